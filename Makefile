@@ -1,0 +1,58 @@
+# polyloop-assembly — build, test, demo and benchmarks.
+# The two commands of the README: `make demo` and `make test`.
+
+SHELL := /bin/bash
+GO ?= go
+export CGO_ENABLED ?= 1
+
+# CPython 3.12 is the oracle of the template engine and the reference of the
+# vectors (Unicode 15.0, like Go's tables).
+PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.12"; [ -x "$$p" ] && echo "$$p" || command -v python3.12)
+
+WASM := wasm/assembly.wasm
+WASM_SRC := $(wildcard core/*.go) wasm/main.go go.mod go.sum
+
+.PHONY: all wasm demo test test.go test.format test.format-full test.host fuzz bench vectors check-python312
+
+all: wasm
+
+wasm: $(WASM)
+$(WASM): $(WASM_SRC)
+	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $@ ./wasm
+
+demo:
+	$(GO) run ./cmd/polyloop-assemble --engine native --in json --out text examples/react.json
+
+check-python312:
+	@[ -n "$(PYTHON312)" ] && [ -x "$(PYTHON312)" ] || { echo "python3.12 not found: install CPython 3.12 (pyenv install 3.12.1) or set PYTHON312=/path/to/python3.12" >&2; exit 1; }
+
+# Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
+vectors: check-python312
+	$(PYTHON312) testdata/gen/gen_vectors.py
+
+test: test.go test.format test.host
+
+test.go: check-python312
+	CGO_ENABLED=0 $(GO) vet ./core/...
+	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 ./core/... ./cmd/...
+
+# The CPython differential of the template engine; make test runs a reduced set.
+test.format: check-python312
+	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(GO) test -count=1 -run 'TestFormatDifferential' ./core/
+
+test.format-full: check-python312
+	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
+
+test.host: wasm
+	@echo "host-test: pending"
+
+FUZZTIME ?= 10m
+fuzz:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzAssembleBytes$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
+
+bench:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem -count 1 ./core/
+
+-include bindings/python/python.mk
+-include bindings/js/js.mk

@@ -1,0 +1,3 @@
+module github.com/polyloop/assembly
+
+go 1.26
