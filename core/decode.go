@@ -1,0 +1,652 @@
+package core
+
+import (
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// This file is the strict wire decoder of SPEC §2 and testdata/DECISIONS.md:
+// one forward pass over the bytes, the first problem wins. Strings are not
+// copied: they point into the request buffer, which the caller must leave
+// untouched until the response is built.
+//
+// Paths are built only on failure: each level returns an error whose Path is
+// relative to the value it decoded, and the caller prepends its own segment.
+
+// decodeRequest decodes a whole request, trailing bytes included.
+func decodeRequest(b []byte) (*Request, *Error) {
+	if len(b) == 0 {
+		return nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+	}
+	if msgp.NextType(b) != msgp.MapType {
+		return nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+	}
+	req, rest, err := decodeRequestMap(b)
+	if err != nil {
+		err.Path = trimDot(err.Path)
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+	}
+	return req, nil
+}
+
+func trimDot(p string) string {
+	if len(p) > 0 && p[0] == '.' {
+		return p[1:]
+	}
+	return p
+}
+
+// Field bits of the request map, in SPEC table order.
+const (
+	fV = 1 << iota
+	fRunMessages
+	fInjections
+	fGoalMessages
+	fSteps
+	fTemplate
+	fBudget
+)
+
+var requestFields = "v, run_messages, injections, goal_messages, steps, observation_template, max_prompt_chars"
+
+func decodeRequestMap(b []byte) (*Request, []byte, *Error) {
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	req := &Request{}
+	var seen uint
+	for i := uint32(0); i < n; i++ {
+		var key string
+		key, b, err = readKey(b)
+		if err != nil {
+			return nil, b, err
+		}
+		var bit uint
+		switch key {
+		case "v":
+			bit = fV
+		case "run_messages":
+			bit = fRunMessages
+		case "injections":
+			bit = fInjections
+		case "goal_messages":
+			bit = fGoalMessages
+		case "steps":
+			bit = fSteps
+		case "observation_template":
+			bit = fTemplate
+		case "max_prompt_chars":
+			bit = fBudget
+		}
+		if bit != 0 && seen&bit != 0 {
+			return nil, b, duplicateKey(key)
+		}
+		seen |= bit
+		switch bit {
+		case fV:
+			var v int64
+			var big bool
+			v, big, b, err = readInt(b)
+			if err == nil && (big || v != WireVersion) {
+				err = newError(CodeUnsupportedVersion, "", "wire version "+intText(v, big)+" is not supported; this library speaks version 1")
+			}
+		case fRunMessages:
+			req.RunMessages, b, err = decodeMessages(b)
+		case fInjections:
+			req.Injections, b, err = decodeInjections(b)
+		case fGoalMessages:
+			req.GoalMessages, b, err = decodeMessages(b)
+		case fSteps:
+			req.Steps, b, err = decodeSteps(b)
+		case fTemplate:
+			req.ObservationTemplate, b, err = readStr(b)
+			if err == nil {
+				if _, terr := ParseTemplate(req.ObservationTemplate); terr != nil {
+					err = terr
+				}
+			}
+		case fBudget:
+			if len(b) > 0 && msgp.NextType(b) == msgp.NilType {
+				b = b[1:]
+				req.MaxPromptChars = nil
+				break
+			}
+			var v int64
+			var big bool
+			v, big, b, err = readInt(b)
+			if err == nil {
+				if v < 0 {
+					err = newError(CodeInvalidBudget, "", "max_prompt_chars is "+strconv.FormatInt(v, 10)+"; give a budget of 0 or more code points, or nil for no budget")
+				} else {
+					if big {
+						v = 1<<63 - 1 // above any possible prompt
+					}
+					req.MaxPromptChars = &v
+				}
+			}
+		default:
+			return nil, b, unknownField(key, "the request", requestFields)
+		}
+		if err != nil {
+			return nil, b, err.within(fieldSeg(key))
+		}
+	}
+	if seen&fTemplate == 0 {
+		return nil, b, missingField("observation_template", "the request")
+	}
+	return req, b, nil
+}
+
+func decodeMessages(b []byte) ([]Message, []byte, *Error) {
+	n, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	msgs := make([]Message, 0, min(int(n), len(b)))
+	for i := 0; i < int(n); i++ {
+		var m Message
+		m, b, err = decodeMessage(b)
+		if err != nil {
+			return nil, b, err.within(indexSeg(i))
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, b, nil
+}
+
+func decodeMessage(b []byte) (Message, []byte, *Error) {
+	var m Message
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return m, b, err
+	}
+	const fRole, fContent = 1, 2
+	var seen uint
+	for i := uint32(0); i < n; i++ {
+		var key string
+		key, b, err = readKey(b)
+		if err != nil {
+			return m, b, err
+		}
+		switch key {
+		case "role":
+			if seen&fRole != 0 {
+				return m, b, duplicateKey(key)
+			}
+			seen |= fRole
+			m.Role, b, err = readStr(b)
+			if err == nil && !validRole(m.Role) {
+				err = newError(CodeInvalidRole, "", "role "+quote(m.Role)+" is not one of system, user, assistant")
+			}
+		case "content":
+			if seen&fContent != 0 {
+				return m, b, duplicateKey(key)
+			}
+			seen |= fContent
+			m.Content, b, err = decodeBlocks(b)
+		default:
+			return m, b, unknownField(key, "a message", "role, content")
+		}
+		if err != nil {
+			return m, b, err.within(fieldSeg(key))
+		}
+	}
+	if seen&fRole == 0 {
+		return m, b, missingField("role", "a message")
+	}
+	if seen&fContent == 0 {
+		return m, b, missingField("content", "a message")
+	}
+	return m, b, nil
+}
+
+func validRole(r string) bool {
+	return r == RoleUser || r == RoleAssistant || r == RoleSystem
+}
+
+func decodeBlocks(b []byte) ([]Block, []byte, *Error) {
+	n, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	blocks := make([]Block, 0, min(int(n), len(b)))
+	for i := 0; i < int(n); i++ {
+		var blk Block
+		blk, b, err = decodeBlock(b)
+		if err != nil {
+			return nil, b, err.within(indexSeg(i))
+		}
+		blocks = append(blocks, blk)
+	}
+	return blocks, b, nil
+}
+
+func decodeBlock(b []byte) (Block, []byte, *Error) {
+	var blk Block
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return blk, b, err
+	}
+	const fType, fText = 1, 2
+	var seen uint
+	for i := uint32(0); i < n; i++ {
+		var key string
+		key, b, err = readKey(b)
+		if err != nil {
+			return blk, b, err
+		}
+		switch key {
+		case "type":
+			if seen&fType != 0 {
+				return blk, b, duplicateKey(key)
+			}
+			seen |= fType
+			blk.Type, b, err = readStr(b)
+			if err == nil && blk.Type != BlockTypeText {
+				err = unknownBlockType(blk.Type)
+			}
+		case "text":
+			if seen&fText != 0 {
+				return blk, b, duplicateKey(key)
+			}
+			seen |= fText
+			blk.Text, b, err = readStr(b)
+		default:
+			return blk, b, unknownField(key, "a text block", "type, text")
+		}
+		if err != nil {
+			return blk, b, err.within(fieldSeg(key))
+		}
+	}
+	if seen&fType == 0 {
+		return blk, b, missingField("type", "a content block")
+	}
+	if seen&fText == 0 {
+		return blk, b, missingField("text", "a text block")
+	}
+	return blk, b, nil
+}
+
+func unknownBlockType(t string) *Error {
+	return newError(CodeUnknownBlockType, "", "block type "+quote(t)+" is unknown; wire version 1 has only \"text\" blocks")
+}
+
+func decodeInjections(b []byte) (map[string][]Injection, []byte, *Error) {
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	inj := make(map[string][]Injection, min(int(n), len(b)))
+	for i := uint32(0); i < n; i++ {
+		var ch string
+		ch, b, err = readKey(b)
+		if err != nil {
+			return nil, b, err
+		}
+		if _, dup := inj[ch]; dup {
+			return nil, b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
+		}
+		var entries []Injection
+		entries, b, err = decodeEntries(b)
+		if err != nil {
+			return nil, b, err.within(channelSeg(ch))
+		}
+		inj[ch] = entries
+	}
+	return inj, b, nil
+}
+
+func decodeEntries(b []byte) ([]Injection, []byte, *Error) {
+	n, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	entries := make([]Injection, 0, min(int(n), len(b)))
+	for i := 0; i < int(n); i++ {
+		var e Injection
+		e, b, err = decodeEntry(b)
+		if err != nil {
+			return nil, b, err.within(indexSeg(i))
+		}
+		entries = append(entries, e)
+	}
+	return entries, b, nil
+}
+
+func decodeEntry(b []byte) (Injection, []byte, *Error) {
+	var e Injection
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return e, b, err
+	}
+	const fID, fContent = 1, 2
+	var seen uint
+	for i := uint32(0); i < n; i++ {
+		var key string
+		key, b, err = readKey(b)
+		if err != nil {
+			return e, b, err
+		}
+		switch key {
+		case "entry_id":
+			if seen&fID != 0 {
+				return e, b, duplicateKey(key)
+			}
+			seen |= fID
+			e.EntryID, b, err = readStr(b)
+			if err == nil && e.EntryID == "" {
+				err = emptyEntryID()
+			}
+		case "content":
+			if seen&fContent != 0 {
+				return e, b, duplicateKey(key)
+			}
+			seen |= fContent
+			e.Content, b, err = readStr(b)
+		default:
+			return e, b, unknownField(key, "an injection", "entry_id, content")
+		}
+		if err != nil {
+			return e, b, err.within(fieldSeg(key))
+		}
+	}
+	if seen&fID == 0 {
+		return e, b, missingField("entry_id", "an injection")
+	}
+	if seen&fContent == 0 {
+		return e, b, missingField("content", "an injection")
+	}
+	return e, b, nil
+}
+
+func emptyEntryID() *Error {
+	return newError(CodeInvalidEntryID, "", "entry_id is empty; give every injection a non-empty identifier")
+}
+
+func decodeSteps(b []byte) ([]Step, []byte, *Error) {
+	n, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, b, err
+	}
+	steps := make([]Step, 0, min(int(n), len(b)))
+	for i := 0; i < int(n); i++ {
+		var s Step
+		s, b, err = decodeStep(b)
+		if err != nil {
+			return nil, b, err.within(indexSeg(i))
+		}
+		steps = append(steps, s)
+	}
+	return steps, b, nil
+}
+
+func decodeStep(b []byte) (Step, []byte, *Error) {
+	var s Step
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return s, b, err
+	}
+	const fRaw, fObs = 1, 2
+	var seen uint
+	for i := uint32(0); i < n; i++ {
+		var key string
+		key, b, err = readKey(b)
+		if err != nil {
+			return s, b, err
+		}
+		switch key {
+		case "raw_output":
+			if seen&fRaw != 0 {
+				return s, b, duplicateKey(key)
+			}
+			seen |= fRaw
+			s.RawOutput, b, err = readStr(b)
+		case "observation":
+			if seen&fObs != 0 {
+				return s, b, duplicateKey(key)
+			}
+			seen |= fObs
+			s.Observation, b, err = readStr(b)
+		default:
+			return s, b, unknownField(key, "a step", "raw_output, observation")
+		}
+		if err != nil {
+			return s, b, err.within(fieldSeg(key))
+		}
+	}
+	if seen&fRaw == 0 {
+		return s, b, missingField("raw_output", "a step")
+	}
+	if seen&fObs == 0 {
+		return s, b, missingField("observation", "a step")
+	}
+	return s, b, nil
+}
+
+// ---- primitives ----
+
+func endsEarly() *Error {
+	return newError(CodeMalformedRequest, "", "the request ends in the middle of this value; it was cut short")
+}
+
+func typeName(b []byte) string {
+	if len(b) == 0 {
+		return "the end of the request"
+	}
+	if b[0] == 0xc1 {
+		return "the never-used byte 0xc1"
+	}
+	switch t := msgp.NextType(b); t {
+	case msgp.IntType, msgp.UintType:
+		return "an int"
+	case msgp.StrType:
+		return "a str"
+	case msgp.BinType:
+		return "bin (bytes)"
+	case msgp.Float32Type, msgp.Float64Type:
+		return "a float"
+	case msgp.BoolType:
+		return "a bool"
+	case msgp.NilType:
+		return "nil"
+	case msgp.ArrayType:
+		return "an array"
+	case msgp.MapType:
+		return "a map"
+	default:
+		return "an ext value"
+	}
+}
+
+func wrongType(b []byte, want string) *Error {
+	if len(b) == 0 {
+		return endsEarly()
+	}
+	return newError(CodeMalformedRequest, "", "expected "+want+", found "+typeName(b))
+}
+
+func readMapHeader(b []byte) (uint32, []byte, *Error) {
+	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
+		return 0, b, wrongType(b, "a map")
+	}
+	n, rest, e := msgp.ReadMapHeaderBytes(b)
+	if e != nil {
+		return 0, b, endsEarly()
+	}
+	return n, rest, nil
+}
+
+func readArrayHeader(b []byte) (uint32, []byte, *Error) {
+	if len(b) == 0 || msgp.NextType(b) != msgp.ArrayType {
+		return 0, b, wrongType(b, "an array")
+	}
+	n, rest, e := msgp.ReadArrayHeaderBytes(b)
+	if e != nil {
+		return 0, b, endsEarly()
+	}
+	return n, rest, nil
+}
+
+// readStr reads a str value and checks its UTF-8.
+func readStr(b []byte) (string, []byte, *Error) {
+	if len(b) == 0 || msgp.NextType(b) != msgp.StrType {
+		return "", b, wrongType(b, "a str (UTF-8 text)")
+	}
+	v, rest, e := msgp.ReadStringZC(b)
+	if e != nil {
+		return "", b, endsEarly()
+	}
+	if !utf8.Valid(v) {
+		return "", b, invalidUTF8(v, "this text")
+	}
+	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
+}
+
+// readKey reads a map key: a str of valid UTF-8. Errors carry the map's path.
+func readKey(b []byte) (string, []byte, *Error) {
+	if len(b) == 0 {
+		return "", b, newError(CodeMalformedRequest, "", "the request ends where a map key should be; it was cut short")
+	}
+	if msgp.NextType(b) != msgp.StrType {
+		return "", b, newError(CodeMalformedRequest, "", "map keys must be str, found "+typeName(b))
+	}
+	v, rest, e := msgp.ReadStringZC(b)
+	if e != nil {
+		return "", b, newError(CodeMalformedRequest, "", "the request ends inside a map key; it was cut short")
+	}
+	if !utf8.Valid(v) {
+		return "", b, invalidUTF8(v, "a key of this map")
+	}
+	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
+}
+
+func invalidUTF8(v []byte, what string) *Error {
+	i := 0
+	for i < len(v) {
+		r, size := utf8.DecodeRune(v[i:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		i += size
+	}
+	return newError(CodeInvalidUTF8, "", what+" is not valid UTF-8 (bad byte 0x"+strconv.FormatUint(uint64(v[i]), 16)+" at byte "+strconv.Itoa(i)+"); send well-formed UTF-8 text, with no surrogate code points")
+}
+
+// readInt reads any msgpack int. big reports a uint64 above the int64 range.
+func readInt(b []byte) (v int64, big bool, rest []byte, err *Error) {
+	if len(b) == 0 {
+		return 0, false, b, endsEarly()
+	}
+	switch msgp.NextType(b) {
+	case msgp.IntType:
+		v, rest, e := msgp.ReadInt64Bytes(b)
+		if e != nil {
+			return 0, false, b, endsEarly()
+		}
+		return v, false, rest, nil
+	case msgp.UintType:
+		u, rest, e := msgp.ReadUint64Bytes(b)
+		if e != nil {
+			return 0, false, b, endsEarly()
+		}
+		if u > 1<<63-1 {
+			return 1<<63 - 1, true, rest, nil
+		}
+		return int64(u), false, rest, nil
+	}
+	return 0, false, b, wrongType(b, "an int")
+}
+
+func intText(v int64, big bool) string {
+	if big {
+		return "above 2^63"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func duplicateKey(key string) *Error {
+	return newError(CodeDuplicateKey, fieldSeg(key), "the key "+quote(key)+" appears twice in this map; send each key once")
+}
+
+func unknownField(key, where, known string) *Error {
+	return newError(CodeUnknownField, fieldSeg(key), "unknown field "+quote(key)+" in "+where+"; the fields are: "+known)
+}
+
+func missingField(key, where string) *Error {
+	return newError(CodeMissingField, "."+key, where+" needs the field "+quote(key))
+}
+
+// within prepends a path segment to e's path and returns e.
+func (e *Error) within(seg string) *Error {
+	e.Path = seg + e.Path
+	return e
+}
+
+// ---- path segments ----
+
+func indexSeg(i int) string { return "[" + strconv.Itoa(i) + "]" }
+
+func channelSeg(name string) string { return "[" + quote(name) + "]" }
+
+// fieldSeg is the path segment of a map key: `.name` for identifiers, else
+// `["name"]`.
+func fieldSeg(key string) string {
+	if isIdent(key) {
+		return "." + key
+	}
+	return "[" + quote(key) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// quote quotes s as Python's json.dumps(s, ensure_ascii=False) does.
+func quote(s string) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"':
+			out = append(out, '\\', '"')
+		case '\\':
+			out = append(out, '\\', '\\')
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		case '\b':
+			out = append(out, '\\', 'b')
+		case '\f':
+			out = append(out, '\\', 'f')
+		default:
+			if c < 0x20 {
+				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			} else {
+				out = append(out, c)
+			}
+		}
+	}
+	return string(append(out, '"'))
+}

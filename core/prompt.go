@@ -1,0 +1,66 @@
+package core
+
+// Prompt is the incremental form of Assemble for agent loops that call the
+// model once per step with a growing history. NewPrompt assembles the request
+// once; AddStep appends one step at a cost independent of the history held.
+//
+// After k calls to AddStep, Response equals the Response of Assemble on the
+// request with those k steps appended: messages, message chars, prompt chars,
+// context overflow, injected entries and prefix digests (history is not part of
+// any digest, so they never change).
+//
+// A Prompt is not safe for concurrent use.
+type Prompt struct {
+	tmpl   *Template
+	budget *int64
+	resp   *Response
+	steps0 int // index of the first history message
+}
+
+// NewPrompt checks and assembles req, as Assemble does.
+func NewPrompt(req *Request) (*Prompt, error) {
+	tmpl, err := checkRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	a := build(req, tmpl)
+	resp, rerr := a.response()
+	if rerr != nil {
+		return nil, rerr
+	}
+	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd}
+	if req.MaxPromptChars != nil {
+		b := *req.MaxPromptChars
+		p.budget = &b
+	}
+	return p, nil
+}
+
+// AddStep appends one completed step: an assistant message with rawOutput and
+// a user message with the observation rendered through the template. Text that
+// is not valid UTF-8 is an *Error with code invalid_utf8 and the step's path
+// (steps[k].raw_output or steps[k].observation); the prompt is then unchanged.
+func (p *Prompt) AddStep(rawOutput, observation string) error {
+	k := (len(p.resp.Messages) - p.historyStart()) / 2
+	if err := checkStep(Step{RawOutput: rawOutput, Observation: observation}, k); err != nil {
+		return err
+	}
+	a := &assembly{tmpl: p.tmpl}
+	a.addStep(Step{RawOutput: rawOutput, Observation: observation})
+	r := p.resp
+	for i := range a.msgs {
+		m := &a.msgs[i]
+		r.Messages = append(r.Messages, a.message(m))
+		r.MessageChars = append(r.MessageChars, m.chars)
+		r.PromptChars += m.chars
+	}
+	r.ContextOverflow = p.budget != nil && r.PromptChars > *p.budget
+	return nil
+}
+
+// historyStart is the index of the first history message.
+func (p *Prompt) historyStart() int { return p.steps0 }
+
+// Response returns the assembled prompt so far. The Response is owned by the
+// Prompt and changes with the next AddStep; copy what you keep.
+func (p *Prompt) Response() *Response { return p.resp }
