@@ -329,6 +329,7 @@ func (a *assembly) appendMessages(dst []byte, msgs []outMsg) ([]byte, [3]int) {
 	}
 	return dst, ends
 }
+
 // appendTail writes message_chars through injected.
 func (a *assembly) appendTail(out []byte) []byte {
 	out = append(out, keyMessageChars...)
