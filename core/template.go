@@ -1,31 +1,547 @@
 package core
 
-// PLACEHOLDER: the template engine is being written (see issue 2, item 3).
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
 
-// Template is a parsed, validated observation template.
+// The observation template (SPEC §5).
+//
+// render(t, obs) equals CPython 3.12's t.format(observation=obs) byte for byte.
+// The parser is a port of CPython's MarkupIterator_next and parse_field
+// (Objects/stringlib/unicode_format.h), field_name_split and do_conversion;
+// the format spec follows Python/formatter_unicode.c (template_spec.go) and the
+// conversions Objects/unicodeobject.c (repr.go). It accepts a template only if
+// CPython formats it without raising for every str observation, and renders it
+// exactly as CPython does. It is stricter than CPython in the cases marked
+// GAP below (and in the SPEC's rule that an observation field must exist),
+// each with its own message starting with gapPrefix.
+//
+// Offsets in messages and in Error.Offset count code points from the start of
+// the template.
+
+// gapClass names a template CPython accepts that this engine rejects on
+// purpose (SPEC §5). The differential test checks that every rejection of a
+// template CPython accepts is one of these.
+type gapClass uint8
+
+const (
+	gapNone      gapClass = iota
+	gapAttribute          // {observation.x}
+	gapIndex              // {observation[0]}
+	gapNested             // a brace inside a format spec, {observation:{w}}
+	gapWidth              // a width above maxFieldWidth
+	gapNoField            // no {observation} field at all (the SPEC's own rule)
+)
+
+var gapClassNames = [...]string{"", "attribute", "index", "nested", "width", "nofield"}
+
+func (g gapClass) String() string { return gapClassNames[g] }
+
+// gapPrefix starts the message of every GAP rejection.
+const gapPrefix = "not supported (stricter than Python's str.format): "
+
+// conversion is the !s, !r or !a of a field; !s (and a NUL conversion
+// character, which CPython treats as no conversion) is convNone.
+type conversion uint8
+
+const (
+	convNone conversion = iota
+	convRepr
+	convASCII
+)
+
+// tfield is one replacement field and the literal text before it.
+type tfield struct {
+	lit      string // literal text before the field, braces unescaped
+	litChars int64
+	conv     conversion
+	fill     string // UTF-8 of the fill code point
+	align    byte   // '<', '>' or '^'
+	width    int64  // -1 when absent
+	prec     int64  // -1 when absent
+	// formatted is true when a width or precision may change the value.
+	formatted bool
+}
+
+// Template is a parsed, validated observation template. It is immutable and
+// safe for concurrent use.
 type Template struct {
-	src string
+	src       string
+	fields    []tfield // at least one
+	tail      string   // literal text after the last field
+	tailChars int64
+	litBytes  int   // UTF-8 length of all literal text
+	litChars  int64 // code points of all literal text
+	// plain is true when every field is a bare {observation}: the rendering
+	// is the literals with obs pasted between them.
+	plain bool
+}
+
+// tmplErr builds an invalid_template error at the code-point offset off.
+func tmplErr(off int, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidTemplate, Message: fmt.Sprintf(format, args...), Offset: off}
 }
 
 // ParseTemplate validates t as a CPython str.format template whose only field
 // is observation. On failure the error has CodeInvalidTemplate, an empty Path
-// and the code-point Offset of the problem.
+// and the code-point Offset of the problem (CodeInvalidUTF8 if t is not valid
+// UTF-8).
 func ParseTemplate(t string) (*Template, *Error) {
-	return &Template{src: t}, nil
+	tp, err, _ := parseTemplate(t)
+	return tp, err
+}
+
+// ValidateTemplate reports whether t is a valid observation template: nil,
+// or an *Error with CodeInvalidTemplate, a message saying what is wrong and
+// what to do, and the code-point offset of the problem.
+//
+// A template is CPython str.format text with at least one {observation}
+// field. A field may carry a conversion (!s, !r, !a) and a format spec
+// [[fill]align][0][width][.precision][s], where widths count code points and
+// are at most 1,048,576. Other braces must be doubled ({{ and }}). Attribute
+// access, indexing and nested fields in a format spec are not supported.
+func ValidateTemplate(t string) error {
+	if _, err, _ := parseTemplate(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseTemplate parses src and, on failure, also says whether the rejection
+// is one of the documented GAP classes.
+func parseTemplate(src string) (*Template, *Error, gapClass) {
+	if !utf8.ValidString(src) {
+		bad := 0
+		for i := 0; i < len(src); {
+			r, w := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && w == 1 {
+				break
+			}
+			i += w
+			bad++
+		}
+		return nil, &Error{Code: CodeInvalidUTF8, Offset: bad, Message: fmt.Sprintf(
+			"the template is not valid UTF-8 at offset %d; send it as valid UTF-8 text", bad)}, gapNone
+	}
+	p := parser{s: []rune(src)}
+	t := &Template{src: src, plain: true}
+	if err, gap := p.parse(t); err != nil {
+		return nil, err, gap
+	}
+	for i := range t.fields {
+		f := &t.fields[i]
+		t.litBytes += len(f.lit)
+		t.litChars += f.litChars
+		if f.conv != convNone || f.formatted {
+			t.plain = false
+		}
+	}
+	t.litBytes += len(t.tail)
+	t.litChars += t.tailChars
+	return t, nil, gapNone
+}
+
+type parser struct {
+	s   []rune
+	lit []rune // literal text gathered since the last field
+	// escapedOpen is the offset of the first "{{", for the no-field message.
+	escapedOpen int
+}
+
+// parse is CPython's do_markup loop over MarkupIterator_next.
+func (p *parser) parse(t *Template) (*Error, gapClass) {
+	s := p.s
+	n := len(s)
+	p.escapedOpen = -1
+	i := 0
+	for i < n {
+		// Literal text up to an escaped brace or a field.
+		start := i
+		var c rune
+		markup := false
+		for i < n {
+			c = s[i]
+			i++
+			if c == '{' || c == '}' {
+				markup = true
+				break
+			}
+		}
+		if !markup {
+			p.lit = append(p.lit, s[start:i]...)
+			break
+		}
+		atEnd := i >= n
+		if c == '}' && (atEnd || s[i] != '}') {
+			return tmplErr(i-1, "single '}' at offset %d; write '}}' for a literal '}'", i-1), gapNone
+		}
+		if c == '{' && atEnd {
+			return tmplErr(i-1, "single '{' at offset %d at the end of the template; write '{{' for a literal '{', or a whole field {observation}", i-1), gapNone
+		}
+		if s[i] == c {
+			// An escaped brace: keep one, skip the other.
+			if c == '{' && p.escapedOpen < 0 {
+				p.escapedOpen = i - 1
+			}
+			p.lit = append(p.lit, s[start:i]...)
+			i++
+			continue
+		}
+		p.lit = append(p.lit, s[start:i-1]...)
+		f := tfield{lit: string(p.lit), litChars: int64(len(p.lit))}
+		p.lit = p.lit[:0]
+		next, err, gap := p.field(i-1, &f)
+		if err != nil {
+			return err, gap
+		}
+		t.fields = append(t.fields, f)
+		i = next
+	}
+	t.tail = string(p.lit)
+	t.tailChars = int64(len(p.lit))
+	if len(t.fields) == 0 {
+		// GAP (SPEC §5 no-field rule): CPython formats a template without
+		// fields fine, but the observation would silently vanish.
+		if p.escapedOpen >= 0 {
+			return tmplErr(p.escapedOpen, "the template has no {observation} field, so the observation would never appear; '{{' at offset %d is an escaped literal brace, write {observation} with single braces", p.escapedOpen), gapNoField
+		}
+		return tmplErr(0, "the template has no {observation} field (offset 0), so the observation would never appear; add {observation} where it belongs"), gapNoField
+	}
+	return nil, gapNone
+}
+
+// field parses the replacement field whose '{' is at open, as CPython's
+// parse_field, then checks it as output_markup would use it (field name,
+// conversion, format spec). It returns the offset after the closing '}'.
+func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
+	s := p.s
+	n := len(s)
+	i := open + 1
+	nameStart := i
+	var c rune
+	term := false
+	for i < n {
+		c = s[i]
+		i++
+		if c == '{' {
+			return 0, tmplErr(i-1, "unexpected '{' at offset %d inside the field opened at offset %d; a field is written {observation}, and '{{' writes a literal '{'", i-1, open), gapNone
+		}
+		if c == '[' {
+			for i < n && s[i] != ']' {
+				i++
+			}
+			continue
+		}
+		if c == '}' || c == ':' || c == '!' {
+			term = true
+			break
+		}
+	}
+	if !term {
+		return 0, tmplErr(open, "the field opened at offset %d is never closed; end it with '}' as in {observation}, or write '{{' for a literal '{'", open), gapNone
+	}
+	name := s[nameStart : i-1]
+	var conv rune
+	convPos := -1
+	specStart, specEnd := -1, -1
+	nested := -1
+	if c == '!' || c == ':' {
+		if c == '!' {
+			if i >= n {
+				return 0, tmplErr(i-1, "'!' at offset %d ends the template; a conversion is !s, !r or !a followed by '}'", i-1), gapNone
+			}
+			conv, convPos = s[i], i
+			i++
+			if i < n {
+				c2 := s[i]
+				i++
+				if c2 == '}' {
+					goto checked
+				}
+				if c2 != ':' {
+					return 0, tmplErr(i-1, "expected ':' or '}' after the conversion at offset %d, found %s at offset %d; a conversion is one character: !s, !r or !a", convPos, quoteRune(c2), i-1), gapNone
+				}
+			}
+		}
+		// The format spec runs to the '}' that balances the field's '{'.
+		specStart = i
+		count := 1
+		for i < n {
+			c = s[i]
+			i++
+			if c == '{' {
+				if nested < 0 {
+					nested = i - 1
+				}
+				count++
+			} else if c == '}' {
+				count--
+				if count == 0 {
+					specEnd = i - 1
+					goto checked
+				}
+			}
+		}
+		return 0, tmplErr(open, "the field opened at offset %d is never closed; end its format spec with '}'", open), gapNone
+	}
+checked:
+	if err, gap := p.checkName(name, nameStart, open); err != nil {
+		return 0, err, gap
+	}
+	switch conv {
+	case 0, 's':
+		// No conversion; CPython also treats a NUL conversion character as none.
+		f.conv = convNone
+	case 'r':
+		f.conv = convRepr
+	case 'a':
+		f.conv = convASCII
+	default:
+		return 0, tmplErr(convPos, "unknown conversion !%s at offset %d; use !s, !r or !a", quoteConv(conv), convPos), gapNone
+	}
+	f.fill, f.align, f.width, f.prec = " ", '<', -1, -1
+	if specStart < 0 {
+		return i, nil, gapNone
+	}
+	if nested >= 0 {
+		// GAP: CPython expands fields nested in a format spec
+		// ({observation:{w}}); this engine has only one value, so a nested
+		// field could only be the observation used as a spec.
+		return 0, tmplErr(nested, gapPrefix+"a brace at offset %d inside the format spec of the field opened at offset %d (nested fields); write the width and precision as plain numbers", nested, open), gapNested
+	}
+	fs, err, gap := parseStrSpec(s[specStart:specEnd], specStart)
+	if err != nil {
+		return 0, err, gap
+	}
+	f.fill = string(fs.fill)
+	f.align = fs.align
+	f.width = fs.width
+	f.prec = fs.prec
+	f.formatted = fs.width > 0 || fs.prec >= 0
+	return i, nil, gapNone
+}
+
+// checkName checks a field name as field_name_split and get_field_object
+// would resolve it with only the keyword argument observation.
+func (p *parser) checkName(name []rune, off, open int) (*Error, gapClass) {
+	k := 0
+	for k < len(name) && name[k] != '.' && name[k] != '[' {
+		k++
+	}
+	first := name[:k]
+	if string(first) != "observation" {
+		switch {
+		case len(first) == 0:
+			return tmplErr(open, "empty field name in the field at offset %d ({} is a positional field); name the field {observation}, or write '{{' and '}}' for literal braces", open), gapNone
+		case isAllDigits(first):
+			return tmplErr(off, "positional field %s at offset %d; name the field {observation}", quoteRunes(first), off), gapNone
+		default:
+			return tmplErr(off, "unknown field name %s at offset %d; the only field is {observation} (write '{{' and '}}' for literal braces)", quoteRunes(first), off), gapNone
+		}
+	}
+	if k == len(name) {
+		return nil, gapNone
+	}
+	rest := name[k:]
+	if rest[0] == '.' {
+		// GAP: CPython looks up attributes of the str ({observation.upper}
+		// formats a bound method's repr); this engine formats only the
+		// observation itself.
+		return tmplErr(off+k, gapPrefix+"attribute access %s at offset %d; use {observation} itself", quoteRunes(rest), off+k), gapAttribute
+	}
+	// GAP: CPython indexes the str ({observation[0]} is its first character,
+	// and raises IndexError for an empty observation); this engine formats
+	// only the observation itself.
+	return tmplErr(off+k, gapPrefix+"indexing %s at offset %d; use {observation} itself (a precision such as {observation:.1} keeps a prefix)", quoteRunes(rest), off+k), gapIndex
+}
+
+func isAllDigits(s []rune) bool {
+	for _, r := range s {
+		if decimalValue(r) < 0 {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// quoteConv shows a conversion character for a message.
+func quoteConv(r rune) string {
+	if r > ' ' && r < 0x7f {
+		return string(r)
+	}
+	q := strconv.QuoteRune(r)
+	return q[1 : len(q)-1]
 }
 
 // RenderSize returns the UTF-8 byte length and code-point count of
-// t.format(observation=obs). obs must be valid UTF-8.
+// t.format(observation=obs). obs must be valid UTF-8. It does not allocate.
 func (t *Template) RenderSize(obs string) (nbytes int, nchars int64) {
-	return 0, 0
+	nbytes, nchars = t.litBytes, t.litChars
+	if t.plain {
+		k := len(t.fields)
+		return nbytes + k*len(obs), nchars + int64(k)*countRunes(obs)
+	}
+	obsChars := int64(-1)
+	var rinfo [2]reprInfo
+	var have [2]bool
+	for i := range t.fields {
+		f := &t.fields[i]
+		var vb int    // bytes of the value kept
+		var vc int64  // code points of the value kept
+		var whole int // bytes of the whole value
+		var ri reprInfo
+		if f.conv == convNone {
+			if obsChars < 0 {
+				obsChars = countRunes(obs)
+			}
+			vc, whole = obsChars, len(obs)
+		} else {
+			k := f.conv - convRepr
+			if !have[k] {
+				rinfo[k], have[k] = reprScan(obs, f.conv == convASCII), true
+			}
+			ri = rinfo[k]
+			vc, whole = ri.nchars, ri.nbytes
+		}
+		if !f.formatted {
+			nbytes += whole
+			nchars += vc
+			continue
+		}
+		keep, lpad, rpad := f.layout(vc)
+		switch {
+		case keep == vc:
+			vb = whole
+		case f.conv == convNone:
+			vb = prefixBytes(obs, keep)
+		default:
+			vb = reprPrefixBytes(obs, f.conv == convASCII, ri.quote, keep)
+		}
+		pad := lpad + rpad
+		nbytes += vb + int(pad)*len(f.fill)
+		nchars += keep + pad
+	}
+	return nbytes, nchars
 }
 
-// AppendRender appends t.format(observation=obs) to dst.
+// AppendRender appends t.format(observation=obs) to dst. It allocates only
+// when dst must grow.
 func (t *Template) AppendRender(dst []byte, obs string) []byte {
-	return dst
+	if t.plain {
+		for i := range t.fields {
+			dst = append(dst, t.fields[i].lit...)
+			dst = append(dst, obs...)
+		}
+		return append(dst, t.tail...)
+	}
+	obsChars := int64(-1)
+	var rinfo [2]reprInfo
+	var have [2]bool
+	for i := range t.fields {
+		f := &t.fields[i]
+		dst = append(dst, f.lit...)
+		if f.conv == convNone {
+			if !f.formatted {
+				dst = append(dst, obs...)
+				continue
+			}
+			if obsChars < 0 {
+				obsChars = countRunes(obs)
+			}
+			keep, lpad, rpad := f.layout(obsChars)
+			dst = appendFill(dst, f.fill, lpad)
+			if keep == obsChars {
+				dst = append(dst, obs...)
+			} else {
+				dst = append(dst, obs[:prefixBytes(obs, keep)]...)
+			}
+			dst = appendFill(dst, f.fill, rpad)
+			continue
+		}
+		k := f.conv - convRepr
+		ascii := f.conv == convASCII
+		if !have[k] {
+			rinfo[k], have[k] = reprScan(obs, ascii), true
+		}
+		ri := rinfo[k]
+		if !f.formatted {
+			dst = reprAppend(dst, obs, ascii, ri.quote, -1)
+			continue
+		}
+		keep, lpad, rpad := f.layout(ri.nchars)
+		dst = appendFill(dst, f.fill, lpad)
+		dst = reprAppend(dst, obs, ascii, ri.quote, keep)
+		dst = appendFill(dst, f.fill, rpad)
+	}
+	return append(dst, t.tail...)
 }
 
 // Render returns t.format(observation=obs).
 func (t *Template) Render(obs string) string {
-	return string(t.AppendRender(nil, obs))
+	nb, _ := t.RenderSize(obs)
+	return string(t.AppendRender(make([]byte, 0, nb), obs))
+}
+
+// layout applies the width and precision of f to a value of n code points,
+// as format_string_internal and calc_padding do: keep is how many code points
+// of the value are written, lpad and rpad how many fill characters go left
+// and right of it (centering puts the odd one on the right).
+func (f *tfield) layout(n int64) (keep, lpad, rpad int64) {
+	keep = n
+	if f.prec >= 0 && f.prec < n {
+		keep = f.prec
+	}
+	if f.width > keep {
+		pad := f.width - keep
+		switch f.align {
+		case '>':
+			lpad = pad
+		case '^':
+			lpad = pad / 2
+		}
+		rpad = pad - lpad
+	}
+	return keep, lpad, rpad
+}
+
+// appendFill appends n copies of fill.
+func appendFill(dst []byte, fill string, n int64) []byte {
+	if n <= 0 {
+		return dst
+	}
+	dst = slices.Grow(dst, int(n)*len(fill))
+	if len(fill) == 1 {
+		c := fill[0]
+		for ; n > 0; n-- {
+			dst = append(dst, c)
+		}
+		return dst
+	}
+	for ; n > 0; n-- {
+		dst = append(dst, fill...)
+	}
+	return dst
+}
+
+// countRunes counts code points the way decodeObs walks them (an invalid
+// byte is one).
+func countRunes(s string) int64 {
+	return int64(utf8.RuneCountInString(s))
+}
+
+// prefixBytes returns the byte length of the first k code points of s.
+func prefixBytes(s string, k int64) int {
+	i := 0
+	for ; k > 0 && i < len(s); k-- {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+	}
+	return i
 }
