@@ -101,3 +101,13 @@ type Response struct {
 	Injected        []Injected
 	PrefixDigests   PrefixDigests
 }
+
+// DecodeRequest decodes a wire request strictly, as AssembleBytes does,
+// without assembling it. The returned strings do not alias b.
+func DecodeRequest(b []byte) (*Request, error) {
+	req, err := decodeRequest(append([]byte(nil), b...))
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}

@@ -41,3 +41,10 @@ func (e *Error) Error() string {
 func newError(code Code, path, msg string) *Error {
 	return &Error{Code: code, Path: path, Message: msg, Offset: -1}
 }
+
+// ErrorResponse returns the canonical wire response for e. Hosts use it to
+// answer in the wire format for problems found before the core runs (a JSON
+// syntax error in the command-line tool, say).
+func ErrorResponse(e *Error) []byte {
+	return encodeError(e)
+}

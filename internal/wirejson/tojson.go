@@ -1,0 +1,136 @@
+package wirejson
+
+import (
+	"encoding/base64"
+	"errors"
+	"strconv"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// FromMsgpack converts one msgpack value to deterministic JSON (map order
+// kept, no HTML escaping, non-ASCII written as UTF-8), appending to dst, and
+// returns the bytes after the value. Strings are escaped as Python's
+// json.dumps(ensure_ascii=False) escapes them. bin becomes a base64 string and
+// ext values are refused; responses contain neither.
+func FromMsgpack(dst, src []byte) ([]byte, []byte, error) {
+	return fromMsgpack(dst, src, 0)
+}
+
+func fromMsgpack(dst, b []byte, depth int) ([]byte, []byte, error) {
+	if depth > maxDepth {
+		return nil, b, errors.New("msgpack nested too deeply")
+	}
+	var err error
+	switch msgp.NextType(b) {
+	case msgp.MapType:
+		var n uint32
+		n, b, err = msgp.ReadMapHeaderBytes(b)
+		if err != nil {
+			return nil, b, err
+		}
+		dst = append(dst, '{')
+		for i := uint32(0); i < n; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var k []byte
+			k, b, err = msgp.ReadStringZC(b)
+			if err != nil {
+				return nil, b, errors.New("a map key is not a str")
+			}
+			dst = AppendQuoted(dst, string(k))
+			dst = append(dst, ':')
+			dst, b, err = fromMsgpack(dst, b, depth+1)
+			if err != nil {
+				return nil, b, err
+			}
+		}
+		return append(dst, '}'), b, nil
+	case msgp.ArrayType:
+		var n uint32
+		n, b, err = msgp.ReadArrayHeaderBytes(b)
+		if err != nil {
+			return nil, b, err
+		}
+		dst = append(dst, '[')
+		for i := uint32(0); i < n; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst, b, err = fromMsgpack(dst, b, depth+1)
+			if err != nil {
+				return nil, b, err
+			}
+		}
+		return append(dst, ']'), b, nil
+	case msgp.StrType:
+		var s []byte
+		s, b, err = msgp.ReadStringZC(b)
+		if err != nil {
+			return nil, b, err
+		}
+		return AppendQuoted(dst, string(s)), b, nil
+	case msgp.BinType:
+		var s []byte
+		s, b, err = msgp.ReadBytesZC(b)
+		if err != nil {
+			return nil, b, err
+		}
+		return AppendQuoted(dst, base64.StdEncoding.EncodeToString(s)), b, nil
+	case msgp.IntType:
+		var v int64
+		v, b, err = msgp.ReadInt64Bytes(b)
+		return strconv.AppendInt(dst, v, 10), b, err
+	case msgp.UintType:
+		var v uint64
+		v, b, err = msgp.ReadUint64Bytes(b)
+		return strconv.AppendUint(dst, v, 10), b, err
+	case msgp.BoolType:
+		var v bool
+		v, b, err = msgp.ReadBoolBytes(b)
+		return strconv.AppendBool(dst, v), b, err
+	case msgp.NilType:
+		b, err = msgp.ReadNilBytes(b)
+		return append(dst, "null"...), b, err
+	case msgp.Float32Type, msgp.Float64Type:
+		var v float64
+		v, b, err = msgp.ReadFloat64Bytes(b)
+		return strconv.AppendFloat(dst, v, 'g', -1, 64), b, err
+	}
+	return nil, b, errors.New("unsupported msgpack value")
+}
+
+// AppendQuoted appends s as a JSON string: `"` `\` and C0 controls escaped
+// (\b \f \n \r \t, else \u00xx), everything else as it is.
+func AppendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
