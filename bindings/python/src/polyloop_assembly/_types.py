@@ -1,0 +1,133 @@
+"""Typed shapes of the wire format v1 (SPEC §2 and §6) as TypedDicts.
+
+They describe well-formed values for type checkers only: at run time any
+mapping is accepted and the WebAssembly core alone decides what is valid.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Literal, Optional, TypedDict
+
+__all__ = [
+    "Block",
+    "ErrorCode",
+    "ErrorDetail",
+    "ErrorResponse",
+    "Injected",
+    "Injection",
+    "Message",
+    "PrefixDigests",
+    "Request",
+    "Response",
+    "Role",
+    "Step",
+]
+
+#: Roles of a message.
+Role = Literal["system", "user", "assistant"]
+
+#: Error codes of SPEC §6.
+ErrorCode = Literal[
+    "malformed_request",
+    "unsupported_version",
+    "unknown_field",
+    "missing_field",
+    "duplicate_key",
+    "invalid_utf8",
+    "invalid_role",
+    "unknown_block_type",
+    "invalid_entry_id",
+    "invalid_budget",
+    "invalid_template",
+    "too_large",
+    "internal",
+]
+
+
+class Block(TypedDict):
+    """A content block; ``type`` is always ``"text"`` in wire version 1."""
+
+    type: Literal["text"]
+    text: str
+
+
+class Message(TypedDict):
+    """A chat message: a role and its content blocks."""
+
+    role: Role
+    content: List[Block]
+
+
+class Injection(TypedDict):
+    """An entry pasted by the injection slot; ``entry_id`` must be non-empty."""
+
+    entry_id: str
+    content: str
+
+
+class Step(TypedDict):
+    """A completed step: the text handed back for the history and the observation."""
+
+    raw_output: str
+    observation: str
+
+
+class _RequestRequired(TypedDict):
+    observation_template: str
+
+
+class Request(_RequestRequired, total=False):
+    """An assembly request (SPEC §2). Only ``observation_template`` is required."""
+
+    v: int
+    run_messages: List[Message]
+    injections: Dict[str, List[Injection]]
+    goal_messages: List[Message]
+    steps: List[Step]
+    max_prompt_chars: Optional[int]
+
+
+class Injected(TypedDict):
+    """One message pasted by the injection slot."""
+
+    channel: str
+    entry_id: str
+    message_index: int
+
+
+class PrefixDigests(TypedDict):
+    """Lowercase hex SHA-256 of the canonical encoding of ``messages[0:end of the
+    segment]``; equal digests mean an identical cacheable prefix."""
+
+    run: str
+    injections: str
+    goal: str
+
+
+class Response(TypedDict):
+    """A successful assembly (SPEC §6); ``ok`` is always True."""
+
+    v: int
+    ok: bool
+    messages: List[Message]
+    message_chars: List[int]
+    prompt_chars: int
+    context_overflow: bool
+    injected: List[Injected]
+    prefix_digests: PrefixDigests
+
+
+class ErrorDetail(TypedDict):
+    """The ``error`` member of an error response."""
+
+    code: ErrorCode
+    message: str
+    path: str
+
+
+class ErrorResponse(TypedDict):
+    """An error response as ``assemble_bytes`` returns it, decoded; ``ok`` is False."""
+
+    v: int
+    ok: bool
+    error: ErrorDetail
