@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * A static server for the prompt preview, on 127.0.0.1 only.
+ *
+ *   node preview/serve.mjs [--port N]      (default 8377; 0 = any free port)
+ *
+ * It serves, from bindings/js/: /preview/ (the page), /src/ (the package),
+ * /assembly.wasm (the module, as application/wasm for streaming compilation)
+ * and the two runtime dependencies under /node_modules/. Nothing else: no
+ * directory listings, no paths outside those.
+ *
+ * @module
+ */
+
+import { createServer } from "node:http";
+import { readFile, stat } from "node:fs/promises";
+import { extname, join, normalize, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** URL path prefixes served, relative to bindings/js/. */
+const ALLOWED = [
+  "preview/",
+  "src/",
+  "assembly.wasm",
+  "node_modules/@bjorn3/browser_wasi_shim/dist/",
+  "node_modules/@msgpack/msgpack/dist.esm/",
+];
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".png": "image/png",
+  ".svg": "image/svg+xml",
+  ".map": "application/json; charset=utf-8",
+};
+
+/** @param {string} urlPath */
+async function resolveFile(urlPath) {
+  let rel = decodeURIComponent(urlPath).replace(/^\/+/, "");
+  if (rel === "" ) return null;
+  if (rel.endsWith("/")) rel += "index.html";
+  const clean = normalize(rel);
+  if (clean.startsWith("..") || clean.includes(`${sep}..${sep}`)) return null;
+  const posix = clean.split(sep).join("/");
+  if (!ALLOWED.some((p) => posix === p || (p.endsWith("/") && posix.startsWith(p)))) return null;
+  const file = join(ROOT, clean);
+  const s = await stat(file).catch(() => null);
+  if (!s) return null;
+  if (s.isDirectory()) return resolveFile(`/${posix}/`);
+  return file;
+}
+
+/**
+ * Starts the server.
+ *
+ * @param {{port?: number, host?: string}} [opts]
+ * @returns {Promise<{server: import("node:http").Server, url: string, close: () => Promise<void>}>}
+ */
+export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
+  const server = createServer(async (req, res) => {
+    try {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      if (path === "/" || path === "/preview") {
+        res.writeHead(302, { location: "/preview/" }).end();
+        return;
+      }
+      const file = await resolveFile(path);
+      if (!file || (req.method !== "GET" && req.method !== "HEAD")) {
+        res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found\n");
+        return;
+      }
+      const body = await readFile(file);
+      res.writeHead(200, {
+        "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      });
+      res.end(req.method === "HEAD" ? undefined : body);
+    } catch (e) {
+      res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`error: ${e.message}\n`);
+    }
+  });
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(undefined));
+  });
+  const addr = /** @type {import("node:net").AddressInfo} */ (server.address());
+  const url = `http://${host}:${addr.port}/preview/`;
+  return { server, url, close: () => new Promise((r) => server.close(() => r(undefined))) };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const i = process.argv.indexOf("--port");
+  const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT ?? 8377);
+  let started;
+  try {
+    started = await startServer({ port });
+  } catch (e) {
+    if (e.code !== "EADDRINUSE") throw e;
+    console.error(`port ${port} is busy; using a free one`);
+    started = await startServer({ port: 0 });
+  }
+  console.log(`Prompt preview: ${started.url}   (Ctrl-C to stop)`);
+}
