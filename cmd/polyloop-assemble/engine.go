@@ -29,8 +29,8 @@ func openEngine(name, wasmPath string) (engine, error) {
 	open, ok := engines[name]
 	if !ok {
 		switch name {
-		case "wazero", "wasmtime":
-			return nil, fmt.Errorf("--engine %s is not available in this build yet; use --engine native", name)
+		case "wasmtime":
+			return nil, fmt.Errorf("--engine wasmtime needs cgo: build with CGO_ENABLED=1 and a C compiler, or use --engine wazero")
 		}
 		return nil, fmt.Errorf("--engine must be native, wazero or wasmtime, not %q", name)
 	}
