@@ -1,0 +1,192 @@
+"""Self-test of the pure-Python reference, against hand-written bytes.
+
+The expected values here are written by hand from SPEC.md and DECISIONS.md
+(msgpack bytes spelled out, digests from hashlib over hand-written bytes),
+never taken from the reference's own output.
+
+Run: python3.12 -m unittest testdata/gen/test_reference.py
+"""
+
+import hashlib
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import reference as R  # noqa: E402
+
+
+def s(text: str) -> bytes:
+    """fixstr by hand (text shorter than 32 bytes)."""
+    b = text.encode()
+    assert len(b) < 32
+    return bytes([0xA0 | len(b)]) + b
+
+
+def s8(text: str) -> bytes:
+    b = text.encode()
+    return b"\xd9" + bytes([len(b)]) + b
+
+
+def sha(b: bytes) -> bytes:
+    """The digest as a canonical str value (64 hex chars: str8)."""
+    return b"\xd9\x40" + hashlib.sha256(b).hexdigest().encode()
+
+
+MINIMAL = b"\x81" + s("observation_template") + s("{observation}")
+
+
+class TestOkResponses(unittest.TestCase):
+    def test_minimal(self):
+        empty = sha(b"\x90")
+        want = (b"\x88" + s("v") + b"\x01" + s("ok") + b"\xc3"
+                + s("messages") + b"\x90" + s("message_chars") + b"\x90"
+                + s("prompt_chars") + b"\x00" + s("context_overflow") + b"\xc2"
+                + s("injected") + b"\x90"
+                + s("prefix_digests") + b"\x83" + s("run") + empty
+                + s("injections") + empty + s("goal") + empty)
+        self.assertEqual(R.assemble_bytes(MINIMAL), (want, None))
+
+    def test_all_segments(self):
+        # run: system "ab"; injections: {"z": [b1 "é"], "a": [a1 "🙂"]};
+        # goal: user "go"; one step raw "R" obs "x", template "<{observation}>"
+        block = lambda t: b"\x82" + s("type") + s("text") + s("text") + s(t)
+        message = lambda role, *ts: (b"\x82" + s("role") + s(role) + s("content")
+                                     + bytes([0x90 | len(ts)]) + b"".join(block(t) for t in ts))
+        req = (b"\x86" + s("v") + b"\x01"
+               + s("run_messages") + b"\x91" + message("system", "a", "b")
+               + s("injections") + b"\x82"
+               + s("z") + b"\x91\x82" + s("entry_id") + s("b1") + s("content") + s("é")
+               + s("a") + b"\x91\x82" + s("entry_id") + s("a1") + s("content") + s("🙂")
+               + s("goal_messages") + b"\x91" + message("user", "go")
+               + s("steps") + b"\x91\x82" + s("raw_output") + s("R") + s("observation") + s("x")
+               + s("observation_template") + s("<{observation}>"))
+        msgs = [message("system", "a", "b"), message("user", "🙂"), message("user", "é"),
+                message("user", "go"), message("assistant", "R"), message("user", "<x>")]
+
+        def prefix(n):
+            return bytes([0x90 | n]) + b"".join(msgs[:n])
+
+        want = (b"\x88" + s("v") + b"\x01" + s("ok") + b"\xc3"
+                + s("messages") + b"\x96" + b"".join(msgs)
+                + s("message_chars") + b"\x96\x02\x01\x01\x02\x01\x03"
+                + s("prompt_chars") + b"\x0a" + s("context_overflow") + b"\xc2"
+                + s("injected") + b"\x92"
+                + b"\x83" + s("channel") + s("a") + s("entry_id") + s("a1") + s("message_index") + b"\x01"
+                + b"\x83" + s("channel") + s("z") + s("entry_id") + s("b1") + s("message_index") + b"\x02"
+                + s("prefix_digests") + b"\x83" + s("run") + sha(prefix(1))
+                + s("injections") + sha(prefix(3)) + s("goal") + sha(prefix(4)))
+        self.assertEqual(R.assemble_bytes(req), (want, None))
+
+    def test_budget_overflow_and_large_ints(self):
+        # 200 code points of text: prompt_chars is uint8 0xcc 0xc8
+        t = "x" * 200
+        req = (b"\x83" + s("goal_messages") + b"\x91\x82" + s("role") + s("user") + s("content")
+               + b"\x91\x82" + s("type") + s("text") + s("text") + s8(t)
+               + s("observation_template") + s("{observation}")
+               + s("max_prompt_chars") + b"\xd3" + (199).to_bytes(8, "big"))
+        resp, err = R.assemble_bytes(req)
+        self.assertIsNone(err)
+        self.assertIn(s("message_chars") + b"\x91\xcc\xc8" + s("prompt_chars") + b"\xcc\xc8"
+                      + s("context_overflow") + b"\xc3", resp)
+
+
+class TestErrors(unittest.TestCase):
+    def check(self, req: bytes, code: str, path: str):
+        self.assertEqual(R.assemble_bytes(req), (None, (code, path)))
+
+    def test_broken_msgpack(self):
+        self.check(b"", "malformed_request", "")
+        self.check(b"\x90", "malformed_request", "")
+        self.check(b"\xc1", "malformed_request", "")
+        self.check(MINIMAL + b"\x00", "malformed_request", "")
+        self.check(MINIMAL[:-1], "malformed_request", "observation_template")
+        self.check(b"\x82" + s("v") + b"\x01", "malformed_request", "")  # no second key
+        self.check(b"\x82" + s("v") + b"\x01" + b"\xc1", "malformed_request", "")
+        self.check(b"\x82" + s("v"), "malformed_request", "v")
+        self.check(b"\x82" + s("v") + b"\xc1", "malformed_request", "v")
+        self.check(b"\x81\xd9", "malformed_request", "")  # inside a key
+
+    def test_types_and_rules(self):
+        self.check(b"\x81" + s("v") + b"\xcb" + b"\x3f\xf0" + b"\0" * 6, "malformed_request", "v")
+        self.check(b"\x81" + s("v") + b"\x02", "unsupported_version", "v")
+        self.check(b"\x81" + s("v") + b"\xcf" + b"\0" * 7 + b"\x01", "missing_field", "observation_template")
+        self.check(b"\x81\x01\x01", "malformed_request", "")  # int key
+        self.check(b"\x81\xa3\xed\xa0", "malformed_request", "")  # key truncated
+        self.check(b"\x81\xa3\xed\xa0\x80\x01", "invalid_utf8", "")  # surrogate key
+        self.check(b"\x82" + s("v") + b"\x01" + s("v") + b"\x01", "duplicate_key", "v")
+        self.check(b"\x81" + s("a b") + b"\x01", "unknown_field", '["a b"]')
+        self.check(b"\x81" + s("foo\n") + b"\x01", "unknown_field", '["foo\\n"]')
+        self.check(b"\x81" + s("max_prompt_chars") + b"\xff", "invalid_budget", "max_prompt_chars")
+        self.check(b"\x81" + s("max_prompt_chars") + b"\xc0", "missing_field", "observation_template")
+        self.check(b"\x81" + s("observation_template") + s("Output:"), "invalid_template", "observation_template")
+        self.check(b"\x81" + s("injections") + b"\x81" + s('q"\\\n\x01é') + b"\x91\x80",
+                   "missing_field", 'injections["q\\"\\\\\\n\\u0001é"][0].entry_id')
+        self.check(b"\x81" + s("injections") + b"\x82" + s("c") + b"\x90" + s("c") + b"\x90",
+                   "duplicate_key", 'injections["c"]')
+        self.check(b"\x81" + s("injections") + b"\x81\xa1\xff\x90", "invalid_utf8", "injections")
+        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("a-b") + b"\xc0",
+                   "unknown_field", 'steps[0]["a-b"]')
+        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("_x9") + b"\xc0",
+                   "unknown_field", "steps[0]._x9")
+        self.check(b"\x81" + s("steps") + b"\x92\x80", "missing_field", "steps[0].raw_output")
+        self.check(b"\x81" + s("run_messages") + b"\x92\x82" + s("role") + s("tool"),
+                   "invalid_role", "run_messages[0].role")
+        self.check(b"\x81" + s("run_messages") + b"\x91\x82" + s("role") + s("user") + s("content")
+                   + b"\x91\x81" + s("type") + s("image"),
+                   "unknown_block_type", "run_messages[0].content[0].type")
+        self.check(b"\x81" + s("injections") + b"\x81\xa0\x91\x81" + s("entry_id") + s(""),
+                   "invalid_entry_id", 'injections[""][0].entry_id')
+        self.check(b"\x81" + s("run_messages") + b"\xdd\xff\xff\xff\xff", "malformed_request", "run_messages[0]")
+
+
+class TestTemplates(unittest.TestCase):
+    def test_accepted(self):
+        for t in ["{observation}", "Output:\n```\n{observation}\n```\n\n", "{observation!r}",
+                  "{observation!a:>10.3}", "{{{observation}}}", "{observation:\u0661\u0660}",
+                  "{observation:x^1048576}", "{observation:01048576}", "{observation}{observation:.0}",
+                  "{observation:.99999999999}"]:
+            self.assertIsNone(R.validate_template(t), t)
+
+    def test_rejected(self):
+        for t in ["", "Output:", "{{observation}}", "{}", "{0}", "{obs}", "{observation.x}",
+                  "{observation.upper}", "{observation[0]}", "{observation:{x}}",
+                  "{observation:1048577}", "{observation:0001048577}",
+                  "{observation:\u0661\u0660\u0664\u0668\u0665\u0667\u0667}",
+                  "{observation", "}{observation}", "{observation!x}", "{observation:=5}",
+                  "{observation:+}", "{observation:d}", "{observation:,}", "{observation}{x}",
+                  "{observation:99999999999999999999}"]:
+            self.assertIsNotNone(R.validate_template(t), t)
+
+    def test_width_parse(self):
+        self.assertEqual(R._spec_width("x<05"), 5)  # fill given: 0 is a width digit
+        self.assertEqual(R._spec_width("05"), 5)
+        self.assertEqual(R._spec_width("0<5"), 5)
+        self.assertEqual(R._spec_width("<"), None)
+        self.assertEqual(R._spec_width(".5"), None)
+        self.assertEqual(R._spec_width("\u0663\u0032"), 32)
+
+
+class TestWriter(unittest.TestCase):
+    def test_forms(self):
+        self.assertEqual(R.pack(R.Str("a", "str8")), b"\xd9\x01a")
+        self.assertEqual(R.pack(R.Str("a", "str16")), b"\xda\x00\x01a")
+        self.assertEqual(R.pack(R.Str("a", "str32")), b"\xdb\x00\x00\x00\x01a")
+        self.assertEqual(R.pack(R.Int(1, "int64")), b"\xd3" + b"\0" * 7 + b"\x01")
+        self.assertEqual(R.pack(R.Int(1, "uint8")), b"\xcc\x01")
+        self.assertEqual(R.pack(-1), b"\xff")
+        self.assertEqual(R.pack(-33), b"\xd0\xdf")
+        self.assertEqual(R.pack(1 << 32), b"\xcf\x00\x00\x00\x01\x00\x00\x00\x00")
+        self.assertEqual(R.pack(R.Map([], "map16")), b"\xde\x00\x00")
+        self.assertEqual(R.pack(R.Arr([], "array32")), b"\xdd\x00\x00\x00\x00")
+        self.assertEqual(R.pack([None, True, False]), b"\x93\xc0\xc3\xc2")
+        self.assertEqual(R.pack(R.BadStr(b"\xed\xa0\x80")), b"\xa3\xed\xa0\x80")
+        self.assertEqual(R.pack(R.Bin(b"a")), b"\xc4\x01a")
+        self.assertEqual(R.pack(R.Ext(1, b"ab")), b"\xd5\x01ab")
+        self.assertEqual(R.pack("x" * 32), b"\xd9\x20" + b"x" * 32)
+        self.assertEqual(R.pack(list(range(16)))[:3], b"\xdc\x00\x10")
+
+
+if __name__ == "__main__":
+    unittest.main()
