@@ -81,21 +81,28 @@ class Book:
             f"{name}: expected {(code, path)}, reference says {err}"
         self._add(name, description, req, {"error": {"code": code, "path": path}})
 
-    def write(self):
+    def render(self) -> dict[str, str]:
+        """The text of every vector file, by file name."""
         for group, members in self.groups.items():
             first = members[0][1]
             for name, resp in members:
                 assert resp == first, f"group {group}: {name} differs from {members[0][0]}"
             assert len(members) >= 2, f"group {group} has one member"
-        os.makedirs(OUT_DIR, exist_ok=True)
-        for stale in os.listdir(OUT_DIR):
-            if stale.endswith(".json") and stale[:-5] not in self.files:
-                os.remove(os.path.join(OUT_DIR, stale))
+        out = {}
         for fname, (description, cases) in sorted(self.files.items()):
             cases = sorted(cases, key=lambda c: c["name"])
-            body = json.dumps({"description": description, "cases": cases},
-                              indent=1, ensure_ascii=True) + "\n"
-            with open(os.path.join(OUT_DIR, fname + ".json"), "w", encoding="ascii", newline="\n") as f:
+            out[fname + ".json"] = json.dumps({"description": description, "cases": cases},
+                                              indent=1, ensure_ascii=True) + "\n"
+        return out
+
+    def write(self):
+        files = self.render()
+        os.makedirs(OUT_DIR, exist_ok=True)
+        for stale in os.listdir(OUT_DIR):
+            if stale.endswith(".json") and stale not in files:
+                os.remove(os.path.join(OUT_DIR, stale))
+        for fname, body in files.items():
+            with open(os.path.join(OUT_DIR, fname), "w", encoding="ascii", newline="\n") as f:
                 f.write(body)
 
     def summary(self) -> str:

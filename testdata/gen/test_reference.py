@@ -188,5 +188,16 @@ class TestWriter(unittest.TestCase):
         self.assertEqual(R.pack(list(range(16)))[:3], b"\xdc\x00\x10")
 
 
+class TestVectorsCurrent(unittest.TestCase):
+    def test_committed_vectors_match_the_generator(self):
+        import gen_vectors
+        want = gen_vectors.B.render()
+        have = sorted(f for f in os.listdir(gen_vectors.OUT_DIR) if f.endswith(".json"))
+        self.assertEqual(have, sorted(want), "run `make vectors`")
+        for name, body in want.items():
+            with open(os.path.join(gen_vectors.OUT_DIR, name), encoding="ascii") as f:
+                self.assertTrue(f.read() == body, f"{name} is stale: run `make vectors`")
+
+
 if __name__ == "__main__":
     unittest.main()
