@@ -199,5 +199,56 @@ class TestVectorsCurrent(unittest.TestCase):
                 self.assertTrue(f.read() == body, f"{name} is stale: run `make vectors`")
 
 
+class TestAgainstMsgpackPackage(unittest.TestCase):
+    """Optional cross-check, skipped unless the PyPI `msgpack` package is
+    importable: every ok vector's response equals a naive assembly of the
+    request decoded and re-encoded by `msgpack` (which also encodes in the
+    shortest form, maps in insertion order)."""
+
+    def test_ok_vectors(self):
+        try:
+            import msgpack
+        except ImportError:
+            self.skipTest("PyPI msgpack not installed")
+        import base64
+        import glob
+        import json
+        vdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
+        n = 0
+        for path in sorted(glob.glob(os.path.join(vdir, "*.json"))):
+            with open(path, encoding="ascii") as f:
+                cases = json.load(f)["cases"]
+            for c in cases:
+                if "response" not in c:
+                    continue
+                r = msgpack.unpackb(base64.b64decode(c["request"]), raw=False)
+                copy = lambda ms: [{"role": m["role"], "content": [{"type": "text", "text": b["text"]}
+                                                                   for b in m["content"]]} for m in ms]
+                msgs = copy(r.get("run_messages", []))
+                ends, injected = [len(msgs)], []
+                for ch in sorted(r.get("injections", {}), key=lambda k: [ord(x) for x in k]):
+                    for e in r["injections"][ch]:
+                        injected.append({"channel": ch, "entry_id": e["entry_id"], "message_index": len(msgs)})
+                        msgs.append({"role": "user", "content": [{"type": "text", "text": e["content"]}]})
+                ends.append(len(msgs))
+                msgs += copy(r.get("goal_messages", []))
+                ends.append(len(msgs))
+                for st in r.get("steps", []):
+                    msgs.append({"role": "assistant", "content": [{"type": "text", "text": st["raw_output"]}]})
+                    msgs.append({"role": "user", "content": [{"type": "text", "text": r[
+                        "observation_template"].format(observation=st["observation"])}]})
+                chars = [sum(len(b["text"]) for b in m["content"]) for m in msgs]
+                budget = r.get("max_prompt_chars")
+                digests = [hashlib.sha256(msgpack.packb(msgs[:e])).hexdigest() for e in ends]
+                want = {"v": 1, "ok": True, "messages": msgs, "message_chars": chars,
+                        "prompt_chars": sum(chars),
+                        "context_overflow": budget is not None and sum(chars) > budget,
+                        "injected": injected,
+                        "prefix_digests": dict(zip(("run", "injections", "goal"), digests))}
+                self.assertTrue(msgpack.packb(want) == base64.b64decode(c["response"]), c["name"])
+                n += 1
+        self.assertGreater(n, 200)
+
+
 if __name__ == "__main__":
     unittest.main()
