@@ -9,7 +9,7 @@
 import { Assembler } from "./assembler.js";
 
 export { Assembler, Prompt, MAX_REQUEST_BYTES } from "./assembler.js";
-export { AssemblyError } from "./wire.js";
+export { AssemblyError, ERROR_CODES } from "./wire.js";
 
 /** Where the module is fetched from by default: beside the package root. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);

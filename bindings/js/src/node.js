@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { Assembler } from "./assembler.js";
 
 export { Assembler, Prompt, MAX_REQUEST_BYTES } from "./assembler.js";
-export { AssemblyError } from "./wire.js";
+export { AssemblyError, ERROR_CODES } from "./wire.js";
 
 /** The module packaged with this binding. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);

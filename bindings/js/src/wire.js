@@ -300,6 +300,26 @@ export function decodeResponse(bytes) {
 }
 
 /**
+ * Every error code of the wire format (SPEC §6), in its order.
+ * @type {readonly string[]}
+ */
+export const ERROR_CODES = Object.freeze([
+  "malformed_request",
+  "unsupported_version",
+  "unknown_field",
+  "missing_field",
+  "duplicate_key",
+  "invalid_utf8",
+  "invalid_role",
+  "unknown_block_type",
+  "invalid_entry_id",
+  "invalid_budget",
+  "invalid_template",
+  "too_large",
+  "internal",
+]);
+
+/**
  * The error of every failed assembly: `code` is one of the wire codes of SPEC
  * §6 (`malformed_request`, `invalid_utf8`, `invalid_template`, …, `internal`),
  * `path` names the offending value (`steps[3].observation`; empty for the whole

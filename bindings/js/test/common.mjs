@@ -1,0 +1,76 @@
+/**
+ * Shared helpers of the Node suite: the assembler (loaded once per test file
+ * through the package's own name, so the exports map is exercised), the
+ * shared vectors, and small decoding helpers.
+ *
+ * @module
+ */
+
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Decoder } from "@msgpack/msgpack";
+import { loadAssembler } from "@polyloop/assembly";
+
+export const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+export const VECTORS_DIR = `${REPO}testdata/vectors`;
+
+/** @type {Promise<import("../src/index.js").Assembler> | undefined} */
+let loading;
+/** The assembler shared by a test file. */
+export function assembler() {
+  loading ??= loadAssembler();
+  return loading;
+}
+
+const decoder = new Decoder();
+/** Decodes response bytes with the plain library decoder. */
+export function decode(bytes) {
+  return decoder.decode(bytes);
+}
+
+/**
+ * Every case of testdata/vectors/*.json, with the file it came from and the
+ * request (and response, for ok cases) as bytes.
+ *
+ * @returns {{file: string, name: string, description: string, request: Uint8Array,
+ *   response?: Uint8Array, error?: {code: string, path: string}}[]}
+ */
+export function loadVectors() {
+  if (!existsSync(VECTORS_DIR)) return [];
+  const out = [];
+  for (const f of readdirSync(VECTORS_DIR).filter((n) => n.endsWith(".json")).sort()) {
+    const doc = JSON.parse(readFileSync(`${VECTORS_DIR}/${f}`, "utf8"));
+    for (const c of doc.cases) {
+      out.push({
+        file: f,
+        name: c.name,
+        description: c.description,
+        request: new Uint8Array(Buffer.from(c.request, "base64")),
+        response: c.response === undefined ? undefined : new Uint8Array(Buffer.from(c.response, "base64")),
+        error: c.error,
+      });
+    }
+  }
+  return out;
+}
+
+/** Compares strings by Unicode code point (the order SPEC §3 asks for),
+ * written without any sort of the engine: code point by code point. */
+export function compareCodePoints(a, b) {
+  const x = [...a].map((c) => c.codePointAt(0));
+  const y = [...b].map((c) => c.codePointAt(0));
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+/** The error of a call, or null if it did not throw. */
+export function errorOf(f) {
+  try {
+    f();
+    return null;
+  } catch (e) {
+    return e;
+  }
+}
+
+export const hex = (b) => Buffer.from(b).toString("hex");
