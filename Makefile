@@ -20,8 +20,9 @@ wasm: $(WASM)
 $(WASM): $(WASM_SRC)
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $@ ./wasm
 
-demo:
-	$(GO) run ./cmd/polyloop-assemble --engine native --in json --out text examples/react.json
+# The main job on the bundled example, through the WebAssembly module (wazero).
+demo: wasm
+	@$(GO) run ./cmd/polyloop-assemble --engine wazero --in json --out text examples/react.json
 
 check-python312:
 	@[ -n "$(PYTHON312)" ] && [ -x "$(PYTHON312)" ] || { echo "python3.12 not found: install CPython 3.12 (pyenv install 3.12.1) or set PYTHON312=/path/to/python3.12" >&2; exit 1; }
@@ -33,8 +34,10 @@ vectors: check-python312
 test: test.go test.format test.host
 
 test.go: check-python312
-	CGO_ENABLED=0 $(GO) vet ./core/...
-	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 ./core/... ./cmd/...
+	CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/
+	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
+	$(PYTHON312) -m unittest testdata/gen/test_reference.py
+	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
@@ -43,16 +46,19 @@ test.format: check-python312
 test.format-full: check-python312
 	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
 
+# native, wazero and wasmtime-go byte for byte: vectors, random requests, fuzz
+# seeds, concurrency, traps, a 256 MiB request, the CLI's --batch.
 test.host: wasm
-	@echo "host-test: pending"
+	$(GO) test -count=1 -timeout 20m -v ./host-test/ 2>&1 | grep -v '^=== RUN'; exit $${PIPESTATUS[0]}
 
 FUZZTIME ?= 10m
 fuzz:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzAssembleBytes$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
 
-bench:
+bench: wasm
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem -count 1 ./core/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./host-test/
 
 -include bindings/python/python.mk
 -include bindings/js/js.mk

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/polyloop/assembly/core"
@@ -134,7 +135,7 @@ func (r *Runner) call(request []byte) (resp []byte, err error) {
 		r.put(inst, keep)
 	}()
 	fail := func(stage string, e error) ([]byte, error) {
-		return nil, fmt.Errorf("%s: the module failed during %s (%v); the instance was discarded and the next call gets a fresh one", r.engine.Name(), stage, e)
+		return nil, fmt.Errorf("%s: the module failed during %s (%s); the instance was discarded and the next call gets a fresh one; if the request is large, raise Options.MaxMemoryBytes or split it", r.engine.Name(), stage, firstLine(e))
 	}
 	ptr, e := inst.Alloc(uint32(len(request)))
 	if e != nil {
@@ -158,6 +159,26 @@ func (r *Runner) call(request []byte) (resp []byte, err error) {
 	}
 	keep = inst.MemorySize() <= r.recycleAbove
 	return resp, nil
+}
+
+// firstLine keeps an engine's error to its first line (traps carry a
+// backtrace) and names the trap.
+func firstLine(e error) string {
+	s := e.Error()
+	var trap string
+	if i := strings.Index(s, "wasm trap: "); i >= 0 {
+		trap = s[i:]
+		if j := strings.IndexByte(trap, '\n'); j >= 0 {
+			trap = trap[:j]
+		}
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if trap != "" && !strings.Contains(s, trap) {
+		s += ": " + trap
+	}
+	return s
 }
 
 func (r *Runner) get() (Instance, error) {
