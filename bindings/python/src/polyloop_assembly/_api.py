@@ -118,8 +118,8 @@ class Assembler:
             raise AssemblyError(
                 "too_large",
                 "",
-                "the request is %d bytes; requests are limited to 1 GiB (1073741824 bytes): "
-                "split the history or shorten the texts" % len(data),
+                # the core's own words for a request over 1 GiB
+                "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(data),
             )
         try:
             return self._pool.call(data)
@@ -176,7 +176,7 @@ def _encode(request: Any) -> bytes:
         raise AssemblyError(
             "too_large",
             "",
-            "the request cannot be encoded (%s); requests are limited to 1 GiB (1073741824 bytes)" % e,
+            "the request cannot be encoded (%s), so it is over the 1 GiB limit; split it into smaller requests" % e,
         ) from None
 
 

@@ -1,0 +1,245 @@
+"""The runtime: compiled-module cache, instance pool, trap recovery, cold start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import msgpack
+import pytest
+
+import polyloop_assembly as pa
+from polyloop_assembly import _codec, _runtime
+
+from conftest import load_reference
+
+R = load_reference()
+
+TINY = {"observation_template": "{observation}"}
+STEPPED = {
+    "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are an agent."}]}],
+    "steps": [{"raw_output": "Thought: look", "observation": "found 3 files"}],
+    "observation_template": "Observation: {observation!r:>20}",
+    "max_prompt_chars": 40,
+}
+
+
+def _expected(request: dict) -> bytes:
+    resp, err = R.assemble_bytes(R.pack(request))
+    assert err is None
+    return resp
+
+
+# --- the fast path --------------------------------------------------------
+
+
+def test_fast_calls_are_used_with_the_pinned_wasmtime() -> None:
+    """With the pinned wasmtime the C-API fast path must be active (else calls cost ~25 µs more)."""
+    assert _runtime._FAST_AVAILABLE
+    inst = _runtime.Instance(_runtime.get_runtime())
+    assert inst._fast
+
+
+def test_public_api_path_gives_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runtime, "_FAST_AVAILABLE", False)
+    asm = pa.Assembler(max_instances=1)
+    for request in (TINY, STEPPED):
+        assert asm.assemble_bytes(R.pack(request)) == _expected(request)
+    assert asm.pool._idle and not asm.pool._idle[0]._fast
+    err = msgpack.unpackb(asm.assemble_bytes(b"\x80"), raw=False)
+    assert err["error"]["code"] == "missing_field"
+
+
+# --- trap / memory exhaustion recovery ---------------------------------------
+
+
+def _too_big_for(limit: int) -> bytes:
+    return R.pack({"observation_template": "{observation}", "steps": [{"raw_output": "x" * (limit + (8 << 20)), "observation": "o"}]})
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["c-api", "public-api"])
+def test_memory_exhaustion_raises_internal_then_recovers(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not fast:
+        monkeypatch.setattr(_runtime, "_FAST_AVAILABLE", False)
+    limit = 32 << 20
+    asm = pa.Assembler(max_instances=1, memory_limit=limit)
+    assert asm.assemble_bytes(R.pack(TINY)) == _expected(TINY)
+    with pytest.raises(pa.AssemblyError) as info:
+        asm.assemble_bytes(_too_big_for(limit))
+    assert info.value.code == "internal"
+    assert info.value.path == ""
+    assert "discarded" in info.value.message
+    assert asm.pool.discarded_failed == 1
+    # the next calls run on a fresh instance and are correct
+    assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
+    assert asm.assemble(TINY) == msgpack.unpackb(_expected(TINY), raw=False)
+    assert asm.pool._live == 1
+
+
+def test_memory_exhaustion_through_assemble_and_prompt() -> None:
+    limit = 32 << 20
+    asm = pa.Assembler(max_instances=2, memory_limit=limit)
+    prompt = asm.prompt(STEPPED)
+    before = prompt.response()
+    with pytest.raises(pa.AssemblyError) as info:
+        prompt.add_step("x" * (limit + (8 << 20)), "o")
+    assert info.value.code == "internal"
+    assert prompt.response() == before  # unchanged
+    prompt.add_step("ok", "fine")
+    assert prompt.steps == 2
+
+
+def test_instance_that_cannot_start_is_an_internal_error() -> None:
+    asm = pa.Assembler(max_instances=1, memory_limit=64 << 10)  # smaller than the module's initial memory
+    for _ in range(2):  # and the pool does not leak its slot
+        with pytest.raises(pa.AssemblyError) as info:
+            asm.assemble(TINY)
+        assert info.value.code == "internal"
+    assert asm.pool._live == 0
+
+
+def test_grown_instances_are_recycled() -> None:
+    asm = pa.Assembler(max_instances=1, recycle_bytes=1)  # every instance is "too big"
+    for _ in range(3):
+        assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
+    assert asm.pool.discarded_grown == 3
+    assert asm.pool._live == 0
+    big = pa.Assembler(max_instances=1)  # default threshold: 256 MiB
+    for _ in range(3):
+        big.assemble(TINY)
+    assert big.pool.discarded_grown == 0 and len(big.pool._idle) == 1
+
+
+def test_pool_bounds_the_number_of_instances() -> None:
+    with pytest.raises(ValueError):
+        pa.Assembler(max_instances=0)
+    asm = pa.Assembler(max_instances=3)
+    assert asm.pool.max_instances == 3
+    default = pa.default_assembler().pool.max_instances
+    assert 2 <= default <= 8
+
+
+# --- the compiled-module cache -------------------------------------------------
+
+
+def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(pa.CACHE_DIR_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert pa.cache_dir() == tmp_path / "home" / ".cache" / "polyloop-assembly"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    assert pa.cache_dir() == tmp_path / "home" / ".cache" / "polyloop-assembly"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert pa.cache_dir() == tmp_path / "xdg" / "polyloop-assembly"
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, str(tmp_path / "override"))
+    assert pa.cache_dir() == tmp_path / "override"
+
+
+def _runs(runtime: _runtime.Runtime) -> bool:
+    inst = _runtime.Instance(runtime)
+    return inst.call(R.pack(STEPPED)) == _expected(STEPPED)
+
+
+def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, str(cache))
+    wasm = (Path(_runtime.__file__).parent / "assembly.wasm").read_bytes()
+    import hashlib
+
+    # cold: compiled, one notice line, written atomically under the module's hash
+    cold = _runtime.Runtime()
+    err = capsys.readouterr().err
+    assert cold.cache_status == "cold"
+    assert err.count("\n") == 1 and "compiling the WebAssembly module" in err and str(cache) in err
+    assert cold.module_sha256 == hashlib.sha256(wasm).hexdigest()
+    assert cold.cache_path.parent == cache and cold.cache_path.name.startswith(cold.module_sha256)
+    assert [p.name for p in cache.iterdir()] == [cold.cache_path.name]  # no temporary files left
+    assert _runs(cold)
+
+    # warm: deserialized, silent
+    warm = _runtime.Runtime()
+    assert warm.cache_status == "warm"
+    assert capsys.readouterr().err == ""
+    assert _runs(warm)
+
+    # corrupt, truncated or empty cache files: compile afresh, rewrite the cache.
+    # (Replaced, never rewritten in place: a live process maps the file.)
+    good = cold.cache_path.read_bytes()
+    for bad in (b"not a module", good[: len(good) // 2], b"", good[:64] + bytes(len(good) - 64)):
+        _runtime._atomic_write(cold.cache_path, bad)
+        again = _runtime.Runtime()
+        assert again.cache_status == "cold"
+        assert "compiling" in capsys.readouterr().err
+        assert _runs(again)
+        assert _runtime.Runtime().cache_status == "warm"
+        capsys.readouterr()
+
+
+def test_unwritable_cache_still_works(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, str(blocker / "cache"))
+    rt = _runtime.Runtime()
+    assert rt.cache_status == "uncached"
+    assert _runs(rt)
+
+
+# --- a cold start in a fresh process with no network ------------------------------
+
+_CHILD = textwrap.dedent(
+    """
+    import socket, sys, time, json
+
+    def _no_network(*args, **kwargs):
+        raise OSError("network disabled by the test")
+
+    socket.socket.connect = _no_network
+    socket.socket.connect_ex = _no_network
+    socket.create_connection = _no_network
+    socket.getaddrinfo = _no_network
+
+    t0 = time.perf_counter()
+    import polyloop_assembly as pa
+    t1 = time.perf_counter()
+    out = pa.assemble(json.loads(sys.argv[1]))
+    t2 = time.perf_counter()
+    print(json.dumps({"response": out, "import_s": t1 - t0, "first_call_s": t2 - t1}))
+    """
+)
+
+
+def _child(cache: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env[pa.CACHE_DIR_ENV] = str(cache)
+    for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        env[proxy] = "http://127.0.0.1:9"  # nothing listens there
+    return subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps(STEPPED)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_import_and_first_call_with_no_network_and_a_cold_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "fresh-cache"
+    want = msgpack.unpackb(_expected(STEPPED), raw=False)
+
+    cold = _child(cache)
+    assert cold.returncode == 0, cold.stderr
+    assert json.loads(cold.stdout)["response"] == want
+    notice = cold.stderr.splitlines()
+    assert len(notice) == 1 and notice[0].startswith("polyloop_assembly: compiling"), cold.stderr
+    assert len(list(cache.glob("*.cwasm"))) == 1
+
+    warm = _child(cache)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stderr == ""
+    result = json.loads(warm.stdout)
+    assert result["response"] == want
+    assert result["first_call_s"] < 5  # generous: the goal (30 ms) is measured by `make bench`
