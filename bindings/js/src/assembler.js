@@ -13,6 +13,9 @@ import { AssemblyError, decodeResponse, encodeRequestShared } from "./wire.js";
 /** The largest request the core decodes (SPEC §6, `too_large`). */
 export const MAX_REQUEST_BYTES = 1 << 30;
 
+/** The largest buffer the module's 32-bit ABI can be handed. */
+const MAX_MODULE_REQUEST = 0xffffffff;
+
 const STDERR_KEEP = 4096;
 const textDecoder = new TextDecoder();
 
@@ -238,6 +241,15 @@ export class Assembler {
    * @returns {Uint8Array}
    */
   run(request) {
+    if (request.length > MAX_MODULE_REQUEST) {
+      // The core would say too_large (over 1 GiB); a 32-bit module cannot even
+      // be handed this many bytes, so the binding says it.
+      throw new AssemblyError(
+        "too_large",
+        "",
+        `the request is ${request.length} bytes, over the 1 GiB limit (and more than a 32-bit WebAssembly module can address); split it into smaller requests`,
+      );
+    }
     let inst;
     try {
       inst = this.pool.acquire();

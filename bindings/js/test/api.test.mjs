@@ -1,0 +1,211 @@
+// The public API: loading, assemble, assembleBytes, validateTemplate, the
+// incremental prompt and AssemblyError. Expected values come from the shared
+// example and from hand-counted texts, never from the binding's own output.
+
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, existsSync } from "node:fs";
+import * as pkg from "@polyloop/assembly";
+import { AssemblyError, loadAssembler, Assembler, Prompt, ERROR_CODES } from "@polyloop/assembly";
+import { REPO, assembler, decode, errorOf } from "./common.mjs";
+import * as W from "./hand.mjs";
+
+const asm = await assembler();
+const T = "{observation}";
+const text = (role, t) => ({ role, content: [{ type: "text", text: t }] });
+
+test("the package exports what README documents", () => {
+  for (const name of ["loadAssembler", "Assembler", "Prompt", "AssemblyError", "ERROR_CODES", "MAX_REQUEST_BYTES", "compileModule", "DEFAULT_WASM_URL"]) {
+    assert.ok(name in pkg, `missing export ${name}`);
+  }
+  assert.ok(asm instanceof Assembler);
+  assert.equal(ERROR_CODES.length, 13);
+});
+
+test("loadAssembler compiles the module once per process", async () => {
+  const a = await loadAssembler();
+  const b = await loadAssembler();
+  assert.notEqual(a, b);
+  assert.equal(a.module, b.module);
+  const c = await loadAssembler({ module: a.module, poolSize: 1 });
+  assert.equal(c.module, a.module);
+});
+
+test("loadAssembler says what to do when the module is missing", async () => {
+  await assert.rejects(loadAssembler({ wasm: "/nonexistent/assembly.wasm" }), /make js\.wasm/);
+});
+
+test("assemble: a minimal request, order and sizes counted by hand", () => {
+  const r = asm.assemble({
+    observation_template: "Obs: {observation}",
+    run_messages: [text("system", "sys")],
+    injections: { z: [{ entry_id: "e1", content: "zz" }], a: [{ entry_id: "e2", content: "a" }] },
+    goal_messages: [text("user", "goal")],
+    steps: [{ raw_output: "act", observation: "😀é" }],
+    max_prompt_chars: 18,
+  });
+  assert.deepEqual(Object.keys(r), ["v", "ok", "messages", "message_chars", "prompt_chars", "context_overflow", "injected", "prefix_digests"]);
+  assert.equal(r.v, 1);
+  assert.equal(r.ok, true);
+  assert.deepEqual(r.messages, [
+    text("system", "sys"),
+    text("user", "a"),
+    text("user", "zz"),
+    text("user", "goal"),
+    text("assistant", "act"),
+    text("user", "Obs: 😀é"),
+  ]);
+  assert.deepEqual(r.message_chars, [3, 1, 2, 4, 3, 7]);
+  assert.equal(r.prompt_chars, 20);
+  assert.equal(r.context_overflow, true); // 20 > 18
+  assert.deepEqual(r.injected, [
+    { channel: "a", entry_id: "e2", message_index: 1 },
+    { channel: "z", entry_id: "e1", message_index: 2 },
+  ]);
+  assert.deepEqual(Object.keys(r.prefix_digests), ["run", "injections", "goal"]);
+  for (const d of Object.values(r.prefix_digests)) assert.match(d, /^[0-9a-f]{64}$/);
+});
+
+test("assemble equals assembleBytes on the hand-made bytes of the same request", () => {
+  const wire = W.map(["observation_template", W.str(T)], ["steps", W.arr(W.map(["raw_output", W.str("r")], ["observation", W.str("o")]))]);
+  assert.deepEqual(asm.assemble({ observation_template: T, steps: [{ raw_output: "r", observation: "o" }] }), decode(asm.assembleBytes(wire)));
+});
+
+test("assemble: examples/react.json", { skip: !existsSync(`${REPO}examples/react.json`) }, () => {
+  const req = JSON.parse(readFileSync(`${REPO}examples/react.json`, "utf8"));
+  const r = asm.assemble(req);
+  // Sizes are code points: recount every block with the string iterator.
+  const count = (m) => m.content.reduce((a, b) => a + [...b.text].length, 0);
+  assert.deepEqual(r.message_chars, r.messages.map(count));
+  assert.equal(r.prompt_chars, r.message_chars.reduce((a, b) => a + b, 0));
+  assert.equal(r.messages.length, req.run_messages.length + r.injected.length + (req.goal_messages?.length ?? 0) + 2 * (req.steps?.length ?? 0));
+});
+
+test("AssemblyError carries the core's code, path and message", () => {
+  const e = errorOf(() => asm.assemble({ observation_template: T, steps: [{ raw_output: "x" }] }));
+  assert.ok(e instanceof AssemblyError);
+  assert.ok(e instanceof Error);
+  assert.equal(e.name, "AssemblyError");
+  assert.equal(e.code, "missing_field");
+  assert.equal(e.path, "steps[0].observation");
+  assert.ok(e.message.length > 0);
+  assert.equal(String(e), `AssemblyError [missing_field at steps[0].observation]: ${e.message}`);
+});
+
+test("assembleBytes returns error responses as bytes and refuses non-bytes", () => {
+  const resp = decode(asm.assembleBytes(new Uint8Array([0xc1])));
+  assert.equal(resp.ok, false);
+  assert.equal(resp.error.code, "malformed_request");
+  assert.equal(resp.error.path, "");
+  assert.equal(decode(asm.assembleBytes(new Uint8Array())).error.code, "malformed_request");
+  assert.throws(() => asm.assembleBytes([0x80]), TypeError);
+  assert.throws(() => asm.assembleBytes("x"), TypeError);
+  // A Buffer is a Uint8Array.
+  assert.equal(decode(asm.assembleBytes(Buffer.from([0x80]))).error.code, "missing_field");
+});
+
+test("validateTemplate accepts good templates and throws the core's error for bad ones", () => {
+  for (const t of ["{observation}", "Output:\n{observation!r:>20.5}", "{{literal}} {observation} {observation!a}", "→ {observation} 😀"]) {
+    assert.equal(asm.validateTemplate(t), undefined, t);
+  }
+  const rows = [
+    ["Output:", "invalid_template", "observation_template"],
+    ["{{observation}}", "invalid_template", "observation_template"],
+    ["{observation.x}", "invalid_template", "observation_template"],
+    ["{observation", "invalid_template", "observation_template"],
+    ["😀😀{obs}", "invalid_template", "observation_template"],
+    ["a\uD800{observation}", "invalid_utf8", "observation_template"],
+    [42, "malformed_request", "observation_template"],
+    [null, "malformed_request", "observation_template"],
+    [undefined, "missing_field", "observation_template"],
+  ];
+  for (const [t, code, path] of rows) {
+    const e = errorOf(() => asm.validateTemplate(t));
+    assert.ok(e instanceof AssemblyError, `${String(t)}: ${e}`);
+    assert.deepEqual([e.code, e.path], [code, path], String(t));
+  }
+});
+
+test("a template error names the code-point offset of the problem", () => {
+  // Astral characters before the problem: the offset counts code points (2
+  // emoji = 2, not 4 UTF-16 units).
+  const e = errorOf(() => asm.validateTemplate("😀😀{obs}"));
+  assert.match(e.message, /offset 3\b/);
+});
+
+test("prompt: incremental steps equal one assemble, counted by hand", () => {
+  const req = { observation_template: "[{observation}]", goal_messages: [text("user", "go")], max_prompt_chars: 12 };
+  const p = asm.prompt(req);
+  assert.ok(p instanceof Prompt);
+  assert.equal(p.stepCount, 0);
+  assert.deepEqual(p.message_chars, [2]);
+  assert.equal(p.context_overflow, false);
+  assert.equal(p.addStep("ab", "😀"), p);
+  assert.deepEqual(p.messages.slice(1), [text("assistant", "ab"), text("user", "[😀]")]);
+  assert.deepEqual(p.message_chars, [2, 2, 3]);
+  assert.equal(p.prompt_chars, 7);
+  assert.equal(p.context_overflow, false);
+  p.addStep("cdef", "");
+  assert.equal(p.prompt_chars, 13);
+  assert.equal(p.context_overflow, true); // 13 > 12
+  assert.equal(p.stepCount, 2);
+  const full = asm.assemble({ ...req, steps: [{ raw_output: "ab", observation: "😀" }, { raw_output: "cdef", observation: "" }] });
+  assert.deepEqual(p.toResponse(), full);
+  assert.deepEqual(JSON.parse(JSON.stringify(p)), JSON.parse(JSON.stringify(full)));
+});
+
+test("prompt: a bad step throws with its real index and leaves the prompt unchanged", () => {
+  const p = asm.prompt({ observation_template: T, steps: [{ raw_output: "a", observation: "b" }] });
+  p.addStep("c", "d");
+  const before = JSON.stringify(p.toResponse());
+  for (const [raw, obs, code, path] of [
+    ["x", "\uD800", "invalid_utf8", "steps[2].observation"],
+    [7, "y", "malformed_request", "steps[2].raw_output"],
+    [undefined, "y", "missing_field", "steps[2].raw_output"],
+    ["x", null, "malformed_request", "steps[2].observation"],
+  ]) {
+    const e = errorOf(() => p.addStep(raw, obs));
+    assert.ok(e instanceof AssemblyError, String(e));
+    assert.deepEqual([e.code, e.path], [code, path]);
+    // The same mistake in one whole request has the same code and path.
+    const whole = errorOf(() => asm.assemble({ observation_template: T, steps: [{ raw_output: "a", observation: "b" }, { raw_output: "c", observation: "d" }, { raw_output: raw, observation: obs }] }));
+    assert.deepEqual([whole.code, whole.path, whole.message], [e.code, e.path, e.message]);
+  }
+  assert.equal(JSON.stringify(p.toResponse()), before);
+  assert.equal(p.stepCount, 2);
+});
+
+test("prompt: a bad request throws at prompt()", () => {
+  const e = errorOf(() => asm.prompt({ observation_template: "nothing" }));
+  assert.ok(e instanceof AssemblyError);
+  assert.equal(e.code, "invalid_template");
+});
+
+test("prompt: addStep sends one step, never the history", () => {
+  const p = asm.prompt({ observation_template: T });
+  const sizes = [];
+  const run = asm.run.bind(asm);
+  asm.run = (bytes) => {
+    sizes.push(bytes.length);
+    return run(bytes);
+  };
+  try {
+    for (let i = 0; i < 50; i++) p.addStep("x".repeat(1000), "y".repeat(1000));
+  } finally {
+    delete asm.run;
+  }
+  assert.equal(new Set(sizes).size, 1, `request sizes vary with history: ${sizes.slice(0, 5)}…`);
+  assert.ok(sizes[0] < 2100);
+  assert.equal(p.messages.length, 100);
+});
+
+test("prompt: budget as bigint and null", () => {
+  const p = asm.prompt({ observation_template: T, max_prompt_chars: 3n });
+  p.addStep("ab", "c");
+  assert.equal(p.context_overflow, false);
+  p.addStep("d", "");
+  assert.equal(p.context_overflow, true);
+  const q = asm.prompt({ observation_template: T, max_prompt_chars: null });
+  q.addStep("x".repeat(100), "");
+  assert.equal(q.context_overflow, false);
+});
