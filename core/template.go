@@ -255,6 +255,11 @@ func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
 			}
 			conv, convPos = s[i], i
 			i++
+			if conv == '}' {
+				// CPython reads '}' as the conversion character and then
+				// raises "Unknown conversion specifier }" or "unmatched '{'".
+				return 0, tmplErr(convPos-1, "missing conversion after '!' at offset %d; write !s, !r or !a before the '}'", convPos-1), gapNone
+			}
 			if i < n {
 				c2 := s[i]
 				i++

@@ -224,11 +224,11 @@ var errorCases = []struct {
 	{"{obs}", 1, ""},                                    // KeyError: 'obs'
 	{"{Observation}", 1, ""},                            // KeyError
 	{"{ observation}", 1, ""},                           // KeyError: ' observation'
-	{"{observation!}", 0, ""},                           // unmatched '{' in format spec
+	{"{observation!}", 12, ""},                          // unmatched '{' in format spec
 	{"{observation!r", 0, ""},                           // unmatched '{' in format spec
 	{"{observation:", 0, ""},                            // unmatched '{' in format spec
 	{"{observation:{", 0, ""},                           // unmatched '{' in format spec
-	{"{observation!}}", 13, ""},                         // Unknown conversion specifier }
+	{"{observation!}}", 12, ""},                         // Unknown conversion specifier }
 	{"{observation!x}", 13, ""},                         // Unknown conversion specifier x
 	{"{observation!R}", 13, ""},                         // Unknown conversion specifier R
 	{"{observation!", 12, ""},                           // end of string while looking for conversion specifier
