@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/tinylib/msgp/msgp"
 )
@@ -30,14 +29,9 @@ func AssembleBytes(request []byte) (response []byte) {
 	if len(request) > MaxRequestBytes {
 		return encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))
 	}
-	req, err := decodeRequest(request)
+	req, tmpl, err := decodeRequest(request)
 	if err != nil {
 		return encodeError(err)
-	}
-	tmpl, terr := ParseTemplate(req.ObservationTemplate)
-	if terr != nil { // cannot happen: the decoder validated it
-		terr.Path = "observation_template"
-		return encodeError(terr)
 	}
 	a := build(req, tmpl)
 	out, err := a.encode()
@@ -138,14 +132,14 @@ func build(req *Request, tmpl *Template) *assembly {
 func (a *assembly) addCopy(m Message) {
 	var chars int64
 	for _, b := range m.Content {
-		chars += int64(utf8.RuneCountInString(b.Text))
+		chars += int64(codePoints(b.Text))
 	}
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
 	a.promptChars += chars
 }
 
 func (a *assembly) addText(role, text string) {
-	chars := int64(utf8.RuneCountInString(text))
+	chars := int64(codePoints(text))
 	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: chars})
 	a.promptChars += chars
 }

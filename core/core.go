@@ -105,7 +105,7 @@ type Response struct {
 // DecodeRequest decodes a wire request strictly, as AssembleBytes does,
 // without assembling it. The returned strings do not alias b.
 func DecodeRequest(b []byte) (*Request, error) {
-	req, err := decodeRequest(append([]byte(nil), b...))
+	req, _, err := decodeRequest(append([]byte(nil), b...))
 	if err != nil {
 		return nil, err
 	}

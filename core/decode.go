@@ -16,23 +16,24 @@ import (
 // Paths are built only on failure: each level returns an error whose Path is
 // relative to the value it decoded, and the caller prepends its own segment.
 
-// decodeRequest decodes a whole request, trailing bytes included.
-func decodeRequest(b []byte) (*Request, *Error) {
+// decodeRequest decodes a whole request, trailing bytes included, and returns
+// it with its parsed template.
+func decodeRequest(b []byte) (*Request, *Template, *Error) {
 	if len(b) == 0 {
-		return nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+		return nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
 	if msgp.NextType(b) != msgp.MapType {
-		return nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+		return nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
 	}
-	req, rest, err := decodeRequestMap(b)
+	req, tmpl, rest, err := decodeRequestMap(b)
 	if err != nil {
 		err.Path = trimDot(err.Path)
-		return nil, err
+		return nil, nil, err
 	}
 	if len(rest) != 0 {
-		return nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+		return nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
 	}
-	return req, nil
+	return req, tmpl, nil
 }
 
 func trimDot(p string) string {
@@ -55,18 +56,19 @@ const (
 
 var requestFields = "v, run_messages, injections, goal_messages, steps, observation_template, max_prompt_chars"
 
-func decodeRequestMap(b []byte) (*Request, []byte, *Error) {
+func decodeRequestMap(b []byte) (*Request, *Template, []byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return nil, b, err
+		return nil, nil, b, err
 	}
 	req := &Request{}
+	var tmpl *Template
 	var seen uint
 	for i := uint32(0); i < n; i++ {
 		var key string
 		key, b, err = readKey(b)
 		if err != nil {
-			return nil, b, err
+			return nil, nil, b, err
 		}
 		var bit uint
 		switch key {
@@ -86,7 +88,7 @@ func decodeRequestMap(b []byte) (*Request, []byte, *Error) {
 			bit = fBudget
 		}
 		if bit != 0 && seen&bit != 0 {
-			return nil, b, duplicateKey(key)
+			return nil, nil, b, duplicateKey(key)
 		}
 		seen |= bit
 		switch bit {
@@ -108,7 +110,8 @@ func decodeRequestMap(b []byte) (*Request, []byte, *Error) {
 		case fTemplate:
 			req.ObservationTemplate, b, err = readStr(b)
 			if err == nil {
-				if _, terr := ParseTemplate(req.ObservationTemplate); terr != nil {
+				var terr *Error
+				if tmpl, terr = ParseTemplate(req.ObservationTemplate); terr != nil {
 					err = terr
 				}
 			}
@@ -132,16 +135,16 @@ func decodeRequestMap(b []byte) (*Request, []byte, *Error) {
 				}
 			}
 		default:
-			return nil, b, unknownField(key, "the request", requestFields)
+			return nil, nil, b, unknownField(key, "the request", requestFields)
 		}
 		if err != nil {
-			return nil, b, err.within(fieldSeg(key))
+			return nil, nil, b, err.within(fieldSeg(key))
 		}
 	}
 	if seen&fTemplate == 0 {
-		return nil, b, missingField("observation_template", "the request")
+		return nil, nil, b, missingField("observation_template", "the request")
 	}
-	return req, b, nil
+	return req, tmpl, b, nil
 }
 
 func decodeMessages(b []byte) ([]Message, []byte, *Error) {

@@ -1,0 +1,45 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/benchreq"
+)
+
+// BenchmarkAssembleBytes measures the wire function on the shared benchmark
+// requests. SetBytes is the response size: MB/s is output throughput.
+func BenchmarkAssembleBytes(b *testing.B) {
+	for _, n := range benchreq.Set() {
+		req := core.EncodeRequest(n.Request)
+		resp := core.AssembleBytes(req)
+		if resp[7] != 0xc3 {
+			b.Fatalf("%s: not ok", n.Name)
+		}
+		b.Run(n.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(resp)))
+			b.ReportAllocs()
+			for b.Loop() {
+				core.AssembleBytes(req)
+			}
+			b.ReportMetric(float64(len(n.Request.Steps)*2+9), "messages")
+		})
+	}
+}
+
+// BenchmarkPromptAddStep measures one AddStep (a 1 KB step) on a prompt that
+// already holds 1,000 steps.
+func BenchmarkPromptAddStep(b *testing.B) {
+	req := benchreq.React(1000, 1024)
+	p, err := core.NewPrompt(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := req.Steps[1]
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
