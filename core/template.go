@@ -95,8 +95,9 @@ func ParseTemplate(t string) (*Template, *Error) {
 }
 
 // ValidateTemplate reports whether t is a valid observation template: nil,
-// or an *Error with CodeInvalidTemplate, a message saying what is wrong and
-// what to do, and the code-point offset of the problem.
+// or an *Error with CodeInvalidTemplate (CodeInvalidUTF8 if t is not valid
+// UTF-8), an empty Path, a message saying what is wrong and what to do, and
+// the code-point Offset of the problem.
 //
 // A template is CPython str.format text with at least one {observation}
 // field. A field may carry a conversion (!s, !r, !a) and a format spec
