@@ -45,10 +45,10 @@ js.example:
 # Chromium test (byte-identical vectors in the page, XSS, template column,
 # screenshot to artifacts/). Non-zero on any failure.
 test.js: js.deps js.wasm js.chromium js.example
-	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 test/
+	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 test/*.test.mjs
 
 test.js.node: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test test/
+	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test test/*.test.mjs
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs
