@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo test test.go test.format test.format-full test.host fuzz bench vectors check-python312
+.PHONY: all wasm demo test test.go test.format test.format-full test.host test.reproducible fuzz bench vectors check-python312
 
 all: wasm
 
@@ -31,7 +31,7 @@ check-python312:
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
 
-test: test.go test.format test.host
+test: test.go test.format test.host test.reproducible
 
 test.go: check-python312
 	CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/
@@ -50,6 +50,11 @@ test.format-full: check-python312
 # seeds, concurrency, traps, a 256 MiB request, the CLI's --batch.
 test.host: wasm
 	$(GO) test -count=1 -timeout 20m -v ./host-test/ 2>&1 | grep -v '^=== RUN'; exit $${PIPESTATUS[0]}
+
+# Two builds of the module give the same bytes.
+test.reproducible:
+	@d=$$(mktemp -d); for i in 1 2; do GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -a -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $$d/$$i.wasm ./wasm || exit 1; done; \
+	if cmp -s $$d/1.wasm $$d/2.wasm; then echo "reproducible: two builds of the module are identical ($$(wc -c < $$d/1.wasm) bytes, sha256 $$(sha256sum $$d/1.wasm | cut -c1-16)…)"; rm -rf $$d; else echo "two builds of the module differ" >&2; rm -rf $$d; exit 1; fi
 
 FUZZTIME ?= 10m
 fuzz:
