@@ -1,0 +1,163 @@
+"""The incremental Prompt: after k steps it equals one assemble of the request
+with those k steps (SPEC §7), and add_step never re-sends the history."""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polyloop_assembly as pa
+
+from conftest import load_reference
+from strategies import STEP, request
+
+R = load_reference()
+
+FIELDS = ("messages", "message_chars", "prompt_chars", "context_overflow", "injected", "prefix_digests")
+
+
+def _with_steps(req: dict, steps: List[dict]) -> dict:
+    out = dict(req)
+    out["steps"] = list(req.get("steps", [])) + steps
+    return out
+
+
+def _reference_response(req: dict) -> dict:
+    resp, err = R.assemble_bytes(R.pack(req))
+    assert err is None, err
+    return msgpack.unpackb(resp, raw=False)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request(), st.lists(STEP, max_size=6))
+def test_prompt_after_k_steps_equals_assemble_with_k_steps(req: dict, added: List[dict]) -> None:
+    prompt = pa.Prompt(req)
+    for i, s in enumerate(added):
+        prompt.add_step(s["raw_output"], s["observation"])
+        # after every step, not only the last one
+        full = _with_steps(req, added[: i + 1])
+        want = _reference_response(full)  # the independent oracle
+        assert pa.assemble(full) == want
+        got = prompt.response()
+        assert got == want
+        for name in FIELDS:
+            assert getattr(prompt, name) == want[name], name
+    assert prompt.steps == len(req.get("steps", [])) + len(added)
+    assert len(prompt) == len(prompt.messages)
+
+
+def _base(**extra: Any) -> dict:
+    req = {
+        "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are a careful agent."}]}],
+        "injections": {"memory": [{"entry_id": "m1", "content": "the user likes tea"}]},
+        "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Find the file."}]}],
+        "steps": [{"raw_output": "Thought: ls", "observation": "a b c"}] * 3,
+        "observation_template": "Observation: {observation!r}",
+    }
+    req.update(extra)
+    return req
+
+
+@pytest.mark.parametrize(
+    "raw,obs,code,field",
+    [
+        ("x\udc80", "o", "invalid_utf8", "raw_output"),
+        ("r", "caf\udce9", "invalid_utf8", "observation"),
+        (None, "o", "malformed_request", "raw_output"),
+        ("r", 5, "malformed_request", "observation"),
+        ("r", True, "malformed_request", "observation"),
+        (b"r", "o", "malformed_request", "raw_output"),
+        ("r", object(), "malformed_request", "observation"),
+        ("r", 2**80, "malformed_request", "observation"),
+    ],
+)
+def test_add_step_errors_name_the_real_step_index(raw: Any, obs: Any, code: str, field: str) -> None:
+    prompt = pa.Prompt(_base())
+    prompt.add_step("ok", "fine")
+    prompt.add_step("ok", "fine")
+    before = prompt.response()
+    with pytest.raises(pa.AssemblyError) as info:
+        prompt.add_step(raw, obs)
+    assert (info.value.code, info.value.path) == (code, "steps[5].%s" % field)
+    # the same mistake in one full request: same code, path and message
+    full = _with_steps(_base(), [{"raw_output": "ok", "observation": "fine"}] * 2 + [{"raw_output": raw, "observation": obs}])
+    with pytest.raises(pa.AssemblyError) as whole:
+        pa.assemble(full)
+    assert (whole.value.code, whole.value.path, whole.value.message) == (
+        info.value.code, info.value.path, info.value.message)
+    assert prompt.response() == before  # unchanged
+    prompt.add_step("next", "works")
+    assert prompt.steps == 6
+
+
+def test_add_step_with_a_value_msgpack_refuses() -> None:
+    cyclic: List[Any] = []
+    cyclic.append(cyclic)
+    prompt = pa.Prompt(_base(steps=[]))
+    with pytest.raises(pa.AssemblyError) as info:
+        prompt.add_step("r", cyclic)
+    assert (info.value.code, info.value.path) == ("malformed_request", "steps[0].observation")
+    prompt.add_step("r", "o")  # the packer still works
+    assert prompt.response() == _reference_response(_with_steps(_base(steps=[]), [{"raw_output": "r", "observation": "o"}]))
+
+
+def test_invalid_request_raises_from_the_constructor() -> None:
+    with pytest.raises(pa.AssemblyError) as info:
+        pa.Prompt(_base(observation_template="no field"))
+    assert (info.value.code, info.value.path) == ("invalid_template", "observation_template")
+    with pytest.raises(pa.AssemblyError) as info:
+        pa.Prompt(_base(max_prompt_chars=-3))
+    assert info.value.code == "invalid_budget"
+
+
+def test_context_overflow_follows_the_budget() -> None:
+    req = _base(steps=[])
+    base_chars = pa.assemble(req)["prompt_chars"]
+    prompt = pa.Prompt(dict(req, max_prompt_chars=base_chars + 10))
+    assert not prompt.context_overflow
+    prompt.add_step("12345", "")  # +5, and the rendered observation "Observation: ''" (15)
+    assert prompt.prompt_chars == base_chars + 20
+    assert prompt.context_overflow
+    assert prompt.response() == _reference_response(
+        _with_steps(dict(req, max_prompt_chars=base_chars + 10), [{"raw_output": "12345", "observation": ""}]))
+    no_budget = pa.Prompt(dict(req, max_prompt_chars=None))
+    no_budget.add_step("x" * 1000, "y")
+    assert not no_budget.context_overflow
+
+
+def test_add_step_sends_only_the_template_and_the_step() -> None:
+    """The cost is independent of the history: every add_step sends the same
+    bytes for the same step, however many steps the prompt holds."""
+    sent: List[bytes] = []
+
+    class Recording(pa.Assembler):
+        def assemble_bytes(self, request: Any) -> bytes:
+            sent.append(bytes(request))
+            return super().assemble_bytes(request)
+
+    asm = Recording()
+    prompt = asm.prompt(_base())
+    sent.clear()
+    for _ in range(200):
+        prompt.add_step("r" * 100, "o" * 100)
+    assert len(set(sent)) == 1
+    assert msgpack.unpackb(sent[0], raw=False) == {
+        "v": 1,
+        "observation_template": "Observation: {observation!r}",
+        "steps": [{"raw_output": "r" * 100, "observation": "o" * 100}],
+    }
+    assert prompt.steps == 203
+
+
+def test_accessors_return_copies() -> None:
+    prompt = pa.Prompt(_base())
+    prompt.messages.clear()
+    prompt.message_chars.clear()
+    prompt.injected.clear()
+    prompt.prefix_digests.clear()
+    assert prompt.response() == _reference_response(_base())
+    assert "Prompt steps=3" in repr(prompt)
