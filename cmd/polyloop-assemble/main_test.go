@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/vectors"
+)
+
+func runCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, bytes.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// jsonError runs one JSON request and returns the error code and path.
+func jsonError(t *testing.T, req string) (string, string) {
+	t.Helper()
+	code, out, stderr := runCLI(t, []byte(req), "--in", "json", "--out", "json")
+	if code != 1 {
+		t.Fatalf("%s: exit %d, want 1 (stderr %q)", req, code, stderr)
+	}
+	var resp struct {
+		OK    bool `json:"ok"`
+		Error struct{ Code, Path string }
+	}
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatalf("%s: output is not JSON: %v\n%s", req, err, out)
+	}
+	return resp.Error.Code, resp.Error.Path
+}
+
+func TestJSONInputIsStrict(t *testing.T) {
+	for _, tc := range []struct{ req, code, path string }{
+		{`{"observation_template": "{observation}", "observation_template": "x{observation}"}`, "duplicate_key", "observation_template"},
+		{`{"observation_template": "{observation}", "steps": [{"raw_output": "\ud800", "observation": "x"}]}`, "invalid_utf8", "steps[0].raw_output"},
+		{`{"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "\udfff\ud800"}]}`, "invalid_utf8", "steps[0].observation"},
+		{"{\"observation_template\": \"{observation}\", \"injections\": {\"t\xffx\": []}}", "invalid_utf8", "injections"},
+		{`{"observation_template": "{observation}", "max_prompt_chars": 10.0}`, "malformed_request", "max_prompt_chars"},
+		{`{"observation_template": "{observation}", "max_prompt_chars": 1e3}`, "malformed_request", "max_prompt_chars"},
+		{`{"observation_template": "{observation}", "max_prompt_chars": -1}`, "invalid_budget", "max_prompt_chars"},
+		{`{"observation_template": "{observation}", "v": true}`, "malformed_request", "v"},
+		{`{"observation_template": null}`, "malformed_request", "observation_template"},
+		{`{"observation_template": "{observation}", "extra": 1}`, "unknown_field", "extra"},
+		{`{"observation_template": "{obs}"}`, "invalid_template", "observation_template"},
+		{`{"observation_template": "{observation}",}`, "malformed_request", ""},
+		{`{"observation_template": "{observation}"} {}`, "malformed_request", ""},
+		{`[1, 2]`, "malformed_request", ""},
+	} {
+		code, path := jsonError(t, tc.req)
+		if code != tc.code || path != tc.path {
+			t.Errorf("%s: got %s at %q, want %s at %q", tc.req, code, path, tc.code, tc.path)
+		}
+	}
+}
+
+func TestJSONSurrogatePairIsOneCharacter(t *testing.T) {
+	code, out, _ := runCLI(t, []byte(`{"observation_template": "{observation}", "steps": [{"raw_output": "\ud83d\ude00", "observation": ""}]}`), "--out", "json")
+	if code != 0 || !strings.Contains(out, `"text":"😀"`) || !strings.Contains(out, `"message_chars":[1,0]`) {
+		t.Fatalf("exit %d, output %s", code, out)
+	}
+}
+
+func TestJSONOutputIsNotHTMLEscaped(t *testing.T) {
+	code, out, _ := runCLI(t, []byte(`{"observation_template": "{observation}", "steps": [{"raw_output": "<script>&</script>", "observation": "\u2028\u007f\u0001"}]}`), "--out", "json")
+	if code != 0 || !strings.Contains(out, `<script>&</script>`) || !strings.Contains(out, "\u2028\u007f\\u0001") {
+		t.Fatalf("exit %d, output %s", code, out)
+	}
+}
+
+func TestExitCodesAndUsage(t *testing.T) {
+	if code, _, stderr := runCLI(t, nil, "--engine", "nope"); code != 2 || !strings.Contains(stderr, "--engine must be") {
+		t.Fatalf("unknown engine: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, nil, "--out", "yaml"); code != 2 || !strings.Contains(stderr, "--out must be") {
+		t.Fatalf("bad --out: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, nil); code != 2 || !strings.Contains(stderr, "empty") {
+		t.Fatalf("empty input: exit %d, %q", code, stderr)
+	}
+	if code, _, _ := runCLI(t, nil, "/no/such/file.json"); code != 2 {
+		t.Fatalf("missing file: exit %d", code)
+	}
+	if code, out, _ := runCLI(t, nil, "--help"); code != 0 || !strings.Contains(out, "usage:") {
+		t.Fatalf("--help: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, []byte(`{"observation_template": "{observation}"}`)); code != 0 {
+		t.Fatalf("ok request: exit %d", code)
+	}
+}
+
+func TestBatchJSONLines(t *testing.T) {
+	in := "{\"observation_template\": \"{observation}\"}\n\n{\"observation_template\": \"x\"}\n{broken\n{\"observation_template\": \"{observation!r}\", \"steps\": [{\"raw_output\": \"\", \"observation\": \"'\"}]}\n"
+	code, out, stderr := runCLI(t, []byte(in), "--batch")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (%s)", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d responses for 4 requests:\n%s", len(lines), out)
+	}
+	for i, want := range []string{`"ok":true`, `"invalid_template"`, `"malformed_request"`, `"text":"\"'\""`} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("response %d lacks %s: %s", i, want, lines[i])
+		}
+	}
+}
+
+func TestBatchMsgpackMatchesOneByOne(t *testing.T) {
+	cases, err := vectors.Load("../../testdata/vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, want bytes.Buffer
+	n := 0
+	for _, c := range cases {
+		if c.Response == nil {
+			continue // broken requests do not delimit themselves
+		}
+		in.Write(c.Request)
+		want.Write(core.AssembleBytes(c.Request))
+		n++
+	}
+	code, out, stderr := runCLI(t, in.Bytes(), "--in", "msgpack", "--out", "msgpack", "--batch")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if out != want.String() {
+		t.Fatalf("--batch output differs from %d single calls", n)
+	}
+	// A truncated last request is answered, not dropped.
+	cut := in.Bytes()[:in.Len()-3]
+	code, out, _ = runCLI(t, cut, "--in", "msgpack", "--out", "json", "--batch")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 1 || len(lines) != n || !strings.Contains(lines[n-1], "malformed_request") {
+		t.Fatalf("truncated stream: exit %d, %d responses, last %s", code, len(lines), lines[len(lines)-1])
+	}
+}
+
+func TestTextView(t *testing.T) {
+	code, out, stderr := runCLI(t, mustRead(t, "../../examples/react.json"), "--out", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"━━ run · 5 messages", "━━ injections · 3 messages", "━━ goal · 1 message", "━━ history (5 steps) · 10 messages", `channel "hints"`, "step 4 observation", "budget: 8,000 chars", "prefix digests: run "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text view lacks %q", want)
+		}
+	}
+	code, out, _ = runCLI(t, []byte(`{"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "bcd"}], "max_prompt_chars": 3}`), "--out", "text")
+	if code != 0 || !strings.Contains(out, "CONTEXT OVERFLOW by 1 chars") {
+		t.Fatalf("overflow line missing: %s", out)
+	}
+	code, out, _ = runCLI(t, []byte(`{"observation_template": "{observation.x}"}`), "--out", "text")
+	if code != 1 || !strings.Contains(out, "error invalid_template at observation_template") {
+		t.Fatalf("error view: %s", out)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestJSONOutputMatchesPython compares the JSON of every ok vector's response
+// with Python's json.dumps(ensure_ascii=False) of the same msgpack, decoded
+// by a small independent reader in Python.
+func TestJSONOutputMatchesPython(t *testing.T) {
+	py := os.Getenv("POLYLOOP_PYTHON312")
+	if py == "" {
+		t.Skip("POLYLOOP_PYTHON312 is not set (make test sets it)")
+	}
+	cases, err := vectors.Load("../../testdata/vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	var got bytes.Buffer
+	for _, c := range cases {
+		if c.Response == nil {
+			continue
+		}
+		stream.Write(c.Response)
+		code, out, _ := runCLI(t, c.Request, "--in", "msgpack", "--out", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d", c.Name, code)
+		}
+		got.WriteString(out)
+	}
+	script := filepath.Join(t.TempDir(), "tojson.py")
+	os.WriteFile(script, []byte(pyToJSON), 0o644)
+	cmd := exec.Command(py, script)
+	cmd.Stdin = &stream
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python: %v", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		g, w := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(g), len(w)) {
+			if g[i] != w[i] {
+				t.Fatalf("line %d differs:\n go:     %s\n python: %s", i, g[i], w[i])
+			}
+		}
+		t.Fatalf("outputs differ in length: %d vs %d lines", len(g), len(w))
+	}
+}
+
+const pyToJSON = `
+import json, struct, sys
+data = sys.stdin.buffer.read()
+pos = 0
+def take(n):
+    global pos
+    b = data[pos:pos + n]; pos += n; return b
+def value():
+    c = take(1)[0]
+    if c <= 0x7f: return c
+    if 0x80 <= c <= 0x8f: return obj(c & 15)
+    if 0x90 <= c <= 0x9f: return [value() for _ in range(c & 15)]
+    if 0xa0 <= c <= 0xbf: return take(c & 31).decode()
+    if c == 0xc2: return False
+    if c == 0xc3: return True
+    if c in (0xcc, 0xcd, 0xce, 0xcf): return int.from_bytes(take({0xcc: 1, 0xcd: 2, 0xce: 4, 0xcf: 8}[c]), "big")
+    if c in (0xd9, 0xda, 0xdb): return take(int.from_bytes(take({0xd9: 1, 0xda: 2, 0xdb: 4}[c]), "big")).decode()
+    if c in (0xdc, 0xdd): return [value() for _ in range(int.from_bytes(take(2 if c == 0xdc else 4), "big"))]
+    if c in (0xde, 0xdf): return obj(int.from_bytes(take(2 if c == 0xde else 4), "big"))
+    raise ValueError(hex(c))
+def obj(n):
+    d = {}
+    for _ in range(n):
+        k = value(); d[k] = value()
+    return d
+out = []
+while pos < len(data):
+    out.append(json.dumps(value(), ensure_ascii=False, separators=(",", ":")) + "\n")
+sys.stdout.buffer.write("".join(out).encode())
+`
