@@ -1,13 +1,18 @@
 // Measures @msgpack/msgpack against msgpackr on the benchmark requests and
-// response-shaped objects: encode + decode, median of N runs. This is the
-// measurement behind the choice recorded in RATIONALE.md; run it with
+// response-shaped objects: encode + decode, median of N runs, and the
+// binding's own encoder (@msgpack/msgpack's Encoder subclassed, see
+// src/wire.js). This is the measurement behind the choice recorded in
+// RATIONALE.md; run it with
 //   node bench/compare-msgpack.mjs
+// (msgpackr is a devDependency for this script only.)
 import { Encoder, Decoder } from "@msgpack/msgpack";
 import { Packr, Unpackr } from "msgpackr";
-import { tinyRequest, typicalRequest, largeRequest, responseShaped } from "./requests.mjs";
+import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest, responseShaped } from "./requests.mjs";
+import { RequestEncoder, decodeResponse } from "../src/wire.js";
 
 const enc = new Encoder();
 const dec = new Decoder();
+const binding = new RequestEncoder();
 const packr = new Packr({ useRecords: false, moreTypes: false });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
 
@@ -23,7 +28,7 @@ function median(f, n) {
 }
 
 const rows = [];
-for (const [name, make, n] of [["tiny", tinyRequest, 2000], ["typical", typicalRequest, 300], ["1MB", largeRequest, 40]]) {
+for (const [name, make, n] of [["tiny", tinyRequest, 2000], ["typical", typicalRequest, 300], ["1MB mixed", largeRequest, 40], ["1MB ASCII", largeAsciiRequest, 40]]) {
   const req = make();
   const resp = responseShaped(req);
   const reqBytes = enc.encode(req);
@@ -31,6 +36,7 @@ for (const [name, make, n] of [["tiny", tinyRequest, 2000], ["typical", typicalR
   for (const [lib, e, d] of [
     ["@msgpack/msgpack", (o) => enc.encode(o), (b) => dec.decode(b)],
     ["msgpackr", (o) => packr.pack(o), (b) => unpackr.unpack(b)],
+    ["binding (src/wire.js)", (o) => binding.encodeShared(o), (b) => decodeResponse(b)],
   ]) {
     // warm up
     for (let i = 0; i < Math.min(n, 50); i++) { e(req); d(respBytes); }

@@ -84,6 +84,15 @@ export function largeRequest() {
   };
 }
 
+/** About 1 MiB of request bytes, ASCII only (shell and code output are
+ * mostly ASCII; UTF-8 decoding is fastest there). @returns {object} */
+export function largeAsciiRequest() {
+  const r = largeRequest();
+  const obs = fill("row 17: status=ok; path=/var/log/app/server.log; bytes=40960; took 12ms. ", 4800);
+  for (const s of r.steps) s.observation = obs;
+  return r;
+}
+
 /** A response-shaped object for `request` (what the core would send back),
  * used to measure decoding before the core exists. */
 export function responseShaped(request) {

@@ -36,6 +36,11 @@ class ModuleInstance {
   constructor(instance, wasi, stderr) {
     this.exports = /** @type {any} */ (instance.exports);
     this.stderr = stderr;
+    // The shim's debug logger is one flag for the whole page or process, and
+    // any WASI constructed without {debug: false} (by another library, say)
+    // turns it on; it logs from args_sizes_get and environ_sizes_get, which Go
+    // calls in _initialize. Turn it off right before.
+    new WASI([], [], [], { debug: false });
     wasi.initialize(instance); // runs _initialize once, before any other export
   }
 
