@@ -506,7 +506,7 @@ func readStr(b []byte) (string, []byte, *Error) {
 	if e != nil {
 		return "", b, endsEarly()
 	}
-	if !utf8.Valid(v) {
+	if !validUTF8(v) {
 		return "", b, invalidUTF8(v, "this text")
 	}
 	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
@@ -524,7 +524,7 @@ func readKey(b []byte) (string, []byte, *Error) {
 	if e != nil {
 		return "", b, newError(CodeMalformedRequest, "", "the request ends inside a map key; it was cut short")
 	}
-	if !utf8.Valid(v) {
+	if !validUTF8(v) {
 		return "", b, invalidUTF8(v, "a key of this map")
 	}
 	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil

@@ -532,10 +532,11 @@ func appendFill(dst []byte, fill string, n int64) []byte {
 	return dst
 }
 
-// countRunes counts code points the way decodeObs walks them (an invalid
-// byte is one).
+// countRunes counts the code points of an observation, which the decoder has
+// validated; for invalid UTF-8 (outside the contract) it is a count of
+// non-continuation bytes, used alike by RenderSize and AppendRender.
 func countRunes(s string) int64 {
-	return int64(utf8.RuneCountInString(s))
+	return int64(codePoints(s))
 }
 
 // prefixBytes returns the byte length of the first k code points of s.
