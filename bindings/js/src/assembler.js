@@ -294,14 +294,18 @@ export class Prompt {
    * @param {import("./index.js").AssembleResponse} response
    */
   constructor(assembler, request, response) {
+    // The core accepted the request, so these fields are what it read: a
+    // string, an array, an int or nil (the request may be a plain object or
+    // a Map).
+    const field = (k) => (request instanceof Map ? request.get(k) : request[k]);
     /** @private */
     this.assembler = assembler;
     /** @private */
-    this.template = request.observation_template;
+    this.template = field("observation_template");
     /** @private */
-    this.budget = request.max_prompt_chars ?? null;
+    this.budget = field("max_prompt_chars") ?? null;
     /** Number of steps held (those of the request plus those added). */
-    this.stepCount = request.steps ? request.steps.length : 0;
+    this.stepCount = field("steps")?.length ?? 0;
     /** @type {import("./index.js").Message[]} */
     this.messages = response.messages;
     /** @type {number[]} */

@@ -209,3 +209,15 @@ test("prompt: budget as bigint and null", () => {
   q.addStep("x".repeat(100), "");
   assert.equal(q.context_overflow, false);
 });
+
+test("prompt: the request may be a Map", () => {
+  const req = new Map([["observation_template", "<{observation}>"], ["steps", [{ raw_output: "a", observation: "b" }]], ["max_prompt_chars", 5]]);
+  const p = asm.prompt(req);
+  p.addStep("c", "d");
+  assert.equal(p.stepCount, 2);
+  assert.deepEqual(p.messages.map((m) => m.content[0].text), ["a", "<b>", "c", "<d>"]);
+  assert.equal(p.prompt_chars, 8);
+  assert.equal(p.context_overflow, true);
+  const e = errorOf(() => p.addStep("e", 1));
+  assert.deepEqual([e.code, e.path], ["malformed_request", "steps[2].observation"]);
+});
