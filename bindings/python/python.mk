@@ -3,8 +3,8 @@
 
 PY_DIR      := bindings/python
 PY_PKG_WASM := $(PY_DIR)/src/polyloop_assembly/assembly.wasm
-PY_VENV     := .venv
-PY_VENV_PY  := $(PY_VENV)/bin/python
+PY_VENV     ?= .venv
+PY_VENV_PY  := $(abspath $(PY_VENV))/bin/python
 PY_STAMP    := $(PY_VENV)/.polyloop-assembly-python.stamp
 PY_PIP      := $(PY_VENV_PY) -m pip --disable-pip-version-check -q
 
@@ -30,7 +30,7 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml | check-python31
 	@touch $@
 
 test.python: python.venv python.wasm
-	cd $(PY_DIR) && ../../$(PY_VENV_PY) -m pytest -q
+	cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py

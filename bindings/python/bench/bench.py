@@ -1,0 +1,236 @@
+"""Benchmarks of the Python binding (issue 4 item 6), one run: ``make bench.python``.
+
+- ``assemble`` on the tiny, typical (20-step ReAct) and ~1 MB requests, against
+  the pure-Python reference (``testdata/gen/reference.py``); the requests are
+  the same bytes as the JavaScript benchmark's (bindings/js/bench/requests.mjs);
+- ``Prompt.add_step`` at step 10, 1,000 and 10,000 with 1 KB steps;
+- import + first call in a fresh process with a warm and a cold module cache.
+
+Goals: typical at most 2x the reference; add_step at most 30 µs at step 1,000
+and flat; first call with a warm cache at most 30 ms.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Tuple
+
+import polyloop_assembly as pa
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _load_reference() -> Any:
+    path = REPO / "testdata" / "gen" / "reference.py"
+    spec = importlib.util.spec_from_file_location("polyloop_reference", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["polyloop_reference"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+R = _load_reference()
+
+
+# --- the requests (as in bindings/js/bench/requests.mjs) ------------------------
+
+
+def msg(role: str, text: str) -> Dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+def fill(unit: str, n: int) -> str:
+    s = unit
+    while len(s) < n:
+        s += s
+    return s[:n]
+
+
+TOOLS = "Tools:\n" + "\n".join(
+    "- tool_%d(query: str, limit: int = 10) -> list[str]: searches source %d for documents matching the query "
+    "and returns their identifiers, newest first." % (i, i)
+    for i in range(12)
+)
+
+
+def tiny_request() -> Dict[str, Any]:
+    return {
+        "v": 1,
+        "run_messages": [msg("system", "You are a helpful agent.")],
+        "goal_messages": [msg("user", "What is 2 + 2?")],
+        "steps": [{"raw_output": "Thought: easy.\nAction: calc(2+2)", "observation": "4"}],
+        "observation_template": "Observation: {observation}",
+    }
+
+
+def typical_request() -> Dict[str, Any]:
+    steps = [
+        {
+            "raw_output": "Thought: step %d, I should look at source %d next because the previous result was "
+            "incomplete.\nAction: tool_%d(query=\"café prices %d\", limit=5)" % (i, i % 12, i % 12, i),
+            "observation": fill("result %d: doc-%d-a, doc-%d-b (naïve match, score 0.%d) " % (i, i, i, i), 900),
+        }
+        for i in range(20)
+    ]
+    return {
+        "v": 1,
+        "run_messages": [
+            msg("system", "You are a ReAct agent. Think step by step, then act with exactly one tool call.\n\n" + TOOLS),
+            msg("user", "Example question: who wrote Hamlet?"),
+            msg("assistant", 'Thought: I know this.\nAction: finish("Shakespeare")'),
+        ],
+        "injections": {
+            "memory": [
+                {"entry_id": "mem-1", "content": "The user prefers answers in metric units."},
+                {"entry_id": "mem-2", "content": "Previous run: prices were found in source 3."},
+            ],
+            "tips": [{"entry_id": "tip-7", "content": "Prefer tool_3 for prices."}],
+        },
+        "goal_messages": [msg("user", "Find the average price of a café au lait in Lyon in 2024.")],
+        "steps": steps,
+        "observation_template": "Observation: {observation}",
+        "max_prompt_chars": 60000,
+    }
+
+
+def large_request() -> Dict[str, Any]:
+    obs = fill("row; naïve café Ünïcode 日本語 text — plus plain ASCII filler to make it long. ", 4800)
+    steps = [{"raw_output": "Thought: page %d.\nAction: read_page(%d)" % (i, i), "observation": obs} for i in range(200)]
+    return {
+        "v": 1,
+        "run_messages": [msg("system", "You read documents page by page.\n\n" + TOOLS)],
+        "goal_messages": [msg("user", "Summarise the document.")],
+        "steps": steps,
+        "observation_template": "Page:\n{observation}",
+    }
+
+
+# --- timing ---------------------------------------------------------------------
+
+
+def per_call(fn: Callable[[], Any], budget_s: float = 1.0, repeats: int = 5) -> float:
+    """Median over `repeats` batches of the mean time per call, in seconds."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    one = max(time.perf_counter() - t0, 1e-7)
+    n = max(1, int(budget_s / repeats / one))
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return "%.1f µs" % (seconds * 1e6)
+    if seconds < 1:
+        return "%.2f ms" % (seconds * 1e3)
+    return "%.2f s" % seconds
+
+
+def bench_assemble() -> List[Tuple[str, ...]]:
+    rows = []
+    for name, req in (("tiny", tiny_request()), ("typical (20-step ReAct)", typical_request()), ("1 MB", large_request())):
+        wire = R.pack(req)
+        ref_bytes, err = R.assemble_bytes(wire)
+        assert err is None and pa.assemble_bytes(wire) == ref_bytes, name  # same answer before timing
+        t_dict = per_call(lambda: pa.assemble(req))
+        t_bytes = per_call(lambda: pa.assemble_bytes(wire))
+        t_ref = per_call(lambda: R.assemble_bytes(wire))
+        rows.append((name, "%d B" % len(wire), fmt(t_dict), fmt(t_bytes), fmt(t_ref), "%.2fx" % (t_dict / t_ref)))
+    return rows
+
+
+def bench_add_step() -> List[Tuple[str, ...]]:
+    raw = fill("Thought: keep reading. Action: read(next) ", 512)
+    obs = fill("output line — naïve café ", 512)
+    base = typical_request()
+    base["steps"] = []
+    rows = []
+    for at in (10, 1000, 10000):
+        prompt = pa.Prompt(base)
+        for _ in range(at):
+            prompt.add_step(raw, obs)
+        samples = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            for _ in range(100):
+                prompt.add_step(raw, obs)
+            samples.append((time.perf_counter() - t0) / 100)
+        rows.append(("add_step at step %d" % at, fmt(statistics.median(samples))))
+    return rows
+
+
+_CHILD = (
+    "import time, sys, json\n"
+    "t0 = time.perf_counter()\n"
+    "import polyloop_assembly as pa\n"
+    "t1 = time.perf_counter()\n"
+    "pa.assemble(json.loads(sys.argv[1]))\n"
+    "t2 = time.perf_counter()\n"
+    "print(json.dumps([t1 - t0, t2 - t1]))\n"
+)
+
+
+def _child(cache: str) -> Tuple[float, float]:
+    env = dict(os.environ, POLYLOOP_ASSEMBLY_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(tiny_request())], env=env,
+                         capture_output=True, text=True, check=True)
+    t_import, t_first = json.loads(out.stdout)
+    return t_import, t_first
+
+
+def bench_first_call() -> List[Tuple[str, ...]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cold = _child(tmp)
+        warm = [_child(tmp) for _ in range(5)]
+    warm_import = statistics.median(w[0] for w in warm)
+    warm_first = statistics.median(w[1] for w in warm)
+    return [
+        ("cold cache (compiles)", fmt(cold[0]), fmt(cold[1])),
+        ("warm cache (median of 5)", fmt(warm_import), fmt(warm_first)),
+    ]
+
+
+def table(header: Tuple[str, ...], rows: List[Tuple[str, ...]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def main() -> None:
+    import platform
+
+    import msgpack
+    import wasmtime  # noqa: F401
+
+    from importlib import metadata
+
+    print("polyloop-assembly Python binding — CPython %s, wasmtime %s, msgpack %s, %s, %d CPUs" % (
+        platform.python_version(), metadata.version("wasmtime"), msgpack.version and ".".join(map(str, msgpack.version)),
+        platform.machine(), os.cpu_count() or 0))
+    pa.assemble(tiny_request())  # load the module before timing
+    print()
+    print(table(("request", "size", "assemble(dict)", "assemble_bytes", "reference", "assemble / reference"),
+                bench_assemble()))
+    print()
+    print(table(("incremental (1 KB steps)", "per call"), bench_add_step()))
+    print()
+    print(table(("import + first call, new process", "import", "first call"), bench_first_call()))
+
+
+if __name__ == "__main__":
+    main()
