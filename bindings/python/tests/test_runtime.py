@@ -243,3 +243,44 @@ def test_import_and_first_call_with_no_network_and_a_cold_cache(tmp_path: Path) 
     result = json.loads(warm.stdout)
     assert result["response"] == want
     assert result["first_call_s"] < 5  # generous: the goal (30 ms) is measured by `make bench`
+
+
+# --- too_large ----------------------------------------------------------------------
+
+
+def test_too_large_through_the_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request over 1 GiB is answered too_large by the core (one real 1 GiB
+    call, about 1 s and 2 GB of memory), the grown instance is recycled, and the
+    binding's own answer for requests the 32-bit module cannot take has the
+    core's words."""
+    from polyloop_assembly import _api
+
+    asm = pa.Assembler(max_instances=1)
+    n = 1 << 30
+    request = b"\x81\xdb" + n.to_bytes(4, "big") + bytes(n)  # a str of 1 GiB: 1 GiB + 6 bytes
+    got = msgpack.unpackb(asm.assemble_bytes(request), raw=False)
+    del request
+    assert (got["error"]["code"], got["error"]["path"]) == ("too_large", "")
+    core_message = got["error"]["message"]
+    assert asm.pool.discarded_grown == 1 and asm.pool._live == 0
+    assert asm.assemble(TINY)["ok"] is True
+
+    monkeypatch.setattr(_api, "_MAX_CALL_BYTES", 10)
+    with pytest.raises(pa.AssemblyError) as info:
+        asm.assemble_bytes(b"\x00" * ((1 << 30) + 6))
+    assert (info.value.code, info.value.path, info.value.message) == ("too_large", "", core_message)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_works_in_a_forked_child() -> None:
+    want = pa.assemble(STEPPED)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            ok = pa.assemble(STEPPED) == want and pa.Prompt(STEPPED).response() == want
+            os._exit(0 if ok else 3)
+        except BaseException:
+            os._exit(4)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
