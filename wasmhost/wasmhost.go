@@ -212,6 +212,17 @@ func (r *Runner) Warm() error {
 	return nil
 }
 
+// Instantiate creates one instance and closes it again: a health check of
+// the module and the engine, and what benchmarks time as instantiation.
+func (r *Runner) Instantiate() error {
+	inst, err := r.engine.NewInstance()
+	if err != nil {
+		return err
+	}
+	inst.Close()
+	return nil
+}
+
 // Close releases every idle instance and the engine. Calls must not be in
 // flight.
 func (r *Runner) Close() error {

@@ -1,0 +1,122 @@
+package hosttest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/benchreq"
+	"github.com/polyloop/assembly/wasmhost"
+	"github.com/polyloop/assembly/wasmhost/wasmtime"
+)
+
+// BenchmarkEngines runs the shared benchmark requests on every engine, side
+// by side in one run; MB/s is response bytes. The wasm/native ratio is the
+// ratio of the ns/op lines.
+func BenchmarkEngines(b *testing.B) {
+	for _, n := range benchreq.Set() {
+		req := core.EncodeRequest(n.Request)
+		want := core.AssembleBytes(req)
+		for _, e := range engines {
+			b.Run(n.Name+"/"+e.name, func(b *testing.B) {
+				if got := e.assemble(req); !bytes.Equal(got, want) {
+					b.Fatalf("%s answers differently", e.name)
+				}
+				b.SetBytes(int64(len(want)))
+				b.ReportAllocs()
+				for b.Loop() {
+					e.assemble(req)
+				}
+			})
+		}
+	}
+}
+
+type newRunner func(wasmhost.Options) (*wasmhost.Runner, error)
+
+var runnerKinds = []struct {
+	name string
+	new  newRunner
+}{{"wazero", wasmhost.New}, {"wasmtime", wasmtime.New}}
+
+// BenchmarkCompile times creating a runner (compiling the module) with no
+// cache, and with a warm disk cache.
+func BenchmarkCompile(b *testing.B) {
+	for _, k := range runnerKinds {
+		b.Run(k.name+"/cold", func(b *testing.B) {
+			for b.Loop() {
+				r, err := k.new(wasmhost.Options{CacheDir: "-"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
+		dir := b.TempDir()
+		r, err := k.new(wasmhost.Options{CacheDir: dir}) // fills the cache
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		b.Run(k.name+"/warm-cache", func(b *testing.B) {
+			for b.Loop() {
+				r, err := k.new(wasmhost.Options{CacheDir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkFirstCall times what a new process pays before its first answer:
+// loading the module with a warm cache, instantiating, one tiny call.
+func BenchmarkFirstCall(b *testing.B) {
+	tiny := core.EncodeRequest(benchreq.Tiny())
+	for _, k := range runnerKinds {
+		dir := b.TempDir()
+		r, _ := k.new(wasmhost.Options{CacheDir: dir})
+		r.Close()
+		b.Run(k.name+"/warm-cache", func(b *testing.B) {
+			for b.Loop() {
+				r, err := k.new(wasmhost.Options{CacheDir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.AssembleBytes(tiny)
+				r.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkInstantiate times one instance: instantiation and _initialize.
+func BenchmarkInstantiate(b *testing.B) {
+	for _, r := range runners {
+		b.Run(r.Engine(), func(b *testing.B) {
+			for b.Loop() {
+				if err := r.Instantiate(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkModuleSize reports the module's size, raw and gzip -9.
+func BenchmarkModuleSize(b *testing.B) {
+	wasm, err := wasmhost.LoadModule(wasmhost.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	w.Write(wasm)
+	w.Close()
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(len(wasm)), "raw-bytes")
+	b.ReportMetric(float64(z.Len()), "gzip-bytes")
+}
