@@ -147,11 +147,18 @@ test("poolSize is checked", async () => {
   await assert.rejects(loadAssembler({ poolSize: 0 }), TypeError);
 });
 
-test("the module prints nothing, even when it dies", () => {
+test("the module prints nothing, even when it dies or the shim's debug log is on", () => {
   // A separate process, so that only the module's output could appear.
   const script = `
     import { loadAssembler } from "@polyloop/assembly";
-    const a = await loadAssembler({ poolSize: 1 });
+    import { WASI } from "@bjorn3/browser_wasi_shim";
+    // Another user of the shim turns its global debug log on, before and
+    // while an instance is being made (between the imports and _initialize).
+    new WASI([], [], []);
+    const first = await loadAssembler({ poolSize: 1 });
+    const loading = loadAssembler({ module: first.module, poolSize: 1 });
+    new WASI([], [], []);
+    const a = await loading;
     a.assemble({ observation_template: "{observation}", steps: [{ raw_output: "a", observation: "b" }] });
     try { a.assembleBytes(new Uint8Array(0xfffffff0)); } catch (e) { if (e.code !== "internal") process.exit(3); }
     a.assemble({ observation_template: "{observation}" });`;
