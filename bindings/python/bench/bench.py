@@ -214,10 +214,9 @@ def table(header: Tuple[str, ...], rows: List[Tuple[str, ...]]) -> str:
 def main() -> None:
     import platform
 
-    import msgpack
-    import wasmtime  # noqa: F401
-
     from importlib import metadata
+
+    import msgpack
 
     print("polyloop-assembly Python binding — CPython %s, wasmtime %s, msgpack %s, %s, %d CPUs" % (
         platform.python_version(), metadata.version("wasmtime"), msgpack.version and ".".join(map(str, msgpack.version)),

@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec, _runtime
+from polyloop_assembly import _runtime
 
 from conftest import load_reference
 

@@ -30,7 +30,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 
 __all__ = ["decode", "encode", "new_packer"]
 
@@ -86,11 +86,13 @@ def _cut(obj: Any, depth: int) -> Any:
 
 def encode(request: Any) -> bytes:
     """Encode a Python request as msgpack bytes for the core (see module docstring)."""
+    out: bytes
     try:
-        return new_packer().pack(request)
+        out = new_packer().pack(request)
     except ValueError:
         # msgpack's recursion limit: cut the structure and try once more.
-        return new_packer().pack(_cut(request, 0))
+        out = new_packer().pack(_cut(request, 0))
+    return out
 
 
 def decode(response: bytes) -> Any:

@@ -213,14 +213,26 @@ class Instance:
         try:
             instance = runtime.pre.instantiate(store)
             exports = instance.exports(store)
-            exports["_initialize"](store)
+            funcs = {}
+            for name in ("_initialize", "alloc", "assemble", "free"):
+                func = exports.get(name)
+                if not isinstance(func, wasmtime.Func):
+                    raise RuntimeError(
+                        "polyloop_assembly: the module has no function export %r; is assembly.wasm the "
+                        "output of this project's `make wasm`?" % name
+                    )
+                funcs[name] = func
+            memory = exports.get("memory")
+            if not isinstance(memory, wasmtime.Memory):
+                raise RuntimeError("polyloop_assembly: the module exports no memory named 'memory'")
+            funcs["_initialize"](store)
         except _WASM_FAILURES as e:
             raise InstanceFailure("instantiating the module failed: %s" % _describe(e)) from None
         self._store = store
-        self._memory: Any = exports["memory"]
-        self._alloc: Any = exports["alloc"]
-        self._assemble: Any = exports["assemble"]
-        self._free: Any = exports["free"]
+        self._memory = memory
+        self._alloc = funcs["alloc"]
+        self._assemble = funcs["assemble"]
+        self._free = funcs["free"]
         self.memory_bytes = 0
         self._fast = False
         if _FAST_AVAILABLE:
@@ -243,8 +255,8 @@ class Instance:
         self._assemble_ref = ctypes.byref(self._assemble._func)
         self._free_ref = ctypes.byref(self._free._func)
         self._params = (_c_val_t * 2)()
-        self._params[0].kind = _C_I32
-        self._params[1].kind = _C_I32
+        self._params[0].kind = _C_I32  # type: ignore[assignment]
+        self._params[1].kind = _C_I32  # type: ignore[assignment]
         self._results = (_c_val_t * 1)()
         self._trap = _c_trap_ptr_t()
         self._trap_ref = ctypes.byref(self._trap)
@@ -265,7 +277,7 @@ class Instance:
         if not nresults:
             return 0
         res = self._results[0]
-        return res.of.i64 if res.kind == _C_I64 else res.of.i32
+        return int(res.of.i64 if int(res.kind) == _C_I64 else res.of.i32)
 
     def _view(self) -> Tuple[int, int]:
         """(base address, size) of linear memory; the base is re-read only when
@@ -290,8 +302,7 @@ class Instance:
 
     def _call(self, name: str, a: int, b: int = 0) -> int:
         func = {"alloc": self._alloc, "assemble": self._assemble, "free": self._free}[name]
-        args = (a, b) if name == "assemble" else (a,)
-        args = tuple(x - (1 << 32) if x > 0x7FFFFFFF else x for x in args)
+        args = tuple(x - (1 << 32) if x > 0x7FFFFFFF else x for x in ((a, b) if name == "assemble" else (a,)))
         try:
             out = func(self._store, *args)
         except _WASM_FAILURES as e:
