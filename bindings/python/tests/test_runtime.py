@@ -284,3 +284,9 @@ def test_works_in_a_forked_child() -> None:
             os._exit(4)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_missing_module_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runtime, "_MODULE_RESOURCE", "no-such-module.wasm")
+    with pytest.raises(FileNotFoundError, match="make python.wasm"):
+        _runtime.Runtime()
