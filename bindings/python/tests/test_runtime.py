@@ -179,6 +179,21 @@ def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         capsys.readouterr()
 
 
+def test_old_compiled_modules_are_evicted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, str(tmp_path))
+    for i in range(6):
+        old = tmp_path / ("%064x-wasmtime1.0-x86_64.cwasm" % i)
+        old.write_bytes(b"old")
+        os.utime(old, (1000 + i, 1000 + i))
+    other = tmp_path / "not-ours.txt"
+    other.write_text("kept")
+    rt = _runtime.Runtime()
+    assert rt.cache_status == "cold"
+    left = sorted(p.name for p in tmp_path.iterdir())
+    # the new module and the 3 newest old ones; other files untouched
+    assert left == sorted([rt.cache_path.name, other.name] + ["%064x-wasmtime1.0-x86_64.cwasm" % i for i in (3, 4, 5)])
+
+
 def test_unwritable_cache_still_works(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")

@@ -100,6 +100,24 @@ def _atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+#: Compiled modules kept in the cache directory (the newest ones); each is about 8 MB.
+_CACHE_KEEP = 4
+
+
+def _evict(keep: Path) -> None:
+    """Remove this binding's older compiled modules beyond the newest _CACHE_KEEP.
+
+    Unlinking is safe for processes that still map a removed file.
+    """
+    try:
+        ours = [p for p in keep.parent.glob("*-wasmtime*.cwasm") if p.is_file() and p != keep]
+        ours.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in ours[_CACHE_KEEP - 1:]:
+            old.unlink()
+    except OSError:
+        pass
+
+
 class Runtime:
     """The process-wide engine, compiled module and pre-linked WASI instance template.
 
@@ -143,6 +161,7 @@ class Runtime:
             _atomic_write(path, bytes(module.serialize()))
         except OSError:
             return module, "uncached"
+        _evict(path)
         return module, "cold"
 
 
