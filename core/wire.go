@@ -109,7 +109,7 @@ func DecodeResponse(b []byte) (*Response, error) {
 		}
 		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: -1}
 	}
-	var r Response
+	r := Response{Messages: []Message{}, MessageChars: []int64{}, Injected: []Injected{}}
 	bad := false
 	str := func(x any) string {
 		s, ok := x.(string)
@@ -138,7 +138,7 @@ func DecodeResponse(b []byte) (*Response, error) {
 	}
 	for _, x := range list(m["messages"]) {
 		mm := obj(x)
-		msg := Message{Role: str(mm["role"])}
+		msg := Message{Role: str(mm["role"]), Content: []Block{}}
 		for _, y := range list(mm["content"]) {
 			bb := obj(y)
 			msg.Content = append(msg.Content, Block{Type: str(bb["type"]), Text: str(bb["text"])})
