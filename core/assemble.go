@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/tinylib/msgp/msgp"
 )
@@ -21,24 +22,56 @@ const MaxResponseBytes = 3 << 29 // 1.5 GiB
 // error. It never panics (a panic is recovered into an internal error
 // response) and never writes to stdout.
 func AssembleBytes(request []byte) (response []byte) {
+	return appendAssembleBytes(nil, request, false)
+}
+
+// AppendAssembleBytes is AssembleBytes that appends the response to dst and
+// returns the extended slice, for callers that reuse one buffer across calls
+// (the WebAssembly module does). When dst has room for the response, it does
+// not allocate for it. request must not overlap dst's spare capacity.
+func AppendAssembleBytes(dst, request []byte) []byte {
+	return appendAssembleBytes(dst, request, true)
+}
+
+func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			response = InternalErrorResponse("the assembler panicked; please report this request: " + panicText(r))
+			response = append(dst, InternalErrorResponse("the assembler panicked; please report this request: "+panicText(r))...)
 		}
 	}()
 	if len(request) > MaxRequestBytes {
-		return encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))
+		return append(dst, encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))...)
 	}
-	req, tmpl, err := decodeRequest(request)
+	req, tmpl, tc, err := decodeRequestCounted(request)
 	if err != nil {
-		return encodeError(err)
+		return append(dst, encodeError(err)...)
 	}
-	a := build(req, tmpl)
-	out, err := a.encode()
+	a := buildCounted(req, tmpl, tc)
+	size, err := a.encodedSize()
 	if err != nil {
-		return encodeError(err)
+		return append(dst, encodeError(err)...)
 	}
-	return out
+	if !reuse {
+		dst = makeNoZero(size)
+	} else if cap(dst)-len(dst) < size {
+		dst = slices.Grow(dst, size)
+	}
+	return a.appendTo(dst)
+}
+
+// makeNoZero returns an empty slice with room for n bytes, without zeroing
+// them as make does (writing a large response once is cheaper than clearing
+// it first). strings.Builder.Grow allocates without zeroing; the builder is
+// dropped and its buffer reused from its first byte.
+func makeNoZero(n int) []byte {
+	if n < 1024 {
+		return make([]byte, 0, n)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0)
+	s := sb.String()
+	return unsafe.Slice(unsafe.StringData(s), n)[:0]
 }
 
 func panicText(r any) string {
@@ -99,19 +132,29 @@ type assembly struct {
 
 // build lays out the messages of SPEC §3 and measures them (§4).
 func build(req *Request, tmpl *Template) *assembly {
+	return buildCounted(req, tmpl, nil)
+}
+
+// buildCounted is build given, when tc is not nil, the code points the
+// decoder counted.
+func buildCounted(req *Request, tmpl *Template, tc *textCounts) *assembly {
 	nInj := 0
 	for _, e := range req.Injections {
 		nInj += len(e)
 	}
 	a := &assembly{tmpl: tmpl, budget: req.MaxPromptChars}
 	a.msgs = make([]outMsg, 0, len(req.RunMessages)+nInj+len(req.GoalMessages)+2*len(req.Steps))
+	var run, goal, steps []int
+	if tc != nil {
+		run, goal, steps = tc.run, tc.goal, tc.steps
+	}
 	for _, m := range req.RunMessages {
-		a.addCopy(m)
+		run = a.addCopy(m, run)
 	}
 	a.runEnd = len(a.msgs)
 	if nInj > 0 {
 		a.injected = make([]Injected, 0, nInj)
-		for _, ch := range slices.Sorted(maps.Keys(req.Injections)) { // byte order = code-point order
+		for _, ch := range sortedKeys(req.Injections) { // byte order = code-point order
 			for _, e := range req.Injections[ch] {
 				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
 				a.addText(RoleUser, e.Content)
@@ -120,33 +163,70 @@ func build(req *Request, tmpl *Template) *assembly {
 	}
 	a.injEnd = len(a.msgs)
 	for _, m := range req.GoalMessages {
-		a.addCopy(m)
+		goal = a.addCopy(m, goal)
 	}
 	a.goalEnd = len(a.msgs)
-	for _, s := range req.Steps {
-		a.addStep(s)
+	if len(steps) == 2*len(req.Steps) {
+		for i, s := range req.Steps {
+			a.addStepCounted(s, steps[2*i], steps[2*i+1])
+		}
+	} else {
+		for _, s := range req.Steps {
+			a.addStep(s)
+		}
 	}
 	return a
 }
 
-func (a *assembly) addCopy(m Message) {
+// sortedKeys returns the channel names in byte order (= code-point order).
+func sortedKeys(m map[string][]Injection) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	if len(keys) > 1 {
+		slices.Sort(keys)
+	}
+	return keys
+}
+
+// addCopy adds a run or goal message. counts, when it holds an entry per
+// block, gives the blocks' code points; it returns counts past those blocks.
+func (a *assembly) addCopy(m Message, counts []int) []int {
 	var chars int64
-	for _, b := range m.Content {
-		chars += int64(codePoints(b.Text))
+	if len(counts) >= len(m.Content) {
+		for _, c := range counts[:len(m.Content)] {
+			chars += int64(c)
+		}
+		counts = counts[len(m.Content):]
+	} else {
+		for _, b := range m.Content {
+			chars += int64(codePoints(b.Text))
+		}
 	}
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
 	a.promptChars += chars
+	return counts
 }
 
 func (a *assembly) addText(role, text string) {
-	chars := int64(codePoints(text))
-	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: chars})
-	a.promptChars += chars
+	a.addTextCounted(role, text, codePoints(text))
+}
+
+func (a *assembly) addTextCounted(role, text string, chars int) {
+	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
+	a.promptChars += int64(chars)
 }
 
 func (a *assembly) addStep(s Step) {
-	a.addText(RoleAssistant, s.RawOutput)
-	nb, chars := a.tmpl.RenderSize(s.Observation)
+	a.addStepCounted(s, codePoints(s.RawOutput), codePoints(s.Observation))
+}
+
+// addStepCounted adds a step whose texts have rawChars and obsChars code
+// points.
+func (a *assembly) addStepCounted(s Step, rawChars, obsChars int) {
+	a.addTextCounted(RoleAssistant, s.RawOutput, rawChars)
+	nb, chars := a.tmpl.renderSizeCounted(s.Observation, int64(obsChars))
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
 	a.promptChars += chars
 }
@@ -223,26 +303,62 @@ func appendBlockHead(dst []byte) []byte {
 
 func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
 	dst = append(dst, 0x82, 0xa4, 'r', 'o', 'l', 'e')
-	dst = msgp.AppendString(dst, m.role)
+	dst = appendStr(dst, m.role)
 	dst = append(dst, 0xa7, 'c', 'o', 'n', 't', 'e', 'n', 't')
 	switch m.kind {
 	case kCopy:
-		dst = msgp.AppendArrayHeader(dst, uint32(len(m.blocks)))
+		dst = appendArrayHeader(dst, len(m.blocks))
 		for _, b := range m.blocks {
 			dst = append(dst, 0x82, 0xa4, 't', 'y', 'p', 'e')
-			dst = msgp.AppendString(dst, b.Type)
+			dst = appendStr(dst, b.Type)
 			dst = append(dst, 0xa4, 't', 'e', 'x', 't')
-			dst = msgp.AppendString(dst, b.Text)
+			dst = appendStr(dst, b.Text)
 		}
 	case kText:
 		dst = appendBlockHead(dst)
-		dst = msgp.AppendString(dst, m.text)
+		dst = appendStr(dst, m.text)
 	case kObs:
 		dst = appendBlockHead(dst)
 		dst = appendStrHeader(dst, m.nbytes)
 		dst = a.tmpl.AppendRender(dst, m.text)
 	}
 	return dst
+}
+
+// appendStr, appendArrayHeader and appendUint write what msgp's
+// AppendString, AppendArrayHeader and AppendUint64 write (the shortest form),
+// without their capacity checks: encode allocates the exact size first.
+func appendStr(dst []byte, s string) []byte {
+	if len(s) <= 31 {
+		dst = append(dst, 0xa0|byte(len(s)))
+	} else {
+		dst = appendStrHeader(dst, len(s))
+	}
+	return append(dst, s...)
+}
+
+func appendArrayHeader(dst []byte, n int) []byte {
+	if n <= 15 {
+		return append(dst, 0x90|byte(n))
+	}
+	if n <= 0xffff {
+		return append(dst, 0xdc, byte(n>>8), byte(n))
+	}
+	return append(dst, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendUint(dst []byte, u uint64) []byte {
+	switch {
+	case u <= 0x7f:
+		return append(dst, byte(u))
+	case u <= 0xff:
+		return append(dst, 0xcc, byte(u))
+	case u <= 0xffff:
+		return append(dst, 0xcd, byte(u>>8), byte(u))
+	case u <= 0xffffffff:
+		return append(dst, 0xce, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
+	}
+	return append(dst, 0xcf, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32), byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
 }
 
 func appendStrHeader(dst []byte, n int) []byte {
@@ -270,6 +386,15 @@ var (
 
 // encode writes the canonical ok response.
 func (a *assembly) encode() ([]byte, *Error) {
+	size, err := a.encodedSize()
+	if err != nil {
+		return nil, err
+	}
+	return a.appendTo(make([]byte, 0, size)), nil
+}
+
+// encodedSize returns the exact size of the ok response, or too_large.
+func (a *assembly) encodedSize() (int, *Error) {
 	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + hdrSize(len(a.msgs))
 	for i := range a.msgs {
 		size += a.msgs[i].encodedSize()
@@ -284,23 +409,26 @@ func (a *assembly) encode() ([]byte, *Error) {
 	}
 	size += len(keyPrefixDigests) + 1 + 3*(6+66)
 	if size > MaxResponseBytes {
-		return nil, newError(CodeTooLarge, "", "the response would be "+strconv.Itoa(size)+" bytes, over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
+		return 0, newError(CodeTooLarge, "", "the response would be "+strconv.Itoa(size)+" bytes, over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
 	}
+	return size, nil
+}
 
-	out := make([]byte, 0, size)
+// appendTo appends the canonical ok response to out.
+func (a *assembly) appendTo(out []byte) []byte {
 	out = append(out, 0x88)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
 	out = append(out, keyOK...)
 	out = append(out, 0xc3)
 	out = append(out, keyMessages...)
-	out = msgp.AppendArrayHeader(out, uint32(len(a.msgs)))
+	out = appendArrayHeader(out, len(a.msgs))
 	msgStart := len(out)
 	out, ends := a.appendMessages(out, a.msgs)
 	out = a.appendTail(out)
 	digests := prefixDigests(out[msgStart:], [3]int{ends[0] - msgStart, ends[1] - msgStart, ends[2] - msgStart}, a.segments())
 	out = appendDigests(out, digests)
-	return out, nil
+	return out
 }
 
 func (a *assembly) segments() [3]int { return [3]int{a.runEnd, a.injEnd, a.goalEnd} }
@@ -327,9 +455,9 @@ func (a *assembly) appendMessages(dst []byte, msgs []outMsg) ([]byte, [3]int) {
 // appendTail writes message_chars through injected.
 func (a *assembly) appendTail(out []byte) []byte {
 	out = append(out, keyMessageChars...)
-	out = msgp.AppendArrayHeader(out, uint32(len(a.msgs)))
+	out = appendArrayHeader(out, len(a.msgs))
 	for i := range a.msgs {
-		out = msgp.AppendUint64(out, uint64(a.msgs[i].chars))
+		out = appendUint(out, uint64(a.msgs[i].chars))
 	}
 	out = append(out, keyPromptChars...)
 	out = msgp.AppendUint64(out, uint64(a.promptChars))

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"encoding/binary"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -16,24 +18,60 @@ import (
 // Paths are built only on failure: each level returns an error whose Path is
 // relative to the value it decoded, and the caller prepends its own segment.
 
+// textCounts holds the code points of the texts the decoder validated (it
+// counts them in the same pass), so that assembling does not read them again.
+type textCounts struct {
+	run, goal []int // one per content block of run_messages, goal_messages, in order
+	steps     []int // raw_output and observation of each step, in order
+}
+
 // decodeRequest decodes a whole request, trailing bytes included, and returns
 // it with its parsed template.
 func decodeRequest(b []byte) (*Request, *Template, *Error) {
+	req, tmpl, _, err := decodeRequestCounted(b)
+	return req, tmpl, err
+}
+
+// decodeRequestCounted is decodeRequest that also returns the code points of
+// the texts it decoded.
+func decodeRequestCounted(b []byte) (*Request, *Template, *textCounts, *Error) {
 	if len(b) == 0 {
-		return nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
 	if msgp.NextType(b) != msgp.MapType {
-		return nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
 	}
-	req, tmpl, rest, err := decodeRequestMap(b)
+	tc := &textCounts{}
+	req, tmpl, rest, err := decodeRequestMap(b, tc)
 	if err != nil {
 		err.Path = trimDot(err.Path)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(rest) != 0 {
-		return nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+		return nil, nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
 	}
-	return req, tmpl, nil
+	return req, tmpl, tc, nil
+}
+
+// lastTemplate caches the most recently parsed template: an agent loop sends
+// the same template with every request, and parsing costs more than
+// assembling a small request (a Template is immutable, so sharing it is safe).
+var lastTemplate atomic.Pointer[Template]
+
+// parseTemplateCached is ParseTemplate with a one-entry cache.
+func parseTemplateCached(src string) (*Template, *Error) {
+	if t := lastTemplate.Load(); t != nil && t.src == src {
+		return t, nil
+	}
+	t, err := ParseTemplate(src)
+	if err == nil {
+		// t.src may alias a request buffer (decoded strings are not copied):
+		// keep a copy of the text instead.
+		t2 := *t
+		t2.src = string([]byte(src))
+		lastTemplate.Store(&t2)
+	}
+	return t, err
 }
 
 func trimDot(p string) string {
@@ -56,7 +94,7 @@ const (
 
 var requestFields = "v, run_messages, injections, goal_messages, steps, observation_template, max_prompt_chars"
 
-func decodeRequestMap(b []byte) (*Request, *Template, []byte, *Error) {
+func decodeRequestMap(b []byte, tc *textCounts) (*Request, *Template, []byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
 		return nil, nil, b, err
@@ -100,18 +138,18 @@ func decodeRequestMap(b []byte) (*Request, *Template, []byte, *Error) {
 				err = newError(CodeUnsupportedVersion, "", "wire version "+intText(v, big)+" is not supported; this library speaks version 1")
 			}
 		case fRunMessages:
-			req.RunMessages, b, err = decodeMessages(b)
+			req.RunMessages, b, err = decodeMessages(b, &tc.run)
 		case fInjections:
 			req.Injections, b, err = decodeInjections(b)
 		case fGoalMessages:
-			req.GoalMessages, b, err = decodeMessages(b)
+			req.GoalMessages, b, err = decodeMessages(b, &tc.goal)
 		case fSteps:
-			req.Steps, b, err = decodeSteps(b)
+			req.Steps, b, err = decodeSteps(b, &tc.steps)
 		case fTemplate:
 			req.ObservationTemplate, b, err = readStr(b)
 			if err == nil {
 				var terr *Error
-				if tmpl, terr = ParseTemplate(req.ObservationTemplate); terr != nil {
+				if tmpl, terr = parseTemplateCached(req.ObservationTemplate); terr != nil {
 					err = terr
 				}
 			}
@@ -147,7 +185,7 @@ func decodeRequestMap(b []byte) (*Request, *Template, []byte, *Error) {
 	return req, tmpl, b, nil
 }
 
-func decodeMessages(b []byte) ([]Message, []byte, *Error) {
+func decodeMessages(b []byte, counts *[]int) ([]Message, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
@@ -155,7 +193,7 @@ func decodeMessages(b []byte) ([]Message, []byte, *Error) {
 	msgs := make([]Message, 0, min(int(n), len(b)))
 	for i := 0; i < int(n); i++ {
 		var m Message
-		m, b, err = decodeMessage(b)
+		m, b, err = decodeMessage(b, counts)
 		if err != nil {
 			return nil, b, err.within(indexSeg(i))
 		}
@@ -164,7 +202,7 @@ func decodeMessages(b []byte) ([]Message, []byte, *Error) {
 	return msgs, b, nil
 }
 
-func decodeMessage(b []byte) (Message, []byte, *Error) {
+func decodeMessage(b []byte, counts *[]int) (Message, []byte, *Error) {
 	var m Message
 	n, b, err := readMapHeader(b)
 	if err != nil {
@@ -193,7 +231,7 @@ func decodeMessage(b []byte) (Message, []byte, *Error) {
 				return m, b, duplicateKey(key)
 			}
 			seen |= fContent
-			m.Content, b, err = decodeBlocks(b)
+			m.Content, b, err = decodeBlocks(b, counts)
 		default:
 			return m, b, unknownField(key, "a message", "role, content")
 		}
@@ -214,7 +252,7 @@ func validRole(r string) bool {
 	return r == RoleUser || r == RoleAssistant || r == RoleSystem
 }
 
-func decodeBlocks(b []byte) ([]Block, []byte, *Error) {
+func decodeBlocks(b []byte, counts *[]int) ([]Block, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
@@ -222,20 +260,26 @@ func decodeBlocks(b []byte) ([]Block, []byte, *Error) {
 	blocks := make([]Block, 0, min(int(n), len(b)))
 	for i := 0; i < int(n); i++ {
 		var blk Block
-		blk, b, err = decodeBlock(b)
+		var chars int
+		blk, chars, b, err = decodeBlock(b)
 		if err != nil {
 			return nil, b, err.within(indexSeg(i))
 		}
 		blocks = append(blocks, blk)
+		*counts = append(*counts, chars)
 	}
 	return blocks, b, nil
 }
 
-func decodeBlock(b []byte) (Block, []byte, *Error) {
-	var blk Block
+func decodeBlock(b []byte) (Block, int, []byte, *Error) {
+	blk, chars, b, err := decodeBlockMap(b)
+	return blk, chars, b, err
+}
+
+func decodeBlockMap(b []byte) (blk Block, chars int, _ []byte, _ *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return blk, b, err
+		return blk, 0, b, err
 	}
 	const fType, fText = 1, 2
 	var seen uint
@@ -243,12 +287,12 @@ func decodeBlock(b []byte) (Block, []byte, *Error) {
 		var key string
 		key, b, err = readKey(b)
 		if err != nil {
-			return blk, b, err
+			return blk, chars, b, err
 		}
 		switch key {
 		case "type":
 			if seen&fType != 0 {
-				return blk, b, duplicateKey(key)
+				return blk, chars, b, duplicateKey(key)
 			}
 			seen |= fType
 			blk.Type, b, err = readStr(b)
@@ -257,24 +301,24 @@ func decodeBlock(b []byte) (Block, []byte, *Error) {
 			}
 		case "text":
 			if seen&fText != 0 {
-				return blk, b, duplicateKey(key)
+				return blk, chars, b, duplicateKey(key)
 			}
 			seen |= fText
-			blk.Text, b, err = readStr(b)
+			blk.Text, chars, b, err = readStrN(b)
 		default:
-			return blk, b, unknownField(key, "a text block", "type, text")
+			return blk, chars, b, unknownField(key, "a text block", "type, text")
 		}
 		if err != nil {
-			return blk, b, err.within(fieldSeg(key))
+			return blk, chars, b, err.within(fieldSeg(key))
 		}
 	}
 	if seen&fType == 0 {
-		return blk, b, missingField("type", "a content block")
+		return blk, chars, b, missingField("type", "a content block")
 	}
 	if seen&fText == 0 {
-		return blk, b, missingField("text", "a text block")
+		return blk, chars, b, missingField("text", "a text block")
 	}
-	return blk, b, nil
+	return blk, chars, b, nil
 }
 
 func unknownBlockType(t string) *Error {
@@ -373,7 +417,7 @@ func emptyEntryID() *Error {
 	return newError(CodeInvalidEntryID, "", "entry_id is empty; give every injection a non-empty identifier")
 }
 
-func decodeSteps(b []byte) ([]Step, []byte, *Error) {
+func decodeSteps(b []byte, counts *[]int) ([]Step, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
@@ -381,20 +425,21 @@ func decodeSteps(b []byte) ([]Step, []byte, *Error) {
 	steps := make([]Step, 0, min(int(n), len(b)))
 	for i := 0; i < int(n); i++ {
 		var s Step
-		s, b, err = decodeStep(b)
+		var rawChars, obsChars int
+		s, rawChars, obsChars, b, err = decodeStep(b)
 		if err != nil {
 			return nil, b, err.within(indexSeg(i))
 		}
 		steps = append(steps, s)
+		*counts = append(*counts, rawChars, obsChars)
 	}
 	return steps, b, nil
 }
 
-func decodeStep(b []byte) (Step, []byte, *Error) {
-	var s Step
+func decodeStep(b []byte) (s Step, rawChars, obsChars int, _ []byte, _ *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return s, b, err
+		return s, rawChars, obsChars, b, err
 	}
 	const fRaw, fObs = 1, 2
 	var seen uint
@@ -402,35 +447,35 @@ func decodeStep(b []byte) (Step, []byte, *Error) {
 		var key string
 		key, b, err = readKey(b)
 		if err != nil {
-			return s, b, err
+			return s, rawChars, obsChars, b, err
 		}
 		switch key {
 		case "raw_output":
 			if seen&fRaw != 0 {
-				return s, b, duplicateKey(key)
+				return s, rawChars, obsChars, b, duplicateKey(key)
 			}
 			seen |= fRaw
-			s.RawOutput, b, err = readStr(b)
+			s.RawOutput, rawChars, b, err = readStrN(b)
 		case "observation":
 			if seen&fObs != 0 {
-				return s, b, duplicateKey(key)
+				return s, rawChars, obsChars, b, duplicateKey(key)
 			}
 			seen |= fObs
-			s.Observation, b, err = readStr(b)
+			s.Observation, obsChars, b, err = readStrN(b)
 		default:
-			return s, b, unknownField(key, "a step", "raw_output, observation")
+			return s, rawChars, obsChars, b, unknownField(key, "a step", "raw_output, observation")
 		}
 		if err != nil {
-			return s, b, err.within(fieldSeg(key))
+			return s, rawChars, obsChars, b, err.within(fieldSeg(key))
 		}
 	}
 	if seen&fRaw == 0 {
-		return s, b, missingField("raw_output", "a step")
+		return s, rawChars, obsChars, b, missingField("raw_output", "a step")
 	}
 	if seen&fObs == 0 {
-		return s, b, missingField("observation", "a step")
+		return s, rawChars, obsChars, b, missingField("observation", "a step")
 	}
-	return s, b, nil
+	return s, rawChars, obsChars, b, nil
 }
 
 // ---- primitives ----
@@ -476,6 +521,9 @@ func wrongType(b []byte, want string) *Error {
 }
 
 func readMapHeader(b []byte) (uint32, []byte, *Error) {
+	if len(b) > 0 && b[0]&0xf0 == 0x80 { // fixmap, the common case
+		return uint32(b[0] & 0x0f), b[1:], nil
+	}
 	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
 		return 0, b, wrongType(b, "a map")
 	}
@@ -487,6 +535,16 @@ func readMapHeader(b []byte) (uint32, []byte, *Error) {
 }
 
 func readArrayHeader(b []byte) (uint32, []byte, *Error) {
+	if len(b) >= 5 {
+		switch c := b[0]; {
+		case c&0xf0 == 0x90: // fixarray
+			return uint32(c & 0x0f), b[1:], nil
+		case c == 0xdc:
+			return uint32(binary.BigEndian.Uint16(b[1:])), b[3:], nil
+		case c == 0xdd:
+			return binary.BigEndian.Uint32(b[1:]), b[5:], nil
+		}
+	}
 	if len(b) == 0 || msgp.NextType(b) != msgp.ArrayType {
 		return 0, b, wrongType(b, "an array")
 	}
@@ -497,8 +555,60 @@ func readArrayHeader(b []byte) (uint32, []byte, *Error) {
 	return n, rest, nil
 }
 
+// strHeader decodes the header of a str value held whole in b: the header
+// length and the string length. ok is false for anything else (another type,
+// a value cut short), which the callers leave to msgp to diagnose.
+func strHeader(b []byte) (h, n int, ok bool) {
+	if len(b) > 0 && b[0]&0xe0 == 0xa0 { // fixstr, inlined
+		n = int(b[0] & 0x1f)
+		return 1, n, n < len(b)
+	}
+	return strHeaderLong(b)
+}
+
+func strHeaderLong(b []byte) (h, n int, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	switch c := b[0]; {
+	case c == 0xd9 && len(b) >= 2:
+		h, n = 2, int(b[1])
+	case c == 0xda && len(b) >= 3:
+		h, n = 3, int(binary.BigEndian.Uint16(b[1:]))
+	case c == 0xdb && len(b) >= 5:
+		h, n = 5, int(binary.BigEndian.Uint32(b[1:]))
+	default:
+		return 0, 0, false
+	}
+	return h, n, n <= len(b)-h
+}
+
+// readStrN reads a str value, checks its UTF-8 and counts its code points.
+func readStrN(b []byte) (string, int, []byte, *Error) {
+	if h, n, ok := strHeader(b); ok {
+		v := b[h : h+n]
+		chars, valid := utf8Count(v)
+		if !valid {
+			return "", 0, b, invalidUTF8(v, "this text")
+		}
+		return unsafe.String(unsafe.SliceData(v), len(v)), chars, b[h+n:], nil
+	}
+	s, rest, err := readStr(b)
+	if err != nil {
+		return "", 0, b, err
+	}
+	return s, codePoints(s), rest, nil
+}
+
 // readStr reads a str value and checks its UTF-8.
 func readStr(b []byte) (string, []byte, *Error) {
+	if h, n, ok := strHeader(b); ok {
+		v := b[h : h+n]
+		if !validUTF8(v) {
+			return "", b, invalidUTF8(v, "this text")
+		}
+		return unsafe.String(unsafe.SliceData(v), len(v)), b[h+n:], nil
+	}
 	if len(b) == 0 || msgp.NextType(b) != msgp.StrType {
 		return "", b, wrongType(b, "a str (UTF-8 text)")
 	}
@@ -514,6 +624,13 @@ func readStr(b []byte) (string, []byte, *Error) {
 
 // readKey reads a map key: a str of valid UTF-8. Errors carry the map's path.
 func readKey(b []byte) (string, []byte, *Error) {
+	if h, n, ok := strHeader(b); ok {
+		v := b[h : h+n]
+		if !validUTF8(v) {
+			return "", b, invalidUTF8(v, "a key of this map")
+		}
+		return unsafe.String(unsafe.SliceData(v), len(v)), b[h+n:], nil
+	}
 	if len(b) == 0 {
 		return "", b, newError(CodeMalformedRequest, "", "the request ends where a map key should be; it was cut short")
 	}

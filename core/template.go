@@ -385,12 +385,20 @@ func quoteConv(r rune) string {
 // RenderSize returns the UTF-8 byte length and code-point count of
 // t.format(observation=obs). obs must be valid UTF-8. It does not allocate.
 func (t *Template) RenderSize(obs string) (nbytes int, nchars int64) {
+	return t.renderSizeCounted(obs, -1)
+}
+
+// renderSizeCounted is RenderSize given obsChars, the code points of obs, or
+// -1 to count them when needed.
+func (t *Template) renderSizeCounted(obs string, obsChars int64) (nbytes int, nchars int64) {
 	nbytes, nchars = t.litBytes, t.litChars
 	if t.plain {
+		if obsChars < 0 {
+			obsChars = countRunes(obs)
+		}
 		k := len(t.fields)
-		return nbytes + k*len(obs), nchars + int64(k)*countRunes(obs)
+		return nbytes + k*len(obs), nchars + int64(k)*obsChars
 	}
-	obsChars := int64(-1)
 	var rinfo [2]reprInfo
 	var have [2]bool
 	for i := range t.fields {

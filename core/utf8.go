@@ -3,30 +3,38 @@ package core
 import (
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf8"
 	"unsafe"
 )
+
+// load64 returns the eight bytes at p as a little-endian word: one 8-byte load
+// (i64.load in WebAssembly) and no bounds check; the caller guarantees that
+// eight bytes are readable at p.
+func load64(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(p)[:])
+}
 
 // codePoints returns the number of code points of s, which must be valid
 // UTF-8 (the decoder and checkRequest ensure it): the bytes that are not
 // continuation bytes (10xxxxxx), counted eight at a time.
 func codePoints(s string) int {
-	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	p := unsafe.Pointer(unsafe.StringData(s))
+	n := len(s)
 	cont := 0
 	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		cont += contBytes(binary.LittleEndian.Uint64(b[i:])) + contBytes(binary.LittleEndian.Uint64(b[i+8:])) +
-			contBytes(binary.LittleEndian.Uint64(b[i+16:])) + contBytes(binary.LittleEndian.Uint64(b[i+24:]))
+	for ; i+32 <= n; i += 32 {
+		q := unsafe.Add(p, i)
+		cont += contBytes(load64(q)) + contBytes(load64(unsafe.Add(q, 8))) +
+			contBytes(load64(unsafe.Add(q, 16))) + contBytes(load64(unsafe.Add(q, 24)))
 	}
-	for ; i+8 <= len(b); i += 8 {
-		cont += contBytes(binary.LittleEndian.Uint64(b[i:]))
+	for ; i+8 <= n; i += 8 {
+		cont += contBytes(load64(unsafe.Add(p, i)))
 	}
-	for ; i < len(b); i++ {
-		if b[i]&0xc0 == 0x80 {
+	for ; i < n; i++ {
+		if *(*byte)(unsafe.Add(p, i))&0xc0 == 0x80 {
 			cont++
 		}
 	}
-	return len(b) - cont
+	return n - cont
 }
 
 // contBytes counts the bytes of x whose top bits are 10.
@@ -35,32 +43,127 @@ func contBytes(x uint64) int {
 }
 
 // validUTF8 reports whether b is valid UTF-8 (surrogates and overlong forms
-// rejected), as utf8.Valid does. Unlike utf8.Valid, which leaves its
-// eight-bytes-at-a-time ASCII path for good at the first non-ASCII byte, it
-// returns to that path after every multi-byte character, so mostly-ASCII text
-// with a few accents or symbols stays fast.
+// rejected), as utf8.Valid does.
 func validUTF8(b []byte) bool {
+	_, ok := utf8Count(b)
+	return ok
+}
+
+// utf8Count validates b as UTF-8 exactly as utf8.Valid does (surrogates,
+// overlong forms and code points above U+10FFFF rejected) and, in the same
+// pass, counts its code points. ASCII goes eight bytes at a time, and the
+// loop returns to that path after every multi-byte character, so mostly-ASCII
+// text with a few accents or symbols stays fast. A multi-byte character is
+// checked with one 4-byte load and masks (no call and few branches per
+// character: calls are expensive in Go's WebAssembly code).
+func utf8Count(b []byte) (n int, ok bool) {
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	end := len(b)
 	i := 0
-	for i < len(b) {
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
-			if w != 0 {
-				i += bits.TrailingZeros64(w) >> 3
+	// One loop, one back edge per step: a step is eight ASCII bytes, or the
+	// ASCII bytes before a multi-byte character and that character. (A
+	// backward branch costs a jump-table dispatch in Go's WebAssembly code.)
+	for i+4 <= end {
+		if i+8 <= end {
+			w := load64(unsafe.Add(p, i)) & 0x8080808080808080
+			if w == 0 {
+				i += 8
+				n += 8
+				continue
+			}
+			k := bits.TrailingZeros64(w) >> 3
+			i += k
+			n += k
+			if i+4 > end {
 				break
 			}
-			i += 8
-		}
-		for i < len(b) && b[i] < utf8.RuneSelf {
+		} else if *(*byte)(unsafe.Add(p, i)) < 0x80 {
 			i++
+			n++
+			continue
 		}
-		if i >= len(b) {
-			return true
+		n++
+		// b[i] >= 0x80 starts a multi-byte character (Table 3-7 of the
+		// Unicode standard lists the well-formed sequences); four bytes are
+		// readable.
+		x := load32(unsafe.Add(p, i)) // b[i] in the low byte
+		switch {
+		case x&0xc0e0 == 0x80c0: // 110xxxxx 10xxxxxx
+			if x&0x1e == 0 { // C0, C1: overlong
+				return n, false
+			}
+			i += 2
+		case x&0xc0c0f0 == 0x8080e0: // 1110xxxx 10xxxxxx 10xxxxxx
+			if t := x & 0x200f; t == 0 || t == 0x200d { // E0 80-9F: overlong; ED A0-BF: surrogates
+				return n, false
+			}
+			i += 3
+		case x&0xc0c0c0f8 == 0x808080f0: // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
+			if cp := (x&7)<<18 | (x>>8&0x3f)<<12; cp < 0x10000 || cp > 0x10ffff { // overlong; above U+10FFFF
+				return n, false
+			}
+			i += 4
+		default:
+			return n, false
 		}
-		r, size := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && size == 1 {
-			return false
+	}
+	// The last three bytes, one character at a time.
+	for i < end {
+		c := *(*byte)(unsafe.Add(p, i))
+		n++
+		if c < 0x80 {
+			i++
+			continue
+		}
+		size, ok := multiByte(b[i:])
+		if !ok {
+			return n, false
 		}
 		i += size
 	}
-	return true
+	return n, true
+}
+
+// load32 returns the four bytes at p as a little-endian word.
+func load32(p unsafe.Pointer) uint32 {
+	return binary.LittleEndian.Uint32((*[4]byte)(p)[:])
+}
+
+// multiByte checks the multi-byte character that starts b (b[0] >= 0x80)
+// and returns its length.
+func multiByte(b []byte) (int, bool) {
+	c := b[0]
+	var size int
+	lo, hi := byte(0x80), byte(0xbf)
+	switch {
+	case c < 0xc2:
+		return 0, false
+	case c < 0xe0:
+		size = 2
+	case c < 0xf0:
+		size = 3
+		if c == 0xe0 {
+			lo = 0xa0
+		} else if c == 0xed {
+			hi = 0x9f
+		}
+	case c < 0xf5:
+		size = 4
+		if c == 0xf0 {
+			lo = 0x90
+		} else if c == 0xf4 {
+			hi = 0x8f
+		}
+	default:
+		return 0, false
+	}
+	if len(b) < size || b[1] < lo || b[1] > hi {
+		return 0, false
+	}
+	for _, c := range b[2:size] {
+		if c&0xc0 != 0x80 {
+			return 0, false
+		}
+	}
+	return size, true
 }

@@ -43,6 +43,9 @@ func TestValidUTF8(t *testing.T) {
 		if got, want := validUTF8(c), utf8.Valid(c); got != want {
 			t.Fatalf("validUTF8(%q) = %v, want %v", c, got, want)
 		}
+		if n, ok := utf8Count(c); ok && n != utf8.RuneCount(c) {
+			t.Fatalf("utf8Count(%q) = %d, want %d", c, n, utf8.RuneCount(c))
+		}
 	}
 }
 
@@ -52,5 +55,43 @@ func FuzzValidUTF8(f *testing.F) {
 		if validUTF8(b) != utf8.Valid(b) {
 			t.Fatalf("validUTF8(%q) disagrees with utf8.Valid", b)
 		}
+		if n, ok := utf8Count(b); ok && n != utf8.RuneCount(b) {
+			t.Fatalf("utf8Count(%q) = %d, want %d", b, n, utf8.RuneCount(b))
+		}
 	})
+}
+
+// TestUTF8CountExhaustive checks utf8Count against utf8.Valid on every
+// sequence of up to three bytes and on four-byte sequences over the bytes
+// that matter, each alone, after seven ASCII bytes, and followed by twelve
+// (the word-at-a-time path).
+func TestUTF8CountExhaustive(t *testing.T) {
+	check1 := func(c []byte) {
+		n, ok := utf8Count(c)
+		if ok != utf8.Valid(c) || ok && n != utf8.RuneCount(c) {
+			t.Fatalf("utf8Count(%q) = %d, %v; want %d, %v", c, n, ok, utf8.RuneCount(c), utf8.Valid(c))
+		}
+	}
+	check := func(b []byte) {
+		for _, pre := range [][]byte{nil, []byte("abcdefg")} {
+			c := append(append([]byte(nil), pre...), b...)
+			check1(c)
+			check1(append(c, "abcdefghijkl"...)) // the word-at-a-time path
+		}
+	}
+	for x := range 1 << 16 {
+		check([]byte{byte(x >> 8), byte(x)})
+		check([]byte{byte(x >> 8)})
+	}
+	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
+	for x := 0xc0; x <= 0xff; x++ {
+		for y := range 256 {
+			for _, z := range edges {
+				check([]byte{byte(x), byte(y), z})
+				for _, w := range edges {
+					check([]byte{byte(x), byte(y), z, w})
+				}
+			}
+		}
+	}
 }
