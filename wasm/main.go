@@ -11,23 +11,88 @@ import (
 	"github.com/polyloop/assembly/core"
 )
 
-// buffers keeps every buffer handed to the host alive (and unmoved) until the
-// host gives it back with free or, for a request, with assemble.
-var buffers = map[uint32][]byte{}
+// pinned keeps every buffer handed to the host alive (and unmoved) until the
+// host gives it back with free or, for a request, with assemble. A host holds
+// one or two at a time, so a slice searched linearly beats a map (map
+// operations cost hundreds of nanoseconds in Go's WebAssembly code).
+var pinned [][]byte
+
+// spare holds up to two buffers the host gave back, reused by the next alloc
+// (for a request) and assemble (for a response): a steady stream of calls
+// then allocates nothing for its buffers, and the Go heap does not churn
+// through a fresh multi-megabyte response per call. Buffers are handed out
+// as they are (the ABI never promised zeroed memory).
+var spare [2][]byte
+
+func addr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 
 func pin(b []byte) uint32 {
 	if cap(b) == 0 {
 		b = make([]byte, 0, 1) // distinct address for empty buffers
 	}
-	p := uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-	buffers[p] = b
-	return p
+	pinned = append(pinned, b)
+	return addr(b)
+}
+
+// unpin removes the buffer at ptr from pinned and returns it.
+func unpin(ptr uint32) ([]byte, bool) {
+	for i, b := range pinned {
+		if addr(b) == ptr {
+			last := len(pinned) - 1
+			pinned[i] = pinned[last]
+			pinned[last] = nil
+			pinned = pinned[:last]
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// keep offers b for reuse: it takes an empty slot, or replaces a smaller
+// spare.
+func keep(b []byte) {
+	if cap(b) <= 1 {
+		return
+	}
+	i := 0
+	switch {
+	case spare[0] == nil:
+	case spare[1] == nil, cap(spare[1]) < cap(spare[0]):
+		i = 1
+	}
+	if spare[i] == nil || cap(spare[i]) < cap(b) {
+		spare[i] = b
+	}
+}
+
+// take returns the spare buffer with at least min bytes of capacity (the
+// smaller one when both qualify), or, when largest is set, the larger spare
+// whatever its size; nil when there is none.
+func take(min int, largest bool) []byte {
+	i := -1
+	for j, b := range spare {
+		if b == nil || cap(b) < min {
+			continue
+		}
+		if i < 0 || largest == (cap(b) > cap(spare[i])) {
+			i = j
+		}
+	}
+	if i < 0 {
+		return nil
+	}
+	b := spare[i]
+	spare[i] = nil
+	return b
 }
 
 // alloc returns a buffer of size bytes for the host to write a request into.
 //
 //go:wasmexport alloc
 func alloc(size uint32) uint32 {
+	if b := take(int(size), false); b != nil && size > 0 {
+		return pin(b[:size])
+	}
 	return pin(make([]byte, size))
 }
 
@@ -36,7 +101,9 @@ func alloc(size uint32) uint32 {
 //
 //go:wasmexport free
 func free(ptr uint32) {
-	delete(buffers, ptr)
+	if b, ok := unpin(ptr); ok {
+		keep(b)
+	}
 }
 
 // assemble reads the request from the alloc'ed buffer at ptr (size bytes),
@@ -45,13 +112,15 @@ func free(ptr uint32) {
 //
 //go:wasmexport assemble
 func assemble(ptr, size uint32) uint64 {
-	req, ok := buffers[ptr]
-	delete(buffers, ptr)
+	req, ok := unpin(ptr)
 	var resp []byte
 	if !ok || uint64(size) > uint64(len(req)) {
 		resp = core.InternalErrorResponse("assemble: the request buffer was not returned by alloc, or is shorter than the size given")
 	} else {
-		resp = core.AssembleBytes(req[:size])
+		resp = core.AppendAssembleBytes(take(0, true)[:0], req[:size])
+	}
+	if ok {
+		keep(req) // the response holds no reference into the request
 	}
 	return uint64(pin(resp))<<32 | uint64(len(resp))
 }
