@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo test test.go test.format test.format-full test.host test.reproducible fuzz bench vectors check-python312
+.PHONY: all wasm demo test test.go test.format test.format-full test.host test.reproducible fuzz bench bench.quick bench.go vectors check-python312
 
 all: wasm
 
@@ -61,7 +61,22 @@ fuzz:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzAssembleBytes$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
 
-bench: wasm
+# One table across every host (native Go, wazero, wasmtime-go, Python, Node)
+# on the shared requests of internal/benchreq: BENCHMARKS.md (regenerated),
+# BENCHMARKS.json and BENCHMARKS-add_step.svg. The Python and JavaScript
+# makefiles add their own table benchmarks (bench.python, bench.js) to it.
+# `make bench.quick` is a reduced run (under a minute) written to
+# $(BENCH_QUICK_OUT).md/.json, leaving BENCHMARKS.md alone.
+BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
+BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
+bench: wasm python.venv python.wasm js.deps js.wasm
+	$(GO) run ./internal/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
+
+bench.quick: wasm python.venv python.wasm js.deps js.wasm
+	$(GO) run ./internal/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
+
+# The Go benchmarks of the core and of the engines (go test -bench).
+bench.go: wasm
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem -count 1 ./core/
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./host-test/
 

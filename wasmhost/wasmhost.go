@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/polyloop/assembly/core"
 )
@@ -81,6 +82,7 @@ type Runner struct {
 	idle         chan Instance
 	recycleAbove uint64
 	closeOnce    sync.Once
+	peakMemory   atomic.Uint64
 }
 
 // NewRunner wraps an engine in a pooled runner. Engines' constructors call it.
@@ -157,7 +159,14 @@ func (r *Runner) call(request []byte) (resp []byte, err error) {
 	if e := inst.Free(rptr); e != nil {
 		return fail("free", e)
 	}
-	keep = inst.MemorySize() <= r.recycleAbove
+	mem := inst.MemorySize()
+	for {
+		old := r.peakMemory.Load()
+		if mem <= old || r.peakMemory.CompareAndSwap(old, mem) {
+			break
+		}
+	}
+	keep = mem <= r.recycleAbove
 	return resp, nil
 }
 
@@ -200,6 +209,11 @@ func (r *Runner) put(inst Instance, keep bool) {
 	}
 	inst.Close()
 }
+
+// PeakMemoryBytes is the largest linear memory of an instance of this runner
+// after a call: the memory one instance needs for the largest request it has
+// answered (linear memory never shrinks).
+func (r *Runner) PeakMemoryBytes() uint64 { return r.peakMemory.Load() }
 
 // Warm makes sure at least one instance is ready, so that the first call
 // does not pay for instantiation.

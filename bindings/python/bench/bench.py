@@ -185,9 +185,10 @@ _CHILD = (
 )
 
 
-def _child(cache: str) -> Tuple[float, float]:
+def _child(cache: str, request: Any = None) -> Tuple[float, float]:
     env = dict(os.environ, POLYLOOP_ASSEMBLY_CACHE_DIR=cache)
-    out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(tiny_request())], env=env,
+    request = tiny_request() if request is None else request
+    out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(request)], env=env,
                          capture_output=True, text=True, check=True)
     t_import, t_first = json.loads(out.stdout)
     return t_import, t_first
@@ -231,5 +232,107 @@ def main() -> None:
     print(table(("import + first call, new process", "import", "first call"), bench_first_call()))
 
 
+# --- machine-readable mode for `make bench` (internal/benchreport) -------------
+
+
+def _samples(fns: List[Callable[[], Any]], samples: int, sample_s: float) -> Tuple[List[int], List[List[float]]]:
+    """Times each fn side by side: every round runs one batch of each.
+    Returns the batch sizes and, per fn, the mean seconds per call of each batch."""
+    calls = []
+    for fn in fns:
+        w0 = time.perf_counter()
+        for i in range(1000000):  # warm up for about a sample
+            fn()
+            if i >= 2 and time.perf_counter() - w0 > sample_s:
+                break
+        t0 = time.perf_counter()
+        fn()
+        calls.append(max(1, int(sample_s / max(time.perf_counter() - t0, 1e-7))))
+    out: List[List[float]] = [[] for _ in fns]
+    for _ in range(samples):
+        for k, fn in enumerate(fns):
+            n = calls[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out[k].append((time.perf_counter() - t0) / n)
+    return calls, out
+
+
+def json_main(argv: List[str]) -> None:
+    """``bench.py --requests DIR --json PATH``: the shared request files of
+    internal/benchreq (written by internal/benchreport) instead of this file's
+    own requests, raw samples as JSON. Options: --names tiny,typical,1MB,16MB,
+    --histories 10,1000, --samples N, --sample-seconds S."""
+    import argparse
+    import platform
+    from importlib import metadata
+
+    import msgpack
+
+    from polyloop_assembly import _codec, _runtime
+
+    ap = argparse.ArgumentParser(prog="bench.py")
+    ap.add_argument("--requests", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--names", default="tiny,typical,1MB,16MB")
+    ap.add_argument("--histories", default="10,100,1000,10000")
+    ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--sample-seconds", type=float, default=0.15)
+    args = ap.parse_args(argv)
+    d = Path(args.requests)
+    out: Dict[str, Any] = {
+        "versions": {"CPython": platform.python_version(), "wasmtime (PyPI)": metadata.version("wasmtime"),
+                     "msgpack (PyPI)": metadata.version("msgpack")},
+        "assemble": [], "add_step": [], "startup": [], "stages": [], "peak_memory": [],
+    }
+    pa.assemble_bytes((d / "tiny.msgpack").read_bytes())  # load the module before timing
+    for name in args.names.split(","):
+        wire = (d / (name + ".msgpack")).read_bytes()
+        req = msgpack.unpackb(wire, raw=False)
+        ref_bytes, err = R.assemble_bytes(wire)
+        assert err is None and pa.assemble_bytes(wire) == ref_bytes, name  # same answer before timing
+        print("bench.py: %s" % name, file=sys.stderr)
+        fns = [lambda: pa.assemble_bytes(wire), lambda: pa.assemble(req), lambda: R.assemble_bytes(wire)]
+        calls, samples = _samples(fns, args.samples, args.sample_seconds)
+        for k, (engine, ref) in enumerate((("wasmtime, assemble_bytes(bytes)", False),
+                                           ("wasmtime, assemble(dict)", False),
+                                           ("testdata/gen/reference.py assemble_bytes", True))):
+            out["assemble"].append({"engine": engine, "request": name, "reference": ref,
+                                    "calls": calls[k], "samples_s": samples[k]})
+        resp = pa.assemble_bytes(wire)
+        _, st = _samples([lambda: _codec.encode(req), lambda: _codec.decode(resp)], 3, args.sample_seconds / 3)
+        out["stages"].append({"request": name, "median_s": {
+            "1 encode (dict to msgpack)": statistics.median(st[0]),
+            "2 assemble_bytes (copy in, module, copy out)": statistics.median(samples[0]),
+            "3 decode (msgpack to dict)": statistics.median(st[1]),
+            "all: assemble(dict)": statistics.median(samples[1])}})
+        inst = _runtime.Instance(_runtime.get_runtime())
+        inst.call(wire)
+        out["peak_memory"].append({"request": name, "bytes": inst._memory_size()})
+    base_req = msgpack.unpackb((d / "addstep.msgpack").read_bytes(), raw=False)
+    step = base_req.pop("steps")[0]
+    for h in (int(x) for x in args.histories.split(",")):
+        prompt = pa.Prompt(base_req)
+        for _ in range(h):
+            prompt.add_step(step["raw_output"], step["observation"])
+        calls, samples = _samples([lambda: prompt.add_step(step["raw_output"], step["observation"])],
+                                  args.samples, args.sample_seconds / 4)
+        out["add_step"].append({"history": h, "calls": calls[0], "samples_s": samples[0]})
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny = msgpack.unpackb((d / "tiny.msgpack").read_bytes(), raw=False)
+        cold = _child(tmp, tiny)
+        warm = [_child(tmp, tiny) for _ in range(args.samples)]
+    out["startup"] = [
+        {"figure": "import + first call, cold cache (compiles)", "samples_s": [cold[0] + cold[1]]},
+        {"figure": "first call, warm cache (import + first call, new process)", "samples_s": [w[0] + w[1] for w in warm]},
+        {"figure": "first call alone, warm cache (after import)", "samples_s": [w[1] for w in warm]},
+    ]
+    Path(args.json).write_text(json.dumps(out, indent=1))
+
+
 if __name__ == "__main__":
-    main()
+    if "--json" in sys.argv[1:]:
+        json_main(sys.argv[1:])
+    else:
+        main()

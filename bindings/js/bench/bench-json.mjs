@@ -1,0 +1,116 @@
+// The machine-readable mode of bench.mjs for `make bench`
+// (internal/benchreport): `node bench/bench.mjs --requests DIR --json PATH
+// [--names tiny,typical,1MB,16MB] [--histories 10,1000] [--samples N]
+// [--sample-seconds S]`. It runs the shared request files of
+// internal/benchreq (not requests.mjs) and writes raw samples: per request
+// assembleBytes and assemble(object) side by side, the encode / wasm / decode
+// split, add_step against history length, and the first call in a new
+// process. There is no pure-JavaScript reference of the spec to compare with.
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { decode } from "@msgpack/msgpack";
+import { loadAssembler } from "../src/node.js";
+import { encodeRequestShared, decodeResponse } from "../src/wire.js";
+
+function opt(argv, name, dflt) {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+}
+
+/** Times each fn side by side; returns batch sizes and per-fn samples (s per call). */
+function samples(fns, n, sampleS) {
+  const calls = fns.map((f) => {
+    // Warm up (V8 tiers the module and the binding up) for about a sample.
+    const w0 = performance.now();
+    for (let i = 0; i < 5 || performance.now() - w0 < sampleS * 1e3; i++) f();
+    const t0 = performance.now();
+    f();
+    return Math.max(1, Math.floor(sampleS / Math.max((performance.now() - t0) / 1e3, 1e-7)));
+  });
+  const out = fns.map(() => []);
+  for (let r = 0; r < n; r++) {
+    fns.forEach((f, k) => {
+      const t0 = performance.now();
+      for (let i = 0; i < calls[k]; i++) f();
+      out[k].push((performance.now() - t0) / 1e3 / calls[k]);
+    });
+  }
+  return { calls, out };
+}
+
+const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+
+const CHILD = `
+const t0 = performance.now();
+const { loadAssembler } = await import(process.argv[1]);
+const asm = await loadAssembler();
+const r = asm.assembleBytes(new Uint8Array(Buffer.from(process.argv[2], "base64")));
+const t1 = performance.now();
+process.stdout.write(JSON.stringify([(t1 - t0) / 1e3, r.length]));
+`;
+
+export async function jsonMain(argv) {
+  const dir = opt(argv, "--requests");
+  const path = opt(argv, "--json");
+  const names = opt(argv, "--names", "tiny,typical,1MB,16MB").split(",");
+  const histories = opt(argv, "--histories", "10,100,1000,10000").split(",").map(Number);
+  const n = Number(opt(argv, "--samples", "7"));
+  const sampleS = Number(opt(argv, "--sample-seconds", "0.15"));
+  const asm = await loadAssembler({ poolSize: 1 });
+  const out = {
+    versions: { Node: process.version, V8: process.versions.v8 },
+    assemble: [],
+    add_step: [],
+    startup: [],
+    stages: [],
+    peak_memory: [],
+  };
+  for (const name of names) {
+    const wire = new Uint8Array(readFileSync(join(dir, `${name}.msgpack`)));
+    const req = decode(wire);
+    process.stderr.write(`bench.mjs: ${name}\n`);
+    const resp = asm.assembleBytes(wire);
+    const { calls, out: s } = samples([() => asm.assembleBytes(wire), () => asm.assemble(req)], n, sampleS);
+    out.assemble.push({ engine: "Node, assembleBytes(Uint8Array)", request: name, reference: false, calls: calls[0], samples_s: s[0] });
+    out.assemble.push({ engine: "Node, assemble(object)", request: name, reference: false, calls: calls[1], samples_s: s[1] });
+    const inst = asm.pool.acquire();
+    const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
+    out.peak_memory.push({ request: name, bytes: inst.memoryBytes });
+    asm.pool.release(inst);
+    out.stages.push({
+      request: name,
+      median_s: {
+        "1 encode (object to msgpack)": median(st[0]),
+        "2 wasm (alloc, copy in, assemble, copy out, free)": median(st[1]),
+        "3 decode (msgpack to object)": median(st[2]),
+        "all: assemble(object)": median(s[1]),
+      },
+    });
+  }
+  const base = decode(readFileSync(join(dir, "addstep.msgpack")));
+  const step = base.steps[0];
+  delete base.steps;
+  for (const h of histories) {
+    const p = asm.prompt(base);
+    for (let i = 0; i < h; i++) p.addStep(step.raw_output, step.observation);
+    const { calls, out: s } = samples([() => p.addStep(step.raw_output, step.observation)], n, sampleS / 4);
+    out.add_step.push({ history: h, calls: calls[0], samples_s: s[0] });
+  }
+  const node = fileURLToPath(new URL("../src/node.js", import.meta.url));
+  const tiny = readFileSync(join(dir, "tiny.msgpack")).toString("base64");
+  const first = [];
+  const wall = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", CHILD, node, tiny], { encoding: "utf8" });
+    wall.push((performance.now() - t0) / 1e3);
+    if (r.status !== 0) throw new Error(`first-call child failed: ${r.stderr}`);
+    first.push(JSON.parse(r.stdout)[0]);
+  }
+  out.startup.push({ figure: "first call, warm cache (Node has no disk cache: import + compile + instantiate + tiny call, new process)", samples_s: first });
+  out.startup.push({ figure: "new process to first answer (node start included)", samples_s: wall });
+  writeFileSync(path, JSON.stringify(out));
+}

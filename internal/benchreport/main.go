@@ -1,0 +1,634 @@
+// Command benchreport runs every host of the assembly core on the shared
+// benchmark requests (package benchreq) in one go and writes one table:
+// BENCHMARKS.md (regenerated) and BENCHMARKS.json, plus an SVG plot of the
+// add_step cost against the history length.
+//
+//	go run ./internal/benchreport [-quick] [-python PY] [-node NODE] [-out BENCHMARKS.md] [-json BENCHMARKS.json]
+//
+// It measures the Go hosts itself (native core, wazero, wasmtime-go), side by
+// side: each sample round runs every engine once, so a burst of load on a
+// shared machine hits all of them. The Python and Node benchmarks
+// (bindings/python/bench/bench.py, bindings/js/bench/bench.mjs) run as
+// subprocesses on the same request files with --json and report their raw
+// samples; a host whose benchmark cannot run is listed with the reason.
+// `make bench` and `make bench.quick` call it.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/benchreq"
+	"github.com/polyloop/assembly/wasmhost"
+	"github.com/polyloop/assembly/wasmhost/wasmtime"
+)
+
+// plan is how much to measure.
+type plan struct {
+	Quick     bool     `json:"quick"`
+	Samples   int      `json:"samples"`            // samples per figure
+	SampleSec float64  `json:"sample_seconds"`     // target duration of one sample (a batch of calls)
+	Requests  []string `json:"requests"`           // request names measured
+	Histories []int    `json:"add_step_histories"` // history lengths for add_step
+	Cold      int      `json:"cold_compile_samples"`
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "reduced run (under a minute): fewer and shorter samples, no 16MB request")
+	python := flag.String("python", "", "Python interpreter with the binding installed (the .venv of `make python.venv`); empty skips Python")
+	node := flag.String("node", "", "node executable; empty skips Node")
+	out := flag.String("out", "BENCHMARKS.md", "Markdown table to write")
+	jsonOut := flag.String("json", "BENCHMARKS.json", "machine-readable results to write")
+	flag.Parse()
+
+	p := plan{Quick: *quick, Samples: 7, SampleSec: 0.15, Requests: []string{"tiny", "typical", "1MB", "16MB"},
+		Histories: []int{10, 100, 1000, 10000}, Cold: 3}
+	if *quick {
+		p = plan{Quick: true, Samples: 3, SampleSec: 0.03, Requests: []string{"tiny", "typical", "1MB"},
+			Histories: []int{10, 1000}, Cold: 1}
+	}
+	rep, err := run(p, *python, *node)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	js, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(*jsonOut, append(js, '\n'), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	svgPath := strings.TrimSuffix(*out, filepath.Ext(*out)) + "-add_step.svg"
+	if err := os.WriteFile(svgPath, []byte(addStepSVG(rep)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*out, []byte(markdown(rep, filepath.Base(svgPath))), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	for _, g := range rep.Goals {
+		met := "missed"
+		if g.Met {
+			met = "met"
+		}
+		fmt.Printf("%-52s %-24s %-40s %s\n", g.Figure, g.Goal, g.Reached, met)
+	}
+	for k, v := range rep.Skipped {
+		fmt.Printf("not measured: %s: %s\n", k, v)
+	}
+	fmt.Printf("wrote %s, %s, %s\n", *out, *jsonOut, svgPath)
+}
+
+// ---- results ----
+
+// Stat is the spread of a figure over its samples; each sample is the mean
+// time of one call over a batch of Calls calls, in seconds.
+type Stat struct {
+	Min     float64   `json:"min_s"`
+	Median  float64   `json:"median_s"`
+	Max     float64   `json:"max_s"`
+	Calls   int       `json:"calls_per_sample,omitempty"`
+	Samples []float64 `json:"samples_s"`
+}
+
+func stat(samples []float64, calls int) Stat {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return Stat{}
+	}
+	return Stat{Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1], Calls: calls, Samples: samples}
+}
+
+// Row is one engine on one request.
+type Row struct {
+	Host        string  `json:"host"`
+	Engine      string  `json:"engine"`
+	Request     string  `json:"request"`
+	RequestB    int     `json:"request_bytes"`
+	ResponseB   int     `json:"response_bytes"`
+	Time        Stat    `json:"time"`
+	MBps        float64 `json:"response_mb_per_s"`
+	VsNative    float64 `json:"ratio_to_native_go,omitempty"`
+	VsReference float64 `json:"ratio_to_reference,omitempty"`
+}
+
+// StepRow is the cost of one add_step at a history length.
+type StepRow struct {
+	Host    string `json:"host"`
+	History int    `json:"history_steps"`
+	Time    Stat   `json:"time"`
+}
+
+// StartRow is a start-up figure of one engine.
+type StartRow struct {
+	Host   string `json:"host"`
+	Figure string `json:"figure"`
+	Time   Stat   `json:"time"`
+}
+
+// StageRow splits one host's call on one request into stages.
+type StageRow struct {
+	Host    string             `json:"host"`
+	Request string             `json:"request"`
+	Stages  map[string]float64 `json:"median_s"`
+}
+
+// MemRow is the linear memory one instance needed.
+type MemRow struct {
+	Host    string `json:"host"`
+	Request string `json:"request"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// Goal is one line of issue 6's goal table.
+type Goal struct {
+	Figure  string `json:"figure"`
+	Goal    string `json:"goal"`
+	Reached string `json:"reached"`
+	Met     bool   `json:"met"`
+}
+
+// Report is everything written to BENCHMARKS.json.
+type Report struct {
+	When      string            `json:"when"`
+	Command   string            `json:"command"`
+	Machine   map[string]string `json:"machine"`
+	Versions  map[string]string `json:"versions"`
+	Plan      plan              `json:"plan"`
+	Assemble  []Row             `json:"assemble"`
+	AddStep   []StepRow         `json:"add_step"`
+	Startup   []StartRow        `json:"startup"`
+	Stages    []StageRow        `json:"stages,omitempty"`
+	Memory    []MemRow          `json:"peak_memory"`
+	Module    map[string]int    `json:"module_bytes"`
+	Goals     []Goal            `json:"goals"`
+	Skipped   map[string]string `json:"skipped,omitempty"`
+	Reference map[string]string `json:"references"`
+}
+
+// ---- Go hosts ----
+
+type engine struct {
+	host, name string
+	call       func([]byte) []byte
+}
+
+func run(p plan, python, node string) (*Report, error) {
+	rep := &Report{
+		When:     time.Now().UTC().Format(time.RFC3339),
+		Command:  "make bench",
+		Machine:  machine(),
+		Versions: versions(),
+		Plan:     p,
+		Module:   map[string]int{},
+		Skipped:  map[string]string{},
+		Reference: map[string]string{
+			"Python": "testdata/gen/reference.py (pure Python, CPython's str.format; the spec's independent oracle)",
+			"Node":   "none: the JavaScript benchmark has no pure-JavaScript implementation of the spec",
+		},
+	}
+	if p.Quick {
+		rep.Command = "make bench.quick"
+	}
+	wasm, err := wasmhost.LoadModule(wasmhost.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw.Write(wasm)
+	zw.Close()
+	rep.Module["raw"], rep.Module["gzip"] = len(wasm), z.Len()
+
+	cache, err := os.MkdirTemp("", "benchreport-cache")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cache)
+	opts := wasmhost.Options{Module: wasm, CacheDir: cache, PoolSize: 1}
+	wz, err := wasmhost.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer wz.Close()
+	wt, err := wasmtime.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer wt.Close()
+
+	var buf []byte
+	engines := []engine{
+		{"Go", "native (AssembleBytes)", core.AssembleBytes},
+		{"Go", "native, reused buffer (AppendAssembleBytes)", func(b []byte) []byte { buf = core.AppendAssembleBytes(buf[:0], b); return buf }},
+		{"Go", "wazero", wz.AssembleBytes},
+		{"Go", "wasmtime-go", wt.AssembleBytes},
+	}
+	reqDir, err := os.MkdirTemp("", "benchreport-requests")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(reqDir)
+	// addstep.msgpack: the base of the add_step figures (React(0, 1024)) with
+	// the one 1 KB step every host adds.
+	if err := os.WriteFile(filepath.Join(reqDir, "addstep.msgpack"), core.EncodeRequest(benchreq.React(1, 1024)), 0o644); err != nil {
+		return nil, err
+	}
+	reqs := map[string][]byte{}
+	resps := map[string]int{}
+	for _, n := range benchreq.Set() {
+		b := core.EncodeRequest(n.Request)
+		if err := os.WriteFile(filepath.Join(reqDir, n.Name+".msgpack"), b, 0o644); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(p.Requests, n.Name) {
+			continue
+		}
+		reqs[n.Name] = b
+		want := core.AssembleBytes(b)
+		resps[n.Name] = len(want)
+		for _, e := range engines {
+			if got := e.call(b); !bytes.Equal(got, want) {
+				return nil, fmt.Errorf("%s answers %s differently from native", e.name, n.Name)
+			}
+		}
+	}
+
+	fmt.Fprintln(os.Stderr, "benchreport: Go hosts (native, wazero, wasmtime-go), side by side")
+	for _, name := range p.Requests {
+		req := reqs[name]
+		samples := make([][]float64, len(engines))
+		calls := make([]int, len(engines))
+		for i, e := range engines {
+			calls[i] = batchSize(func() { e.call(req) }, p.SampleSec)
+		}
+		for range p.Samples {
+			for i, e := range engines {
+				samples[i] = append(samples[i], timeBatch(func() { e.call(req) }, calls[i]))
+			}
+		}
+		for i, e := range engines {
+			rep.Assemble = append(rep.Assemble, Row{Host: e.host, Engine: e.name, Request: name, RequestB: len(req), ResponseB: resps[name], Time: stat(samples[i], calls[i])})
+		}
+		rep.Memory = append(rep.Memory, MemRow{"Go wazero", name, wz.PeakMemoryBytes()}, MemRow{"Go wasmtime-go", name, wt.PeakMemoryBytes()})
+	}
+
+	fmt.Fprintln(os.Stderr, "benchreport: add_step against history length (Go)")
+	rep.AddStep = append(rep.AddStep, addStepGo(p, "Go native (core.Prompt)", func(r *core.Request) (func(string, string) error, error) {
+		pr, err := core.NewPrompt(r)
+		if err != nil {
+			return nil, err
+		}
+		return pr.AddStep, nil
+	})...)
+	rep.AddStep = append(rep.AddStep, addStepGo(p, "Go wazero (wasmhost.Prompt)", func(r *core.Request) (func(string, string) error, error) {
+		pr, err := wz.NewPrompt(r)
+		if err != nil {
+			return nil, err
+		}
+		return pr.AddStep, nil
+	})...)
+
+	fmt.Fprintln(os.Stderr, "benchreport: compile, first call, instantiate (Go)")
+	tiny := reqs["tiny"]
+	for _, k := range []struct {
+		name string
+		new  func(wasmhost.Options) (*wasmhost.Runner, error)
+		r    *wasmhost.Runner
+	}{{"Go wazero", wasmhost.New, wz}, {"Go wasmtime-go", wasmtime.New, wt}} {
+		var cold, warm, inst []float64
+		for range p.Cold {
+			t0 := time.Now()
+			r, err := k.new(wasmhost.Options{Module: wasm, CacheDir: "-"})
+			if err != nil {
+				return nil, err
+			}
+			cold = append(cold, time.Since(t0).Seconds())
+			r.Close()
+		}
+		for range p.Samples {
+			t0 := time.Now()
+			r, err := k.new(wasmhost.Options{Module: wasm, CacheDir: cache})
+			if err != nil {
+				return nil, err
+			}
+			r.AssembleBytes(tiny)
+			warm = append(warm, time.Since(t0).Seconds())
+			r.Close()
+		}
+		n := batchSize(func() { k.r.Instantiate() }, p.SampleSec)
+		for range p.Samples {
+			inst = append(inst, timeBatch(func() { k.r.Instantiate() }, n))
+		}
+		rep.Startup = append(rep.Startup,
+			StartRow{k.name, "compile, cold (no cache)", stat(cold, 1)},
+			StartRow{k.name, "first call, warm cache (load + instantiate + tiny call)", stat(warm, 1)},
+			StartRow{k.name, "instantiate (+ _initialize)", stat(inst, n)})
+	}
+
+	if python != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: Python (bindings/python/bench/bench.py --json)")
+		if err := external(rep, p, "Python", []string{python, "bindings/python/bench/bench.py"}, reqDir); err != nil {
+			rep.Skipped["Python"] = err.Error()
+		}
+	} else {
+		rep.Skipped["Python"] = "no -python interpreter given (make bench passes the .venv of make python.venv)"
+	}
+	if node != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: Node (bindings/js/bench/bench.mjs --json)")
+		if err := external(rep, p, "Node", []string{node, "bindings/js/bench/bench.mjs"}, reqDir); err != nil {
+			rep.Skipped["Node"] = err.Error()
+		}
+	} else {
+		rep.Skipped["Node"] = "no -node executable given"
+	}
+	rep.Machine["load average (end)"] = loadavg()
+	finish(rep)
+	return rep, nil
+}
+
+// batchSize returns how many calls of f take about sec (at least one).
+func batchSize(f func(), sec float64) int {
+	f()
+	t0 := time.Now()
+	f()
+	one := max(time.Since(t0).Seconds(), 1e-8)
+	return max(1, int(sec/one))
+}
+
+// timeBatch returns the mean time of one call of f over n calls.
+func timeBatch(f func(), n int) float64 {
+	t0 := time.Now()
+	for range n {
+		f()
+	}
+	return time.Since(t0).Seconds() / float64(n)
+}
+
+// addStepGo times one AddStep (a 1 KB step, as benchreq's) on a prompt that
+// already holds each history length of 1 KB steps.
+func addStepGo(p plan, host string, newPrompt func(*core.Request) (func(string, string) error, error)) []StepRow {
+	base := benchreq.React(0, 1024)
+	step := benchreq.React(1, 1024).Steps[0]
+	var rows []StepRow
+	for _, h := range p.Histories {
+		add, err := newPrompt(base)
+		if err != nil {
+			panic(err)
+		}
+		for range h {
+			if err := add(step.RawOutput, step.Observation); err != nil {
+				panic(err)
+			}
+		}
+		n := max(1, min(batchSize(func() { add(step.RawOutput, step.Observation) }, p.SampleSec/4), 2000))
+		var s []float64
+		for range p.Samples {
+			s = append(s, timeBatch(func() { add(step.RawOutput, step.Observation) }, n))
+		}
+		rows = append(rows, StepRow{host, h, stat(s, n)})
+	}
+	return rows
+}
+
+// ---- Python and Node ----
+
+// extResult is what bench.py and bench.mjs write with --json.
+type extResult struct {
+	Versions map[string]string `json:"versions"`
+	Assemble []struct {
+		Engine    string    `json:"engine"`
+		Request   string    `json:"request"`
+		Reference bool      `json:"reference"`
+		Calls     int       `json:"calls"`
+		Samples   []float64 `json:"samples_s"`
+	} `json:"assemble"`
+	AddStep []struct {
+		History int       `json:"history"`
+		Calls   int       `json:"calls"`
+		Samples []float64 `json:"samples_s"`
+	} `json:"add_step"`
+	Startup []struct {
+		Figure  string    `json:"figure"`
+		Samples []float64 `json:"samples_s"`
+	} `json:"startup"`
+	Stages []struct {
+		Request string             `json:"request"`
+		Median  map[string]float64 `json:"median_s"`
+	} `json:"stages"`
+	Memory []struct {
+		Request string `json:"request"`
+		Bytes   uint64 `json:"bytes"`
+	} `json:"peak_memory"`
+}
+
+func external(rep *Report, p plan, host string, argv []string, reqDir string) error {
+	f, err := os.CreateTemp("", "benchreport-*.json")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	hist := make([]string, len(p.Histories))
+	for i, h := range p.Histories {
+		hist[i] = fmt.Sprint(h)
+	}
+	args := append(argv[1:], "--requests", reqDir, "--names", strings.Join(p.Requests, ","),
+		"--histories", strings.Join(hist, ","), "--samples", fmt.Sprint(p.Samples),
+		"--sample-seconds", fmt.Sprint(p.SampleSec), "--json", f.Name())
+	cmd := exec.Command(argv[0], args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s failed: %v", argv[0], strings.Join(args, " "), err)
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		return err
+	}
+	var r extResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s wrote unreadable JSON: %v", argv[1], err)
+	}
+	for k, v := range r.Versions {
+		rep.Versions[host+" "+k] = v
+	}
+	reqSize := map[string]int{}
+	respSize := map[string]int{}
+	for _, row := range rep.Assemble {
+		reqSize[row.Request], respSize[row.Request] = row.RequestB, row.ResponseB
+	}
+	for _, a := range r.Assemble {
+		name := a.Engine
+		if a.Reference {
+			name = "reference: " + name
+		}
+		rep.Assemble = append(rep.Assemble, Row{Host: host, Engine: name, Request: a.Request, RequestB: reqSize[a.Request], ResponseB: respSize[a.Request], Time: stat(a.Samples, a.Calls)})
+	}
+	for _, s := range r.AddStep {
+		rep.AddStep = append(rep.AddStep, StepRow{host, s.History, stat(s.Samples, s.Calls)})
+	}
+	for _, s := range r.Startup {
+		rep.Startup = append(rep.Startup, StartRow{host, s.Figure, stat(s.Samples, 1)})
+	}
+	for _, s := range r.Stages {
+		rep.Stages = append(rep.Stages, StageRow{host, s.Request, s.Median})
+	}
+	for _, m := range r.Memory {
+		rep.Memory = append(rep.Memory, MemRow{host, m.Request, m.Bytes})
+	}
+	return nil
+}
+
+// ---- ratios and goals ----
+
+func finish(rep *Report) {
+	native := map[string]float64{}
+	ref := map[string]float64{}
+	for _, r := range rep.Assemble {
+		if r.Engine == "native (AssembleBytes)" {
+			native[r.Request] = r.Time.Median
+		}
+		if strings.HasPrefix(r.Engine, "reference: ") {
+			ref[r.Host+"/"+r.Request] = r.Time.Median
+		}
+	}
+	for i := range rep.Assemble {
+		r := &rep.Assemble[i]
+		if r.Time.Median > 0 {
+			r.MBps = float64(r.ResponseB) / 1e6 / r.Time.Median
+			r.VsNative = r.Time.Median / native[r.Request]
+			if rt := ref[r.Host+"/"+r.Request]; rt > 0 && !strings.HasPrefix(r.Engine, "reference: ") {
+				r.VsReference = r.Time.Median / rt
+			}
+		}
+	}
+	find := func(host, engPrefix, req string) *Row {
+		for i := range rep.Assemble {
+			r := &rep.Assemble[i]
+			if r.Host == host && strings.Contains(r.Engine, engPrefix) && r.Request == req {
+				return r
+			}
+		}
+		return nil
+	}
+	step := func(host string, h int) *StepRow {
+		for i := range rep.AddStep {
+			if rep.AddStep[i].Host == host && rep.AddStep[i].History == h {
+				return &rep.AddStep[i]
+			}
+		}
+		return nil
+	}
+	start := func(host, prefix string) *StartRow {
+		for i := range rep.Startup {
+			if rep.Startup[i].Host == host && strings.HasPrefix(rep.Startup[i].Figure, prefix) {
+				return &rep.Startup[i]
+			}
+		}
+		return nil
+	}
+	add := func(figure, goal string, row bool, reached func() string, met bool) {
+		text := "not measured"
+		if row {
+			text = reached()
+		} else {
+			met = false
+		}
+		rep.Goals = append(rep.Goals, Goal{figure, goal, text, met})
+	}
+	for _, req := range []string{"1MB", "16MB"} {
+		r := find("Go", "native (AssembleBytes)", req)
+		add("native core, "+req+" (MB/s of response)", "≥ 1,500 MB/s", r != nil, func() string {
+			a := find("Go", "native, reused", req)
+			return fmt.Sprintf("%.0f MB/s (reused buffer: %.0f MB/s)", r.MBps, a.MBps)
+		}, r != nil && r.MBps >= 1500)
+	}
+	for _, e := range []string{"wazero", "wasmtime-go"} {
+		r := find("Go", e, "1MB")
+		add(e+" vs native, 1MB", "≤ 2.5×", r != nil, func() string { return fmt.Sprintf("%.2f×", r.VsNative) }, r != nil && r.VsNative <= 2.5)
+	}
+	for _, t := range []struct {
+		host, eng, label string
+		goal             float64
+	}{{"Go", "wazero", "wazero", 5e-6}, {"Go", "wasmtime-go", "wasmtime-go", 5e-6}, {"Python", "assemble_bytes", "Python", 20e-6}, {"Node", "assembleBytes", "Node", 8e-6}} {
+		r := find(t.host, t.eng, "tiny")
+		add("tiny round trip, "+t.label, fmt.Sprintf("≤ %.0f µs", t.goal*1e6), r != nil, func() string { return fmt.Sprintf("%.1f µs", r.Time.Median*1e6) }, r != nil && r.Time.Median <= t.goal)
+	}
+	if r := find("Python", "assemble(dict)", "typical"); true {
+		add("Python typical vs pure-Python reference", "≤ 2×", r != nil && r.VsReference > 0, func() string { return fmt.Sprintf("%.2f× (assemble(dict))", r.VsReference) }, r != nil && r.VsReference > 0 && r.VsReference <= 2)
+	}
+	for _, t := range []struct {
+		host string
+		goal float64
+	}{{"Python", 30e-6}, {"Node", 15e-6}} {
+		s1, s0, sN := step(t.host, 1000), step(t.host, 10), step(t.host, 10000)
+		flat := ""
+		ok := s1 != nil && s1.Time.Median <= t.goal
+		if s0 != nil && sN != nil {
+			ratio := sN.Time.Median / s0.Time.Median
+			flat = fmt.Sprintf("; step 10,000 / step 10 = %.2f", ratio)
+			ok = ok && ratio <= 1.5
+		}
+		add("add_step at step 1,000 (1 KB steps), "+t.host, fmt.Sprintf("≤ %.0f µs, flat", t.goal*1e6), s1 != nil, func() string { return fmt.Sprintf("%.1f µs%s", s1.Time.Median*1e6, flat) }, ok)
+	}
+	for _, t := range []struct {
+		host string
+		goal float64
+	}{{"Python", 0.030}, {"Node", 0.050}, {"Go wazero", 0.150}} {
+		s := start(t.host, "first call, warm cache")
+		add("first call, warm cache, "+t.host, fmt.Sprintf("≤ %.0f ms", t.goal*1e3), s != nil, func() string { return fmt.Sprintf("%.1f ms", s.Time.Median*1e3) }, s != nil && s.Time.Median <= t.goal)
+	}
+	add("module size, gzip -9", "≤ 900 KB (900,000 B)", true, func() string { return fmt.Sprintf("%d B (raw %d B)", rep.Module["gzip"], rep.Module["raw"]) }, rep.Module["gzip"] <= 900_000)
+}
+
+// ---- machine and versions ----
+
+func machine() map[string]string {
+	m := map[string]string{"nproc": fmt.Sprint(runtime.NumCPU()), "os/arch": runtime.GOOS + "/" + runtime.GOARCH, "load average (start)": loadavg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				m["cpu"] = strings.TrimSpace(l[strings.IndexByte(l, ':')+1:])
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		m["memory"] = strings.Join(strings.Fields(strings.SplitN(string(b), "\n", 2)[0])[1:], " ")
+	}
+	return m
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func versions() map[string]string {
+	v := map[string]string{"Go": runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/tetratelabs/wazero", "github.com/bytecodealliance/wasmtime-go/v39", "github.com/tinylib/msgp":
+				v[d.Path] = d.Version
+			}
+		}
+	}
+	return v
+}
