@@ -188,7 +188,7 @@ func TestConcurrency(t *testing.T) {
 	for i, q := range reqs {
 		want[i] = core.AssembleBytes(q)
 	}
-	for _, rn := range runners {
+	for _, rn := range engines {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var bad []string
@@ -198,7 +198,7 @@ func TestConcurrency(t *testing.T) {
 				defer wg.Done()
 				for c := range calls {
 					i := (w*calls + c*31) % len(reqs)
-					if got := rn.AssembleBytes(reqs[i]); !bytes.Equal(got, want[i]) {
+					if got := rn.assemble(reqs[i]); !bytes.Equal(got, want[i]) {
 						mu.Lock()
 						bad = append(bad, fmt.Sprintf("worker %d call %d", w, c))
 						mu.Unlock()
@@ -208,9 +208,9 @@ func TestConcurrency(t *testing.T) {
 		}
 		wg.Wait()
 		if len(bad) > 0 {
-			t.Fatalf("%s: %d of %d concurrent answers differ from serial ones, first %s", rn.Engine(), len(bad), workers*calls, bad[0])
+			t.Fatalf("%s: %d of %d concurrent answers differ from serial ones, first %s", rn.name, len(bad), workers*calls, bad[0])
 		}
-		t.Logf("%s: %d goroutines × %d calls identical to serial answers", rn.Engine(), workers, calls)
+		t.Logf("%s: %d goroutines × %d calls identical to serial answers", rn.name, workers, calls)
 	}
 }
 
