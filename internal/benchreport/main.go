@@ -283,7 +283,21 @@ func run(p plan, python, node string) (*Report, error) {
 		for i, e := range engines {
 			rep.Assemble = append(rep.Assemble, Row{Host: e.host, Engine: e.name, Request: name, RequestB: len(req), ResponseB: resps[name], Time: stat(samples[i], calls[i])})
 		}
-		rep.Memory = append(rep.Memory, MemRow{"Go wazero", name, wz.PeakMemoryBytes()}, MemRow{"Go wasmtime-go", name, wt.PeakMemoryBytes()})
+	}
+	// Peak memory: a fresh instance per request, one call.
+	for _, name := range p.Requests {
+		for _, k := range []struct {
+			host string
+			new  func(wasmhost.Options) (*wasmhost.Runner, error)
+		}{{"Go wazero", wasmhost.New}, {"Go wasmtime-go", wasmtime.New}} {
+			r, err := k.new(opts)
+			if err != nil {
+				return nil, err
+			}
+			r.AssembleBytes(reqs[name])
+			rep.Memory = append(rep.Memory, MemRow{k.host, name, r.PeakMemoryBytes()})
+			r.Close()
+		}
 	}
 
 	fmt.Fprintln(os.Stderr, "benchreport: add_step against history length (Go)")

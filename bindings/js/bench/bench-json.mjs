@@ -78,8 +78,12 @@ export async function jsonMain(argv) {
     out.assemble.push({ engine: "Node, assemble(object)", request: name, reference: false, calls: calls[1], samples_s: s[1] });
     const inst = asm.pool.acquire();
     const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
-    out.peak_memory.push({ request: name, bytes: inst.memoryBytes });
     asm.pool.release(inst);
+    // Peak memory: a fresh instance, one call.
+    const fresh = await loadAssembler({ poolSize: 1 });
+    const fi = fresh.pool.acquire();
+    fi.call(wire);
+    out.peak_memory.push({ request: name, bytes: fi.memoryBytes });
     out.stages.push({
       request: name,
       median_s: {
