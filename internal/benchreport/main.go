@@ -32,8 +32,10 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/benchreq"
 	"github.com/polyloop/assembly/wasmhost"
-	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )
+
+// newWasmtime is wasmtime.New when built with cgo (wasmtime.go), else nil.
+var newWasmtime func(wasmhost.Options) (*wasmhost.Runner, error)
 
 // plan is how much to measure.
 type plan struct {
@@ -224,18 +226,31 @@ func run(p plan, python, node string) (*Report, error) {
 		return nil, err
 	}
 	defer wz.Close()
-	wt, err := wasmtime.New(opts)
-	if err != nil {
-		return nil, err
+	type runnerKind struct {
+		host string
+		new  func(wasmhost.Options) (*wasmhost.Runner, error)
+		r    *wasmhost.Runner
 	}
-	defer wt.Close()
+	kinds := []runnerKind{{"Go wazero", wasmhost.New, wz}}
+	var wt *wasmhost.Runner
+	if newWasmtime != nil {
+		if wt, err = newWasmtime(opts); err != nil {
+			return nil, err
+		}
+		defer wt.Close()
+		kinds = append(kinds, runnerKind{"Go wasmtime-go", newWasmtime, wt})
+	} else {
+		rep.Skipped["Go wasmtime-go"] = "benchreport was built without cgo (CGO_ENABLED=0); wasmtime-go needs cgo"
+	}
 
 	var buf []byte
 	engines := []engine{
 		{"Go", "native (AssembleBytes)", core.AssembleBytes},
 		{"Go", "native, reused buffer (AppendAssembleBytes)", func(b []byte) []byte { buf = core.AppendAssembleBytes(buf[:0], b); return buf }},
 		{"Go", "wazero", wz.AssembleBytes},
-		{"Go", "wasmtime-go", wt.AssembleBytes},
+	}
+	if wt != nil {
+		engines = append(engines, engine{"Go", "wasmtime-go", wt.AssembleBytes})
 	}
 	reqDir, err := os.MkdirTemp("", "benchreport-requests")
 	if err != nil {
@@ -286,10 +301,7 @@ func run(p plan, python, node string) (*Report, error) {
 	}
 	// Peak memory: a fresh instance per request, one call.
 	for _, name := range p.Requests {
-		for _, k := range []struct {
-			host string
-			new  func(wasmhost.Options) (*wasmhost.Runner, error)
-		}{{"Go wazero", wasmhost.New}, {"Go wasmtime-go", wasmtime.New}} {
+		for _, k := range kinds {
 			r, err := k.new(opts)
 			if err != nil {
 				return nil, err
@@ -318,11 +330,7 @@ func run(p plan, python, node string) (*Report, error) {
 
 	fmt.Fprintln(os.Stderr, "benchreport: compile, first call, instantiate (Go)")
 	tiny := reqs["tiny"]
-	for _, k := range []struct {
-		name string
-		new  func(wasmhost.Options) (*wasmhost.Runner, error)
-		r    *wasmhost.Runner
-	}{{"Go wazero", wasmhost.New, wz}, {"Go wasmtime-go", wasmtime.New, wt}} {
+	for _, k := range kinds {
 		var cold, warm, inst []float64
 		for range p.Cold {
 			t0 := time.Now()
@@ -348,9 +356,9 @@ func run(p plan, python, node string) (*Report, error) {
 			inst = append(inst, timeBatch(func() { k.r.Instantiate() }, n))
 		}
 		rep.Startup = append(rep.Startup,
-			StartRow{k.name, "compile, cold (no cache)", stat(cold, 1)},
-			StartRow{k.name, "first call, warm cache (load + instantiate + tiny call)", stat(warm, 1)},
-			StartRow{k.name, "instantiate (+ _initialize)", stat(inst, n)})
+			StartRow{k.host, "compile, cold (no cache)", stat(cold, 1)},
+			StartRow{k.host, "first call, warm cache (load + instantiate + tiny call)", stat(warm, 1)},
+			StartRow{k.host, "instantiate (+ _initialize)", stat(inst, n)})
 	}
 
 	if python != "" {
