@@ -12,9 +12,8 @@ JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser preview bench.js
 
-# `make test` and `make bench` include the JavaScript binding.
+# `make test` includes the JavaScript binding; `make bench` runs its bench through internal/benchreport.
 test: test.js
-bench: bench.js
 
 # node_modules from the committed package-lock.json (npm ci: exact pins).
 js.deps: $(JS_STAMP)

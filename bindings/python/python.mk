@@ -10,9 +10,8 @@ PY_PIP      := $(PY_VENV_PY) -m pip --disable-pip-version-check -q
 
 .PHONY: python.venv python.wasm test.python bench.python
 
-# `make test` and `make bench` include the Python binding.
+# `make test` includes the Python binding; `make bench` runs its bench through internal/benchreport.
 test: test.python
-bench: bench.python
 
 # The module shipped as package data (git-ignored, built from source).
 python.wasm: $(PY_PKG_WASM)
