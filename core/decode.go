@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/internal/jsonstr"
 )
 
 // This file is the strict wire decoder of SPEC §2 and testdata/DECISIONS.md:
@@ -858,34 +860,4 @@ func isIdent(s string) bool {
 }
 
 // quote quotes s as Python's json.dumps(s, ensure_ascii=False) does.
-func quote(s string) string {
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, len(s)+2)
-	out = append(out, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"':
-			out = append(out, '\\', '"')
-		case '\\':
-			out = append(out, '\\', '\\')
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		case '\b':
-			out = append(out, '\\', 'b')
-		case '\f':
-			out = append(out, '\\', 'f')
-		default:
-			if c < 0x20 {
-				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			} else {
-				out = append(out, c)
-			}
-		}
-	}
-	return string(append(out, '"'))
-}
+func quote(s string) string { return jsonstr.Quote(s) }

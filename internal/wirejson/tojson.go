@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/internal/jsonstr"
 )
 
 // FromMsgpack converts one msgpack value to deterministic JSON (map order
@@ -101,36 +103,6 @@ func fromMsgpack(dst, b []byte, depth int) ([]byte, []byte, error) {
 	return nil, b, errors.New("unsupported msgpack value")
 }
 
-// AppendQuoted appends s as a JSON string: `"` `\` and C0 controls escaped
-// (\b \f \n \r \t, else \u00xx), everything else as it is.
-func AppendQuoted(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// AppendQuoted appends s as a JSON string, escaped as Python's
+// json.dumps(ensure_ascii=False) escapes it.
+func AppendQuoted(dst []byte, s string) []byte { return jsonstr.Append(dst, s) }
