@@ -41,11 +41,13 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 	if len(request) > MaxRequestBytes {
 		return append(dst, encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))...)
 	}
-	req, tmpl, tc, err := decodeRequestCounted(request)
+	sc := getScratch()
+	defer sc.release()
+	req, tmpl, tc, err := decodeRequestCounted(request, sc)
 	if err != nil {
 		return append(dst, encodeError(err)...)
 	}
-	a := buildCounted(req, tmpl, tc)
+	a := buildCounted(req, tmpl, tc, sc)
 	size, err := a.encodedSize()
 	if err != nil {
 		return append(dst, encodeError(err)...)
@@ -131,18 +133,25 @@ type assembly struct {
 
 // build lays out the messages of SPEC §3 and measures them (§4).
 func build(req *Request, tmpl *Template) *assembly {
-	return buildCounted(req, tmpl, nil)
+	return buildCounted(req, tmpl, nil, nil)
 }
 
 // buildCounted is build given, when tc is not nil, the code points the
-// decoder counted.
-func buildCounted(req *Request, tmpl *Template, tc *textCounts) *assembly {
+// decoder counted. With a scratch, the plan lives in it.
+func buildCounted(req *Request, tmpl *Template, tc *textCounts, sc *scratch) *assembly {
 	nInj := 0
 	for _, e := range req.Injections {
 		nInj += len(e)
 	}
-	a := &assembly{tmpl: tmpl, budget: req.MaxPromptChars}
-	a.msgs = make([]outMsg, 0, len(req.RunMessages)+nInj+len(req.GoalMessages)+2*len(req.Steps))
+	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
+	var a *assembly
+	if sc != nil {
+		a = &sc.a
+		a.msgs = slices.Grow(sc.out[:0], nMsgs)
+	} else {
+		a = &assembly{msgs: make([]outMsg, 0, nMsgs)}
+	}
+	a.tmpl, a.budget = tmpl, req.MaxPromptChars
 	var run, goal, steps []int
 	if tc != nil {
 		run, goal, steps = tc.run, tc.goal, tc.steps
@@ -152,8 +161,16 @@ func buildCounted(req *Request, tmpl *Template, tc *textCounts) *assembly {
 	}
 	a.runEnd = len(a.msgs)
 	if nInj > 0 {
-		a.injected = make([]Injected, 0, nInj)
-		for _, ch := range sortedKeys(req.Injections) { // byte order = code-point order
+		var keys []string
+		if sc != nil {
+			a.injected = slices.Grow(sc.injected[:0], nInj)
+			keys = sortedKeys(sc.keys[:0], req.Injections)
+			sc.keys = keys
+		} else {
+			a.injected = make([]Injected, 0, nInj)
+			keys = sortedKeys(make([]string, 0, len(req.Injections)), req.Injections)
+		}
+		for _, ch := range keys { // byte order = code-point order
 			for _, e := range req.Injections[ch] {
 				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
 				a.addText(RoleUser, e.Content)
@@ -174,12 +191,15 @@ func buildCounted(req *Request, tmpl *Template, tc *textCounts) *assembly {
 			a.addStep(s)
 		}
 	}
+	if sc != nil { // so that release clears what was used
+		sc.out, sc.injected = a.msgs, a.injected
+	}
 	return a
 }
 
-// sortedKeys returns the channel names in byte order (= code-point order).
-func sortedKeys(m map[string][]Injection) []string {
-	keys := make([]string, 0, len(m))
+// sortedKeys appends the channel names to keys in byte order (= code-point
+// order).
+func sortedKeys(keys []string, m map[string][]Injection) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}

@@ -30,21 +30,27 @@ type textCounts struct {
 // decodeRequest decodes a whole request, trailing bytes included, and returns
 // it with its parsed template.
 func decodeRequest(b []byte) (*Request, *Template, *Error) {
-	req, tmpl, _, err := decodeRequestCounted(b)
+	req, tmpl, _, err := decodeRequestCounted(b, nil)
 	return req, tmpl, err
 }
 
 // decodeRequestCounted is decodeRequest that also returns the code points of
-// the texts it decoded.
-func decodeRequestCounted(b []byte) (*Request, *Template, *textCounts, *Error) {
+// the texts it decoded. With a scratch, everything it returns lives in the
+// scratch (see scratch.go).
+func decodeRequestCounted(b []byte, sc *scratch) (*Request, *Template, *textCounts, *Error) {
 	if len(b) == 0 {
 		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
 	if msgp.NextType(b) != msgp.MapType {
 		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
 	}
-	tc := &textCounts{}
-	req, tmpl, rest, err := decodeRequestMap(b, tc)
+	var tc *textCounts
+	if sc != nil {
+		tc = &sc.tc
+	} else {
+		tc = &textCounts{}
+	}
+	req, tmpl, rest, err := decodeRequestMap(b, tc, sc)
 	if err != nil {
 		err.Path = trimDot(err.Path)
 		return nil, nil, nil, err
@@ -96,12 +102,17 @@ const (
 
 var requestFields = "v, run_messages, injections, goal_messages, steps, observation_template, max_prompt_chars"
 
-func decodeRequestMap(b []byte, tc *textCounts) (*Request, *Template, []byte, *Error) {
+func decodeRequestMap(b []byte, tc *textCounts, sc *scratch) (*Request, *Template, []byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
 		return nil, nil, b, err
 	}
-	req := &Request{}
+	var req *Request
+	if sc != nil {
+		req = &sc.req
+	} else {
+		req = &Request{}
+	}
 	var tmpl *Template
 	var seen uint
 	for i := uint32(0); i < n; i++ {
@@ -140,13 +151,13 @@ func decodeRequestMap(b []byte, tc *textCounts) (*Request, *Template, []byte, *E
 				err = newError(CodeUnsupportedVersion, "", "wire version "+intText(v, big)+" is not supported; this library speaks version 1")
 			}
 		case fRunMessages:
-			req.RunMessages, b, err = decodeMessages(b, &tc.run)
+			req.RunMessages, b, err = decodeMessages(b, &tc.run, sc)
 		case fInjections:
-			req.Injections, b, err = decodeInjections(b)
+			req.Injections, b, err = decodeInjections(b, sc)
 		case fGoalMessages:
-			req.GoalMessages, b, err = decodeMessages(b, &tc.goal)
+			req.GoalMessages, b, err = decodeMessages(b, &tc.goal, sc)
 		case fSteps:
-			req.Steps, b, err = decodeSteps(b, &tc.steps)
+			req.Steps, b, err = decodeSteps(b, &tc.steps, sc)
 		case fTemplate:
 			req.ObservationTemplate, b, err = readStr(b)
 			if err == nil {
@@ -171,7 +182,13 @@ func decodeRequestMap(b []byte, tc *textCounts) (*Request, *Template, []byte, *E
 					if big {
 						v = 1<<63 - 1 // above any possible prompt
 					}
-					req.MaxPromptChars = &v
+					if sc != nil {
+						sc.budget = v
+						req.MaxPromptChars = &sc.budget
+					} else {
+						req.MaxPromptChars = new(int64)
+						*req.MaxPromptChars = v
+					}
 				}
 			}
 		default:
@@ -187,15 +204,15 @@ func decodeRequestMap(b []byte, tc *textCounts) (*Request, *Template, []byte, *E
 	return req, tmpl, b, nil
 }
 
-func decodeMessages(b []byte, counts *[]int) ([]Message, []byte, *Error) {
+func decodeMessages(b []byte, counts *[]int, sc *scratch) ([]Message, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
 	}
-	msgs := make([]Message, 0, min(int(n), len(b)))
+	msgs := reserve(sc.msgArena(), hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var m Message
-		m, b, err = decodeMessage(b, counts)
+		m, b, err = decodeMessage(b, counts, sc)
 		if err != nil {
 			return nil, b, err.within(indexSeg(i))
 		}
@@ -204,7 +221,7 @@ func decodeMessages(b []byte, counts *[]int) ([]Message, []byte, *Error) {
 	return msgs, b, nil
 }
 
-func decodeMessage(b []byte, counts *[]int) (Message, []byte, *Error) {
+func decodeMessage(b []byte, counts *[]int, sc *scratch) (Message, []byte, *Error) {
 	var m Message
 	n, b, err := readMapHeader(b)
 	if err != nil {
@@ -233,7 +250,7 @@ func decodeMessage(b []byte, counts *[]int) (Message, []byte, *Error) {
 				return m, b, duplicateKey(key)
 			}
 			seen |= fContent
-			m.Content, b, err = decodeBlocks(b, counts)
+			m.Content, b, err = decodeBlocks(b, counts, sc)
 		default:
 			return m, b, unknownField(key, "a message", "role, content")
 		}
@@ -254,12 +271,12 @@ func validRole(r string) bool {
 	return r == RoleUser || r == RoleAssistant || r == RoleSystem
 }
 
-func decodeBlocks(b []byte, counts *[]int) ([]Block, []byte, *Error) {
+func decodeBlocks(b []byte, counts *[]int, sc *scratch) ([]Block, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
 	}
-	blocks := make([]Block, 0, min(int(n), len(b)))
+	blocks := reserve(sc.blockArena(), hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var blk Block
 		var chars int
@@ -329,12 +346,20 @@ func unknownBlockType(t string) *Error {
 	return newError(CodeUnknownBlockType, "", "block type "+quote(t)+" is unknown; wire version 1 has only \"text\" blocks")
 }
 
-func decodeInjections(b []byte) (map[string][]Injection, []byte, *Error) {
+func decodeInjections(b []byte, sc *scratch) (map[string][]Injection, []byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
 		return nil, b, err
 	}
-	inj := make(map[string][]Injection, min(int(n), len(b)))
+	var inj map[string][]Injection
+	if sc != nil {
+		if sc.inj == nil {
+			sc.inj = make(map[string][]Injection)
+		}
+		inj = sc.inj
+	} else {
+		inj = make(map[string][]Injection, hint(n, len(b), 2))
+	}
 	for i := uint32(0); i < n; i++ {
 		var ch string
 		ch, b, err = readKey(b)
@@ -345,7 +370,7 @@ func decodeInjections(b []byte) (map[string][]Injection, []byte, *Error) {
 			return nil, b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
 		}
 		var entries []Injection
-		entries, b, err = decodeEntries(b)
+		entries, b, err = decodeEntries(b, sc)
 		if err != nil {
 			return nil, b, err.within(channelSeg(ch))
 		}
@@ -354,12 +379,12 @@ func decodeInjections(b []byte) (map[string][]Injection, []byte, *Error) {
 	return inj, b, nil
 }
 
-func decodeEntries(b []byte) ([]Injection, []byte, *Error) {
+func decodeEntries(b []byte, sc *scratch) ([]Injection, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
 	}
-	entries := make([]Injection, 0, min(int(n), len(b)))
+	entries := reserve(sc.entryArena(), hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var e Injection
 		e, b, err = decodeEntry(b)
@@ -421,12 +446,12 @@ func emptyEntryID() *Error {
 	return newError(CodeInvalidEntryID, "", "entry_id is empty; give every injection a non-empty identifier")
 }
 
-func decodeSteps(b []byte, counts *[]int) ([]Step, []byte, *Error) {
+func decodeSteps(b []byte, counts *[]int, sc *scratch) ([]Step, []byte, *Error) {
 	n, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, b, err
 	}
-	steps := make([]Step, 0, min(int(n), len(b)))
+	steps := reserve(sc.stepArena(), hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var s Step
 		var rawChars, obsChars int

@@ -1,0 +1,112 @@
+package core
+
+import "sync"
+
+// scratch holds the working memory of one AssembleBytes call: the decoded
+// request, the code-point counts, the assembly plan and the arenas their
+// slices are cut from. Nothing of it outlives the call (the response is
+// written to its own buffer), so it is pooled: a steady stream of calls then
+// allocates almost nothing but its response. In Go's WebAssembly code an
+// allocation costs several hundred nanoseconds, which is most of a small
+// request's time. The typed API (Assemble, DecodeRequest, Prompt) never uses
+// it: its results belong to the caller.
+type scratch struct {
+	req      Request
+	budget   int64 // req.MaxPromptChars points here
+	tc       textCounts
+	a        assembly
+	msgs     []Message
+	blocks   []Block
+	entries  []Injection
+	steps    []Step
+	inj      map[string][]Injection
+	keys     []string
+	out      []outMsg
+	injected []Injected
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooled bounds the arenas a pooled scratch keeps (in elements); a call
+// that needed more lets them go rather than pin a large request's memory.
+const maxPooled = 1 << 14
+
+// maxHint bounds any preallocation taken from a header's count: a header
+// can claim four billion elements in five bytes.
+const maxHint = 1 << 12
+
+// hint is the capacity to reserve for n elements announced with rest bytes
+// left, each taking at least minSize bytes.
+func hint(n uint32, rest, minSize int) int {
+	return min(int(n), rest/minSize, maxHint)
+}
+
+// reserve cuts a slice of length 0 and capacity n from *arena (a fresh one
+// when sc is nil). Appending past n moves to the heap, as usual.
+func reserve[T any](arena *[]T, n int) []T {
+	if arena == nil {
+		return make([]T, 0, n)
+	}
+	a := *arena
+	if cap(a)-len(a) < n {
+		a = make([]T, 0, max(n, 2*cap(a), 16))
+	}
+	s := a[len(a) : len(a) : len(a)+n]
+	*arena = a[:len(a)+n]
+	return s
+}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+// release clears every reference into the request (decoded strings point
+// into its buffer) and returns sc to the pool, unless it grew too large.
+func (sc *scratch) release() {
+	sc.req = Request{}
+	sc.a = assembly{}
+	sc.tc.run, sc.tc.goal, sc.tc.steps = sc.tc.run[:0], sc.tc.goal[:0], sc.tc.steps[:0]
+	clear(sc.msgs)
+	clear(sc.blocks)
+	clear(sc.entries)
+	clear(sc.steps)
+	clear(sc.keys)
+	clear(sc.out)
+	clear(sc.injected)
+	clear(sc.inj)
+	sc.msgs, sc.blocks, sc.entries, sc.steps = sc.msgs[:0], sc.blocks[:0], sc.entries[:0], sc.steps[:0]
+	sc.keys, sc.out, sc.injected = sc.keys[:0], sc.out[:0], sc.injected[:0]
+	if cap(sc.msgs) > maxPooled || cap(sc.blocks) > maxPooled || cap(sc.entries) > maxPooled ||
+		cap(sc.steps) > maxPooled || cap(sc.out) > 2*maxPooled || cap(sc.tc.steps) > 2*maxPooled ||
+		cap(sc.keys) > maxPooled || len(sc.inj) > maxPooled {
+		return
+	}
+	scratchPool.Put(sc)
+}
+
+// arenas, for the decoder: nil when sc is nil.
+func (sc *scratch) msgArena() *[]Message {
+	if sc == nil {
+		return nil
+	}
+	return &sc.msgs
+}
+
+func (sc *scratch) blockArena() *[]Block {
+	if sc == nil {
+		return nil
+	}
+	return &sc.blocks
+}
+
+func (sc *scratch) entryArena() *[]Injection {
+	if sc == nil {
+		return nil
+	}
+	return &sc.entries
+}
+
+func (sc *scratch) stepArena() *[]Step {
+	if sc == nil {
+		return nil
+	}
+	return &sc.steps
+}
