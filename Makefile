@@ -70,7 +70,7 @@ fuzz:
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
 bench: wasm python.venv python.wasm js.deps js.wasm
-	$(GO) run ./internal/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
+	$(GO) run ./internal/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json -readme README.md
 
 bench.quick: wasm python.venv python.wasm js.deps js.wasm
 	$(GO) run ./internal/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json

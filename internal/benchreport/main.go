@@ -53,6 +53,7 @@ func main() {
 	node := flag.String("node", "", "node executable; empty skips Node")
 	out := flag.String("out", "BENCHMARKS.md", "Markdown table to write")
 	jsonOut := flag.String("json", "BENCHMARKS.json", "machine-readable results to write")
+	readme := flag.String("readme", "", "README to update between its benchmark markers (empty: none)")
 	flag.Parse()
 
 	p := plan{Quick: *quick, Samples: 7, SampleSec: 0.15, Requests: []string{"tiny", "typical", "1MB", "16MB"},
@@ -79,6 +80,12 @@ func main() {
 	if err := os.WriteFile(*out, []byte(markdown(rep, filepath.Base(svgPath))), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
+	}
+	if *readme != "" {
+		if err := updateReadme(*readme, rep); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+			os.Exit(1)
+		}
 	}
 	for _, g := range rep.Goals {
 		met := "missed"
@@ -611,6 +618,19 @@ func finish(rep *Report) {
 		goal float64
 	}{{"Python", 0.030}, {"Node", 0.050}, {"Go wazero", 0.150}} {
 		s := start(t.host, "first call, warm cache")
+		if t.host == "Python" {
+			// Issue 4 measures the first call after import; the figure with
+			// the import (of wasmtime, mostly) is given beside it.
+			after := start(t.host, "first call alone, warm cache")
+			add("first call after import, warm cache, Python", fmt.Sprintf("≤ %.0f ms", t.goal*1e3), after != nil, func() string {
+				with := ""
+				if s != nil {
+					with = fmt.Sprintf(" (new process, import included: %.1f ms)", s.Time.Median*1e3)
+				}
+				return fmt.Sprintf("%.1f ms%s", after.Time.Median*1e3, with)
+			}, after != nil && after.Time.Median <= t.goal)
+			continue
+		}
 		add("first call, warm cache, "+t.host, fmt.Sprintf("≤ %.0f ms", t.goal*1e3), s != nil, func() string { return fmt.Sprintf("%.1f ms", s.Time.Median*1e3) }, s != nil && s.Time.Median <= t.goal)
 	}
 	add("module size, gzip -9", "≤ 900 KB (900,000 B)", true, func() string { return fmt.Sprintf("%d B (raw %d B)", rep.Module["gzip"], rep.Module["raw"]) }, rep.Module["gzip"] <= 900_000)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 )
@@ -211,4 +212,48 @@ func addStepSVG(rep *Report) string {
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// README markers between which `make bench` writes its headline figures.
+const (
+	readmeBegin = "<!-- benchmarks:begin (written by make bench) -->"
+	readmeEnd   = "<!-- benchmarks:end -->"
+)
+
+// readmeSnippet is the headline of the run: the 1 MB rows and the goals.
+func readmeSnippet(rep *Report) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("Headline rows of the run of %s (%s, %s CPUs, shared and noisy: compare ratios, not absolute times), the 1MB request:\n\n", rep.When, rep.Machine["cpu"], rep.Machine["nproc"])
+	w("| host | engine | median | MB/s of response | ratio to native |\n|---|---|---|---|---|\n")
+	for _, r := range rep.Assemble {
+		if r.Request == "1MB" {
+			w("| %s | %s | %s | %.0f | %s |\n", r.Host, r.Engine, dur(r.Time.Median), r.MBps, ratio(r.VsNative))
+		}
+	}
+	w("\nThe goals of issue 6 in that run (why the missed ones are missed: RATIONALE.md, \"Performance\"):\n\n")
+	w("| figure | goal | reached | met |\n|---|---|---|---|\n")
+	for _, g := range rep.Goals {
+		met := "no"
+		if g.Met {
+			met = "yes"
+		}
+		w("| %s | %s | %s | %s |\n", g.Figure, g.Goal, g.Reached, met)
+	}
+	return b.String()
+}
+
+// updateReadme replaces the text between the markers of path.
+func updateReadme(path string, rep *Report) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, readmeBegin), strings.Index(s, readmeEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %q … %q section", path, readmeBegin, readmeEnd)
+	}
+	s = s[:i+len(readmeBegin)] + "\n" + readmeSnippet(rep) + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
 }
