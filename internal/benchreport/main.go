@@ -250,14 +250,36 @@ func run(p plan, python, node string) (*Report, error) {
 		rep.Skipped["Go wasmtime-go"] = "benchreport was built without cgo (CGO_ENABLED=0); wasmtime-go needs cgo"
 	}
 
-	var buf []byte
-	engines := []engine{
-		{"Go", "native (AssembleBytes)", core.AssembleBytes},
-		{"Go", "native, reused buffer (AppendAssembleBytes)", func(b []byte) []byte { buf = core.AppendAssembleBytes(buf[:0], b); return buf }},
-		{"Go", "wazero", wz.AssembleBytes},
-	}
-	if wt != nil {
-		engines = append(engines, engine{"Go", "wasmtime-go", wt.AssembleBytes})
+	// Each request size is measured on fresh instances: an instance that
+	// served a 16 MB request answers small ones more slowly afterwards (the
+	// Go runtime's heap inside it has grown), which is not what a size's
+	// steady state looks like.
+	freshEngines := func() ([]engine, func(), error) {
+		var buf []byte
+		fwz, err := wasmhost.New(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		es := []engine{
+			{"Go", "native (AssembleBytes)", core.AssembleBytes},
+			{"Go", "native, reused buffer (AppendAssembleBytes)", func(b []byte) []byte { buf = core.AppendAssembleBytes(buf[:0], b); return buf }},
+			{"Go", "wazero", fwz.AssembleBytes},
+		}
+		closers := []*wasmhost.Runner{fwz}
+		if newWasmtime != nil {
+			fwt, err := newWasmtime(opts)
+			if err != nil {
+				fwz.Close()
+				return nil, nil, err
+			}
+			es = append(es, engine{"Go", "wasmtime-go", fwt.AssembleBytes})
+			closers = append(closers, fwt)
+		}
+		return es, func() {
+			for _, r := range closers {
+				r.Close()
+			}
+		}, nil
 	}
 	reqDir, err := os.MkdirTemp("", "benchreport-requests")
 	if err != nil {
@@ -280,18 +302,23 @@ func run(p plan, python, node string) (*Report, error) {
 			continue
 		}
 		reqs[n.Name] = b
-		want := core.AssembleBytes(b)
-		resps[n.Name] = len(want)
-		for _, e := range engines {
-			if got := e.call(b); !bytes.Equal(got, want) {
-				return nil, fmt.Errorf("%s answers %s differently from native", e.name, n.Name)
-			}
-		}
+		resps[n.Name] = len(core.AssembleBytes(b))
 	}
 
 	fmt.Fprintln(os.Stderr, "benchreport: Go hosts (native, wazero, wasmtime-go), side by side")
 	for _, name := range p.Requests {
 		req := reqs[name]
+		engines, closeEngines, err := freshEngines()
+		if err != nil {
+			return nil, err
+		}
+		want := core.AssembleBytes(req)
+		for _, e := range engines {
+			if got := e.call(req); !bytes.Equal(got, want) {
+				closeEngines()
+				return nil, fmt.Errorf("%s answers %s differently from native", e.name, name)
+			}
+		}
 		samples := make([][]float64, len(engines))
 		calls := make([]int, len(engines))
 		for i, e := range engines {
@@ -305,6 +332,7 @@ func run(p plan, python, node string) (*Report, error) {
 		for i, e := range engines {
 			rep.Assemble = append(rep.Assemble, Row{Host: e.host, Engine: e.name, Request: name, RequestB: len(req), ResponseB: resps[name], Time: stat(samples[i], calls[i])})
 		}
+		closeEngines()
 	}
 	// Peak memory: a fresh instance per request, one call.
 	for _, name := range p.Requests {
