@@ -403,15 +403,6 @@ var (
 	keyPrefixDigests   = []byte("\xaeprefix_digests")
 )
 
-// encode writes the canonical ok response.
-func (a *assembly) encode() ([]byte, *Error) {
-	size, err := a.encodedSize()
-	if err != nil {
-		return nil, err
-	}
-	return a.appendTo(make([]byte, 0, size)), nil
-}
-
 // encodedSize returns the exact size of the ok response, or too_large.
 func (a *assembly) encodedSize() (int, *Error) {
 	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + hdrSize(len(a.msgs))

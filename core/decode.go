@@ -292,12 +292,7 @@ func decodeBlocks(b []byte, counts *[]int, sc *scratch) ([]Block, []byte, *Error
 	return blocks, b, nil
 }
 
-func decodeBlock(b []byte) (Block, int, []byte, *Error) {
-	blk, chars, b, err := decodeBlockMap(b)
-	return blk, chars, b, err
-}
-
-func decodeBlockMap(b []byte) (blk Block, chars int, _ []byte, _ *Error) {
+func decodeBlock(b []byte) (blk Block, chars int, _ []byte, _ *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
 		return blk, 0, b, err
@@ -729,43 +724,32 @@ func strHeaderLong(b []byte) (h, n int, ok bool) {
 	return h, n, n <= len(b)-h
 }
 
-// readStrN reads a str value, checks its UTF-8 and counts its code points.
+// readStrN reads a str value, checks its UTF-8 and counts its code points
+// (one pass).
 func readStrN(b []byte) (string, int, []byte, *Error) {
+	var v, rest []byte
 	if h, n, ok := strHeader(b); ok {
-		v := b[h : h+n]
-		chars, valid := utf8Count(v)
-		if !valid {
-			return "", 0, b, invalidUTF8(v, "this text")
+		v, rest = b[h:h+n], b[h+n:]
+	} else {
+		if len(b) == 0 || msgp.NextType(b) != msgp.StrType {
+			return "", 0, b, wrongType(b, "a str (UTF-8 text)")
 		}
-		return unsafe.String(unsafe.SliceData(v), len(v)), chars, b[h+n:], nil
+		var e error
+		if v, rest, e = msgp.ReadStringZC(b); e != nil {
+			return "", 0, b, endsEarly()
+		}
 	}
-	s, rest, err := readStr(b)
-	if err != nil {
-		return "", 0, b, err
+	chars, valid := utf8Count(v)
+	if !valid {
+		return "", 0, b, invalidUTF8(v, "this text")
 	}
-	return s, codePoints(s), rest, nil
+	return unsafe.String(unsafe.SliceData(v), len(v)), chars, rest, nil
 }
 
 // readStr reads a str value and checks its UTF-8.
 func readStr(b []byte) (string, []byte, *Error) {
-	if h, n, ok := strHeader(b); ok {
-		v := b[h : h+n]
-		if !validUTF8(v) {
-			return "", b, invalidUTF8(v, "this text")
-		}
-		return unsafe.String(unsafe.SliceData(v), len(v)), b[h+n:], nil
-	}
-	if len(b) == 0 || msgp.NextType(b) != msgp.StrType {
-		return "", b, wrongType(b, "a str (UTF-8 text)")
-	}
-	v, rest, e := msgp.ReadStringZC(b)
-	if e != nil {
-		return "", b, endsEarly()
-	}
-	if !validUTF8(v) {
-		return "", b, invalidUTF8(v, "this text")
-	}
-	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
+	s, _, rest, err := readStrN(b)
+	return s, rest, err
 }
 
 // readKey reads a map key: a str of valid UTF-8. Errors carry the map's path.
