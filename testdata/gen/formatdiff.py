@@ -45,44 +45,14 @@ import unicodedata
 
 import _string
 
+from reference import spec_width  # the one width parser of testdata/gen
+
 MAX_WIDTH = 1 << 20  # widths above this are a GAP of the Go engine
 REAL_WIDTH_LIMIT = 5_000_000  # CPython really allocates widths up to this
 PY_SSIZE_T_MAX = (1 << 63) - 1
 
 # --------------------------------------------------------------------------
 # GAP classes, computed independently of the Go code.
-
-
-def spec_width(spec: str) -> tuple[int, int, int] | None:
-    """Return (width, start, end) of the width digits of a str format spec,
-    parsed as parse_internal_render_format_spec does, or None if absent."""
-    n = len(spec)
-    pos = 0
-    fill_specified = False
-    if n >= 2 and spec[1] in "<>=^":
-        pos = 2
-        fill_specified = True
-    elif n >= 1 and spec[0] in "<>=^":
-        pos = 1
-    if pos < n and spec[pos] in " +-":
-        pos += 1
-    if pos < n and spec[pos] == "z":
-        pos += 1
-    if pos < n and spec[pos] == "#":
-        pos += 1
-    if not fill_specified and pos < n and spec[pos] == "0":
-        pos += 1
-    start = pos
-    value = 0
-    while pos < n:
-        d = unicodedata.decimal(spec[pos], None)
-        if d is None:
-            break
-        value = value * 10 + d
-        pos += 1
-    if pos == start:
-        return None
-    return value, start, pos
 
 
 def parse_fields(t: str):

@@ -311,10 +311,12 @@ def decode_request(data: bytes) -> dict:
 # ---------------------------------------------------------------------------
 # Observation template (SPEC §5)
 
-def _spec_width(spec: str) -> int | None:
-    """The width of a str format spec, parsed like CPython 3.12's
-    parse_internal_render_format_spec (Objects/stringlib/unicode_format.h).
-    Digits are any Unicode Nd digit, as CPython's Py_UNICODE_TODECIMAL."""
+def spec_width(spec: str) -> tuple[int, int, int] | None:
+    """(width, start, end) of the width digits of a str format spec, parsed
+    like CPython 3.12's parse_internal_render_format_spec
+    (Python/formatter_unicode.c), or None when there is no width. Digits are
+    any Unicode Nd digit, as CPython's Py_UNICODE_TODECIMAL. Also used by
+    formatdiff.py to classify the differential's templates."""
     pos, end = 0, len(spec)
     fill_specified = False
     if end - pos >= 2 and spec[pos + 1] in "<>=^":
@@ -330,12 +332,17 @@ def _spec_width(spec: str) -> int | None:
         pos += 1
     if not fill_specified and pos < end and spec[pos] == "0":
         pos += 1
-    width, digits = 0, 0
+    start, width = pos, 0
     while pos < end and unicodedata.decimal(spec[pos], None) is not None:
         width = width * 10 + unicodedata.decimal(spec[pos])
         pos += 1
-        digits += 1
-    return width if digits else None
+    return (width, start, pos) if pos > start else None
+
+
+def _spec_width(spec: str) -> int | None:
+    """The width of a str format spec, or None (see spec_width)."""
+    w = spec_width(spec)
+    return w[0] if w else None
 
 
 def validate_template(t: str) -> str | None:
