@@ -568,18 +568,31 @@ func (a *assembly) message(m *outMsg) Message {
 
 // ---- errors ----
 
+// encodeError writes {v: 1, ok: false, error: {code, message, path}}; an
+// invalid_template error carries a fourth key, offset (SPEC §6).
 func encodeError(e *Error) []byte {
-	out := make([]byte, 0, 64+len(e.Message)+len(e.Path))
+	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = append(out, 0x83)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
 	out = append(out, keyOK...)
 	out = append(out, 0xc2)
-	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r', 0x83, 0xa4, 'c', 'o', 'd', 'e')
+	withOffset := e.Code == CodeInvalidTemplate && e.Offset >= 0
+	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r')
+	if withOffset {
+		out = append(out, 0x84)
+	} else {
+		out = append(out, 0x83)
+	}
+	out = append(out, 0xa4, 'c', 'o', 'd', 'e')
 	out = msgp.AppendString(out, string(e.Code))
 	out = append(out, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	out = msgp.AppendString(out, e.Message)
 	out = append(out, 0xa4, 'p', 'a', 't', 'h')
 	out = msgp.AppendString(out, e.Path)
+	if withOffset {
+		out = append(out, 0xa6, 'o', 'f', 'f', 's', 'e', 't')
+		out = msgp.AppendUint64(out, uint64(e.Offset))
+	}
 	return out
 }

@@ -89,7 +89,8 @@ func EncodeRequest(req *Request) []byte {
 var ErrBadResponse = errors.New("not a wire v1 response")
 
 // DecodeResponse decodes a wire response. An error response is returned as an
-// *Error; bytes that are not a response give ErrBadResponse.
+// *Error whose Offset is the response's offset (an invalid_template error), or
+// -1; bytes that are not a response give ErrBadResponse.
 func DecodeResponse(b []byte) (*Response, error) {
 	v, rest, err := msgp.ReadIntfBytes(b)
 	if err != nil || len(rest) != 0 {
@@ -107,7 +108,14 @@ func DecodeResponse(b []byte) (*Response, error) {
 		if code == "" {
 			return nil, ErrBadResponse
 		}
-		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: -1}
+		offset := -1
+		switch n := e["offset"].(type) {
+		case int64:
+			offset = int(n)
+		case uint64:
+			offset = int(n)
+		}
+		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: offset}
 	}
 	r := Response{Messages: []Message{}, MessageChars: []int64{}, Injected: []Injected{}}
 	bad := false
