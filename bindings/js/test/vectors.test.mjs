@@ -84,9 +84,9 @@ for (const lv of vectors) {
       assert.fail(`${lv.c.description}\nwant error ${lv.c.error.code} at ${JSON.stringify(lv.c.error.path)}; ` +
         `the response is not a canonical error response: ${err.message}\n${Buffer.from(got.subarray(0, 200)).toString("hex")}`);
     }
-    const got = { code: e.code, path: e.path };
-    if (e.offset !== undefined) got.offset = e.offset;
-    assert.deepEqual(got, lv.c.error, `${lv.c.description} (message ${JSON.stringify(e.message)})`);
+    const seen = { code: e.code, path: e.path };
+    if (e.offset !== undefined) seen.offset = e.offset;
+    assert.deepEqual(seen, lv.c.error, `${lv.c.description} (message ${JSON.stringify(e.message)})`);
     assert.notEqual(e.message, "", `${lv.c.description}: empty error message`);
   });
 }
