@@ -77,7 +77,8 @@ class Book:
 
     def err(self, name, description, req: bytes, code: str, path: str, offset: int | None = None):
         assert (offset is not None) == (code == TPL), f"{name}: an offset exactly for invalid_template"
-        resp, err = R.assemble_bytes(req)
+        resp, e = R.answer(req)
+        err = None if e is None else (e.code, e.path, e.offset)
         assert resp is None and err == (code, path, offset), \
             f"{name}: expected {(code, path, offset)}, reference says {err}"
         error = {"code": code, "path": path}

@@ -9,7 +9,9 @@ with the Go core or with any msgpack package.
 
 Public entry points:
 
-- ``assemble_bytes(request) -> (response, None) | (None, (code, path, offset))``
+- ``assemble_bytes(request) -> (response, None) | (None, (code, path))``
+- ``answer(request) -> (response, None) | (None, Reject)`` (a Reject has
+  ``code``, ``path`` and ``offset``: None except for invalid_template)
 - ``validate_template(t) -> str | None`` (None when accepted, else a reason)
 - ``template_error_offset(t) -> int | None`` (where a rejected template's
   first problem is)
@@ -791,14 +793,22 @@ def assemble(req: dict) -> dict:
     }
 
 
-def assemble_bytes(data: bytes) -> tuple[bytes | None, tuple[str, str, int | None] | None]:
-    """The wire function: (canonical ok response, None) or (None, (code, path,
-    offset)); offset is None except for invalid_template."""
+def answer(data: bytes) -> tuple[bytes | None, Reject | None]:
+    """The wire function: (canonical ok response, None) or (None, the Reject
+    with its code, path and offset; the offset is None except for
+    invalid_template)."""
     try:
         req = decode_request(data)
     except Reject as e:
-        return None, (e.code, e.path, e.offset)
+        return None, e
     return pack(assemble(req)), None
+
+
+def assemble_bytes(data: bytes) -> tuple[bytes | None, tuple[str, str] | None]:
+    """The wire function: (canonical ok response, None) or (None, (code, path));
+    answer() also gives a template error's offset."""
+    resp, e = answer(data)
+    return resp, None if e is None else (e.code, e.path)
 
 
 def error_response(code: str, message: str, path: str, offset: int | None = None) -> bytes:

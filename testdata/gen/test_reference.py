@@ -94,7 +94,9 @@ class TestOkResponses(unittest.TestCase):
 
 class TestErrors(unittest.TestCase):
     def check(self, req: bytes, code: str, path: str, offset=None):
-        self.assertEqual(R.assemble_bytes(req), (None, (code, path, offset)))
+        self.assertEqual(R.assemble_bytes(req), (None, (code, path)))
+        resp, e = R.answer(req)
+        self.assertEqual((resp, e.code, e.path, e.offset), (None, code, path, offset))
 
     def test_template_error_has_offset(self):
         req = b"\x81" + s("observation_template") + s("ab}{observation}")
