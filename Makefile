@@ -27,9 +27,10 @@ demo: wasm
 check-python312:
 	@[ -n "$(PYTHON312)" ] && [ -x "$(PYTHON312)" ] || { echo "python3.12 not found: install CPython 3.12 (pyenv install 3.12.1) or set PYTHON312=/path/to/python3.12" >&2; exit 1; }
 
-# Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
+# Regenerate testdata/vectors and testdata/prompt-vectors from the pure-Python reference (CPython oracle).
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
+	$(PYTHON312) testdata/gen/gen_prompt_vectors.py
 
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.

@@ -26,6 +26,17 @@ type Case struct {
 type Error struct {
 	Code string `json:"code"`
 	Path string `json:"path"`
+	// Offset is the code-point offset of an invalid_template error, nil for
+	// every other code.
+	Offset *int `json:"offset"`
+}
+
+// WantOffset is the expected core.Error.Offset: the case's offset, or -1.
+func (e *Error) WantOffset() int {
+	if e.Offset == nil {
+		return -1
+	}
+	return *e.Offset
 }
 
 type file struct {
