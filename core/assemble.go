@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/hex"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,6 +130,12 @@ type assembly struct {
 	tmpl                    *Template
 	promptChars             int64
 	budget                  *int64
+	// emptyObs is where the rendering of an empty observation was written
+	// by appendTo, once it was.
+	emptyObs span
+	// emptyText is the rendering of an empty observation for message,
+	// once made.
+	emptyText *string
 }
 
 // build lays out the messages of SPEC §3 and measures them (§4).
@@ -224,7 +231,7 @@ func (a *assembly) addCopy(m Message, counts []int) []int {
 		}
 	}
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
-	a.promptChars += chars
+	a.promptChars = addChars(a.promptChars, chars)
 	return counts
 }
 
@@ -234,7 +241,7 @@ func (a *assembly) addText(role, text string) {
 
 func (a *assembly) addTextCounted(role, text string, chars int) {
 	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
-	a.promptChars += int64(chars)
+	a.promptChars = addChars(a.promptChars, int64(chars))
 }
 
 func (a *assembly) addStep(s Step) {
@@ -247,7 +254,17 @@ func (a *assembly) addStepCounted(s Step, rawChars, obsChars int) {
 	a.addTextCounted(RoleAssistant, s.RawOutput, rawChars)
 	nb, chars := a.tmpl.renderSizeCounted(s.Observation, int64(obsChars))
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
-	a.promptChars += chars
+	a.promptChars = addChars(a.promptChars, chars)
+}
+
+// addChars adds code-point counts, saturating at the largest int64: the sum
+// over many steps of a wide template can pass it, and such a response is
+// too_large anyway (a code point takes at least one byte).
+func addChars(sum, n int64) int64 {
+	if sum > math.MaxInt64-n {
+		return math.MaxInt64
+	}
+	return sum + n
 }
 
 func (a *assembly) overflow() bool {
@@ -339,9 +356,24 @@ func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
 	case kObs:
 		dst = appendBlockHead(dst)
 		dst = appendStrHeader(dst, m.nbytes)
+		if m.text == "" && a.emptyObs.set {
+			// The same rendering again: copy it (a template of many
+			// fields costs its length once, not once per step).
+			return append(dst, dst[a.emptyObs.start:a.emptyObs.end]...)
+		}
+		start := len(dst)
 		dst = a.tmpl.AppendRender(dst, m.text)
+		if m.text == "" {
+			a.emptyObs = span{start, len(dst), true}
+		}
 	}
 	return dst
+}
+
+// span is a range of bytes already written to the response.
+type span struct {
+	start, end int
+	set        bool
 }
 
 // appendStr, appendArrayHeader and appendUint write what msgp's
@@ -403,29 +435,49 @@ var (
 	keyPrefixDigests   = []byte("\xaeprefix_digests")
 )
 
-// encodedSize returns the exact size of the ok response, or too_large.
+// encodedSize returns the exact size of the ok response, or too_large. The
+// sum saturates: it stops past MaxResponseBytes, so no request can make it
+// overflow.
 func (a *assembly) encodedSize() (int, *Error) {
-	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + hdrSize(len(a.msgs))
+	size := a.fixedSize() + 2*hdrSize(len(a.msgs))
 	for i := range a.msgs {
-		size += a.msgs[i].encodedSize()
+		if size += a.msgs[i].size(); size > MaxResponseBytes {
+			break
+		}
 	}
-	size += len(keyMessageChars) + hdrSize(len(a.msgs))
-	for i := range a.msgs {
-		size += uintSize(uint64(a.msgs[i].chars))
-	}
+	return size, checkResponseSize(size)
+}
+
+// fixedSize is the size of the ok response but its messages and the headers
+// of the messages and message_chars arrays.
+func (a *assembly) fixedSize() int {
+	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + len(keyMessageChars)
 	size += len(keyPromptChars) + 9 + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(a.injected))
 	for _, in := range a.injected {
 		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + 9
 	}
-	size += len(keyPrefixDigests) + 1 + 3*(6+66)
-	if size > MaxResponseBytes {
-		return 0, newError(CodeTooLarge, "", "the response would be "+strconv.Itoa(size)+" bytes, over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
+	return size + len(keyPrefixDigests) + 1 + 3*(6+66)
+}
+
+// size is what m adds to the response: the message and its message_chars
+// entry. A message's parts are each below 2^62 bytes (a rendering is at
+// most 4 bytes per code point of the observation times 2^30 fields), so the
+// sum does not overflow.
+func (m *outMsg) size() int {
+	return m.encodedSize() + uintSize(uint64(m.chars))
+}
+
+// checkResponseSize is too_large when size is over MaxResponseBytes.
+func checkResponseSize(size int) *Error {
+	if size <= MaxResponseBytes {
+		return nil
 	}
-	return size, nil
+	return newError(CodeTooLarge, "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
 }
 
 // appendTo appends the canonical ok response to out.
 func (a *assembly) appendTo(out []byte) []byte {
+	a.emptyObs = span{}
 	out = append(out, 0x88)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
@@ -534,8 +586,12 @@ func appendDigests(out []byte, d [3]string) []byte {
 	return out
 }
 
-// response builds the typed Response (Assemble's result).
+// response builds the typed Response (Assemble's result), or too_large when
+// the wire response would be over MaxResponseBytes, as AssembleBytes does.
 func (a *assembly) response() (*Response, error) {
+	if _, err := a.encodedSize(); err != nil {
+		return nil, err
+	}
 	resp := &Response{
 		Messages:        make([]Message, len(a.msgs)),
 		MessageChars:    make([]int64, len(a.msgs)),
@@ -562,8 +618,20 @@ func (a *assembly) message(m *outMsg) Message {
 	case kText:
 		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: m.text}}}
 	default:
-		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: a.tmpl.Render(m.text)}}}
+		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: a.render(m.text)}}}
 	}
+}
+
+// render renders obs, rendering an empty observation only once.
+func (a *assembly) render(obs string) string {
+	if obs != "" {
+		return a.tmpl.Render(obs)
+	}
+	if a.emptyText == nil {
+		r := a.tmpl.Render("")
+		a.emptyText = &r
+	}
+	return *a.emptyText
 }
 
 // ---- errors ----

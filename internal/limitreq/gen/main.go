@@ -1,0 +1,57 @@
+// Command gen writes the requests of package limitreq as msgpack files
+// (NAME.msgpack) into DIR, at scale SIZE bytes, and a manifest
+// (cases.json: name, file, expected code and path) for the Python and
+// JavaScript limits tests.
+//
+//	go run ./internal/limitreq/gen DIR SIZE
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/polyloop/assembly/internal/limitreq"
+)
+
+type entry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	File        string `json:"file"`
+	Bytes       int    `json:"bytes"`
+	Code        string `json:"code"`
+	Path        string `json:"path"`
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/limitreq/gen DIR SIZE")
+		os.Exit(2)
+	}
+	dir := os.Args[1]
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil || n < 64 || n > 1<<30-64 {
+		fmt.Fprintln(os.Stderr, "SIZE must be a byte count from 64 to 1 GiB − 64")
+		os.Exit(2)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var manifest []entry
+	for _, c := range limitreq.Cases(n) {
+		file := c.Name + ".msgpack"
+		if err := os.WriteFile(filepath.Join(dir, file), c.Request, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		manifest = append(manifest, entry{c.Name, c.Description, file, len(c.Request), string(c.Code), c.Path})
+	}
+	b, _ := json.MarshalIndent(manifest, "", " ")
+	if err := os.WriteFile(filepath.Join(dir, "cases.json"), append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
