@@ -17,6 +17,10 @@ import (
 // answered with CodeTooLarge instead of exhausting memory.
 const MaxResponseBytes = 3 << 29 // 1.5 GiB
 
+// maxResponse is MaxResponseBytes; tests lower it to check the limit at
+// the boundary without building 1.5 GiB.
+var maxResponse = MaxResponseBytes
+
 // AssembleBytes is the wire function of SPEC §2-6: it decodes a msgpack
 // request, assembles it and returns the canonical msgpack response, ok or
 // error. It never panics (a panic is recovered into an internal error
@@ -441,7 +445,7 @@ var (
 func (a *assembly) encodedSize() (int, *Error) {
 	size := a.fixedSize() + 2*hdrSize(len(a.msgs))
 	for i := range a.msgs {
-		if size += a.msgs[i].size(); size > MaxResponseBytes {
+		if size += a.msgs[i].size(); size > maxResponse {
 			break
 		}
 	}
@@ -450,13 +454,64 @@ func (a *assembly) encodedSize() (int, *Error) {
 
 // fixedSize is the size of the ok response but its messages and the headers
 // of the messages and message_chars arrays.
-func (a *assembly) fixedSize() int {
+func (a *assembly) fixedSize() int { return fixedSize(a.injected) }
+
+func fixedSize(injected []Injected) int {
 	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + len(keyMessageChars)
-	size += len(keyPromptChars) + 9 + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(a.injected))
-	for _, in := range a.injected {
+	size += len(keyPromptChars) + 9 + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(injected))
+	for _, in := range injected {
 		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + 9
 	}
 	return size + len(keyPrefixDigests) + 1 + 3*(6+66)
+}
+
+// ResponseSizer keeps the wire size of a Response that grows by whole
+// messages, so that a prompt assembled step by step applies
+// MaxResponseBytes exactly as AssembleBytes of the same steps does
+// (Prompt.AddStep and the hosts' prompts use it). The zero value is not
+// ready: use NewResponseSizer.
+type ResponseSizer struct {
+	size int // all but the headers of the two arrays of one entry per message
+	n    int // messages
+}
+
+// NewResponseSizer returns the sizer of resp, which must be the Response of
+// an Assemble (or a prompt) and so within the limit.
+func NewResponseSizer(resp *Response) ResponseSizer {
+	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages)}
+	for i := range resp.Messages {
+		s.size += messageSize(&resp.Messages[i], resp.MessageChars[i])
+	}
+	return s
+}
+
+// Add accounts for msgs (with their code points chars) appended to the
+// response, or returns too_large (and accounts for nothing) when the
+// response would then pass MaxResponseBytes.
+func (s *ResponseSizer) Add(msgs []Message, chars []int64) error {
+	size := s.size
+	for i := range msgs {
+		size += messageSize(&msgs[i], chars[i])
+	}
+	return s.add(size, len(msgs))
+}
+
+func (s *ResponseSizer) add(size, n int) error {
+	if err := checkResponseSize(size + 2*hdrSize(s.n+n)); err != nil {
+		return err
+	}
+	s.size, s.n = size, s.n+n
+	return nil
+}
+
+// messageSize is what m, of chars code points, adds to a response (the
+// message and its message_chars entry), as outMsg.size counts it.
+func messageSize(m *Message, chars int64) int {
+	n := msgFixed + strSize(len(m.Role)) + hdrSize(len(m.Content)) + uintSize(uint64(chars))
+	for _, b := range m.Content {
+		n += 1 + 5 + strSize(len(b.Type)) + 5 + strSize(len(b.Text))
+	}
+	return n
 }
 
 // size is what m adds to the response: the message and its message_chars
@@ -469,7 +524,7 @@ func (m *outMsg) size() int {
 
 // checkResponseSize is too_large when size is over MaxResponseBytes.
 func checkResponseSize(size int) *Error {
-	if size <= MaxResponseBytes {
+	if size <= maxResponse {
 		return nil
 	}
 	return newError(CodeTooLarge, "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")

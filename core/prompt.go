@@ -17,9 +17,7 @@ type Prompt struct {
 	budget *int64
 	resp   *Response
 	steps0 int // index of the first history message
-	// size is the wire size of resp but the headers of its two arrays of
-	// one entry per message (see assembly.encodedSize).
-	size int
+	size   ResponseSizer
 	// emptyText is the rendering of an empty observation, once made.
 	emptyText *string
 }
@@ -35,8 +33,7 @@ func NewPrompt(req *Request) (*Prompt, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	size, _ := a.encodedSize()
-	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd, size: size - 2*hdrSize(len(a.msgs)), emptyText: a.emptyText}
+	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd, size: NewResponseSizer(resp), emptyText: a.emptyText}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -57,14 +54,13 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 	}
 	a := &assembly{tmpl: p.tmpl, emptyText: p.emptyText}
 	a.addStep(Step{RawOutput: rawOutput, Observation: observation})
-	size := p.size
+	size := p.size.size
 	for i := range a.msgs {
 		size += a.msgs[i].size()
 	}
-	if err := checkResponseSize(size + 2*hdrSize(len(p.resp.Messages)+len(a.msgs))); err != nil {
+	if err := p.size.add(size, len(a.msgs)); err != nil {
 		return err
 	}
-	p.size = size
 	r := p.resp
 	for i := range a.msgs {
 		m := &a.msgs[i]

@@ -72,9 +72,8 @@ func (f *fspec) silent() bool { return f.prec == 0 && f.width <= 0 }
 
 // tfield is one replacement field and the literal text before it.
 type tfield struct {
-	lit      string // literal text before the field, braces unescaped
-	litChars int64
-	fspec
+	lit  string // literal text before the field, braces unescaped
+	kind int32  // index in Template.kinds
 }
 
 // fkind is one distinct fspec of a template and how many fields have it:
@@ -152,58 +151,23 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 		return nil, &Error{Code: CodeInvalidUTF8, Offset: bad, Message: fmt.Sprintf(
 			"the template is not valid UTF-8 at offset %d; send it as valid UTF-8 text", bad)}, gapNone
 	}
-	p := parser{s: src}
+	p := parser{s: src, kindIdx: map[fspec]int32{}}
 	t := &Template{src: src, plain: true}
 	if err, gap := p.parse(t); err != nil {
 		return nil, err, gap
 	}
-	t.dropSilent()
-	kinds := map[fspec]int{}
 	for i := range t.fields {
-		f := &t.fields[i]
-		t.litBytes += len(f.lit)
-		t.litChars += f.litChars
-		if f.conv != convNone || f.formatted {
+		t.litBytes += len(t.fields[i].lit)
+		t.litChars += int64(utf8.RuneCountInString(t.fields[i].lit))
+	}
+	for i := range t.kinds {
+		if t.kinds[i].conv != convNone || t.kinds[i].formatted {
 			t.plain = false
 		}
-		k, ok := kinds[f.fspec]
-		if !ok {
-			k = len(t.kinds)
-			kinds[f.fspec] = k
-			t.kinds = append(t.kinds, fkind{fspec: f.fspec})
-		}
-		t.kinds[k].count++
 	}
 	t.litBytes += len(t.tail)
 	t.litChars += t.tailChars
 	return t, nil, gapNone
-}
-
-// dropSilent removes the fields that never render anything, joining their
-// literal text to the next field's (or to the tail).
-func (t *Template) dropSilent() {
-	var carry []byte // literal text of dropped fields not yet placed
-	var carryChars int64
-	kept := t.fields[:0]
-	for _, f := range t.fields {
-		if f.silent() {
-			carry = append(carry, f.lit...)
-			carryChars += f.litChars
-			continue
-		}
-		if len(carry) > 0 {
-			f.lit = string(append(carry, f.lit...))
-			f.litChars += carryChars
-			carry, carryChars = carry[:0], 0
-		}
-		kept = append(kept, f)
-	}
-	clear(t.fields[len(kept):])
-	t.fields = kept
-	if len(carry) > 0 {
-		t.tail = string(append(carry, t.tail...))
-		t.tailChars += carryChars
-	}
 }
 
 // parser walks the template's bytes; positions are byte offsets, turned
@@ -215,11 +179,11 @@ func (t *Template) dropSilent() {
 // template with a small constant (issue 10.2).
 type parser struct {
 	s string
-	// The literal text gathered since the last field: one piece of s, or,
-	// after an escaped brace, several pieces joined in buf.
-	piece string
-	buf   []byte
-	multi bool
+	// segs are the pieces of literal text gathered since the last field
+	// that renders something (a silent field's literal joins the next one).
+	segs []litSeg
+	// kindIdx indexes Template.kinds by fspec.
+	kindIdx map[fspec]int32
 	// escapedOpen is the byte offset of the first "{{", for the no-field
 	// message.
 	escapedOpen int
@@ -227,6 +191,9 @@ type parser struct {
 	// offset.
 	cpByte, cpN int
 }
+
+// litSeg is literal text s[start:end] holding esc escaped braces ({{ or }}).
+type litSeg struct{ start, end, esc int }
 
 // cp returns the code-point offset of the byte offset i. It counts on from
 // the offset asked last, so that asking in increasing order (once per field)
@@ -240,29 +207,46 @@ func (p *parser) cp(i int) int {
 	return p.cpN
 }
 
-// addLit appends a piece of literal text.
-func (p *parser) addLit(piece string) {
+// takeLit returns the literal text gathered, braces unescaped, and starts
+// anew: a slice of the template when it is one piece without escapes, else
+// one string of the exact size.
+func (p *parser) takeLit() string {
+	defer func() { p.segs = p.segs[:0] }()
 	switch {
-	case p.multi:
-		p.buf = append(p.buf, piece...)
-	case p.piece == "":
-		p.piece = piece
-	default:
-		p.buf = append(append(p.buf[:0], p.piece...), piece...)
-		p.multi = true
+	case len(p.segs) == 0:
+		return ""
+	case len(p.segs) == 1 && p.segs[0].esc == 0:
+		return p.s[p.segs[0].start:p.segs[0].end]
 	}
+	n := 0
+	for _, g := range p.segs {
+		n += g.end - g.start - g.esc
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, g := range p.segs {
+		piece := p.s[g.start:g.end]
+		for k := 0; k < g.esc; k++ {
+			j := strings.IndexAny(piece, "{}")
+			b.WriteString(piece[:j+1])
+			piece = piece[j+2:]
+		}
+		b.WriteString(piece)
+	}
+	return b.String()
 }
 
-// takeLit returns the literal text gathered and starts anew.
-func (p *parser) takeLit() string {
-	lit := p.piece
-	if p.multi {
-		lit = string(p.buf)
-		p.buf = p.buf[:0]
-		p.multi = false
+// intern returns the index of fs in t.kinds, adding it if new, and counts
+// one more field of that kind.
+func (p *parser) intern(t *Template, fs fspec) int32 {
+	k, ok := p.kindIdx[fs]
+	if !ok {
+		k = int32(len(t.kinds))
+		p.kindIdx[fs] = k
+		t.kinds = append(t.kinds, fkind{fspec: fs})
 	}
-	p.piece = ""
-	return lit
+	t.kinds[k].count++
+	return k
 }
 
 // parse is CPython's do_markup loop over MarkupIterator_next.
@@ -270,47 +254,59 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 	s := p.s
 	n := len(s)
 	p.escapedOpen = -1
+	// Every field opens with a '{' that is not part of "{{": room for them
+	// all at once (a bound for any template that parses).
+	if nf := strings.Count(s, "{") - 2*strings.Count(s, "{{"); nf > 0 {
+		t.fields = make([]tfield, 0, min(nf, n/13+1))
+	}
+	nfields := 0
 	i := 0
 	for i < n {
-		// Literal text up to an escaped brace or a field.
-		start := i
-		k := strings.IndexAny(s[i:], "{}")
-		if k < 0 {
-			p.addLit(s[start:])
+		// Literal text, through escaped braces, up to a field or the end.
+		start, j, esc := i, i, 0
+		for {
+			k := strings.IndexAny(s[j:], "{}")
+			if k < 0 {
+				j = n
+				break
+			}
+			j += k
+			if j+1 < n && s[j+1] == s[j] {
+				if s[j] == '{' && p.escapedOpen < 0 {
+					p.escapedOpen = j
+				}
+				esc++
+				j += 2
+				continue
+			}
 			break
 		}
-		i += k
-		c := s[i]
-		i++
-		atEnd := i >= n
-		if c == '}' && (atEnd || s[i] != '}') {
-			return tmplErr(p.cp(i-1), "single '}' at offset %d; write '}}' for a literal '}'", p.cp(i-1)), gapNone
+		if j > start {
+			p.segs = append(p.segs, litSeg{start, j, esc})
 		}
-		if c == '{' && atEnd {
-			return tmplErr(p.cp(i-1), "single '{' at offset %d at the end of the template; write '{{' for a literal '{', or a whole field {observation}", p.cp(i-1)), gapNone
+		if j == n {
+			break
 		}
-		if s[i] == c {
-			// An escaped brace: keep one, skip the other.
-			if c == '{' && p.escapedOpen < 0 {
-				p.escapedOpen = i - 1
-			}
-			p.addLit(s[start:i])
-			i++
-			continue
+		if s[j] == '}' {
+			return tmplErr(p.cp(j), "single '}' at offset %d; write '}}' for a literal '}'", p.cp(j)), gapNone
 		}
-		p.addLit(s[start : i-1])
-		lit := p.takeLit()
-		f := tfield{lit: lit, litChars: int64(utf8.RuneCountInString(lit))}
-		next, err, gap := p.field(i-1, &f)
+		if j+1 == n {
+			return tmplErr(p.cp(j), "single '{' at offset %d at the end of the template; write '{{' for a literal '{', or a whole field {observation}", p.cp(j)), gapNone
+		}
+		var fs fspec
+		next, err, gap := p.field(j, &fs)
 		if err != nil {
 			return err, gap
 		}
-		t.fields = append(t.fields, f)
+		nfields++
+		if !fs.silent() {
+			t.fields = append(t.fields, tfield{lit: p.takeLit(), kind: p.intern(t, fs)})
+		}
 		i = next
 	}
 	t.tail = p.takeLit()
 	t.tailChars = int64(utf8.RuneCountInString(t.tail))
-	if len(t.fields) == 0 {
+	if nfields == 0 {
 		// GAP (SPEC §5 no-field rule): CPython formats a template without
 		// fields fine, but the observation would silently vanish.
 		if p.escapedOpen >= 0 {
@@ -326,7 +322,7 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 // CPython's parse_field, then checks it as output_markup would use it (field
 // name, conversion, format spec). It returns the byte offset after the
 // closing '}'.
-func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
+func (p *parser) field(open int, f *fspec) (int, *Error, gapClass) {
 	s := p.s
 	n := len(s)
 	i := open + 1
@@ -568,8 +564,8 @@ func (t *Template) AppendRender(dst []byte, obs string) []byte {
 	var rinfo [2]reprInfo
 	var have [2]bool
 	for i := range t.fields {
-		f := &t.fields[i]
-		dst = append(dst, f.lit...)
+		dst = append(dst, t.fields[i].lit...)
+		f := &t.kinds[t.fields[i].kind]
 		if f.conv == convNone {
 			if !f.formatted {
 				dst = append(dst, obs...)
