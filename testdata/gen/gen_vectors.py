@@ -1245,6 +1245,25 @@ B.err("excerpt-template-field-long", "a template whose unknown field name has 20
       request(observation_template="{" + "x" * 20_000 + "}"), TPL, "observation_template")
 
 
+# ===========================================================================
+B.file("limits-render", "Rendering shortcuts of the bounded-resources work (issue 10.3): fields "
+       "that never render (precision 0, no width) and repeated empty observations render as CPython does.")
+EMPTY_AND_NOT = [step("r", o) for o in ("", "a", "", "\u00e9\U0001F600", "", "")]
+B.ok("render-silent-fields", "precision-0 fields render nothing; their literals are kept",
+     request(observation_template="a{observation:.0}b{observation!r:.0}c{observation:<0.0}d{observation}e",
+             steps=EMPTY_AND_NOT))
+B.ok("render-silent-only", "a template whose only fields are silent still renders its literals",
+     request(observation_template="x{observation:.0}{{y}}{observation!a:.00}z", steps=EMPTY_AND_NOT))
+B.ok("render-silent-padded", "precision 0 with a width pads: not silent",
+     request(observation_template="[{observation:*^5.0}][{observation!r:>3.0}]", steps=EMPTY_AND_NOT))
+B.ok("render-empty-repeated", "the same rendering of an empty observation over many steps",
+     request(observation_template="<{observation:3}|{observation!r}|{observation:.1}>" * 3,
+             steps=EMPTY_AND_NOT * 3))
+B.ok("render-many-fields", "200 identical fields over 30 steps",
+     request(observation_template="{observation:.2}," * 200,
+             steps=[step("", "" if i % 3 else "xyz") for i in range(30)]))
+
+
 def main() -> int:
     B.write()
     print(B.summary())
