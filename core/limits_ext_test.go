@@ -18,7 +18,7 @@ const maxErrorBytes = 4096
 // value: the cases at 4 MiB, hostile templates, and every error
 // vector. Before the excerpt rule a 4 MiB bad role gave a 24 MiB response.
 func TestErrorsAreSmall(t *testing.T) {
-	for _, c := range limitreq.Cases(4 << 20) {
+	for _, c := range limitreq.Cases(4<<20, 4<<20) {
 		if c.Code == "" {
 			continue
 		}

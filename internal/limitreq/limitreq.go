@@ -27,9 +27,6 @@ type Case struct {
 	Path string
 }
 
-// Names of the cases, in the order Cases returns them.
-var Names = []string{"bad-role", "bad-block-type", "unknown-key", "repeated-channel", "template", "fields-steps", "wide-response"}
-
 // FullSize is the size parameter of `make test.limits`: the issue's sizes.
 const FullSize = 300 << 20
 
@@ -106,14 +103,44 @@ func WideResponse(fields int) Case {
 	return Case{Name: "wide-response", Description: itoa(fields) + " fields of width 1,048,576 (issue 10.4)", Request: req}
 }
 
-// Cases returns the family at scale n bytes (the junk values and the
-// template; the other cases scale with it).
-func Cases(n int) []Case {
+// Cases returns the family at scale n bytes (the junk values; the other
+// cases scale with it up to the issue's sizes) with a template of
+// templateBytes.
+func Cases(n, templateBytes int) []Case {
 	fields := min(max(n/300, 100), 100_000) // the issue's 100,000 fields over 10,000 steps from 30 MB on
 	return []Case{
 		BadRole(n), BadBlockType(n), UnknownKey(n), RepeatedChannel(n),
-		Template(n), FieldsSteps(fields, fields/10), WideResponse(min(max(n/(512<<10), 1), 600)),
+		Template(templateBytes), FieldsSteps(fields, fields/10), WideResponse(min(max(n/(512<<10), 1), 600)),
 	}
+}
+
+// FullTemplateBytes is the template of `make test.limits`: the largest
+// whose request fits in the 1 GiB limit with one step (issue 10.2).
+const FullTemplateBytes = 1<<30 - 64
+
+// DeepJSON is a request whose steps[0] is depth nested arrays around a
+// string of strBytes bytes (issue 10.8): as JSON text and as msgpack, both
+// malformed_request at steps[0] (a step must be a map).
+func DeepJSON(depth, strBytes int) (jsonText, msgpack []byte, c Case) {
+	str := strings.Repeat("x", strBytes)
+	var j strings.Builder
+	j.WriteString(`{"observation_template":"{observation}","steps":[`)
+	j.WriteString(strings.Repeat("[", depth))
+	j.WriteString(`"` + str + `"`)
+	j.WriteString(strings.Repeat("]", depth))
+	j.WriteString(`]}`)
+	b := msgp.AppendMapHeader(nil, 2)
+	b = msgp.AppendString(b, "observation_template")
+	b = msgp.AppendString(b, tmpl)
+	b = msgp.AppendString(b, "steps")
+	b = msgp.AppendArrayHeader(b, 1)
+	for range depth {
+		b = msgp.AppendArrayHeader(b, 1)
+	}
+	b = msgp.AppendString(b, str)
+	c = Case{Name: "deep-json", Description: "steps[0] nested " + itoa(depth) + " deep around " + size(strBytes) + " (issue 10.8)",
+		Request: b, Code: core.CodeMalformedRequest, Path: "steps[0]"}
+	return []byte(j.String()), b, c
 }
 
 func size(n int) string {

@@ -1,9 +1,9 @@
 // Command gen writes the requests of package limitreq as msgpack files
 // (NAME.msgpack) into DIR, at scale SIZE bytes, and a manifest
 // (cases.json: name, file, expected code and path) for the Python and
-// JavaScript limits tests.
+// JavaScript limits tests. SIZE "full" is the sizes.
 //
-//	go run ./internal/limitreq/gen DIR SIZE
+//	go run ./internal/limitreq/gen DIR SIZE|full
 package main
 
 import (
@@ -31,17 +31,22 @@ func main() {
 		os.Exit(2)
 	}
 	dir := os.Args[1]
-	n, err := strconv.Atoi(os.Args[2])
-	if err != nil || n < 64 || n > 1<<30-64 {
-		fmt.Fprintln(os.Stderr, "SIZE must be a byte count from 64 to 1 GiB − 64")
-		os.Exit(2)
+	n, tb := limitreq.FullSize, limitreq.FullTemplateBytes
+	if os.Args[2] != "full" {
+		var err error
+		n, err = strconv.Atoi(os.Args[2])
+		if err != nil || n < 64 || n > limitreq.FullTemplateBytes {
+			fmt.Fprintln(os.Stderr, "SIZE must be full or a byte count from 64 to 1 GiB − 64")
+			os.Exit(2)
+		}
+		tb = n
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	var manifest []entry
-	for _, c := range limitreq.Cases(n) {
+	for _, c := range limitreq.Cases(n, tb) {
 		file := c.Name + ".msgpack"
 		if err := os.WriteFile(filepath.Join(dir, file), c.Request, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
