@@ -439,11 +439,12 @@ var (
 	keyPrefixDigests   = []byte("\xaeprefix_digests")
 )
 
-// encodedSize returns the exact size of the ok response, or too_large. The
-// sum saturates: it stops past MaxResponseBytes, so no request can make it
-// overflow.
+// encodedSize returns the exact size of the ok response, or too_large: the
+// response is too_large exactly when its canonical encoding would be longer
+// than MaxResponseBytes. The sum saturates: it stops past MaxResponseBytes,
+// so no request can make it overflow.
 func (a *assembly) encodedSize() (int, *Error) {
-	size := a.fixedSize() + 2*hdrSize(len(a.msgs))
+	size := a.fixedSize() + 2*hdrSize(len(a.msgs)) + uintSize(uint64(a.promptChars))
 	for i := range a.msgs {
 		if size += a.msgs[i].size(); size > maxResponse {
 			break
@@ -452,17 +453,18 @@ func (a *assembly) encodedSize() (int, *Error) {
 	return size, checkResponseSize(size)
 }
 
-// fixedSize is the size of the ok response but its messages and the headers
-// of the messages and message_chars arrays.
+// fixedSize is the size of the ok response but its messages, the headers
+// of the messages and message_chars arrays and the prompt_chars value.
 func (a *assembly) fixedSize() int { return fixedSize(a.injected) }
 
 func fixedSize(injected []Injected) int {
-	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + len(keyMessageChars)
-	size += len(keyPromptChars) + 9 + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(injected))
+	size := 1 + len(keyV) + 1 + len(keyOK) + 1 + len(keyMessages) + len(keyMessageChars)
+	size += len(keyPromptChars) + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(injected))
 	for _, in := range injected {
-		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + 9
+		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + uintSize(uint64(in.MessageIndex))
 	}
-	return size + len(keyPrefixDigests) + 1 + 3*(6+66)
+	// prefix_digests: a map of three keys, each a 64-digit hex str.
+	return size + len(keyPrefixDigests) + 1 + 4 + 11 + 5 + 3*strSize(64)
 }
 
 // ResponseSizer keeps the wire size of a Response that grows by whole
@@ -471,14 +473,15 @@ func fixedSize(injected []Injected) int {
 // (Prompt.AddStep and the hosts' prompts use it). The zero value is not
 // ready: use NewResponseSizer.
 type ResponseSizer struct {
-	size int // all but the headers of the two arrays of one entry per message
-	n    int // messages
+	size  int   // all but the headers of the two arrays of one entry per message and prompt_chars
+	n     int   // messages
+	chars int64 // prompt_chars
 }
 
 // NewResponseSizer returns the sizer of resp, which must be the Response of
 // an Assemble (or a prompt) and so within the limit.
 func NewResponseSizer(resp *Response) ResponseSizer {
-	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages)}
+	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages), chars: resp.PromptChars}
 	for i := range resp.Messages {
 		s.size += messageSize(&resp.Messages[i], resp.MessageChars[i])
 	}
@@ -489,18 +492,19 @@ func NewResponseSizer(resp *Response) ResponseSizer {
 // response, or returns too_large (and accounts for nothing) when the
 // response would then pass MaxResponseBytes.
 func (s *ResponseSizer) Add(msgs []Message, chars []int64) error {
-	size := s.size
+	size, pc := s.size, s.chars
 	for i := range msgs {
 		size += messageSize(&msgs[i], chars[i])
+		pc = addChars(pc, chars[i])
 	}
-	return s.add(size, len(msgs))
+	return s.add(size, len(msgs), pc)
 }
 
-func (s *ResponseSizer) add(size, n int) error {
-	if err := checkResponseSize(size + 2*hdrSize(s.n+n)); err != nil {
+func (s *ResponseSizer) add(size, n int, chars int64) error {
+	if err := checkResponseSize(size + 2*hdrSize(s.n+n) + uintSize(uint64(chars))); err != nil {
 		return err
 	}
-	s.size, s.n = size, s.n+n
+	s.size, s.n, s.chars = size, s.n+n, chars
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/assembly/internal/vectors"
 )
 
 // A request over 1 GiB is refused before decoding.
@@ -172,5 +174,44 @@ func TestResponseSizeSaturates(t *testing.T) {
 	_, err = Assemble(&Request{ObservationTemplate: tmpl, Steps: make([]Step, 1<<22)})
 	if e, ok := err.(*Error); !ok || e.Code != CodeTooLarge {
 		t.Fatalf("Assemble: got %v, want too_large", err)
+	}
+}
+
+// encodedSize is the exact length of the response (so too_large means "the
+// canonical response would be longer than MaxResponseBytes", a rule every
+// host's prompt can apply), and ResponseSizer agrees with it: on every ok
+// vector and on requests with injections and large counts.
+func TestEncodedSizeExact(t *testing.T) {
+	cases, err := vectors.Load("../testdata/vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs [][]byte
+	for _, c := range cases {
+		if c.Response != nil {
+			reqs = append(reqs, c.Request)
+		}
+	}
+	inj := map[string][]Injection{}
+	for i := range 300 {
+		inj[strings.Repeat("c", i%40+1)] = append(inj[strings.Repeat("c", i%40+1)], Injection{EntryID: strings.Repeat("e", i+1), Content: "x"})
+	}
+	reqs = append(reqs, EncodeRequest(&Request{Injections: inj, Steps: make([]Step, 40000), ObservationTemplate: "{observation:300}"}))
+	for i, b := range reqs {
+		req, tmpl, derr := decodeRequest(append([]byte(nil), b...))
+		if derr != nil {
+			t.Fatalf("request %d: %v", i, derr)
+		}
+		a := build(req, tmpl)
+		size, serr := a.encodedSize()
+		resp := AssembleBytes(b)
+		if serr != nil || size != len(resp) {
+			t.Fatalf("request %d: encodedSize %d (%v), the response is %d bytes", i, size, serr, len(resp))
+		}
+		r := mustDecode(t, resp)
+		s := NewResponseSizer(r)
+		if got := s.size + 2*hdrSize(s.n) + uintSize(uint64(s.chars)); got != len(resp) {
+			t.Fatalf("request %d: ResponseSizer counts %d bytes, the response is %d", i, got, len(resp))
+		}
 	}
 }

@@ -54,11 +54,12 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 	}
 	a := &assembly{tmpl: p.tmpl, emptyText: p.emptyText}
 	a.addStep(Step{RawOutput: rawOutput, Observation: observation})
-	size := p.size.size
+	size, pc := p.size.size, p.size.chars
 	for i := range a.msgs {
 		size += a.msgs[i].size()
+		pc = addChars(pc, a.msgs[i].chars)
 	}
-	if err := p.size.add(size, len(a.msgs)); err != nil {
+	if err := p.size.add(size, len(a.msgs), pc); err != nil {
 		return err
 	}
 	r := p.resp
