@@ -46,6 +46,12 @@ js.example:
 test.js: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 test/*.test.mjs
 
+# The bounded-resources family at full size (make test.limits; issue 10).
+test.limits: test.limits.js
+.PHONY: test.limits.js
+test.limits.js: js.deps js.wasm
+	cd $(JS_DIR) && POLYLOOP_LIMITS=full node --test test/limits.test.mjs
+
 test.js.node: js.deps js.wasm
 	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test test/*.test.mjs
 

@@ -28,6 +28,12 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml | check-python31
 	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
 	@touch $@
 
+# The bounded-resources family at full size (make test.limits; issue 10).
+test.limits: test.limits.python
+.PHONY: test.limits.python
+test.limits.python: python.venv python.wasm
+	cd $(PY_DIR) && POLYLOOP_LIMITS=full $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py
+
 test.python: python.venv python.wasm
 	cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q
 

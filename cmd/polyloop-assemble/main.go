@@ -43,6 +43,7 @@ type options struct {
 	engine, in, out, wasm string
 	batch                 bool
 	file                  string
+	size                  int64 // bytes of the input file; 0 if unknown
 }
 
 func main() {
@@ -95,6 +96,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		in = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			o.size = st.Size()
+		}
 	}
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriterSize(stdout, 1<<20)
@@ -155,7 +159,7 @@ type request struct {
 func nextRequest(r *bufio.Reader, o options) (*request, bool, error) {
 	if o.in == "msgpack" {
 		if !o.batch {
-			b, err := io.ReadAll(r)
+			b, err := readAll(r, o.size)
 			if err != nil {
 				return nil, false, err
 			}
@@ -195,7 +199,7 @@ func nextRequest(r *bufio.Reader, o options) (*request, bool, error) {
 			break
 		}
 	} else {
-		b, err := io.ReadAll(r)
+		b, err := readAll(r, o.size)
 		if err != nil {
 			return nil, false, err
 		}
