@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"

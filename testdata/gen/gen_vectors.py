@@ -1267,7 +1267,7 @@ B.err("excerpt-block-type-long", "a block type of 20,000 code points (the messag
       request(run_messages=[{"role": "user", "content": [{"type": "\x01" * 20_000, "text": "a"}]}]),
       BTYPE, "run_messages[0].content[0].type")
 B.err("excerpt-template-field-long", "a template whose unknown field name has 20,000 code points",
-      request(observation_template="{" + "x" * 20_000 + "}"), TPL, "observation_template")
+      request(observation_template="{" + "x" * 20_000 + "}"), TPL, "observation_template", offset=1)
 
 
 # ===========================================================================

@@ -1,4 +1,8 @@
-package vectors
+// Package promptvec loads and runs the prompt vectors of testdata/prompt-vectors
+// (format in its README.md) for the Go hosts. It is apart from
+// internal/vectors because it needs the core, and the core's own tests use
+// internal/vectors.
+package promptvec
 
 import (
 	"bytes"
@@ -11,6 +15,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/vectors"
 	"github.com/polyloop/assembly/internal/wirejson"
 )
 
@@ -29,7 +34,7 @@ type PromptCase struct {
 type PromptStep struct {
 	RawOutput, Observation string // lone surrogates as their three-byte form
 	Response               *core.Response
-	Error                  *Error
+	Error                  *vectors.Error
 }
 
 // LoadPrompts reads the prompt vectors of file (testdata/prompt-vectors/prompts.json).
@@ -48,7 +53,7 @@ func LoadPrompts(file string) ([]PromptCase, error) {
 				RawOutput   json.RawMessage `json:"raw_output"`
 				Observation json.RawMessage `json:"observation"`
 				Response    *string         `json:"response"`
-				Error       *Error          `json:"error"`
+				Error       *vectors.Error  `json:"error"`
 			}
 		}
 	}
