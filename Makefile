@@ -34,10 +34,11 @@ vectors: check-python312
 test: test.go test.format test.host test.reproducible
 
 test.go: check-python312
-	CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' (go mod tidy -diff shows the change)" >&2; $(GO) mod tidy -diff; exit 1; }
+	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
 	$(PYTHON312) -m unittest testdata/gen/test_reference.py
-	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 -skip 'TestFormatDifferential' ./core/... ./internal/... ./cmd/...
+	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312

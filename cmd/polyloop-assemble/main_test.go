@@ -246,3 +246,40 @@ while pos < len(data):
     out.append(json.dumps(value(), ensure_ascii=False, separators=(",", ":")) + "\n")
 sys.stdout.buffer.write("".join(out).encode())
 `
+
+// TestTextViewShowsControlCharacters: the text view cannot drive the
+// terminal: escape sequences, carriage returns and other C0/C1 controls are
+// shown as cat -v shows them; newline and tab stay layout.
+func TestTextViewShowsControlCharacters(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`}, // the issue's example
+		{`\u001b[2J\u001b[Hclean`, `^[[2J^[[Hclean`},                 // clear screen
+		{`\u001b]0;title\u0007`, `^[]0;title^G`},                     // window title
+		{`\u001b]52;c;cm0gLXJmIH4=\u0007`, `^[]52;c;cm0gLXJmIH4=^G`}, // OSC 52 clipboard write
+		{`\u009b31mred\u0085`, `<U+009B>31mred<U+0085>`},             // C1 CSI and NEL
+		{`nul\u0000del\u007f bs\b ff\f`, `nul^@del^? bs^H ff^L`},     // other C0 and DEL
+		{`tab\there`, "tab\there"},                                   // tab stays
+		{`é ✓ 😀 \u2028`, "é ✓ 😀 \u2028"},                             // printable text untouched
+	} {
+		req := `{"observation_template": "{observation}", "steps": [{"raw_output": "` + tc.raw + `", "observation": "a\nb"}]}`
+		code, out, stderr := runCLI(t, []byte(req), "--out", "text")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.raw, code, stderr)
+		}
+		if !strings.Contains(out, "    │ "+tc.want+"\n") {
+			t.Errorf("%s: the view lacks the line %q:\n%s", tc.raw, tc.want, out)
+		}
+		if !strings.Contains(out, "    │ a\n    │ b\n") {
+			t.Errorf("%s: a newline is no longer a line break:\n%s", tc.raw, out)
+		}
+		for _, c := range out {
+			if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f {
+				t.Errorf("%s: the view writes the control character %U", tc.raw, c)
+			}
+		}
+	}
+	code, out, _ := runCLI(t, []byte("{\"observation_template\": \"{observation}\", \"run_messages\": [{\"role\": \"\\u001b[2J\", \"content\": []}]}"), "--out", "text")
+	if code != 1 || strings.ContainsRune(out, 0x1b) {
+		t.Fatalf("an error message writes ESC raw: %q", out)
+	}
+}
