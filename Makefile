@@ -30,6 +30,7 @@ check-python312:
 # Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
+	$(PYTHON312) testdata/gen/gen_json_vectors.py
 
 test: test.go test.format test.host test.reproducible
 

@@ -283,3 +283,29 @@ func TestTextViewShowsControlCharacters(t *testing.T) {
 		t.Fatalf("an error message writes ESC raw: %q", out)
 	}
 }
+
+// TestJSONVectorsThroughTheCLI runs the shared JSON-text vectors through the
+// command line (--in json --out msgpack), each as the whole input. An input
+// that is only white space is a usage error here (exit 2: "give a request"),
+// not a response, so those cases check that instead.
+func TestJSONVectorsThroughTheCLI(t *testing.T) {
+	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		code, out, stderr := runCLI(t, c.Text, "--in", "json", "--out", "msgpack")
+		if len(bytes.TrimSpace(c.Text)) == 0 {
+			if code != 2 || !strings.Contains(stderr, "empty") {
+				t.Errorf("%s: empty input: exit %d, %q", c.Name, code, stderr)
+			}
+			continue
+		}
+		if want := map[bool]int{true: 0, false: 1}[c.Response != nil]; code != want {
+			t.Errorf("%s: exit %d, want %d (%s)", c.Name, code, want, stderr)
+		}
+		if err := c.Check([]byte(out)); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+}

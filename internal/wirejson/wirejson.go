@@ -19,6 +19,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -415,11 +416,12 @@ func (p *parser) number() error {
 	}
 	text := string(p.src[start:p.i])
 	if isInt {
-		if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+		// canonical: the shortest form, unsigned for a non-negative value
+		if v, err := strconv.ParseInt(text, 10, 64); err == nil && v < 0 {
 			p.out = msgp.AppendInt64(p.out, v)
 			return nil
 		}
-		if v, err := strconv.ParseUint(text, 10, 64); err == nil {
+		if v, err := strconv.ParseUint(strings.TrimPrefix(text, "-"), 10, 64); err == nil && (v == 0 || text[0] != '-') {
 			p.out = msgp.AppendUint64(p.out, v)
 			return nil
 		}
