@@ -34,7 +34,7 @@ vectors: check-python312
 
 test: test.go test.format test.host test.reproducible
 
-test.go: check-python312
+test.go: check-python312 wasm
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' (go mod tidy -diff shows the change)" >&2; $(GO) mod tidy -diff; exit 1; }
 	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
