@@ -12,18 +12,19 @@ import (
 	"github.com/polyloop/assembly/wasmhost"
 )
 
-// engine is one build of the core; AssembleBytes is safe for concurrent use.
+// engine is one build of the core; AppendAssembleBytes (the response
+// appended to dst) is safe for concurrent use.
 type engine interface {
 	Name() string
-	AssembleBytes(request []byte) []byte
+	AppendAssembleBytes(dst, request []byte) []byte
 	Close() error
 }
 
 type native struct{}
 
-func (native) Name() string                  { return "native" }
-func (native) AssembleBytes(b []byte) []byte { return core.AssembleBytes(b) }
-func (native) Close() error                  { return nil }
+func (native) Name() string                             { return "native" }
+func (native) AppendAssembleBytes(dst, b []byte) []byte { return core.AppendAssembleBytes(dst, b) }
+func (native) Close() error                             { return nil }
 
 // wasmEngine is the module on wazero or wasmtime.
 type wasmEngine struct {
@@ -33,6 +34,10 @@ type wasmEngine struct {
 }
 
 func (w wasmEngine) Name() string { return w.Runner.Engine() }
+
+func (w wasmEngine) AppendAssembleBytes(dst, b []byte) []byte {
+	return append(dst, w.Runner.AssembleBytes(b)...)
+}
 
 // engines maps the wasm engines' --engine names to their constructors; they
 // register themselves in their own files (wasmtime only with cgo).

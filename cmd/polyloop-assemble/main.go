@@ -24,6 +24,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/polyloop/assembly/core"
@@ -180,13 +181,30 @@ type item struct {
 	line    int
 	text    []byte
 	msgpack []byte
+	buf     *[]byte // the pooled buffer holding text or msgpack, if any
 }
 
 // result is an item's output, ready to write.
 type result struct {
 	out []byte
 	ok  bool
-	err error // the output could not be made (a response that does not decode)
+	err error   // the output could not be made (a response that does not decode)
+	buf *[]byte // the pooled buffer holding out, if any
+}
+
+// bufs recycles a batch's request and output buffers: a long batch then
+// allocates (and zeroes) almost nothing per request, which matters because
+// the reader and the writer are serial (the workers are not).
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+// putBuf gives b, held by p, back to the pool (a huge one is dropped).
+func putBuf(p *[]byte, b []byte) {
+	if p != nil && cap(b) <= 16<<20 {
+		*p = b[:0]
+		bufs.Put(p)
+	}
 }
 
 // answer assembles one item and renders its output.
@@ -207,26 +225,37 @@ func answer(it item, o options, eng engine) result {
 		}
 		req = mp
 	}
+	ob := getBuf()
 	if resp == nil {
-		resp = eng.AssembleBytes(req)
+		resp = eng.AppendAssembleBytes((*ob)[:0], req)
 	}
 	ok := len(resp) > 7 && resp[7] == 0xc3 // {v: 1, ok: true, ...}: the canonical layout
-	var out bytes.Buffer
+	var res result
 	switch o.out {
 	case "msgpack":
-		return result{out: resp, ok: ok}
+		res = result{out: resp, ok: ok, buf: ob}
 	case "json":
-		j, _, err := wirejson.FromMsgpack(nil, resp)
-		return result{out: append(j, '\n'), ok: ok, err: err}
+		jb := getBuf()
+		j, _, err := wirejson.FromMsgpack((*jb)[:0], resp)
+		putBuf(ob, resp)
+		res = result{out: append(j, '\n'), ok: ok, err: err, buf: jb}
 	default:
+		var out bytes.Buffer
 		if it.index > 0 {
 			out.WriteString("\n")
 		}
 		bw := bufio.NewWriter(&out)
 		err := writeText(bw, req, resp, eng.Name())
 		bw.Flush()
-		return result{out: out.Bytes(), ok: ok, err: err}
+		putBuf(ob, resp)
+		res = result{out: out.Bytes(), ok: ok, err: err}
 	}
+	if it.msgpack != nil {
+		putBuf(it.buf, it.msgpack)
+	} else {
+		putBuf(it.buf, it.text)
+	}
+	return res
 }
 
 // runBatch answers a stream of requests with o.jobs workers. The reader
@@ -276,6 +305,7 @@ func runBatch(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng
 				close(stop)
 			}
 		}
+		putBuf(res.buf, res.out)
 		n++
 		if !res.ok {
 			failed++
@@ -316,23 +346,33 @@ type job struct {
 // where it was cut).
 func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
 	for i := 0; ; i++ {
+		bp := getBuf()
 		if o.in == "msgpack" {
-			b, err := wirejson.NextMsgpack(r, nil)
+			b, err := wirejson.NextMsgpack(r, (*bp)[:0])
 			switch {
 			case err == io.EOF:
 				return nil
 			case err == wirejson.ErrTruncated:
-				emit(item{index: i, msgpack: b})
+				emit(item{index: i, msgpack: b, buf: bp})
 				return nil
 			case err != nil:
 				return err
 			}
-			if !emit(item{index: i, msgpack: b}) {
+			if !emit(item{index: i, msgpack: b, buf: bp}) {
 				return nil
 			}
 			continue
 		}
-		line, err := r.ReadBytes('\n')
+		line := (*bp)[:0]
+		var err error
+		for {
+			var part []byte
+			part, err = r.ReadSlice('\n')
+			line = append(line, part...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
 		if err != nil && err != io.EOF {
 			return err
 		}
@@ -340,7 +380,7 @@ func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
 			return nil
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
-		if !emit(item{index: i, line: i + 1, text: line}) || err == io.EOF {
+		if !emit(item{index: i, line: i + 1, text: line, buf: bp}) || err == io.EOF {
 			return nil
 		}
 	}
