@@ -26,6 +26,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // Options configures a Runner. The zero value is usable. The names and
@@ -130,8 +131,12 @@ func (r *Runner) AssembleJSON(text []byte) []byte {
 // call runs one export; a failure is the internal error to answer.
 func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	if len(request) > core.MaxRequestBytes {
-		// The module would answer too_large itself; answering here spares
-		// copying a gigabyte into it.
+		// Over 1 GiB: the same functions the module runs give the same
+		// answer here (too_large, unless JSON text shrinks below the limit)
+		// and spare copying a gigabyte into it.
+		if fn == engine.AssembleJSON {
+			return wirejson.AppendAssemble(nil, request), nil
+		}
 		return core.AssembleBytes(request), nil
 	}
 	resp, f := r.pool.Call(fn, request)

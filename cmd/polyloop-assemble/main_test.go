@@ -310,7 +310,7 @@ func TestJSONVectorsThroughTheCLI(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, stderr := runCLI(t, c.Text, "--in", "json", "--out", "msgpack")
-		if len(bytes.TrimSpace(c.Text)) == 0 {
+		if blank(c.Text) {
 			if code != 2 || !strings.Contains(stderr, "empty") {
 				t.Errorf("%s: empty input: exit %d, %q", c.Name, code, stderr)
 			}
