@@ -44,7 +44,7 @@ test.begin:
 test.go: check-python312 wasm
 	@$(SUITE) go.mod-tidy -- $(GO) mod tidy -diff
 	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
-	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py
+	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
 	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
