@@ -18,6 +18,7 @@ package wirejson
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,11 @@ const maxDepth = 10000
 // on them); the second writes the msgpack, each byte once: a smaller
 // container or string gets a one-byte header patched when it ends.
 func ToMsgpack(dst, src []byte) ([]byte, error) {
+	if len(src) > math.MaxUint32 {
+		// Every count and length then fits the msgpack headers' 32 bits
+		// (and the wire's limit is 1 GiB anyway).
+		return nil, &SyntaxError{Offset: 0, Msg: "the text is over 4 GiB; a request is at most 1 GiB"}
+	}
 	p := parser{src: src}
 	if err := p.run(); err != nil {
 		return nil, err
