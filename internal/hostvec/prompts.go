@@ -1,8 +1,8 @@
-// Package promptvec loads and runs the prompt vectors of testdata/prompt-vectors
-// (format in its README.md) for the Go hosts. It is apart from
-// internal/vectors because it needs the core, and the core's own tests use
-// internal/vectors.
-package promptvec
+// Package hostvec loads and runs the vector sets that need the core to read
+// them: the prompt vectors (testdata/prompt-vectors) and the JSON-text
+// vectors (testdata/json-vectors), each format in its README.md. It is apart
+// from internal/vectors, which the core's own tests import.
+package hostvec
 
 import (
 	"bytes"
