@@ -42,7 +42,7 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 	@touch $@
 
 test.python: python.venv python.wasm
-	cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q
+	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
 # built from the sdist (python -m build), which proves the sdist builds
@@ -52,12 +52,12 @@ dist.python: python.venv python.wasm
 	@rm -f $(PY_DIST_DIR)/polyloop_assembly-*
 	@$(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR) > artifacts/python-dist.log 2>&1 \
 		|| { cat artifacts/python-dist.log; exit 1; }
-	@ls $(PY_DIST_DIR)/polyloop_assembly-*-py3-none-any.whl $(PY_DIST_DIR)/polyloop_assembly-*.tar.gz
+	@ls -l $(PY_DIST_DIR)/polyloop_assembly-*-py3-none-any.whl $(PY_DIST_DIR)/polyloop_assembly-*.tar.gz | awk '{print "dist: " $$NF " (" $$5 " bytes)"}'
 
 # The built wheel installed (not the source tree) into a fresh venv per
 # CPython, then the shared vectors and the package checks run through it.
 test.python.dist: dist.python
-	@$(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
+	@$(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
