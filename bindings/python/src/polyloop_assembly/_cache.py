@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Optional, Tuple
@@ -82,6 +83,7 @@ def cache_dir() -> Optional[Path]:
     return Path.home() / ".cache" / "polyloop-assembly"
 
 
+@lru_cache(maxsize=1)
 def wasmtime_version() -> str:
     """The installed wasmtime's version (the cache's directory name)."""
     try:
