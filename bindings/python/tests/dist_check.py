@@ -124,6 +124,21 @@ def test_on(python: str, wheel: Path, work: Path, cache: Path, log: Path) -> Tup
     return version, summary
 
 
+def test_sdist(sdist: Path, work: Path, cache: Path, log: Path) -> None:
+    """pip installs the sdist (a build from source, isolated, no Go on the
+    path) into a fresh venv of this interpreter, and the result assembles."""
+    venv = work / "venv-sdist"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["POLYLOOP_ASSEMBLY_CACHE_DIR"] = str(cache)
+    env["PIP_CONSTRAINT"] = str(CONSTRAINTS)  # pins the isolated build's setuptools too
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "go").exists())
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], log, env, work)
+    vpy = str(venv / "bin" / "python")
+    _run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "--python", vpy, "install", str(sdist)], log, env, work)
+    probe = "import polyloop_assembly as pa; assert pa.assemble({'observation_template': '{observation}'})['ok']; print(pa.__version__)"
+    _run([vpy, "-c", probe], log, env, work)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dist", type=Path, required=True)
@@ -160,15 +175,25 @@ def main() -> int:
                 failed.append(python)
                 print("python dist: %s FAILED: %s; log %s:" % (python, e, log))
                 print(log.read_text() if log.exists() else "(no log)")
+        sdist_log = args.artifacts / "sdist.log"
+        try:
+            test_sdist(sdist, work, cache, sdist_log)
+            sdist_result = "the sdist installs with pip and assembles"
+        except Failure as e:
+            failed.append("sdist")
+            sdist_result = "the sdist FAILED"
+            print("python dist: installing the sdist FAILED: %s; log %s:" % (e, sdist_log))
+            print(sdist_log.read_text() if sdist_log.exists() else "(no log)")
     kb = lambda p: "%.0f KB" % (p.stat().st_size / 1024)  # noqa: E731
     print(
-        "python dist: %s: wheel %s (%s), sdist %s (%s); a build without the module fails naming make dist; installed and tested on %s%s [%.0f s]"
+        "python dist: %s: wheel %s (%s), sdist %s (%s); a build without the module fails naming make dist; %s; the wheel installed and tested on %s%s [%.0f s]"
         % (
             "FAIL" if failed else "ok",
             wheel.name,
             kb(wheel),
             sdist.name,
             kb(sdist),
+            sdist_result,
             ", ".join(results) or "no interpreter",
             "; FAILED on " + ", ".join(failed) if failed else "",
             time.perf_counter() - t0,
