@@ -17,7 +17,8 @@ SRC = HERE.parent / "src"
 
 
 def _mypy(tmp_path: Path, *args: str) -> Tuple[int, List[str]]:
-    out, err, status = api.run(["--strict", "--cache-dir", str(tmp_path / "mypy-cache"), "--no-error-summary", *args])
+    config = ["--config-file", str(HERE.parent / "pyproject.toml")]
+    out, err, status = api.run(["--strict", *config, "--cache-dir", str(tmp_path / "mypy-cache"), "--no-error-summary", *args])
     return status, [line for line in (out + err).splitlines() if line.strip()]
 
 
