@@ -14,7 +14,7 @@ PY_DIST_DIR ?= dist
 # The CPythons the built wheel is tested on by test.python.dist (those present).
 PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/.pyenv/versions/3.1[0-9].*/bin/python3) $(wildcard /usr/bin/python3)
 
-.PHONY: python.venv python.wasm dist.python test.python test.python.dist bench.python
+.PHONY: dist python.venv python.wasm dist.python test.python test.python.dist bench.python
 
 # `make test` runs the binding's suite and the built wheel on every CPython here;
 # `make dist` writes the wheel and the sdist; `make bench` runs its bench

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from importlib import metadata
@@ -64,3 +65,20 @@ def test_the_package_under_test_is_the_installed_wheel() -> None:
     assert not here.is_relative_to(REPO.resolve()), here
     assert here.is_relative_to(Path(sys.prefix).resolve()), (here, sys.prefix)
     assert (here.parent / "assembly.wasm").is_file() and (here.parent / "py.typed").is_file()
+
+
+def test_building_leaves_nothing_untracked() -> None:
+    """What a build writes into the checkout (pip's build/, the egg-info, dist/,
+    the staged module, VERSION and LICENSE) is ignored by git."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    written = [
+        "bindings/python/build/lib/polyloop_assembly/_api.py",
+        "bindings/python/src/polyloop_assembly.egg-info/PKG-INFO",
+        "bindings/python/src/polyloop_assembly/assembly.wasm",
+        "bindings/python/src/polyloop_assembly/VERSION",
+        "bindings/python/LICENSE",
+        "dist/polyloop_assembly-0.0.0-py3-none-any.whl",
+    ]
+    out = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *written], capture_output=True, text=True)
+    assert out.stdout.split() == written, "not ignored: %s" % sorted(set(written) - set(out.stdout.split()))
