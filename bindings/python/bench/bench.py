@@ -307,9 +307,9 @@ def json_main(argv: List[str]) -> None:
             "2 assemble_bytes (copy in, module, copy out)": statistics.median(samples[0]),
             "3 decode (msgpack to dict)": statistics.median(st[1]),
             "all: assemble(dict)": statistics.median(samples[1])}})
-        inst = _runtime.Instance(_runtime.get_runtime())
+        inst = _runtime.get_runtime().new_instance()
         inst.call(wire)
-        out["peak_memory"].append({"request": name, "bytes": inst._memory_size()})
+        out["peak_memory"].append({"request": name, "bytes": inst.memory_bytes})
     base_req = msgpack.unpackb((d / "addstep.msgpack").read_bytes(), raw=False)
     step = base_req.pop("steps")[0]
     for h in (int(x) for x in args.histories.split(",")):
