@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // pinned keeps every buffer handed to the host alive (and unmoved) until the
@@ -121,6 +122,25 @@ func assemble(ptr, size uint32) uint64 {
 	}
 	if ok {
 		keep(req) // the response holds no reference into the request
+	}
+	return uint64(pin(resp))<<32 | uint64(len(resp))
+}
+
+// assemble_json is assemble for a request written as JSON text (UTF-8): the
+// same buffers and result, and the same verdict on JSON text as the
+// command-line tool (wirejson.AppendAssemble).
+//
+//go:wasmexport assemble_json
+func assembleJSON(ptr, size uint32) uint64 {
+	req, ok := unpin(ptr)
+	var resp []byte
+	if !ok || uint64(size) > uint64(len(req)) {
+		resp = core.InternalErrorResponse("assemble_json: the request buffer was not returned by alloc, or is shorter than the size given")
+	} else {
+		resp = wirejson.AppendAssemble(take(0, true)[:0], req[:size])
+	}
+	if ok {
+		keep(req)
 	}
 	return uint64(pin(resp))<<32 | uint64(len(resp))
 }

@@ -204,10 +204,9 @@ func nextRequest(r *bufio.Reader, o options) (*request, bool, error) {
 		}
 		text = b
 	}
-	mp, err := wirejson.ToMsgpack(nil, text)
-	if err != nil {
-		resp := core.ErrorResponse(&core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1})
-		return &request{response: resp}, o.batch, nil
+	mp, e := wirejson.Request(nil, text)
+	if e != nil {
+		return &request{response: core.ErrorResponse(e)}, o.batch, nil
 	}
 	return &request{msgpack: mp}, o.batch, nil
 }

@@ -1,0 +1,28 @@
+package wirejson
+
+import "github.com/polyloop/assembly/core"
+
+// Request converts the JSON text of one request to the msgpack request that
+// says the same thing, appending to dst. A JSON syntax error is returned as
+// the wire error every host gives for it: malformed_request at the whole
+// request, with the byte offset in the message. This is the one place JSON
+// text is judged: the command-line tool and the module's assemble_json export
+// both call it, so the preview and the CLI give JSON text one verdict.
+func Request(dst, text []byte) ([]byte, *core.Error) {
+	mp, err := ToMsgpack(dst, text)
+	if err != nil {
+		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}
+	}
+	return mp, nil
+}
+
+// AppendAssemble answers the JSON text of one request with the canonical
+// msgpack response, appending to dst: core.AppendAssembleBytes of the
+// converted request, or the error response of a JSON syntax error.
+func AppendAssemble(dst, text []byte) []byte {
+	mp, e := Request(nil, text)
+	if e != nil {
+		return append(dst, core.ErrorResponse(e)...)
+	}
+	return core.AppendAssembleBytes(dst, mp)
+}
