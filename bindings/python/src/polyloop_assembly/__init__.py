@@ -26,6 +26,7 @@ from ._api import (
     default_assembler,
     validate_template,
 )
+from ._batch import assemble_bytes_many, assemble_many
 from ._runtime import CACHE_DIR_ENV, cache_dir
 from ._types import (
     Block,
@@ -63,6 +64,8 @@ __all__ = [
     "Step",
     "assemble",
     "assemble_bytes",
+    "assemble_bytes_many",
+    "assemble_many",
     "cache_dir",
     "default_assembler",
     "validate_template",
