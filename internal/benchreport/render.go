@@ -107,7 +107,7 @@ func markdown(rep *Report, svg string) string {
 		}
 	}
 	for _, r := range rep.Assemble {
-		if r.Request == "tiny" && !strings.HasPrefix(r.Engine, "reference") {
+		if r.Request == "tiny" && !strings.HasPrefix(r.Engine, "reference") && !strings.Contains(r.Engine, "by hand") {
 			w("| %s | %s | %s | %s |\n", r.Host, r.Engine, dur(r.Time.Median), dur(r.Time.Median-nat))
 		}
 	}

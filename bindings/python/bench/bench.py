@@ -171,7 +171,7 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
             for r in pa.assemble_bytes_many((wire for _ in range(count)), workers=w):
                 assert r == resp
 
-        runs += [("Python assemble_many(dict)", w, dicts), ("Python assemble_bytes_many(bytes)", w, wires)]
+        runs += [("assemble_many(dict)", w, dicts), ("assemble_bytes_many(bytes)", w, wires)]
     tmp = tempfile.mkdtemp()
     exe, has_jobs = _cli_binary(tmp)
     if exe:
