@@ -31,7 +31,8 @@ _CHUNK = 32  # requests per task: a task's own cost (~10 µs) stays small beside
 
 
 def _default_workers(assembler: Assembler) -> int:
-    return max(1, min(os.cpu_count() or 1, assembler.pool.max_instances))
+    cap = getattr(assembler.pool, "max_instances", None) or os.cpu_count() or 1
+    return max(1, min(os.cpu_count() or 1, cap))
 
 
 class _Raised:
