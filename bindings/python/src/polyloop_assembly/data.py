@@ -154,7 +154,7 @@ def render_rows(requests: Iterable[Any], assembler: Optional[Assembler] = None) 
 
 def arrow_schema() -> Any:
     """The ``pyarrow.Schema`` of :data:`COLUMNS` (needs pyarrow)."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     s, b = pa.string(), pa.bool_()
     return pa.schema([
@@ -167,7 +167,7 @@ def arrow_schema() -> Any:
 def hf_features(input_features: Optional[Any] = None) -> Any:
     """``datasets.Features`` of a rendered data set: ``input_features`` (the
     input's, kept as they are) plus :data:`COLUMNS` (needs ``datasets``)."""
-    import datasets
+    import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     out = datasets.Features(dict(input_features) if input_features is not None else {})
     out.update(datasets.Features.from_arrow_schema(arrow_schema()))
@@ -222,7 +222,7 @@ class RenderBatch:
         return out
 
     def _table(self, table: Any) -> Any:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         cols = render_rows(table.column(self.column).to_pylist(), self.assembler)
         if not self.keep_request:
