@@ -67,3 +67,21 @@ test.python.dist: dist.python
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
+
+# Data sets (issue 13): assemble_many, the CLI's --batch, Ray Data (a local
+# cluster of 2 CPUs) and datasets.map(num_proc=2) on the same 10,000 requests.
+# Their packages (ray[data], datasets, tqdm: ~300 MB) go into the same venv,
+# pinned in constraints.txt.
+PY_DATA_STAMP := $(PY_VENV)/.polyloop-assembly-data.stamp
+
+.PHONY: python.data-deps test.data
+test: test.data
+
+python.data-deps: $(PY_DATA_STAMP)
+$(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
+	$(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
+	@touch $@
+
+test.data: python.data-deps python.wasm
+	@HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 $(SUITE) python.data -- \
+		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'

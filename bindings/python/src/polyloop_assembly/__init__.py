@@ -30,6 +30,7 @@ from ._api import (
     default_assembler,
     validate_template,
 )
+from ._batch import assemble_bytes_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
 from ._types import (
@@ -81,6 +82,8 @@ __all__ = [
     "Step",
     "assemble",
     "assemble_bytes",
+    "assemble_bytes_many",
+    "assemble_many",
     "cache_dir",
     "default_assembler",
     "module_sha256",

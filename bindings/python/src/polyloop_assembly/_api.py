@@ -181,12 +181,8 @@ def _decode_ok(response_bytes: bytes) -> Response:
 def _encode(request: Any) -> bytes:
     try:
         return _codec.encode(request)
-    except ValueError as e:  # a str or bytes of 4 GiB or more
-        raise AssemblyError(
-            "too_large",
-            "",
-            "the request cannot be encoded (%s), so it is over the 1 GiB limit; split it into smaller requests" % e,
-        ) from None
+    except _codec.EncodeError as e:  # a value that could not be read, or a str/bytes over 4 GiB
+        raise AssemblyError(e.code, e.path, e.message) from e.__cause__
 
 
 _default_assembler: "_fork.Lazy[Assembler]" = _fork.Lazy(Assembler)
@@ -286,7 +282,7 @@ class Prompt:
         try:
             pk = self._packer.pack
             body = self._step_head + pk(raw_output) + self._step_mid + pk(observation)
-        except ValueError:
+        except Exception:  # anything msgpack cannot pack directly: the codec's slow way decides
             self._packer = _codec.new_packer()
             body = _encode(
                 {
