@@ -126,7 +126,7 @@ def _generate(
 
 @overload
 def assemble_many(
-    requests: Iterable[Union[Request, Mapping[str, Any]]],
+    requests: Iterable[Request],
     *,
     workers: Optional[int] = ...,
     window: Optional[int] = ...,
@@ -138,7 +138,7 @@ def assemble_many(
 
 @overload
 def assemble_many(
-    requests: Iterable[Union[Request, Mapping[str, Any]]],
+    requests: Iterable[Request],
     *,
     workers: Optional[int] = ...,
     window: Optional[int] = ...,
@@ -149,7 +149,7 @@ def assemble_many(
 
 
 def assemble_many(
-    requests: Iterable[Union[Request, Mapping[str, Any]]],
+    requests: Iterable[Request],
     *,
     workers: Optional[int] = None,
     window: Optional[int] = None,

@@ -51,6 +51,8 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
+from ._types import ErrorCode
+
 __all__ = ["EncodeError", "decode", "encode", "new_packer"]
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
@@ -67,7 +69,7 @@ class EncodeError(Exception):
     The API raises it as ``AssemblyError(code, path, message)``.
     """
 
-    def __init__(self, code: str, path: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, path: str, message: str) -> None:
         super().__init__(code, path, message)
         self.code = code
         self.path = path
