@@ -22,10 +22,20 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The module packaged beside the binding (git-ignored, built from source).
-js.wasm: $(JS_PKG_WASM)
+# The module packaged beside the binding (git-ignored, built from source),
+# and src/version.js (git-ignored): the project's version from VERSION, the one
+# place it is written, and the module's SHA-256.
+JS_VERSION_JS := $(JS_DIR)/src/version.js
+js.wasm: $(JS_PKG_WASM) $(JS_VERSION_JS)
 $(JS_PKG_WASM): $(WASM)
 	cp $(WASM) $@
+$(JS_VERSION_JS): $(JS_PKG_WASM) VERSION
+	@printf '%s\n' \
+		"// Written by \`make js.wasm\` from VERSION and the module's SHA-256: never edited, never committed." \
+		"/** The project's version (the file VERSION of the repository). */" \
+		"export const version = \"$$(tr -d '[:space:]' < VERSION)\";" \
+		"/** Lowercase hex SHA-256 of the packaged assembly.wasm. */" \
+		"export const moduleSha256 = \"$$(sha256sum $(JS_PKG_WASM) | cut -c1-64)\";" > $@
 
 # Debian's Chromium for the browser test, installed when missing.
 js.chromium:

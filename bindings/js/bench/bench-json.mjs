@@ -59,7 +59,7 @@ export async function jsonMain(argv) {
   const histories = opt(argv, "--histories", "10,100,1000,10000").split(",").map(Number);
   const n = Number(opt(argv, "--samples", "7"));
   const sampleS = Number(opt(argv, "--sample-seconds", "0.15"));
-  const asm = await loadAssembler({ poolSize: 1 });
+  const asm = await loadAssembler({ maxInstances: 1 });
   const out = {
     versions: { Node: process.version, V8: process.versions.v8 },
     assemble: [],
@@ -80,7 +80,7 @@ export async function jsonMain(argv) {
     const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
     asm.pool.release(inst);
     // Peak memory: a fresh instance, one call.
-    const fresh = await loadAssembler({ poolSize: 1 });
+    const fresh = await loadAssembler({ maxInstances: 1 });
     const fi = fresh.pool.acquire();
     fi.call(wire);
     out.peak_memory.push({ request: name, bytes: fi.memoryBytes });

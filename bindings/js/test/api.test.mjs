@@ -27,7 +27,7 @@ test("loadAssembler compiles the module once per process", async () => {
   const b = await loadAssembler();
   assert.notEqual(a, b);
   assert.equal(a.module, b.module);
-  const c = await loadAssembler({ module: a.module, poolSize: 1 });
+  const c = await loadAssembler({ module: a.module, maxInstances: 1 });
   assert.equal(c.module, a.module);
 });
 
@@ -185,9 +185,9 @@ test("prompt: addStep sends one step, never the history", () => {
   const p = asm.prompt({ observation_template: T });
   const sizes = [];
   const run = asm.run.bind(asm);
-  asm.run = (bytes) => {
+  asm.run = (bytes, ...rest) => {
     sizes.push(bytes.length);
-    return run(bytes);
+    return run(bytes, ...rest);
   };
   try {
     for (let i = 0; i < 50; i++) p.addStep("x".repeat(1000), "y".repeat(1000));
