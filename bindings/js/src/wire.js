@@ -172,7 +172,9 @@ export class RequestTooLarge extends Error {
 export class RequestEncoder extends Encoder {
   /** @param {number} [limit] the most bytes written (tests use less than 1 GiB) */
   constructor(limit = MAX_REQUEST_BYTES) {
-    super({ initialBufferSize: INITIAL_BUFFER_BYTES, ignoreUndefined: true, maxDepth: Infinity });
+    // The buffer never exceeds the limit by more than a header's slack (8
+    // bytes), so a write that fits the buffer is within that slack of it.
+    super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
     this.limit = limit;
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
     this.counted = 0;
@@ -199,7 +201,7 @@ export class RequestEncoder extends Encoder {
     this.counted = 0;
     this.counting = false;
     const out = this.encodeSharedRef(value);
-    if (this.counting) {
+    if (this.counting || this.pos > this.limit) {
       const size = this.counted + this.pos;
       this.counting = false;
       this.counted = 0;
@@ -224,7 +226,7 @@ export class RequestEncoder extends Encoder {
    * of the last call are no longer needed. */
   release() {
     if (this.bytes.byteLength > KEEP_BUFFER_BYTES) {
-      const buf = new ArrayBuffer(INITIAL_BUFFER_BYTES);
+      const buf = new ArrayBuffer(Math.min(INITIAL_BUFFER_BYTES, this.limit + 8));
       this.bytes = new Uint8Array(buf);
       this.view = new DataView(buf);
       this.pos = 0;

@@ -22,8 +22,23 @@ export function assembler() {
   return loading;
 }
 
-const decoder = new Decoder();
-/** Decodes response bytes with the plain library decoder. */
+/**
+ * The library's decoder with Node's own UTF-8 decoding of strings: the
+ * library's TextDecoder drops a leading U+FEFF (the defect of issue 9 item 1),
+ * which made this oracle agree with the binding's old decoder.
+ */
+class OracleDecoder extends Decoder {
+  decodeUtf8String(byteLength, headerOffset) {
+    const offset = this.pos + headerOffset;
+    if (this.bytes.byteLength < offset + byteLength) throw new RangeError("truncated msgpack str");
+    const s = Buffer.from(this.bytes.buffer, this.bytes.byteOffset + offset, byteLength).toString("utf8");
+    this.pos += headerOffset + byteLength;
+    return s;
+  }
+}
+
+const decoder = new OracleDecoder();
+/** Decodes response bytes with the library decoder (strings by Node's Buffer). */
 export function decode(bytes) {
   return decoder.decode(bytes);
 }
