@@ -10,10 +10,14 @@ CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser preview bench.js
+.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.js.dist test.js.limits dist.js preview bench.js
 
-# `make test` includes the JavaScript binding; `make bench` runs its bench through internal/benchreport.
-test: test.js
+# `make test` includes the JavaScript binding and its built tarball; `make
+# dist` writes the tarball; `make test.limits` runs the full-size limit cases;
+# `make bench` runs its bench through internal/benchreport.
+test: test.js test.js.dist
+dist: dist.js
+test.limits: test.js.limits
 
 # node_modules from the committed package-lock.json (npm ci: exact pins).
 js.deps: $(JS_STAMP)
@@ -50,14 +54,44 @@ js.chromium:
 js.example:
 	@if [ -f examples/react.json ]; then cp examples/react.json $(JS_EXAMPLE); else rm -f $(JS_EXAMPLE); fi
 
-# The Node suite (vectors, properties, bad values, pool, traps) and the
-# Chromium test (byte-identical vectors in the page, XSS, template column,
-# screenshot to artifacts/). Non-zero on any failure.
+# The npm tarball, as users install it: a staging copy of the package with
+# the module, LICENSE, the screenshot and package.json's version stamped from
+# VERSION (the one place of the version), packed into dist/. The package's
+# prepack script refuses to pack without them.
+JS_STAGE := build/js-dist
+dist.js: js.deps js.wasm
+	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
+	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
+	cp $(JS_DIR)/docs/preview.png $(JS_STAGE)/docs/
+	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
+	rm -f dist/polyloop-assembly-*.tgz
+	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error >/dev/null
+	@t=$$(ls dist/polyloop-assembly-*.tgz) && echo "dist.js: $$t ($$(wc -c < $$t) bytes)"
+
+# The Node suite (vectors, properties, bad values, pool, traps, types) and the
+# Chromium tests (byte-identical vectors in the page, the preview). Output
+# goes to artifacts/js-test.log; a summary line is printed (the log on failure).
 test.js: js.deps js.wasm js.chromium js.example
-	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 test/*.test.mjs
+	@mkdir -p artifacts
+	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $$(ls test/*.test.mjs | grep -v test/dist.test.mjs) > $(CURDIR)/artifacts/js-test.log 2>&1; \
+		rc=$$?; echo "test.js: $$(grep -E '^# (pass|fail|skipped)' $(CURDIR)/artifacts/js-test.log | tr '\n' ' ')(artifacts/js-test.log)"; \
+		[ $$rc -eq 0 ] || { grep -B2 -A30 '^not ok' $(CURDIR)/artifacts/js-test.log | head -200; exit $$rc; }
 
 test.js.node: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test test/*.test.mjs
+	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $$(ls test/*.test.mjs | grep -v test/dist.test.mjs)
+
+# The built tarball installed into a new npm project: the shared vectors
+# through it, its types in a Node-only and a browser project, and minimal
+# browser apps bundled with esbuild and with Vite, run in Chromium.
+test.js.dist: dist.js js.chromium
+	@mkdir -p artifacts
+	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs > $(CURDIR)/artifacts/js-dist-test.log 2>&1; \
+		rc=$$?; echo "test.js.dist: $$(grep -E '^# (pass|fail|skipped)' $(CURDIR)/artifacts/js-dist-test.log | tr '\n' ' ')(artifacts/js-dist-test.log)"; \
+		[ $$rc -eq 0 ] || { grep -B2 -A30 '^not ok' $(CURDIR)/artifacts/js-dist-test.log | head -200; exit $$rc; }
+
+# The full-size cases of the JavaScript limits (several GB of memory).
+test.js.limits: js.deps js.wasm
+	cd $(JS_DIR) && POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 node --test --test-concurrency=1 test/limits.test.mjs test/pool.test.mjs
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs

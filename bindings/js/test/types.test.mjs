@@ -6,16 +6,8 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-
-const TSC = fileURLToPath(new URL("../node_modules/typescript/bin/tsc", import.meta.url));
-
-/** Runs tsc on a project directory; returns its output. */
-export function tsc(project) {
-  const r = spawnSync(process.execPath, [TSC, "-p", project], { encoding: "utf8" });
-  return { status: r.status, output: (r.stdout + r.stderr).trim() };
-}
+import { tsc } from "./tsc.mjs";
 
 for (const kind of ["node", "browser"]) {
   test(`tsc --strict --noEmit: a user's file in a ${kind} project`, () => {
