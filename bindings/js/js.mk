@@ -69,25 +69,19 @@ dist.js: js.deps js.wasm
 	@t=$$(ls dist/polyloop-assembly-*.tgz) && echo "dist.js: $$t ($$(wc -c < $$t) bytes)"
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
-# Chromium tests (byte-identical vectors in the page, the preview). Output
-# goes to artifacts/js-test.log; a summary line is printed (the log on failure).
+# Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
+JS_TESTS = $$(ls test/*.test.mjs | grep -v test/dist.test.mjs)
 test.js: js.deps js.wasm js.chromium js.example
-	@mkdir -p artifacts
-	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $$(ls test/*.test.mjs | grep -v test/dist.test.mjs) > $(CURDIR)/artifacts/js-test.log 2>&1; \
-		rc=$$?; echo "test.js: $$(grep -E '^# (pass|fail|skipped)' $(CURDIR)/artifacts/js-test.log | tr '\n' ' ')(artifacts/js-test.log)"; \
-		[ $$rc -eq 0 ] || { grep -B2 -A30 '^not ok' $(CURDIR)/artifacts/js-test.log | head -200; exit $$rc; }
+	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
 test.js.node: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $$(ls test/*.test.mjs | grep -v test/dist.test.mjs)
+	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $(JS_TESTS)
 
 # The built tarball installed into a new npm project: the shared vectors
 # through it, its types in a Node-only and a browser project, and minimal
 # browser apps bundled with esbuild and with Vite, run in Chromium.
 test.js.dist: dist.js js.chromium
-	@mkdir -p artifacts
-	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs > $(CURDIR)/artifacts/js-dist-test.log 2>&1; \
-		rc=$$?; echo "test.js.dist: $$(grep -E '^# (pass|fail|skipped)' $(CURDIR)/artifacts/js-dist-test.log | tr '\n' ' ')(artifacts/js-dist-test.log)"; \
-		[ $$rc -eq 0 ] || { grep -B2 -A30 '^not ok' $(CURDIR)/artifacts/js-dist-test.log | head -200; exit $$rc; }
+	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
 
 # The full-size cases of the JavaScript limits (several GB of memory).
 test.js.limits: js.deps js.wasm
