@@ -31,6 +31,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/benchreq"
+	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
@@ -212,7 +213,7 @@ func run(p plan, python, node string) (*Report, error) {
 	if p.Quick {
 		rep.Command = "make bench.quick"
 	}
-	wasm, err := wasmhost.LoadModule(wasmhost.Options{})
+	wasm, err := plumbing.LoadModule(plumbing.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func run(p plan, python, node string) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	opts := wasmhost.Options{Module: wasm, CacheDir: cache, PoolSize: 1}
+	opts := wasmhost.Options{Module: wasm, CacheDir: cache, MaxInstances: 1}
 	wz, err := wasmhost.New(opts)
 	if err != nil {
 		return nil, err
