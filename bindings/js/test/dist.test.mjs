@@ -13,19 +13,17 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { REPO } from "./common.mjs";
 import { tsc } from "./tsc.mjs";
+import { serve, withPage } from "./chromium.mjs";
 
 const TARBALL = process.env.POLYLOOP_DIST_TARBALL;
 const skip = !TARBALL && "POLYLOOP_DIST_TARBALL is not set (make test.js.dist builds and sets it)";
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const skipBrowser = skip || (process.env.POLYLOOP_SKIP_BROWSER && "POLYLOOP_SKIP_BROWSER is set");
-export const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const PKG_DIR = fileURLToPath(new URL("..", import.meta.url));
 
@@ -141,40 +139,12 @@ document.body.dataset.result = JSON.stringify(r);
 `;
 const INDEX = (src) => `<!doctype html><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"><body><script type="module" src="${src}"></script></body>`;
 
-/** Serves `root` on 127.0.0.1 (application/wasm for .wasm). */
-function serve(root) {
-  const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
-  const server = createServer((req, res) => {
-    const path = join(root, decodeURIComponent(new URL(req.url, "http://x").pathname));
-    const file = existsSync(path) && !path.endsWith("/") ? path : join(path, "index.html");
-    if (!file.startsWith(root) || !existsSync(file)) {
-      res.writeHead(404).end("not found");
-      return;
-    }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+/** Loads the built app in Chromium and returns what it assembled. */
+function runInChromium(url) {
+  return withPage(url, async (page) => {
+    await page.waitForFunction(() => document.body?.dataset.result, null, { timeout: 60_000 });
+    return JSON.parse(/** @type {string} */ (await page.evaluate(() => document.body.dataset.result)));
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() })));
-}
-
-async function runInChromium(url) {
-  const { chromium } = await import("playwright-core");
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run \`make js.chromium\``);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
-  const problems = [];
-  try {
-    const page = await browser.newPage();
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-    page.on("response", (r) => r.status() >= 400 && problems.push(`HTTP ${r.status()} for ${r.url()}`));
-    await page.goto(url);
-    await page.waitForFunction(() => document.body?.dataset.result, null, { timeout: 60_000 }).catch(() => {});
-    const result = await page.evaluate(() => document.body?.dataset.result);
-    assert.ok(result, `the app assembled nothing: ${problems.join("; ")}`);
-    assert.deepEqual(problems, []);
-    return JSON.parse(result);
-  } finally {
-    await browser.close();
-  }
 }
 
 function checkResult(r) {
