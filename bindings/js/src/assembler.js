@@ -19,6 +19,7 @@ import {
   encodeRequestShared,
   encodeWtf8Into,
   releaseSharedBuffer,
+  sharedRequestStrings,
   wtf8Length,
 } from "./wire.js";
 
@@ -367,7 +368,9 @@ export class Assembler {
       throw e;
     }
     try {
-      return this.run(bytes, "assemble", (r) => this.read(r));
+      const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
+      const source = sharedRequestStrings(bytes, template);
+      return this.run(bytes, "assemble", (r) => this.read(r, source));
     } finally {
       releaseSharedBuffer();
     }
@@ -436,11 +439,12 @@ export class Assembler {
    * @private
    * Response bytes to the response object, or the AssemblyError it carries.
    * @param {Uint8Array} bytes
+   * @param {import("./wire.js").RequestStrings} [source] the request's strings, reused where they come back unchanged
    */
-  read(bytes) {
+  read(bytes, source) {
     let r;
     try {
-      r = decodeResponse(bytes, this.maxStringUnits === MAX_STRING_UNITS ? undefined : { maxStringUnits: this.maxStringUnits });
+      r = decodeResponse(bytes, { source, maxStringUnits: this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits });
     } catch (e) {
       if (e instanceof StringCeiling) {
         throw new AssemblyError(

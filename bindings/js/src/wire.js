@@ -176,6 +176,13 @@ export class RequestEncoder extends Encoder {
     // bytes), so a write that fits the buffer is within that slack of it.
     super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
     this.limit = limit;
+    /**
+     * The long strings of the last request, with where their bytes are:
+     * string, start, length, … (flat). The response decoder reuses a string
+     * whose bytes come back unchanged (see {@link decodeResponse}).
+     * @type {any[]}
+     */
+    this.strings = [];
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
     this.counted = 0;
     this.counting = false;
@@ -200,6 +207,7 @@ export class RequestEncoder extends Encoder {
   encodeShared(value) {
     this.counted = 0;
     this.counting = false;
+    this.strings.length = 0;
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
       const size = this.counted + this.pos;
@@ -384,6 +392,17 @@ export class RequestEncoder extends Encoder {
       super.encodeString(s);
       return;
     }
+    if (n <= CACHE_MAX_UNITS && !this.counting) {
+      const cached = encodedStrings.get(s);
+      if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
+        this.ensureBufferSizeToWrite(5 + cached.length);
+        this.writeStringHeader(cached.length);
+        this.bytes.set(cached, this.pos);
+        this.strings.push(s, this.pos, cached.length);
+        this.pos += cached.length;
+        return;
+      }
+    }
     let max = 3 * n;
     if (this.counting || this.counted + this.pos + 5 + max > this.limit) {
       // Near or past the limit: the exact size decides.
@@ -396,14 +415,42 @@ export class RequestEncoder extends Encoder {
     this.ensureBufferSizeToWrite(5 + max);
     const guess = strHeaderSize(max);
     const start = this.pos + guess;
-    const written = isWellFormed(s)
-      ? textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written
-      : encodeWtf8Into(s, this.bytes, start);
+    const wellFormed = isWellFormed(s);
+    const written = wellFormed ? textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written : encodeWtf8Into(s, this.bytes, start);
     const real = strHeaderSize(written);
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
+    if (wellFormed) {
+      this.strings.push(s, this.pos, written);
+      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes.slice(this.pos, this.pos + written));
+    }
     this.pos += written;
   }
+}
+
+/**
+ * The UTF-8 of recently encoded long strings: an agent loop sends the same
+ * history (the same strings) again with every step, and copying their bytes
+ * costs a fraction of encoding them. Only strings up to
+ * {@link CACHE_MAX_UNITS} units (V8 hashes longer strings by length alone, so
+ * a lookup would compare contents); {@link CACHE_MAX_BYTES} in all, then the
+ * cache starts over. Keys are string values, so a hit is exact by definition.
+ *
+ * @type {Map<string, Uint8Array>}
+ */
+const encodedStrings = new Map();
+const CACHE_MAX_UNITS = 16383;
+const CACHE_MAX_BYTES = 8 * 1024 * 1024;
+let cachedBytes = 0;
+
+/** @param {string} s @param {Uint8Array} bytes */
+function remember(s, bytes) {
+  if (cachedBytes + bytes.length > CACHE_MAX_BYTES) {
+    encodedStrings.clear();
+    cachedBytes = 0;
+  }
+  encodedStrings.set(s, bytes);
+  cachedBytes += bytes.length;
 }
 
 const sharedEncoder = new RequestEncoder();
@@ -423,7 +470,19 @@ export function encodeRequestShared(value) {
 
 /** Drops the shared encoder's buffer if one request made it huge. */
 export function releaseSharedBuffer() {
+  sharedEncoder.strings.length = 0;
   sharedEncoder.release();
+}
+
+/**
+ * The strings of the request {@link encodeRequestShared} encoded last, with
+ * its bytes (valid until {@link releaseSharedBuffer}).
+ *
+ * @param {Uint8Array} bytes what encodeRequestShared returned
+ * @param {unknown} template the request's observation_template
+ */
+export function sharedRequestStrings(bytes, template) {
+  return new RequestStrings(bytes, sharedEncoder.strings, template);
 }
 
 /** The shared encoder (for tests of its buffer). */
@@ -481,7 +540,95 @@ let decodeUtf8Long = (bytes, start, end) => textDecoder.decode(bytes.subarray(st
  */
 export function useNodeBuffer(Buffer) {
   decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
+  compareView = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+  bytesEqual = (a, aStart, b, bStart, n) => a.compare(b, bStart, bStart + n, aStart, aStart + n) === 0;
 }
+
+/**
+ * A view of bytes for {@link bytesEqual} (a Buffer in Node, whose compare is
+ * native).
+ * @type {(u8: Uint8Array) => any}
+ */
+let compareView = (u8) => u8;
+
+/**
+ * Whether `n` bytes of `a` from `aStart` equal those of `b` from `bStart`
+ * (both made by {@link compareView}).
+ * @type {(a: any, aStart: number, b: any, bStart: number, n: number) => boolean}
+ */
+let bytesEqual = (a, aStart, b, bStart, n) => {
+  for (let i = 0; i < n; i++) if (a[aStart + i] !== b[bStart + i]) return false;
+  return true;
+};
+
+/** Short strings met again and again (keys, roles, "text"): decoded once. */
+const SHORT_CACHE_BYTES = 16;
+/** @type {{bytes: Uint8Array, s: string}[][]} */
+const shortCache = Array.from({ length: SHORT_CACHE_BYTES + 1 }, () => []);
+
+/**
+ * Where the strings of the request are, for a response decoder to reuse a
+ * string whose UTF-8 bytes come back unchanged (a run message, a raw output,
+ * an observation inside `prefix{observation}suffix`). Reuse is decided by
+ * comparing bytes, so the value is exactly the decoded one.
+ */
+export class RequestStrings {
+  /**
+   * @param {Uint8Array} bytes the encoded request
+   * @param {any[]} strings string, start, length, … (flat), as the encoder recorded them
+   * @param {unknown} template the request's observation_template
+   */
+  constructor(bytes, strings, template) {
+    this.bytes = compareView(bytes);
+    /** @type {Map<number, number[]>} byte length → indices into strings */
+    this.byLength = new Map();
+    for (let i = 0; i < strings.length; i += 3) {
+      const list = this.byLength.get(strings[i + 2]);
+      if (list) list.push(i);
+      else this.byLength.set(strings[i + 2], [i]);
+    }
+    this.strings = strings;
+    /** @type {Map<number, number>} byte length → where the last match was */
+    this.cursor = new Map();
+    /** Bytes around `{observation}` in the rendered template, when it is plain. */
+    this.around = null;
+    if (typeof template === "string") {
+      const at = template.indexOf("{observation}");
+      if (at >= 0) {
+        const literal = (t) => (/[{}]/.test(t.replace(/\{\{|\}\}/g, "")) ? null : t.replace(/\{\{/g, "{").replace(/\}\}/g, "}"));
+        const pre = literal(template.slice(0, at));
+        const suf = literal(template.slice(at + "{observation}".length));
+        if (pre !== null && suf !== null && (pre || suf)) this.around = [wtf8Length(pre), wtf8Length(suf)];
+      }
+    }
+  }
+
+  /**
+   * A request string whose bytes equal `n` bytes of `resp` from `start`.
+   * @param {Uint8Array} resp @param {number} start @param {number} n
+   * @returns {string | undefined}
+   */
+  find(resp, start, n) {
+    // resp: the response bytes as compareView made them
+    const list = this.byLength.get(n);
+    if (list === undefined) return undefined;
+    const strings = this.strings;
+    const from = this.cursor.get(n) ?? 0;
+    // The response mostly follows the request's order: try from the last
+    // match on, a few candidates at most.
+    for (let k = 0; k < list.length && k < 4; k++) {
+      const j = (from + k) % list.length;
+      const i = list[j];
+      if (bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
+        this.cursor.set(n, j + 1);
+        return strings[i];
+      }
+    }
+    return undefined;
+  }
+}
+
+const NO_STRINGS = new RequestStrings(new Uint8Array(0), [], undefined);
 
 /** Strings up to this many bytes are decoded in JavaScript. */
 const SHORT_UTF8 = 32;
@@ -504,8 +651,13 @@ class ResponseDecoder {
     this.pos = 0;
   }
 
-  /** @param {Uint8Array} bytes */
-  decode(bytes) {
+  /**
+   * @param {Uint8Array} bytes
+   * @param {RequestStrings} source
+   */
+  decode(bytes, source) {
+    this.source = source;
+    this.compareBytes = source === NO_STRINGS ? null : compareView(bytes);
     this.bytes = bytes;
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.pos = 0;
@@ -516,6 +668,8 @@ class ResponseDecoder {
     } finally {
       this.bytes = new Uint8Array(0);
       this.view = new DataView(this.bytes.buffer);
+      this.source = NO_STRINGS;
+      this.compareBytes = null;
     }
   }
 
@@ -582,15 +736,18 @@ class ResponseDecoder {
     const start = this.pos;
     const end = start + n;
     this.pos = end;
-    if (n <= SHORT_UTF8) {
-      let i = 0;
-      for (; i < n; i++) {
-        const c = bytes[start + i];
-        if (c >= 0x80) break;
-        units[i] = c;
+    if (n <= SHORT_CACHE_BYTES) return this.cachedShort(start, n);
+    if (n <= SHORT_UTF8) return this.short(start, n);
+    const source = this.source;
+    if (n >= 64 && n <= this.maxStringUnits) {
+      const found = source.find(this.compareBytes, start, n);
+      if (found !== undefined) return found;
+      const around = source.around;
+      if (around !== null && n > around[0] + around[1]) {
+        const [pre, suf] = around;
+        const mid = source.find(this.compareBytes, start + pre, n - pre - suf);
+        if (mid !== undefined) return (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) + mid + (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf));
       }
-      if (i === n) return String.fromCharCode.apply(null, /** @type {any} */ (units.subarray(0, n)));
-      return textDecoder.decode(bytes.subarray(start, end));
     }
     // A string cannot have fewer UTF-16 units than a third of its UTF-8 bytes.
     if (n / 3 > this.maxStringUnits) throw new StringCeiling(n);
@@ -603,6 +760,40 @@ class ResponseDecoder {
     }
     if (s.length > this.maxStringUnits) throw new StringCeiling(n);
     return s;
+  }
+
+  /**
+   * A string of at most {@link SHORT_CACHE_BYTES} bytes, from the cache of
+   * strings met before when its bytes are there.
+   * @param {number} start @param {number} n
+   */
+  cachedShort(start, n) {
+    const bytes = this.bytes;
+    const bucket = shortCache[n];
+    for (let k = 0; k < bucket.length; k++) {
+      const e = bucket[k];
+      if (bytesEqualShort(e.bytes, bytes, start, n)) return e.s;
+    }
+    const str = this.short(start, n);
+    if (bucket.length < 16) bucket.push({ bytes: bytes.slice(start, start + n), s: str });
+    return str;
+  }
+
+  /**
+   * Decodes a short stretch: ASCII in JavaScript, anything else by TextDecoder.
+   * @param {number} start @param {number} n
+   */
+  short(start, n) {
+    const bytes = this.bytes;
+    if (n > SHORT_UTF8) return decodeUtf8Long(bytes, start, start + n);
+    let i = 0;
+    for (; i < n; i++) {
+      const c = bytes[start + i];
+      if (c >= 0x80) break;
+      units[i] = c;
+    }
+    if (i === n) return String.fromCharCode.apply(null, /** @type {any} */ (units.subarray(0, n)));
+    return textDecoder.decode(bytes.subarray(start, start + n));
   }
 
   /** @param {number} n */
@@ -641,6 +832,12 @@ class ResponseDecoder {
   }
 }
 
+/** @param {Uint8Array} a @param {Uint8Array} b @param {number} start @param {number} n */
+function bytesEqualShort(a, b, start, n) {
+  for (let i = 0; i < n; i++) if (a[i] !== b[start + i]) return false;
+  return true;
+}
+
 const sharedDecoder = new ResponseDecoder(MAX_STRING_UNITS);
 
 /**
@@ -648,7 +845,9 @@ const sharedDecoder = new ResponseDecoder(MAX_STRING_UNITS);
  * every code point (a leading U+FEFF included).
  *
  * @param {Uint8Array} bytes
- * @param {{maxStringUnits?: number}} [options] a lower string ceiling (tests)
+ * @param {{maxStringUnits?: number, source?: RequestStrings}} [options]
+ *   `maxStringUnits`: a lower string ceiling (tests); `source`: the strings
+ *   of the request, reused where their bytes come back unchanged
  * @returns {any}
  * @throws {StringCeiling} when a string is longer than the engine allows;
  *   `path` (without a leading ".") names it
@@ -656,7 +855,7 @@ const sharedDecoder = new ResponseDecoder(MAX_STRING_UNITS);
 export function decodeResponse(bytes, options) {
   const d = options?.maxStringUnits !== undefined ? new ResponseDecoder(options.maxStringUnits) : sharedDecoder;
   try {
-    return d.decode(bytes);
+    return d.decode(bytes, options?.source ?? NO_STRINGS);
   } catch (e) {
     if (e instanceof StringCeiling && e.path.startsWith(".")) e.path = e.path.slice(1);
     throw e;

@@ -82,10 +82,18 @@ test("decodeResponse: every well-formed string of the wire comes back, on every 
   );
 });
 
-test("assembleBytes and assemble agree on every string", () => {
+// assemble() reuses a request string whose bytes come back unchanged (alone,
+// or between the template's literal prefix and suffix); the templates below
+// give plain, escaped, multi-byte and non-plain renderings (where the bytes
+// differ and the text must be decoded).
+const TEMPLATES = ["{observation}", "Output:\n```\n{observation}\n```\n\n", "\uFEFF{observation}\uFEFF", "{{é}} {observation} {{😀}}", "{observation!r}", "[{observation:>300}]", "{observation}{observation}", "x{observation:.70}y", "{observation!s} ✓"];
+
+test("assembleBytes and assemble agree on every string, whatever the template", () => {
   fc.assert(
-    fc.property(wellFormed, wellFormed, (a, b) => {
-      const req = { observation_template: "{observation}", steps: [{ raw_output: a, observation: b }] };
+    fc.property(wellFormed, wellFormed, fc.constantFrom(...TEMPLATES), fc.array(wellFormed, { maxLength: 3 }), (a, b, t, more) => {
+      const req = { observation_template: t, steps: [{ raw_output: a, observation: b }, ...more.map((m) => ({ raw_output: b, observation: m }))], run_messages: [{ role: "user", content: [{ type: "text", text: b }] }] };
+      assert.deepEqual(asm.assemble(req), decode(asm.assembleBytes(encodeRequest(req))));
+      // Twice: the second time the encoder's cache answers.
       assert.deepEqual(asm.assemble(req), decode(asm.assembleBytes(encodeRequest(req))));
     }),
     { numRuns: RUNS },
