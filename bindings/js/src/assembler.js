@@ -577,6 +577,13 @@ export class Prompt {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
         throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
       }
+      const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
+      if (m) {
+        // A string of this step's response over the engine's ceiling: its
+        // place in the whole prompt.
+        const at = `messages[${this.messages.length + Number(m[1])}]`;
+        throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), { offset: e.offset, detail: e.detail });
+      }
       throw e;
     }
     this.messages.push(r.messages[0], r.messages[1]);

@@ -36,6 +36,12 @@ test("a response string over the engine's ceiling: too_large at its path, and as
   assert.match(e.message, /assembleBytes\(\) still returns the response bytes/);
   const bytes = a.assembleBytes(encodeRequest(req));
   assert.equal(decode(bytes).messages[4].content[0].text.length, 1001);
+  // addStep names the message's place in the whole prompt; the prompt is unchanged.
+  const p = a.prompt({ observation_template: T, steps: [{ raw_output: "a", observation: "b" }] });
+  const e2 = errorOf(() => p.addStep("r", "x".repeat(1001)));
+  assert.deepEqual([e2.code, e2.path], ["too_large", "messages[3].content[0].text"]);
+  assert.match(e2.message, /at messages\[3\]\.content\[0\]\.text/);
+  assert.equal(p.messages.length, 2);
   // The instance is fine afterwards.
   assert.equal(a.assemble({ observation_template: T }).ok, true);
   assert.equal(a.instancesCreated, 1);
