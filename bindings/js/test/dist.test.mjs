@@ -159,9 +159,9 @@ test("esbuild: the README's steps bundle an app that assembles in Chromium", { s
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, "main.js"), APP_MAIN('import wasmUrl from "@polyloop/assembly/assembly.wasm";'));
   writeFileSync(join(app, "index.html"), INDEX("./out/main.js"));
-  const esbuild = await import("esbuild");
-  // The README: esbuild main.js --bundle --format=esm --loader:.wasm=file --outdir=out
-  await esbuild.build({ absWorkingDir: app, entryPoints: ["main.js"], bundle: true, format: "esm", loader: { ".wasm": "file" }, outdir: "out", logLevel: "error" });
+  // The README's command, as written there.
+  const r = run(join(PKG_DIR, "node_modules/.bin/esbuild"), ["main.js", "--bundle", "--format=esm", "--loader:.wasm=file", "--outdir=out"], app);
+  assert.equal(r.status, 0, r.out);
   const server = await serve(app);
   try {
     checkResult(await runInChromium(server.url));
@@ -176,9 +176,9 @@ test("Vite: the README's steps build an app that assembles in Chromium", { skip:
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, "main.js"), APP_MAIN(""));
   writeFileSync(join(app, "index.html"), INDEX("./main.js"));
-  const { build } = await import("vite");
-  // The README: vite build (no configuration)
-  await build({ root: app, logLevel: "error", configFile: false, build: { outDir: "dist", emptyOutDir: true } });
+  // The README's command, as written there: no configuration.
+  const r = run(join(PKG_DIR, "node_modules/.bin/vite"), ["build"], app);
+  assert.equal(r.status, 0, r.out);
   const server = await serve(join(app, "dist"));
   try {
     checkResult(await runInChromium(server.url));
