@@ -62,7 +62,7 @@ JS_STAGE := build/js-dist
 dist.js: js.deps js.wasm
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
-	cp $(JS_DIR)/docs/preview.png $(JS_STAGE)/docs/
+	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
 	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
 	rm -f dist/polyloop-assembly-*.tgz
 	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error >/dev/null
