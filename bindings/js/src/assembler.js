@@ -16,10 +16,8 @@ import {
   StringCeiling,
   decodeResponse,
   encodeRequest,
-  encodeRequestShared,
+  acquireEncoder,
   encodeWtf8Into,
-  releaseSharedBuffer,
-  sharedRequestStrings,
   wtf8Length,
 } from "./wire.js";
 
@@ -360,19 +358,20 @@ export class Assembler {
    *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
-    let bytes;
+    const encoder = acquireEncoder();
     try {
-      bytes = encodeRequestShared(request);
-    } catch (e) {
-      if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
-      throw e;
-    }
-    try {
+      let bytes;
+      try {
+        bytes = encoder.encodeShared(request);
+      } catch (e) {
+        if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
+        throw e;
+      }
       const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
-      const source = sharedRequestStrings(bytes, template);
+      const source = encoder.requestStrings(bytes, template);
       return this.run(bytes, "assemble", (r) => this.read(r, source));
     } finally {
-      releaseSharedBuffer();
+      encoder.done();
     }
   }
 

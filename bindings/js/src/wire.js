@@ -183,6 +183,8 @@ export class RequestEncoder extends Encoder {
      * @type {any[]}
      */
     this.strings = [];
+    /** Held by a call (between encoding and the end of decoding). */
+    this.busy = false;
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
     this.counted = 0;
     this.counting = false;
@@ -228,6 +230,30 @@ export class RequestEncoder extends Encoder {
       throw new RequestTooLarge(size);
     }
     return out;
+  }
+
+  /** Marks the encoder as held by a call, until {@link RequestEncoder#done}. */
+  take() {
+    this.busy = true;
+    return this;
+  }
+
+  /** The call is over: the recorded strings and a huge buffer are let go. */
+  done() {
+    this.busy = false;
+    this.strings.length = 0;
+    this.release();
+  }
+
+  /**
+   * The strings of the request this encoder encoded last, with its bytes
+   * (valid until {@link RequestEncoder#done}).
+   *
+   * @param {Uint8Array} bytes what encodeShared returned
+   * @param {unknown} template the request's observation_template
+   */
+  requestStrings(bytes, template) {
+    return new RequestStrings(bytes, this.strings, template);
   }
 
   /** Drops a buffer that grew past {@link KEEP_BUFFER_BYTES}, once the bytes
@@ -462,9 +488,19 @@ function remember(s, bytes) {
 const sharedEncoder = new RequestEncoder();
 
 /**
+ * The encoder for one call: the shared one, or a fresh one when the shared
+ * one is busy (a getter of the request being encoded makes a call of its
+ * own). Give it back with {@link RequestEncoder#done}.
+ *
+ * @returns {RequestEncoder}
+ */
+export function acquireEncoder() {
+  return sharedEncoder.entered || sharedEncoder.busy ? new RequestEncoder() : sharedEncoder.take();
+}
+
+/**
  * Encodes a request value by the mapping of this module. The returned view
- * belongs to a shared buffer that the next encode overwrites; call
- * {@link releaseSharedBuffer} once it has been copied.
+ * belongs to a shared buffer that the next encode overwrites.
  *
  * @param {unknown} value
  * @returns {Uint8Array}
@@ -472,23 +508,6 @@ const sharedEncoder = new RequestEncoder();
  */
 export function encodeRequestShared(value) {
   return sharedEncoder.encodeShared(value);
-}
-
-/** Drops the shared encoder's buffer if one request made it huge. */
-export function releaseSharedBuffer() {
-  sharedEncoder.strings.length = 0;
-  sharedEncoder.release();
-}
-
-/**
- * The strings of the request {@link encodeRequestShared} encoded last, with
- * its bytes (valid until {@link releaseSharedBuffer}).
- *
- * @param {Uint8Array} bytes what encodeRequestShared returned
- * @param {unknown} template the request's observation_template
- */
-export function sharedRequestStrings(bytes, template) {
-  return new RequestStrings(bytes, sharedEncoder.strings, template);
 }
 
 /** The shared encoder (for tests of its buffer). */
@@ -501,10 +520,11 @@ export const sharedRequestEncoder = sharedEncoder;
  * @returns {Uint8Array}
  */
 export function encodeRequest(value) {
+  const encoder = acquireEncoder();
   try {
-    return sharedEncoder.encodeShared(value).slice();
+    return encoder.encodeShared(value).slice();
   } finally {
-    sharedEncoder.release();
+    encoder.done();
   }
 }
 

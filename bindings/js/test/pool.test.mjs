@@ -70,6 +70,24 @@ test("a re-entrant call (a getter that assembles) is answered correctly", () => 
   assert.equal(asm.assemble(outer).messages[0].content[0].text, "outer");
 });
 
+test("a re-entrant call while a huge request is being encoded leaves the outer request whole", () => {
+  const big = "b".repeat(9e6) + "é"; // the outer buffer passes 8 MiB before the getter runs
+  const inner = { observation_template: T, steps: [{ raw_output: "x".repeat(100), observation: "y".repeat(100) }] };
+  let innerResponse;
+  const outer = {
+    observation_template: T,
+    steps: [{ raw_output: big, observation: "z".repeat(100) }],
+    get goal_messages() {
+      innerResponse = asm.assemble(inner);
+      encodeRequest(inner);
+      return [{ role: "user", content: [{ type: "text", text: "x".repeat(100) }] }];
+    },
+  };
+  const r = asm.assemble(outer);
+  assert.deepEqual(r.messages.map((m) => m.content[0].text), ["x".repeat(100), big, "Obs " + "z".repeat(100)]);
+  assert.deepEqual(innerResponse.messages.map((m) => m.content[0].text), ["x".repeat(100), "Obs " + "y".repeat(100)]);
+});
+
 test("worker threads share the compiled module and answer byte for byte", async () => {
   const requests = Array.from({ length: 20 }, (_, i) => encodeRequest(requestFor(i)));
   const expected = requests.map((b) => asm.assembleBytes(b));
