@@ -59,7 +59,7 @@ js.example:
 # VERSION (the one place of the version), packed into dist/. The package's
 # prepack script refuses to pack without them.
 JS_STAGE := build/js-dist
-dist.js: js.deps js.wasm
+dist.js: js.wasm
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
@@ -80,7 +80,7 @@ test.js.node: js.deps js.wasm
 # The built tarball installed into a new npm project: the shared vectors
 # through it, its types in a Node-only and a browser project, and minimal
 # browser apps bundled with esbuild and with Vite, run in Chromium.
-test.js.dist: dist.js js.chromium
+test.js.dist: dist.js js.deps js.chromium
 	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
 
 # The full-size cases of the JavaScript limits (several GB of memory).
