@@ -27,9 +27,11 @@ demo: wasm
 check-python312:
 	@[ -n "$(PYTHON312)" ] && [ -x "$(PYTHON312)" ] || { echo "python3.12 not found: install CPython 3.12 (pyenv install 3.12.1) or set PYTHON312=/path/to/python3.12" >&2; exit 1; }
 
-# Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
+# Regenerate testdata/vectors, testdata/prompt-vectors and testdata/json-vectors from the pure-Python reference (CPython oracle).
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
+	$(PYTHON312) testdata/gen/gen_prompt_vectors.py
+	$(PYTHON312) testdata/gen/gen_json_vectors.py
 
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
@@ -40,10 +42,11 @@ test: test.begin test.go test.format test.host test.reproducible
 test.begin:
 	@scripts/suite-totals --reset
 
-test.go: check-python312
-	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
-	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' ./core/... ./internal/... ./cmd/...
+test.go: check-python312 wasm
+	@$(SUITE) go.mod-tidy -- $(GO) mod tidy -diff
+	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
+	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -43,8 +42,8 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 			response = append(dst, InternalErrorResponse("the assembler panicked; please report this request: "+panicText(r))...)
 		}
 	}()
-	if len(request) > MaxRequestBytes {
-		return append(dst, encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))...)
+	if err := checkRequestSize(len(request)); err != nil {
+		return append(dst, encodeError(err)...)
 	}
 	sc := getScratch()
 	defer sc.release()
@@ -96,9 +95,12 @@ func InternalErrorResponse(msg string) []byte {
 	return encodeError(newError(CodeInternal, "", msg))
 }
 
-// Assemble assembles a typed request. It checks the request as the wire
-// decoder would (UTF-8, roles, block types, entry ids, budget, template) and
-// returns an *Error with the path of the first problem, in SPEC table order.
+// Assemble assembles a typed request. It checks the request with the wire
+// decoder (on its canonical encoding, EncodeRequest: channels in code-point
+// order), so an invalid request gets the *Error AssembleBytes would answer
+// for that encoding: the same code, path, message and offset, the first
+// problem in SPEC table order. The check holds a copy of the request's text
+// while it runs.
 func Assemble(req *Request) (*Response, error) {
 	tmpl, err := checkRequest(req)
 	if err != nil {
@@ -658,6 +660,9 @@ func (a *assembly) response() (*Response, error) {
 		ContextOverflow: a.overflow(),
 		Injected:        a.injected,
 	}
+	if resp.Injected == nil { // empty, never nil: as DecodeResponse gives it
+		resp.Injected = []Injected{}
+	}
 	for i := range a.msgs {
 		m := &a.msgs[i]
 		resp.Messages[i] = a.message(m)
@@ -673,7 +678,7 @@ func (a *assembly) response() (*Response, error) {
 func (a *assembly) message(m *outMsg) Message {
 	switch m.kind {
 	case kCopy:
-		return Message{Role: m.role, Content: slices.Clone(m.blocks)}
+		return Message{Role: m.role, Content: append([]Block{}, m.blocks...)} // empty, never nil
 	case kText:
 		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: m.text}}}
 	default:
@@ -695,18 +700,31 @@ func (a *assembly) render(obs string) string {
 
 // ---- errors ----
 
+// encodeError writes {v: 1, ok: false, error: {code, message, path}}; an
+// invalid_template error carries a fourth key, offset (SPEC §6).
 func encodeError(e *Error) []byte {
-	out := make([]byte, 0, 64+len(e.Message)+len(e.Path))
+	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = append(out, 0x83)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
 	out = append(out, keyOK...)
 	out = append(out, 0xc2)
-	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r', 0x83, 0xa4, 'c', 'o', 'd', 'e')
+	withOffset := e.Code == CodeInvalidTemplate && e.Offset >= 0
+	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r')
+	if withOffset {
+		out = append(out, 0x84)
+	} else {
+		out = append(out, 0x83)
+	}
+	out = append(out, 0xa4, 'c', 'o', 'd', 'e')
 	out = msgp.AppendString(out, string(e.Code))
 	out = append(out, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	out = msgp.AppendString(out, e.Message)
 	out = append(out, 0xa4, 'p', 'a', 't', 'h')
 	out = msgp.AppendString(out, e.Path)
+	if withOffset {
+		out = append(out, 0xa6, 'o', 'f', 'f', 's', 'e', 't')
+		out = msgp.AppendUint64(out, uint64(e.Offset))
+	}
 	return out
 }

@@ -119,8 +119,10 @@ func ParseTemplate(t string) (*Template, *Error) {
 }
 
 // ValidateTemplate reports whether t is a valid observation template: nil,
-// or an *Error with CodeInvalidTemplate (CodeInvalidUTF8 if t is not valid
-// UTF-8), an empty Path, a message saying what is wrong and what to do, and
+// or the *Error that assembling a request holding t would give, as every
+// host's validate function reports it: CodeInvalidTemplate (CodeInvalidUTF8
+// if t is not valid UTF-8, then Offset is -1), the Path
+// "observation_template", a message saying what is wrong and what to do, and
 // the code-point Offset of the problem.
 //
 // A template is CPython str.format text with at least one {observation}
@@ -129,7 +131,7 @@ func ParseTemplate(t string) (*Template, *Error) {
 // are at most 1,048,576. Other braces must be doubled ({{ and }}). Attribute
 // access, indexing and nested fields in a format spec are not supported.
 func ValidateTemplate(t string) error {
-	if _, err, _ := parseTemplate(t); err != nil {
+	if _, err := checkRequest(&Request{ObservationTemplate: t}); err != nil {
 		return err
 	}
 	return nil

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package wasmhost
+package engine
 
 import "context"
 
