@@ -183,3 +183,33 @@ test("10.6: addStep past 1.5 GiB is too_large as assemble() of the same steps", 
   }
   t.skip("issue 10.6 (the response limit in addStep) is not applied by the JS Prompt: the sixth addStep succeeded where assemble is too_large");
 });
+
+test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assemble() gives", async () => {
+  const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
+  const { EMPTY_RESPONSE_FIXED } = await import("../src/assembler.js");
+  const { Encoder } = await import("@msgpack/msgpack");
+  const asm = await loadAssembler();
+  const pack = (v) => new Encoder().encode(v);
+  assert.equal(asm.assembleBytes(pack({ observation_template: "{observation}" })).length, EMPTY_RESPONSE_FIXED + 2 + 1);
+  const req = {
+    run_messages: [{ role: "system", content: [{ type: "text", text: "sys" }] }],
+    injections: { a: [{ entry_id: "1", content: "x".repeat(300) }], ["b".repeat(40)]: [{ entry_id: "2", content: "y" }] },
+    observation_template: "<{observation:^300}|{observation!r}>",
+  };
+  const p = asm.prompt(req);
+  const steps = [];
+  for (let i = 0; i < 260; i++) { // past 15 and 255 messages, prompt_chars past 65,535
+    const step = { raw_output: "r".repeat(i % 7), observation: "\u00e9".repeat(i % 50) };
+    p.addStep(step.raw_output, step.observation);
+    steps.push(step);
+    if ([0, 6, 7, 100, 126, 127, 200, 259].includes(i)) {
+      assert.equal(p.size, asm.assembleBytes(pack({ ...req, steps })).length, `after ${i + 1} steps`);
+    }
+  }
+  // A refused step changes nothing (the limit lowered by shrinking the room).
+  const before = [p.messages.length, p.prompt_chars, p.size];
+  p.size += 3 * 2 ** 29 - p.size - 100;
+  const at = p.size;
+  assert.throws(() => p.addStep("r", "o"), (e) => e instanceof AssemblyError && e.code === "too_large" && e.path === "");
+  assert.deepEqual([p.messages.length, p.prompt_chars, p.size], [before[0], before[1], at]);
+});

@@ -179,3 +179,36 @@ def test_prompt_at_the_limit() -> None:
         return
     pytest.skip("issue 10.6 (the response limit in add_step) is not applied by the Python Prompt: "
                 "the third add_step succeeded where assemble is too_large")
+
+
+def test_prompt_keeps_the_response_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10.6 without 1.5 GiB: add_step keeps the exact length of the response
+    assemble would give (across the widths of array headers and prompt_chars), so
+    its limit is the core's; at a lowered limit a refused step changes nothing."""
+    import msgpack
+
+    import polyloop_assembly as pa
+    from polyloop_assembly import _api
+
+    empty = pa.assemble_bytes(msgpack.packb({"observation_template": "{observation}"}))
+    assert len(empty) == _api._EMPTY_RESPONSE_FIXED + 2 * 1 + 1
+    req: Dict[str, Any] = {
+        "run_messages": [{"role": "system", "content": [{"type": "text", "text": "sys"}]}],
+        "injections": {"a": [{"entry_id": "1", "content": "x" * 300}], "b" * 40: [{"entry_id": "2", "content": "y"}]},
+        "observation_template": "<{observation:^300}|{observation!r}>",
+    }
+    p = pa.Prompt(req)
+    steps: List[Dict[str, str]] = []
+    for i in range(260):  # past 15 and 255 messages, prompt_chars past 65,535
+        step = {"raw_output": "r" * (i % 7), "observation": "\u00e9" * (i % 50)}
+        p.add_step(step["raw_output"], step["observation"])
+        steps.append(step)
+        if i in (0, 6, 7, 100, 126, 127, 200, 259):
+            whole = pa.assemble_bytes(msgpack.packb(dict(req, steps=steps)))
+            assert p._size == len(whole), i
+    monkeypatch.setattr(_api, "MAX_RESPONSE_BYTES", p._size + 100)
+    before = (p.messages, p.prompt_chars, p._size)
+    with pytest.raises(pa.AssemblyError) as ei:
+        p.add_step("r", "o")
+    assert (ei.value.code, ei.value.path) == ("too_large", "")
+    assert (p.messages, p.prompt_chars, p._size) == before

@@ -220,6 +220,29 @@ def validate_template(template: str) -> None:
     default_assembler().validate_template(template)
 
 
+# The response limit (docs/SPEC.md §6), applied by Prompt.add_step as the
+# core applies it to one assemble of all the steps: too_large exactly when the
+# canonical ok response would be longer (core.ResponseSizer is the Go form).
+MAX_RESPONSE_BYTES = 3 << 29
+# Length of the ok response with no messages and no injections, less its two
+# empty array headers and its prompt_chars value (checked against the core by
+# tests/test_limits.py).
+_EMPTY_RESPONSE_FIXED = 306
+_TOO_LARGE_RESPONSE = (
+    "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)"
+)
+
+
+def _hdr_size(n: int) -> int:
+    """Bytes of a msgpack array header for n elements."""
+    return 1 if n <= 15 else 3 if n <= 0xFFFF else 5
+
+
+def _uint_size(u: int) -> int:
+    """Bytes of a msgpack unsigned int in its shortest form."""
+    return 1 if u <= 0x7F else 2 if u <= 0xFF else 3 if u <= 0xFFFF else 5 if u <= 0xFFFFFFFF else 9
+
+
 def _shift_path(path: str, index: int) -> str:
     if path.startswith("steps[0]"):
         return "steps[%d]%s" % (index, path[len("steps[0]"):])
@@ -248,7 +271,10 @@ class Prompt:
 
     def __init__(self, request: Request, *, assembler: Optional[Assembler] = None) -> None:
         self._assembler = assembler if assembler is not None else default_assembler()
-        response = self._assembler.assemble(request)
+        raw = self._assembler.assemble_bytes(_encode(request))
+        response = _decode_ok(raw)
+        # The length of the whole response so far: add_step keeps it.
+        self._size = len(raw)
         template = request["observation_template"]
         budget = request.get("max_prompt_chars")
         self._budget: Optional[int] = None if budget is None else operator.index(budget)
@@ -277,7 +303,9 @@ class Prompt:
 
         Raises:
             AssemblyError: a bad value, with its path at the step's real index
-                (e.g. ``steps[7].observation``); the Prompt is then unchanged.
+                (e.g. ``steps[7].observation``), or ``too_large`` at "" when the
+                response would pass 1.5 GiB, as :func:`assemble` of the same
+                steps would say; the Prompt is then unchanged.
         """
         try:
             pk = self._packer.pack
@@ -292,9 +320,20 @@ class Prompt:
                 }
             )
         try:
-            response = _decode_ok(self._assembler.assemble_bytes(body))
+            raw = self._assembler.assemble_bytes(body)
+            response = _decode_ok(raw)
         except AssemblyError as e:
             raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message, offset=e.offset, detail=e.detail) from None
+        # The two new messages' bytes in the one-step response, then the
+        # whole prompt's length with them (array headers and prompt_chars
+        # change width as they grow).
+        chars = response["prompt_chars"]
+        added = len(raw) - _EMPTY_RESPONSE_FIXED - 2 * _hdr_size(2) - _uint_size(chars)
+        n, pc = len(self._messages), self._prompt_chars
+        size = self._size - 2 * _hdr_size(n) - _uint_size(pc) + added + 2 * _hdr_size(n + 2) + _uint_size(pc + chars)
+        if size > MAX_RESPONSE_BYTES:
+            raise AssemblyError("too_large", "", _TOO_LARGE_RESPONSE)
+        self._size = size
         self._messages.extend(response["messages"])
         self._message_chars.extend(response["message_chars"])
         self._prompt_chars += response["prompt_chars"]
@@ -333,6 +372,7 @@ class Prompt:
             "_injected": list(self._injected),
             "_prefix_digests": self._prefix_digests,
             "_steps": self._steps,
+            "_size": self._size,
         }
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
