@@ -1,4 +1,8 @@
-package vectors
+// Package promptvectors loads and runs the prompt vectors of
+// testdata/prompt-vectors (format and rules in its README.md) for the Go
+// hosts: core.Prompt and wasmhost.Prompt. (It imports core, so it is not part
+// of package vectors, which core's own tests import.)
+package promptvectors
 
 import (
 	"bytes"
@@ -11,29 +15,30 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/vectors"
 	"github.com/polyloop/assembly/internal/wirejson"
 )
 
-// PromptCase is one prompt vector of testdata/prompt-vectors (format and
+// Case is one prompt vector of testdata/prompt-vectors (format and
 // rules in its README.md): a request, its response, and steps added one at a
 // time.
-type PromptCase struct {
+type Case struct {
 	Name, Description string
 	Request           *core.Request
 	Response          *core.Response
-	Steps             []PromptStep
+	Steps             []Step
 }
 
-// PromptStep is one step of a prompt vector: accepted (Response) or refused
-// (Error, without an offset).
-type PromptStep struct {
+// Step is one step of a prompt vector: accepted (Response) or refused
+// (Error: a code and a path, never an offset).
+type Step struct {
 	RawOutput, Observation string // lone surrogates as their three-byte form
 	Response               *core.Response
-	Error                  *Error
+	Error                  *vectors.Error
 }
 
-// LoadPrompts reads the prompt vectors of file (testdata/prompt-vectors/prompts.json).
-func LoadPrompts(file string) ([]PromptCase, error) {
+// Load reads the prompt vectors of file (testdata/prompt-vectors/prompts.json).
+func Load(file string) ([]Case, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -48,7 +53,7 @@ func LoadPrompts(file string) ([]PromptCase, error) {
 				RawOutput   json.RawMessage `json:"raw_output"`
 				Observation json.RawMessage `json:"observation"`
 				Response    *string         `json:"response"`
-				Error       *Error          `json:"error"`
+				Error       *vectors.Error  `json:"error"`
 			}
 		}
 	}
@@ -58,13 +63,13 @@ func LoadPrompts(file string) ([]PromptCase, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	seen := map[string]bool{}
-	var out []PromptCase
+	var out []Case
 	for _, c := range doc.Cases {
 		if seen[c.Name] {
 			return nil, fmt.Errorf("%s: case name %q is used twice", file, c.Name)
 		}
 		seen[c.Name] = true
-		pc := PromptCase{Name: c.Name, Description: c.Description}
+		pc := Case{Name: c.Name, Description: c.Description}
 		mp, jerr := wirejson.Request(nil, c.Request)
 		if jerr != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, jerr)
@@ -76,7 +81,7 @@ func LoadPrompts(file string) ([]PromptCase, error) {
 			return nil, fmt.Errorf("%s: response: %w", c.Name, err)
 		}
 		for i, s := range c.Steps {
-			ps := PromptStep{Error: s.Error}
+			ps := Step{Error: s.Error}
 			if ps.RawOutput, err = jsonText(s.RawOutput); err == nil {
 				ps.Observation, err = jsonText(s.Observation)
 			}
@@ -125,9 +130,9 @@ type Prompt interface {
 	Response() *core.Response
 }
 
-// RunPrompt runs one prompt vector (the rules of the README) on the prompt
+// Run runs one prompt vector (the rules of the README) on the prompt
 // newPrompt starts, and returns the first disagreement.
-func RunPrompt[P Prompt](c PromptCase, newPrompt func(*core.Request) (P, error)) error {
+func Run[P Prompt](c Case, newPrompt func(*core.Request) (P, error)) error {
 	p, err := newPrompt(c.Request)
 	if err != nil {
 		return fmt.Errorf("%s: the prompt refuses the request: %v", c.Name, err)
