@@ -27,10 +27,9 @@ demo: wasm
 check-python312:
 	@[ -n "$(PYTHON312)" ] && [ -x "$(PYTHON312)" ] || { echo "python3.12 not found: install CPython 3.12 (pyenv install 3.12.1) or set PYTHON312=/path/to/python3.12" >&2; exit 1; }
 
-# Regenerate testdata/vectors and testdata/prompt-vectors from the pure-Python reference (CPython oracle).
+# Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
-	$(PYTHON312) testdata/gen/gen_prompt_vectors.py
 
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
@@ -86,6 +85,12 @@ bench.quick: wasm python.venv python.wasm js.deps js.wasm
 bench.go: wasm
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem -count 1 ./core/
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./host-test/
+
+# make vectors also writes the prompt vectors (testdata/prompt-vectors).
+.PHONY: vectors.prompt
+vectors: vectors.prompt
+vectors.prompt: check-python312
+	$(PYTHON312) testdata/gen/gen_prompt_vectors.py
 
 -include bindings/python/python.mk
 -include bindings/js/js.mk
