@@ -12,10 +12,7 @@ import "strconv"
 // checkRequest checks req as AssembleBytes checks its encoding and returns
 // the parsed template.
 func checkRequest(req *Request) (*Template, *Error) {
-	if req == nil {
-		return nil, newError(CodeMalformedRequest, "", "the request is nil")
-	}
-	b := EncodeRequest(req)
+	b := EncodeRequest(req) // a nil req: no bytes, malformed_request as on the wire
 	if err := checkRequestSize(len(b)); err != nil {
 		return nil, err
 	}

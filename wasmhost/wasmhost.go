@@ -256,19 +256,13 @@ func (r *Runner) Close() error {
 	return err
 }
 
-// Assemble is core.Assemble run inside the module: the request's canonical
-// encoding through the module's wire function, so the response and every
-// error (code, path, message, offset) are core.Assemble's.
+// Assemble is core.Assemble run inside the module.
 func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
-	if req == nil {
-		return core.Assemble(nil) // nothing to encode: core's own error for it
-	}
 	return core.DecodeResponse(r.AssembleBytes(core.EncodeRequest(req)))
 }
 
 // ValidateTemplate is core.ValidateTemplate run inside the module: it
-// assembles a request holding only the template, as core.ValidateTemplate
-// does (the error's path is observation_template).
+// assembles a request holding only the template.
 func (r *Runner) ValidateTemplate(t string) error {
 	_, err := r.Assemble(&core.Request{ObservationTemplate: t})
 	return err
