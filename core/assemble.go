@@ -60,6 +60,15 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 	return a.appendTo(dst)
 }
 
+// checkRequestSize is too_large for a request of more than MaxRequestBytes
+// (the wire function's first check, and the typed check's).
+func checkRequestSize(n int) *Error {
+	if n <= MaxRequestBytes {
+		return nil
+	}
+	return newError(CodeTooLarge, "", "the request is "+strconv.Itoa(n)+" bytes, over the 1 GiB limit; split it into smaller requests")
+}
+
 // makeNoZero returns an empty slice with room for n bytes, without zeroing
 // them as make does (writing a large response once is cheaper than clearing
 // it first). strings.Builder.Grow allocates without zeroing; the builder is
