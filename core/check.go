@@ -1,5 +1,7 @@
 package core
 
+import "strconv"
+
 // The typed entry points (Assemble, NewPrompt, Prompt.AddStep,
 // ValidateTemplate) check their input with the wire decoder itself: the
 // request is encoded (EncodeRequest, the encoding every sandboxed host sends)
@@ -18,6 +20,15 @@ func checkRequest(req *Request) (*Template, *Error) {
 	defer sc.release()
 	_, tmpl, _, err := decodeRequestCounted(b, sc)
 	return tmpl, err
+}
+
+// checkRequestSize is too_large for a request of more than MaxRequestBytes
+// (the wire function's first check, and the typed check's).
+func checkRequestSize(n int) *Error {
+	if n <= MaxRequestBytes {
+		return nil
+	}
+	return newError(CodeTooLarge, "", "the request is "+strconv.Itoa(n)+" bytes, over the 1 GiB limit; split it into smaller requests")
 }
 
 // checkStep checks one step as the decoder checks steps[k] of a request.

@@ -4,18 +4,18 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/promptvectors"
+	"github.com/polyloop/assembly/internal/hostvec"
 )
 
 // The prompt vectors (testdata/prompt-vectors) on the native core.Prompt.
 func TestPromptVectors(t *testing.T) {
-	cases, err := promptvectors.Load("../testdata/prompt-vectors/prompts.json")
+	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	steps := 0
 	for _, c := range cases {
-		if err := promptvectors.Run(c, core.NewPrompt); err != nil {
+		if err := hostvec.RunPrompt(c, core.NewPrompt); err != nil {
 			t.Error(err)
 		}
 		steps += len(c.Steps)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/promptvectors"
+	"github.com/polyloop/assembly/internal/hostvec"
 	"github.com/polyloop/assembly/internal/randreq"
 	"github.com/polyloop/assembly/wasmhost"
 )
@@ -14,13 +14,13 @@ import (
 // The prompt vectors (testdata/prompt-vectors) on both engines' Prompt,
 // whose incremental rules (overflow, the steps[k] path) are wasmhost's own.
 func TestPromptVectorsEveryEngine(t *testing.T) {
-	cases, err := promptvectors.Load("../testdata/prompt-vectors/prompts.json")
+	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rn := range runners {
 		for _, c := range cases {
-			if err := promptvectors.Run(c, func(req *core.Request) (*wasmhost.Prompt, error) { return rn.NewPrompt(req) }); err != nil {
+			if err := hostvec.RunPrompt(c, func(req *core.Request) (*wasmhost.Prompt, error) { return rn.NewPrompt(req) }); err != nil {
 				t.Errorf("%s: %v", rn.Engine(), err)
 			}
 		}

@@ -1234,6 +1234,61 @@ B.err("order-err-wrong-element-before-later-utf8", "a nil message before an inva
       MAL, "run_messages[0]")
 
 
+# ===========================================================================
+B.file("limits-excerpts", "Bounded errors (issue 10.1, docs/SPEC.md 6): a path quotes at most "
+       "the first 256 code points of a channel name or key, then U+2026; messages are bounded "
+       "alike (not compared here: the limits tests check every host's error response is a few KB).")
+
+
+def long_key(n, unit="k"):
+    return (unit * n)[:n]
+
+
+for n, label in ((256, "256"), (257, "257"), (4096, "4096")):
+    key = long_key(n - 1) + "!"  # not an identifier: quoted in the path
+    B.err(f"excerpt-unknown-key-{label}", f"an unknown key of {n} code points",
+          with_key([("observation_template", T), (key, 1)]), UNK, "[" + R.quote(key) + "]")
+    B.err(f"excerpt-channel-repeated-{label}", f"a channel of {n} code points given twice",
+          with_key([("injections", Map([(key, []), (key, [])])), ("observation_template", T)]),
+          DUP, "injections[" + R.quote(key) + "]")
+    B.err(f"excerpt-channel-deep-{label}", f"an error inside a channel of {n} code points",
+          request(injections={key: [inj("", "x")]}), EID, "injections[" + R.quote(key) + "][0].entry_id")
+B.err("excerpt-key-emoji", "a key of 300 four-byte code points: the excerpt counts code points, not bytes",
+      with_key([("observation_template", T), ("\U0001F600" * 300, 1)]), UNK,
+      "[" + R.quote("\U0001F600" * 300) + "]")
+B.err("excerpt-key-controls", "a key of 1000 U+0001: each is escaped as \\u0001 after the cut",
+      with_key([("observation_template", T), ("\x01" * 1000, 1)]), UNK, "[" + R.quote("\x01" * 1000) + "]")
+B.err("excerpt-key-nested", "an unknown key of 5000 code points in a step",
+      request(steps=[{"raw_output": "r", "observation": "o", "x" * 4999 + "-": 1}]), UNK,
+      "steps[0][" + R.quote("x" * 4999 + "-") + "]")
+B.err("excerpt-role-long", "a role of 20,000 code points (the message quotes an excerpt)",
+      request(run_messages=[msg("\x01" * 20_000, "a")]), ROLE, "run_messages[0].role")
+B.err("excerpt-block-type-long", "a block type of 20,000 code points (the message quotes an excerpt)",
+      request(run_messages=[{"role": "user", "content": [{"type": "\x01" * 20_000, "text": "a"}]}]),
+      BTYPE, "run_messages[0].content[0].type")
+B.err("excerpt-template-field-long", "a template whose unknown field name has 20,000 code points",
+      request(observation_template="{" + "x" * 20_000 + "}"), TPL, "observation_template", offset=1)
+
+
+# ===========================================================================
+B.file("limits-render", "Rendering shortcuts of the bounded-resources work (issue 10.3): fields "
+       "that never render (precision 0, no width) and repeated empty observations render as CPython does.")
+EMPTY_AND_NOT = [step("r", o) for o in ("", "a", "", "\u00e9\U0001F600", "", "")]
+B.ok("render-silent-fields", "precision-0 fields render nothing; their literals are kept",
+     request(observation_template="a{observation:.0}b{observation!r:.0}c{observation:<0.0}d{observation}e",
+             steps=EMPTY_AND_NOT))
+B.ok("render-silent-only", "a template whose only fields are silent still renders its literals",
+     request(observation_template="x{observation:.0}{{y}}{observation!a:.00}z", steps=EMPTY_AND_NOT))
+B.ok("render-silent-padded", "precision 0 with a width pads: not silent",
+     request(observation_template="[{observation:*^5.0}][{observation!r:>3.0}]", steps=EMPTY_AND_NOT))
+B.ok("render-empty-repeated", "the same rendering of an empty observation over many steps",
+     request(observation_template="<{observation:3}|{observation!r}|{observation:.1}>" * 3,
+             steps=EMPTY_AND_NOT * 3))
+B.ok("render-many-fields", "200 identical fields over 30 steps",
+     request(observation_template="{observation:.2}," * 200,
+             steps=[step("", "" if i % 3 else "xyz") for i in range(30)]))
+
+
 def main() -> int:
     B.write()
     print(B.summary())

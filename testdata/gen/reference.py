@@ -79,9 +79,19 @@ class Reject(Exception):
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+EXCERPT_CHARS = 256
+
+
+def excerpt(s: str) -> str:
+    """What an error quotes of a value or key (docs/SPEC.md §6): the first
+    EXCERPT_CHARS code points, then "…" (U+2026) when there are more."""
+    return s if len(s) <= EXCERPT_CHARS else s[:EXCERPT_CHARS] + "\u2026"
+
+
 def quote(name: str) -> str:
-    """Quote a channel name or key exactly like json.dumps(ensure_ascii=False)."""
-    return json.dumps(name, ensure_ascii=False)
+    """Quote the excerpt of a channel name or key exactly like
+    json.dumps(ensure_ascii=False)."""
+    return json.dumps(excerpt(name), ensure_ascii=False)
 
 
 def field_path(parent: str, name: str) -> str:

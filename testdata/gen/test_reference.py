@@ -151,6 +151,21 @@ class TestErrors(unittest.TestCase):
         self.check(b"\x81" + s("run_messages") + b"\xdd\xff\xff\xff\xff", "malformed_request", "run_messages[0]")
 
 
+class TestExcerpts(unittest.TestCase):
+    """docs/SPEC.md §6: errors quote 256 code points of a key, then U+2026."""
+
+    def test_cut(self):
+        self.assertEqual(R.excerpt("a" * 256), "a" * 256)
+        self.assertEqual(R.excerpt("a" * 257), "a" * 256 + "\u2026")
+        self.assertEqual(R.excerpt("\U0001F600" * 300), "\U0001F600" * 256 + "\u2026")
+
+    def test_paths(self):
+        key = "x" * 1000 + "-"
+        self.assertEqual(R.key_path("", key), '["' + "x" * 256 + '\u2026"]')
+        self.assertEqual(R.channel_path(key), 'injections["' + "x" * 256 + '\u2026"]')
+        self.assertEqual(R.quote("\x01" * 300), '"' + "\\u0001" * 256 + '\u2026"')
+
+
 class TestTemplates(unittest.TestCase):
     def test_accepted(self):
         for t in ["{observation}", "Output:\n```\n{observation}\n```\n\n", "{observation!r}",

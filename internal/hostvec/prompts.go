@@ -1,8 +1,8 @@
-// Package promptvectors loads and runs the prompt vectors of
-// testdata/prompt-vectors (format and rules in its README.md) for the Go
-// hosts: core.Prompt and wasmhost.Prompt. (It imports core, so it is not part
-// of package vectors, which core's own tests import.)
-package promptvectors
+// Package hostvec loads and runs the vector sets that need the core to read
+// them: the prompt vectors (testdata/prompt-vectors) and the JSON-text
+// vectors (testdata/json-vectors), each format in its README.md. It is apart
+// from internal/vectors, which the core's own tests import.
+package hostvec
 
 import (
 	"bytes"
@@ -19,26 +19,26 @@ import (
 	"github.com/polyloop/assembly/internal/wirejson"
 )
 
-// Case is one prompt vector of testdata/prompt-vectors (format and
+// PromptCase is one prompt vector of testdata/prompt-vectors (format and
 // rules in its README.md): a request, its response, and steps added one at a
 // time.
-type Case struct {
+type PromptCase struct {
 	Name, Description string
 	Request           *core.Request
 	Response          *core.Response
-	Steps             []Step
+	Steps             []PromptStep
 }
 
-// Step is one step of a prompt vector: accepted (Response) or refused
-// (Error: a code and a path, never an offset).
-type Step struct {
+// PromptStep is one step of a prompt vector: accepted (Response) or refused
+// (Error, without an offset).
+type PromptStep struct {
 	RawOutput, Observation string // lone surrogates as their three-byte form
 	Response               *core.Response
 	Error                  *vectors.Error
 }
 
-// Load reads the prompt vectors of file (testdata/prompt-vectors/prompts.json).
-func Load(file string) ([]Case, error) {
+// LoadPrompts reads the prompt vectors of file (testdata/prompt-vectors/prompts.json).
+func LoadPrompts(file string) ([]PromptCase, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -63,13 +63,13 @@ func Load(file string) ([]Case, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	seen := map[string]bool{}
-	var out []Case
+	var out []PromptCase
 	for _, c := range doc.Cases {
 		if seen[c.Name] {
 			return nil, fmt.Errorf("%s: case name %q is used twice", file, c.Name)
 		}
 		seen[c.Name] = true
-		pc := Case{Name: c.Name, Description: c.Description}
+		pc := PromptCase{Name: c.Name, Description: c.Description}
 		mp, jerr := wirejson.Request(nil, c.Request)
 		if jerr != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, jerr)
@@ -81,7 +81,7 @@ func Load(file string) ([]Case, error) {
 			return nil, fmt.Errorf("%s: response: %w", c.Name, err)
 		}
 		for i, s := range c.Steps {
-			ps := Step{Error: s.Error}
+			ps := PromptStep{Error: s.Error}
 			if ps.RawOutput, err = jsonText(s.RawOutput); err == nil {
 				ps.Observation, err = jsonText(s.Observation)
 			}
@@ -130,9 +130,9 @@ type Prompt interface {
 	Response() *core.Response
 }
 
-// Run runs one prompt vector (the rules of the README) on the prompt
+// RunPrompt runs one prompt vector (the rules of the README) on the prompt
 // newPrompt starts, and returns the first disagreement.
-func Run[P Prompt](c Case, newPrompt func(*core.Request) (P, error)) error {
+func RunPrompt[P Prompt](c PromptCase, newPrompt func(*core.Request) (P, error)) error {
 	p, err := newPrompt(c.Request)
 	if err != nil {
 		return fmt.Errorf("%s: the prompt refuses the request: %v", c.Name, err)
