@@ -9,7 +9,7 @@ import os
 import weakref
 from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
-from . import _codec, _fork
+from . import _codec, _fork, _respsize
 from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, raise_error_response, too_large_response
 from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
 from ._types import Injected, Message, PrefixDigests, Request, Response
@@ -342,7 +342,8 @@ class Prompt:
 
     def __init__(self, request: Request, *, assembler: Optional[Assembler] = None) -> None:
         self._assembler = assembler if assembler is not None else default_assembler()
-        response = self._assembler.assemble(request)
+        response_bytes = self._assembler.assemble_bytes(_encode(request))
+        response = _decode_ok(response_bytes)
         template = request["observation_template"]
         budget = request.get("max_prompt_chars")
         self._budget: Optional[int] = None if budget is None else operator.index(budget)
@@ -354,6 +355,8 @@ class Prompt:
         self._prefix_digests: PrefixDigests = response["prefix_digests"]
         steps = request.get("steps")
         self._steps = 0 if steps is None else len(steps)
+        # The response's size but its headers and prompt_chars (_respsize.rest).
+        self._size_rest = _respsize.rest(len(response_bytes), len(self._messages), self._prompt_chars)
         self._init_packer()
 
     def _init_packer(self) -> None:
@@ -371,7 +374,10 @@ class Prompt:
 
         Raises:
             AssemblyError: a bad value, with its path at the step's real index
-                (e.g. ``steps[7].observation``); the Prompt is then unchanged.
+                (e.g. ``steps[7].observation``); or ``too_large`` at ``""``
+                when the whole response would pass the 1.5 GiB limit, exactly
+                when one :func:`assemble` of the request with all the steps
+                would be ``too_large``. The Prompt is then unchanged.
         """
         try:
             pk = self._packer.pack
@@ -386,12 +392,19 @@ class Prompt:
                 }
             )
         try:
-            response = _decode_ok(self._assembler.assemble_bytes(body))
+            response_bytes = self._assembler.assemble_bytes(body)
+            response = _decode_ok(response_bytes)
         except AssemblyError as e:
             raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message, offset=e.offset, detail=e.detail) from None
-        self._messages.extend(response["messages"])
+        messages, chars = response["messages"], response["prompt_chars"]
+        # The limit on the whole response, as one assemble of all the steps has it.
+        rest = self._size_rest + _respsize.step_entries(len(response_bytes), len(messages), chars)
+        prompt_chars = self._prompt_chars + chars
+        _respsize.check(_respsize.size(rest, len(self._messages) + len(messages), prompt_chars))
+        self._messages.extend(messages)
         self._message_chars.extend(response["message_chars"])
-        self._prompt_chars += response["prompt_chars"]
+        self._prompt_chars = prompt_chars
+        self._size_rest = rest
         self._steps += 1
 
     def copy(self) -> "Prompt":
@@ -427,6 +440,7 @@ class Prompt:
             "_injected": list(self._injected),
             "_prefix_digests": self._prefix_digests,
             "_steps": self._steps,
+            "_size_rest": self._size_rest,
         }
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -481,6 +495,11 @@ class Prompt:
             "prefix_digests": dict(self._prefix_digests),
         }
         return cast(Response, out)
+
+    def _response_size(self) -> int:
+        """The size in bytes of the canonical response one :func:`assemble` of
+        the request with all steps so far would return (kept step by step)."""
+        return _respsize.size(self._size_rest, len(self._messages), self._prompt_chars)
 
     def __len__(self) -> int:
         return len(self._messages)
