@@ -679,6 +679,25 @@ func finish(rep *Report) {
 				func() string { return fmt.Sprintf("%.2f×", t.Scaling) }, t.Scaling >= 0.9*float64(t.Workers))
 		}
 	}
+	{
+		exact := func(engine string) *Row {
+			for i := range rep.Assemble {
+				if r := &rep.Assemble[i]; r.Host == "Node" && r.Engine == engine && r.Request == "1MB" {
+					return r
+				}
+			}
+			return nil
+		}
+		b, o, c := exact("Node, assembleBytes(Uint8Array)"), exact("Node, assemble(object)"), exact("Node, assemble(object), cold string cache")
+		ok := b != nil && o != nil && b.Time.Median > 0
+		add("JS assemble(object) vs assembleBytes, 1MB (side by side)", "≤ 2×", ok, func() string {
+			text := fmt.Sprintf("%.2f× (%.2f ms vs %.2f ms)", o.Time.Median/b.Time.Median, o.Time.Median*1e3, b.Time.Median*1e3)
+			if c != nil {
+				text += fmt.Sprintf("; cold string cache: %.2f×", c.Time.Median/b.Time.Median)
+			}
+			return text
+		}, ok && o.Time.Median/b.Time.Median <= 2)
+	}
 	if r := find("Python", "assemble(dict)", "typical"); true {
 		add("Python typical vs pure-Python reference", "≤ 2×", r != nil && r.VsReference > 0, func() string { return fmt.Sprintf("%.2f× (assemble(dict))", r.VsReference) }, r != nil && r.VsReference > 0 && r.VsReference <= 2)
 	}
