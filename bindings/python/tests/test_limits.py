@@ -7,10 +7,10 @@ KB, within the memory budget (peak RSS of a child process, measured by GNU
 time). ``make test`` runs the family at 1 MiB; ``make test.limits``
 (``POLYLOOP_LIMITS=full``) at the issue's sizes, with the time budget.
 
-Cases whose fix belongs to another change are skipped, with the issue item
-named, only when the binding shows the old behaviour: 10.5 (a request of
-just under 4 GiB is copied into the module and answered ``internal``) and
-10.6 (``add_step`` past the 1.5 GiB response limit).
+At full size also 10.5 (a request of just under 4 GiB is ``too_large``,
+answered before it is copied into the module) and 10.6 (``add_step`` past
+the 1.5 GiB response limit is ``too_large``, as ``assemble`` of the same
+steps is); each fails, never skips, if the binding regresses.
 """
 
 from __future__ import annotations
@@ -151,10 +151,8 @@ def test_just_under_4gib() -> None:
         assert out["n"] <= MAX_ERROR_BYTES
         e = decode_error(base64.b64decode(out["resp"]))
         code, path = e["code"], e["path"]
-    if code == "internal":
-        pytest.skip("issue 10.5 (size check before copying, Python) has not landed: internal, peak %d MB" % (
-            out["rss"] >> 20))
-    assert (code, path) == ("too_large", "")
+    assert (code, path) == ("too_large", ""), "a request of 4 GiB - 1 bytes: %s at %r, peak %d MB" % (
+        code, path, out["rss"] >> 20)
     # The request itself is in memory once; nothing like a second copy.
     assert out["rss"] < 0 or out["rss"] <= n + (512 << 20), "peak RSS %d MB: the request was copied" % (out["rss"] >> 20)
 
@@ -171,44 +169,9 @@ def test_prompt_at_the_limit() -> None:
     p = pa.Prompt({"observation_template": template})
     p.add_step("", "")
     p.add_step("", "")
-    try:
+    size = p._response_size()
+    with pytest.raises(pa.AssemblyError) as again:
         p.add_step("", "")
-    except pa.AssemblyError as e:
-        assert (e.code, e.path) == ("too_large", "")
-        assert len(p.messages) == 4
-        return
-    pytest.skip("issue 10.6 (the response limit in add_step) is not applied by the Python Prompt: "
-                "the third add_step succeeded where assemble is too_large")
-
-
-def test_prompt_keeps_the_response_length(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 10.6 without 1.5 GiB: add_step keeps the exact length of the response
-    assemble would give (across the widths of array headers and prompt_chars), so
-    its limit is the core's; at a lowered limit a refused step changes nothing."""
-    import msgpack
-
-    import polyloop_assembly as pa
-    from polyloop_assembly import _api
-
-    empty = pa.assemble_bytes(msgpack.packb({"observation_template": "{observation}"}))
-    assert len(empty) == _api._EMPTY_RESPONSE_FIXED + 2 * 1 + 1
-    req: Dict[str, Any] = {
-        "run_messages": [{"role": "system", "content": [{"type": "text", "text": "sys"}]}],
-        "injections": {"a": [{"entry_id": "1", "content": "x" * 300}], "b" * 40: [{"entry_id": "2", "content": "y"}]},
-        "observation_template": "<{observation:^300}|{observation!r}>",
-    }
-    p = pa.Prompt(req)
-    steps: List[Dict[str, str]] = []
-    for i in range(260):  # past 15 and 255 messages, prompt_chars past 65,535
-        step = {"raw_output": "r" * (i % 7), "observation": "\u00e9" * (i % 50)}
-        p.add_step(step["raw_output"], step["observation"])
-        steps.append(step)
-        if i in (0, 6, 7, 100, 126, 127, 200, 259):
-            whole = pa.assemble_bytes(msgpack.packb(dict(req, steps=steps)))
-            assert p._size == len(whole), i
-    monkeypatch.setattr(_api, "MAX_RESPONSE_BYTES", p._size + 100)
-    before = (p.messages, p.prompt_chars, p._size)
-    with pytest.raises(pa.AssemblyError) as ei:
-        p.add_step("r", "o")
-    assert (ei.value.code, ei.value.path) == ("too_large", "")
-    assert (p.messages, p.prompt_chars, p._size) == before
+    assert (again.value.code, again.value.path, again.value.message) == (
+        "too_large", "", ei.value.message), "the third add_step is not refused as assemble of the same steps is"
+    assert (len(p), p.steps, p._response_size()) == (4, 2, size), "the refused step changed the prompt"
