@@ -519,7 +519,7 @@ export class PromptView extends HTMLElement {
       const detail = s === 3 ? plural(n / 2, "step") : s === 1 ? (n ? `${plural(n, "entry", "entries")}, by code point` : "empty") : plural(n, "message");
       const el = h(
         "div",
-        { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "3" },
+        { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "3", tabindex: "-1" },
         `${SEGMENT_TITLES[name]} · ${detail}`,
         n ? h("button", { type: "button", "data-fold": s, "aria-expanded": String(!folded), "aria-label": `${folded ? "Expand" : "Collapse"} ${SEGMENT_TITLES[name]}` }, folded ? "expand" : "collapse") : null,
       );
@@ -606,7 +606,7 @@ export class PromptView extends HTMLElement {
     const v = /** @type {View} */ (this.view);
     const chars = this.prefixChars(lim);
     const t = this.trajectoryInfo;
-    const stepNote = this._step !== null && t ? ` · before step ${Math.min(this._step, t.steps) + 1} (${Math.min(this._step, t.steps)} of ${plural(t.steps, "step")} done)` : "";
+    const stepNote = this._step !== null && t ? ` · as sent after ${Math.min(this._step, t.steps)} of ${plural(t.steps, "step")}` : "";
     this.ui.totals.textContent = `${plural(chars, "char")} · ${plural(lim, "message")}${stepNote}`;
     const { gauge, fill, label } = this.ui;
     gauge.className = "gauge";
