@@ -10,10 +10,18 @@ CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser preview bench.js
+.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.preview preview bench.js bench.preview
 
-# `make test` includes the JavaScript binding; `make bench` runs its bench through internal/benchreport.
+# `make test` includes the JavaScript binding and the prompt preview;
+# `make bench` runs their benches through internal/benchreport (the preview's
+# in Chromium).
 test: test.js
+test: test.preview
+bench: js.chromium js.example
+
+# The binding's own tests; the preview's (test/preview*.test.mjs) run in test.preview.
+JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/preview*.test.mjs))
+JS_TESTS         := $(filter-out $(JS_PREVIEW_TESTS),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.mjs)))
 
 # node_modules from the committed package-lock.json (npm ci: exact pins).
 js.deps: $(JS_STAMP)
@@ -44,13 +52,27 @@ js.example:
 # Chromium test (byte-identical vectors in the page, XSS, template column,
 # screenshot to artifacts/). Non-zero on any failure.
 test.js: js.deps js.wasm js.chromium js.example
-	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 test/*.test.mjs
+	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_TESTS)
 
 test.js.node: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test test/*.test.mjs
+	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $(JS_TESTS)
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs
+
+# The prompt preview in Chromium (test/preview*.test.mjs: the page, the
+# trajectory viewer, everyday comforts and axe-core, <polyloop-prompt-view> in
+# a Vite app). One summary line; the TAP output goes to
+# artifacts/test-preview.tap (shown on failure), screenshots to artifacts/.
+test.preview: js.deps js.wasm js.chromium js.example
+	@mkdir -p artifacts
+	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS) > $(CURDIR)/artifacts/test-preview.tap 2>&1; \
+		rc=$$?; tail -n 8 $(CURDIR)/artifacts/test-preview.tap | grep -E '^# (pass|fail)' | tr '\n' ' ' | sed 's/^/test.preview (Chromium): /'; echo; \
+		if [ $$rc -ne 0 ]; then grep -B2 -A30 '^ *not ok' $(CURDIR)/artifacts/test-preview.tap | head -200; exit $$rc; fi
+
+# The preview's Chromium benchmark alone (make bench reports it in BENCHMARKS.md).
+bench.preview: js.deps js.wasm js.chromium js.example
+	node $(JS_DIR)/bench/preview.mjs
 
 # Serves the preview on 127.0.0.1 and prints its URL (PORT=… to choose).
 preview: js.deps js.wasm js.example

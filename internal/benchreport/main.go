@@ -184,6 +184,7 @@ type Report struct {
 	Memory    []MemRow          `json:"peak_memory"`
 	Module    map[string]int    `json:"module_bytes"`
 	Goals     []Goal            `json:"goals"`
+	Preview   *Preview          `json:"preview,omitempty"`
 	Skipped   map[string]string `json:"skipped,omitempty"`
 	Reference map[string]string `json:"references"`
 }
@@ -412,8 +413,15 @@ func run(p plan, python, node string) (*Report, error) {
 	} else {
 		rep.Skipped["Node"] = "no -node executable given"
 	}
+	if node != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: the prompt preview in Chromium (bindings/js/bench/preview.mjs --json)")
+		if err := runPreview(rep, p, node); err != nil {
+			rep.Skipped["Chromium preview"] = err.Error()
+		}
+	}
 	rep.Machine["load average (end)"] = loadavg()
 	finish(rep)
+	previewGoals(rep)
 	return rep, nil
 }
 

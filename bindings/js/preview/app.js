@@ -12,7 +12,7 @@
 import { EditorView, basicSetup } from "codemirror";
 import { EditorState, Compartment } from "@codemirror/state";
 import { json } from "@codemirror/lang-json";
-import { diagnosticCount, setDiagnostics, lintGutter } from "@codemirror/lint";
+import { setDiagnostics, lintGutter } from "@codemirror/lint";
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { tags } from "@lezer/highlight";
 import { decode as decodeMsgpack } from "@msgpack/msgpack";
@@ -94,7 +94,7 @@ const editor = new EditorView({
       json(),
       lintGutter(),
       themeCompartment.of([]),
-      EditorView.contentAttributes.of({ "aria-label": "Request JSON" }),
+      EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
       EditorView.updateListener.of((u) => {
         if (!u.docChanged || replacing) return;
         if (fromBytes) {
@@ -134,8 +134,13 @@ function docChanged() {
 
 // ---- results, errors, lint marks --------------------------------------------
 
+/** Whether lint marks were set (the gutter keeps its marker through edits
+ * that delete the marked range, so they are cleared by a new set). */
+let marked = false;
+
 view.addEventListener("polyloop-result", () => {
-  if (diagnosticCount(editor.state) > 0) editor.dispatch(setDiagnostics(editor.state, []));
+  if (marked) editor.dispatch(setDiagnostics(editor.state, []));
+  marked = false;
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = false;
   syncSteps();
 });
@@ -151,6 +156,7 @@ view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   const to = Math.max(from, Math.min(e.location.to, len));
   const what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
   editor.dispatch(setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }]));
+  marked = true;
 });
 
 view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
@@ -389,7 +395,7 @@ function applyTheme(t) {
   else view.setAttribute("theme", t);
   editor.dispatch({ effects: themeCompartment.reconfigure(dark ? darkTheme : []) });
   $("theme").textContent = `Theme: ${t}`;
-  $("theme").setAttribute("aria-label", `Colour theme: ${t === "auto" ? "follows the system" : t}`);
+  $("theme").title = `Colour theme: ${t === "auto" ? "auto follows the system" : t}; click to change`;
 }
 $("theme").addEventListener("click", () => {
   const t = THEMES[(THEMES.indexOf(document.documentElement.dataset.theme ?? "auto") + 1) % THEMES.length];

@@ -177,9 +177,11 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       });
       assert.deepEqual(sel, { from: byte, to: byte + 1, focused: true });
       await page.screenshot({ path: `${ARTIFACTS}preview-json-error.png` });
-      // Fixed: current again.
+      // Fixed: current again, no mark left in the text or the gutter.
       assert.equal(await setText(page, xssRequest), "ok");
       assert.equal((await shown(page)).banner, null);
+      assert.deepEqual(await lintMarks(page), []);
+      assert.equal(await page.evaluate(() => document.querySelectorAll("#editor .cm-lint-marker").length), 0);
     });
 
     await t.test("a rejected request: stale, and its path selected in the editor", async () => {

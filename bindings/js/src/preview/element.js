@@ -519,7 +519,7 @@ export class PromptView extends HTMLElement {
       const detail = s === 3 ? plural(n / 2, "step") : s === 1 ? (n ? `${plural(n, "entry", "entries")}, by code point` : "empty") : plural(n, "message");
       const el = h(
         "div",
-        { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "3", tabindex: "-1" },
+        { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "2", tabindex: "-1" },
         `${SEGMENT_TITLES[name]} · ${detail}`,
         n ? h("button", { type: "button", "data-fold": s, "aria-expanded": String(!folded), "aria-label": `${folded ? "Expand" : "Collapse"} ${SEGMENT_TITLES[name]}` }, folded ? "expand" : "collapse") : null,
       );

@@ -1,4 +1,4 @@
-/** The prompt view's stylesheet (adopted by its shadow root; CSP-safe: no
+/** The prompt view's stylesheet (480 px high unless the page sizes it) (adopted by its shadow root; CSP-safe: no
  * inline style attributes, no <style> element). Colours are custom
  * properties, light and dark; `theme="light|dark"` on the element overrides
  * prefers-color-scheme. */
@@ -10,7 +10,7 @@ export const CSS = String.raw`
   --pv-bad: #b3261e; --pv-bad-bg: #fdecec; --pv-new: #0b6e8a; --pv-new-bg: #e2f5fa; --pv-mark: #fff1a8;
   --pv-mono: ui-monospace, "DejaVu Sans Mono", "Cascadia Mono", Menlo, Consolas, monospace;
   --pv-sans: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif;
-  display: flex; flex-direction: column; min-height: 0; min-width: 0; position: relative;
+  display: flex; flex-direction: column; min-height: 0; min-width: 0; position: relative; height: 480px;
   background: var(--pv-bg); color: var(--pv-ink); font: 14px/1.45 var(--pv-sans); color-scheme: light;
 }
 @media (prefers-color-scheme: dark) {
@@ -44,8 +44,8 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .gauge .label { position: relative; display: block; text-align: center; font-size: 12px; line-height: 18px; font-variant-numeric: tabular-nums; }
 .gauge.warn .fill { background: var(--pv-injection); }
 .gauge.over { border-color: var(--pv-bad); background: var(--pv-bad-bg); }
-.gauge.over .fill { background: var(--pv-bad); opacity: .45; }
-.gauge.over .label { color: var(--pv-bad); font-weight: 700; }
+.gauge.over .fill { background: var(--pv-bad); opacity: .3; }
+.gauge.over .label { color: var(--pv-ink); font-weight: 700; }
 .gauge.none .label { color: var(--pv-muted); }
 .legend { margin-left: auto; display: flex; gap: 6px; flex-wrap: wrap; }
 .legend span { font-size: 11px; padding: 0 6px; border-radius: 4px; border-left: 4px solid; }
@@ -65,7 +65,8 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .cache .same { color: var(--pv-goal); }
 .cache .changed { color: var(--pv-bad); }
 .list { flex: 1; min-height: 120px; overflow: auto; position: relative; contain: strict; }
-:host(.stale-view) .list .rows { opacity: .55; filter: grayscale(.6); }
+:host(.stale-view) .list { background: repeating-linear-gradient(135deg, transparent 0 10px, var(--pv-bad-bg) 10px 20px); }
+:host(.stale-view) .list .rows { filter: grayscale(1); }
 .rows { position: relative; width: 100%; }
 .row { position: absolute; left: 0; right: 0; top: 0; padding: 3px 12px; }
 .head { display: flex; align-items: center; gap: 8px; padding-top: 8px; font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: var(--pv-muted); }
