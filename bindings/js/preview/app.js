@@ -421,7 +421,7 @@ async function main() {
     notice("Loaded the request from the share link.");
   } else if (stored !== null) {
     text = stored;
-    if (stored !== example) notice("Restored your edits from the last visit (Reset example discards them).");
+    if (stored !== example && !location.hash) notice("Restored your edits from the last visit (Reset example discards them).");
   }
   const gen = setDoc(text);
   await view.whenRendered(gen);

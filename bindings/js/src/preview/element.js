@@ -22,6 +22,7 @@
 
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, measureElement } from "@tanstack/virtual-core";
 import { CSS } from "./styles.js";
+import { blockText } from "./columns.js";
 
 /** Texts longer than this (UTF-16 units) or with more lines are collapsed. */
 export const COLLAPSE_CHARS = 1200;
@@ -89,8 +90,9 @@ const quote = (s) => JSON.stringify(s);
  * @property {Float64Array} chars
  * @property {Uint8Array} segs
  * @property {Uint32Array} blockStart
- * @property {Uint32Array} offsets
- * @property {string} text
+ * @property {Uint8Array} bytes the response bytes; texts are byte ranges of them
+ * @property {Uint32Array} starts
+ * @property {Uint32Array} ends
  * @property {number} nRun
  * @property {number} nInj
  * @property {number} nGoal
@@ -290,7 +292,7 @@ export class PromptView extends HTMLElement {
     const v = this.view;
     if (!v || i < 0 || i >= v.count) return null;
     const out = [];
-    for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(v.text.slice(v.offsets[b], v.offsets[b + 1]));
+    for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(blockText(/** @type {any} */ (v), b));
     return out;
   }
 

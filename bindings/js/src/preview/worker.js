@@ -26,7 +26,8 @@
  */
 
 import { loadAssembler, AssemblyError } from "../browser.js";
-import { decodeResponse, encodeWtf8Into } from "../wire.js";
+import { decodeResponse, encodeRequest, encodeWtf8Into } from "../wire.js";
+import { firstDifference, readColumns } from "./columns.js";
 import { codePointInLiteral, locatePath, requestShape, utf16Index } from "./locate.js";
 
 /** @type {Promise<import("../assembler.js").Assembler> | null} */
@@ -45,10 +46,9 @@ const current = {
 /** The generation last assembled, and whether a run is queued. */
 let doneGen = -1;
 let queued = false;
-/** The last accepted response's texts and digests, for "what changed". */
-let previous = /** @type {{texts: string[], digests: any} | null} */ (null);
-/** @type {any} */
-let lastResponse = null;
+/** The last accepted result's columns, for "what changed" and for copying
+ * the response. @type {import("./columns.js").Columns | null} */
+let previous = null;
 
 const encoder = new TextEncoder();
 
@@ -61,22 +61,16 @@ function utf8(s) {
 }
 
 /**
- * The module's `assemble_json`: the binding's `assembleJSON` when it has one,
- * else the same ABI call here.
+ * The module's `assemble_json` (wasm/README.md: the ABI of `assemble`, with
+ * the request as UTF-8 JSON text): the response bytes, ok or error.
  *
  * @param {Uint8Array} bytes UTF-8 JSON text of one request
- * @returns {any} the decoded response (ok or error)
+ * @returns {Uint8Array}
  */
-function assembleJSONResponse(bytes) {
-  if (typeof (/** @type {any} */ (asm).assembleJSON) === "function") {
-    try {
-      return { ok: true, .../** @type {any} */ (asm).assembleJSON(bytes) };
-    } catch (e) {
-      if (e instanceof AssemblyError && e.code !== "internal") return { ok: false, error: e };
-      throw e;
-    }
-  }
-  const pool = /** @type {any} */ (asm).pool;
+function assembleJSONBytes(bytes) {
+  const a = /** @type {any} */ (asm);
+  if (typeof a.assembleJSONBytes === "function") return a.assembleJSONBytes(bytes);
+  const pool = a.pool;
   const inst = pool.acquire();
   let out;
   try {
@@ -87,11 +81,11 @@ function assembleJSONResponse(bytes) {
     const rp = Number(packed >> 32n);
     out = new Uint8Array(ex.memory.buffer, rp, Number(packed & 0xffffffffn)).slice();
     ex.free(rp);
-  } catch (e) {
+  } catch {
     throw new AssemblyError("internal", "", "the assembly module trapped; the instance was discarded and the next call gets a fresh one");
   }
   pool.release(inst);
-  return decodeResponse(out);
+  return out;
 }
 
 /** @param {any} e @returns {{code: string, path: string, message: string, offset?: number}} */
@@ -115,89 +109,54 @@ function templateOffset(err) {
 const SEG = { run: 0, injection: 1, goal: 2, history: 3 };
 
 /**
- * The compact view of a response, sent to the main thread.
+ * The compact view of a response, sent to the main thread: its columns
+ * (texts as byte ranges of the response bytes, which are transferred), the
+ * segment of each message, where the budget is first exceeded and what
+ * stayed byte-identical since the previous result.
  *
- * @param {any} resp an ok response
+ * @param {import("./columns.js").Columns} c
  * @param {{nRun: number, nGoal: number, budget: number | null}} shape
  */
-function viewOf(resp, shape) {
-  const n = resp.messages.length;
-  const roleNames = [];
-  const roleIndex = new Map();
-  const roles = new Uint16Array(n);
-  const chars = new Float64Array(n);
+function viewOf(c, shape) {
+  const n = c.count;
+  const nInj = c.injected.length;
   const segs = new Uint8Array(n);
-  const blockStart = new Uint32Array(n + 1);
-  const offsets = [0];
-  const parts = [];
-  const texts = new Array(n);
-  let pos = 0;
-  const nInj = resp.injected.length;
-  for (let i = 0; i < n; i++) {
-    const m = resp.messages[i];
-    let r = roleIndex.get(m.role);
-    if (r === undefined) {
-      r = roleNames.length;
-      roleNames.push(m.role);
-      roleIndex.set(m.role, r);
-    }
-    roles[i] = r;
-    chars[i] = resp.message_chars[i];
-    segs[i] = i < shape.nRun ? SEG.run : i < shape.nRun + nInj ? SEG.injection : i < shape.nRun + nInj + shape.nGoal ? SEG.goal : SEG.history;
-    blockStart[i] = offsets.length - 1;
-    let whole = "";
-    for (const b of m.content) {
-      parts.push(b.text);
-      pos += b.text.length;
-      offsets.push(pos);
-      whole = m.content.length === 1 ? b.text : whole + "\u0000" + b.text;
-    }
-    texts[i] = whole;
-  }
-  blockStart[n] = offsets.length - 1;
-  // Cumulative sizes: where the budget is first exceeded.
+  for (let i = 0; i < n; i++) segs[i] = i < shape.nRun ? SEG.run : i < shape.nRun + nInj ? SEG.injection : i < shape.nRun + nInj + shape.nGoal ? SEG.goal : SEG.history;
   let firstOver = -1;
   if (shape.budget !== null) {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      sum += chars[i];
+      sum += c.chars[i];
       if (sum > shape.budget) {
         firstOver = i;
         break;
       }
     }
   }
-  // What stayed byte-identical since the previous accepted result.
   let changedFrom = -1;
   let sameDigests = null;
   if (previous) {
-    const p = previous.texts;
-    let i = 0;
-    while (i < n && i < p.length && p[i] === texts[i]) i++;
-    changedFrom = i === n && i === p.length ? -1 : i;
+    changedFrom = firstDifference(previous, c);
     sameDigests = {
-      run: previous.digests.run === resp.prefix_digests.run,
-      injections: previous.digests.injections === resp.prefix_digests.injections,
-      goal: previous.digests.goal === resp.prefix_digests.goal,
+      run: previous.prefix_digests.run === c.prefix_digests.run,
+      injections: previous.prefix_digests.injections === c.prefix_digests.injections,
+      goal: previous.prefix_digests.goal === c.prefix_digests.goal,
     };
   }
-  previous = { texts, digests: resp.prefix_digests };
+  previous = c;
   return {
-    count: n,
-    roleNames,
-    roles,
-    chars,
+    ...c,
+    // Copies: these are transferred, and the worker keeps `previous` whole.
+    bytes: c.bytes.slice(),
+    roles: c.roles.slice(),
+    chars: c.chars.slice(),
+    blockStart: c.blockStart.slice(),
+    starts: c.starts.slice(),
+    ends: c.ends.slice(),
     segs,
-    blockStart,
-    offsets: Uint32Array.from(offsets),
-    text: parts.join(""),
     nRun: shape.nRun,
     nInj,
     nGoal: shape.nGoal,
-    injected: resp.injected,
-    prompt_chars: resp.prompt_chars,
-    context_overflow: resp.context_overflow,
-    prefix_digests: resp.prefix_digests,
     budget: shape.budget,
     firstOver,
     changedFrom,
@@ -258,23 +217,24 @@ function run() {
   if (gen === doneGen) return;
   doneGen = gen;
   const t0 = performance.now();
-  /** @type {any} */
-  let resp;
-  let jsonText = current.kind === "text" ? current.text : null;
+  /** @type {Uint8Array} */
+  let bytes;
+  const jsonText = current.kind === "text" ? current.text : null;
+  const a = /** @type {any} */ (asm);
   try {
-    if (current.kind === "text") resp = assembleJSONResponse(utf8(current.text));
-    else if (current.kind === "bytes") resp = decodeResponse(/** @type {any} */ (asm).assembleBytes(current.value));
-    else {
-      try {
-        resp = { ok: true, ...(/** @type {any} */ (asm).assemble(current.value)) };
-      } catch (e) {
-        if (!(e instanceof AssemblyError)) throw e;
-        resp = { ok: false, error: e };
-      }
-    }
+    if (current.kind === "text") bytes = assembleJSONBytes(utf8(current.text));
+    else if (current.kind === "bytes") bytes = a.assembleBytes(current.value);
+    else bytes = a.assembleBytes(encodeRequest(current.value));
   } catch (e) {
     const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
     postMessage({ type: "result", gen, ok: false, error: err, ms: performance.now() - t0 });
+    return;
+  }
+  let cols = readColumns(bytes);
+  /** @type {any} */
+  const resp = cols ? { ok: true } : decodeResponse(bytes);
+  if (resp.ok === true && !cols) {
+    postMessage({ type: "result", gen, ok: false, error: { code: "internal", path: "", message: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?" }, ms: performance.now() - t0 });
     return;
   }
   const tAssembled = performance.now();
@@ -311,7 +271,6 @@ function run() {
     postMessage(out);
     return;
   }
-  lastResponse = resp;
   // The request as a value only when the step-by-step prompt needs it; the
   // view's counts and budget come from a scan of the text.
   const req = current.trajectory || current.kind !== "text" ? requestValue() : null;
@@ -319,32 +278,23 @@ function run() {
   const tParsed = performance.now();
   /** @type {any} */
   let traj = null;
-  let shown = resp;
   if (current.trajectory) {
+    // The prompt step by step: its messages are those shown (they must equal
+    // one assemble()'s; traj.sameAsAssemble says whether they do).
     const built = incremental(req);
-    shown = built.prompt;
-    traj = { baseCount: built.baseCount, steps: built.steps, sameAsAssemble: sameMessages(built.prompt, resp) };
+    const stepped = readColumns(encodeRequest(built.prompt));
+    if (!stepped) throw new Error("the step-by-step prompt could not be read back");
+    traj = { baseCount: built.baseCount, steps: built.steps, sameAsAssemble: firstDifference(stepped, cols) < 0 && stepped.prompt_chars === cols.prompt_chars };
+    cols = stepped;
   }
   const tTraj = performance.now();
-  const view = viewOf(shown, shape);
+  const view = viewOf(/** @type {any} */ (cols), shape);
   const tView = performance.now();
-  const transfer = [view.roles.buffer, view.chars.buffer, view.segs.buffer, view.blockStart.buffer, view.offsets.buffer];
+  const transfer = [view.bytes.buffer, view.roles.buffer, view.chars.buffer, view.segs.buffer, view.blockStart.buffer, view.starts.buffer, view.ends.buffer];
   postMessage(
     { type: "result", gen, ok: true, view, trajectory: traj, ms: tAssembled - t0, msTotal: performance.now() - t0, timing: { assemble: tAssembled - t0, request: tParsed - tAssembled, trajectory: tTraj - tParsed, view: tView - tTraj } },
     /** @type {any} */ ({ transfer }),
   );
-}
-
-/** Whether the incremental prompt's messages equal one assemble()'s. */
-function sameMessages(a, b) {
-  if (a.messages.length !== b.messages.length || a.prompt_chars !== b.prompt_chars) return false;
-  for (let i = 0; i < a.messages.length; i++) {
-    const x = a.messages[i];
-    const y = b.messages[i];
-    if (x.role !== y.role || x.content.length !== y.content.length) return false;
-    for (let j = 0; j < x.content.length; j++) if (x.content[j].text !== y.content[j].text) return false;
-  }
-  return true;
 }
 
 function schedule() {
@@ -401,7 +351,7 @@ self.onmessage = (ev) => {
         doneGen = -1;
         break;
       case "json":
-        postMessage({ type: "json", id: m.id, text: lastResponse ? JSON.stringify(lastResponse, null, 2) : null });
+        postMessage({ type: "json", id: m.id, text: previous ? JSON.stringify(decodeResponse(previous.bytes), null, 2) : null });
         return;
       default:
         return;
