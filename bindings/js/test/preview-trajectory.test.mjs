@@ -5,6 +5,7 @@
 // steps), what step k added marked, what stayed byte-identical, the message
 // where the budget is first exceeded, segments collapsing; a msgpack file
 // dropped on the page; the keyboard on the slider and the message list.
+// UPDATE_DOCS_SCREENSHOT=1 rewrites docs/preview.png for the README.
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -63,6 +64,7 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
         await page.evaluate((i) => window.preview.view.scrollToMessage(i), first);
         await page.waitForFunction((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .badge.over`), first);
         await page.screenshot({ path: `${ARTIFACTS}preview-trajectory.png` });
+        if (process.env.UPDATE_DOCS_SCREENSHOT) await page.screenshot({ path: new URL("../docs/preview.png", import.meta.url).pathname });
         // Keyboard on the slider.
         await page.focus("#step");
         await page.keyboard.press("ArrowLeft");

@@ -81,6 +81,31 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       await page.screenshot({ path: `${ARTIFACTS}preview-1000-steps.png` });
     });
 
+    await t.test("typing is coalesced: fewer results than keystrokes, the last one current", async () => {
+      const req = trajectory(1000, 1000);
+      assert.equal(await setText(page, req), "ok");
+      const typed = "coalesced while typing";
+      const pos = await page.evaluate(() => {
+        const text = window.preview.editor.state.doc.toString();
+        const at = text.lastIndexOf('"observation": "') + '"observation": "'.length;
+        window.preview.editor.dispatch({ selection: { anchor: at } });
+        window.preview.editor.focus();
+        window.__results = 0;
+        window.preview.view.addEventListener("polyloop-result", () => window.__results++);
+        return at;
+      });
+      await page.keyboard.type(typed);
+      await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
+      const r = await page.evaluate(() => ({ results: window.__results, gen: window.preview.view.generation, shown: window.preview.view.shownGeneration, text: window.preview.editor.state.doc.toString() }));
+      assert.ok(r.results < typed.length, `${r.results} results for ${typed.length} keystrokes`);
+      assert.equal(r.shown, r.gen, "the newest edit is the one shown");
+      assert.equal(r.text.slice(pos, pos + typed.length), typed);
+      const last = asm.assemble(JSON.parse(r.text));
+      const n = last.messages.length;
+      assert.deepEqual(await page.evaluate((n) => window.preview.view.messageTexts(n - 1), n), last.messages[n - 1].content.map((b) => b.text));
+      t.diagnostic(`${r.results} results for ${typed.length} keystrokes`);
+    });
+
     const payload = `<script>window.__xss = 1</script></textarea><img src=x onerror="window.__xss = 2"><b>bold</b> & &amp; "q"`;
     const xssRequest = {
       run_messages: [{ role: "system", content: [{ type: "text", text: payload }] }],
