@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo test test.go test.format test.format-full test.host test.reproducible fuzz bench bench.quick bench.go vectors check-python312
+.PHONY: all wasm demo test test.begin test.go test.format test.format-full test.host test.reproducible fuzz bench bench.quick bench.go vectors check-python312
 
 all: wasm
 
@@ -31,17 +31,23 @@ check-python312:
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
 
-test: test.go test.format test.host test.reproducible
+# One summary line per suite (scripts/suite; whole logs in artifacts/test/),
+# then the totals.
+SUITE := scripts/suite
+test: test.begin test.go test.format test.host test.reproducible
+	@scripts/suite-totals
+
+test.begin:
+	@scripts/suite-totals --reset
 
 test.go: check-python312
-	CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/
-	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	$(PYTHON312) -m unittest testdata/gen/test_reference.py
-	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(GO) test -count=1 -skip 'TestFormatDifferential' ./core/... ./internal/... ./cmd/...
+	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
+	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
-	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(GO) test -count=1 -run 'TestFormatDifferential' ./core/
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(SUITE) format-differential -- $(GO) test -count=1 -v -run 'TestFormatDifferential' ./core/
 
 test.format-full: check-python312
 	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
@@ -49,7 +55,7 @@ test.format-full: check-python312
 # native, wazero and wasmtime-go byte for byte: vectors, random requests, fuzz
 # seeds, concurrency, traps, a 256 MiB request, the CLI's --batch.
 test.host: wasm
-	$(GO) test -count=1 -timeout 20m -v ./host-test/ 2>&1 | grep -v '^=== RUN'; exit $${PIPESTATUS[0]}
+	@$(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/
 
 # Two builds of the module give the same bytes.
 test.reproducible:
