@@ -62,13 +62,10 @@ test.js.browser: js.deps js.wasm js.chromium js.example
 
 # The prompt preview in Chromium (test/preview*.test.mjs: the page, the
 # trajectory viewer, everyday comforts and axe-core, <polyloop-prompt-view> in
-# a Vite app). One summary line; the TAP output goes to
-# artifacts/test-preview.tap (shown on failure), screenshots to artifacts/.
+# a Vite app). One summary line (scripts/suite; the log in
+# artifacts/test/preview.log), screenshots in artifacts/.
 test.preview: js.deps js.wasm js.chromium js.example
-	@mkdir -p artifacts
-	@cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS) > $(CURDIR)/artifacts/test-preview.tap 2>&1; \
-		rc=$$?; tail -n 8 $(CURDIR)/artifacts/test-preview.tap | grep -E '^# (pass|fail)' | tr '\n' ' ' | sed 's/^/test.preview (Chromium): /'; echo; \
-		if [ $$rc -ne 0 ]; then grep -B2 -A30 '^ *not ok' $(CURDIR)/artifacts/test-preview.tap | head -200; exit $$rc; fi
+	@$(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'
 
 # The preview's Chromium benchmark alone (make bench reports it in BENCHMARKS.md).
 bench.preview: js.deps js.wasm js.chromium js.example
