@@ -30,6 +30,7 @@ check-python312:
 # Regenerate testdata/vectors from the pure-Python reference (CPython oracle).
 vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_vectors.py
+	$(PYTHON312) testdata/gen/gen_json_vectors.py
 
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
@@ -41,9 +42,10 @@ test.begin:
 	@scripts/suite-totals --reset
 
 test.go: check-python312
-	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' (go mod tidy -diff shows the change)" >&2; $(GO) mod tidy -diff; exit 1; }
+	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
 	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' ./core/... ./internal/... ./cmd/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312

@@ -29,6 +29,7 @@ type Error struct {
 	Path    string
 	Message string
 	Offset  int
+	Detail  string // a host's own account of an internal error (trap text, module stderr): never on the wire
 }
 
 func (e *Error) Error() string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/benchreq"
+	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )
@@ -107,7 +108,7 @@ func BenchmarkInstantiate(b *testing.B) {
 
 // BenchmarkModuleSize reports the module's size, raw and gzip -9.
 func BenchmarkModuleSize(b *testing.B) {
-	wasm, err := wasmhost.LoadModule(wasmhost.Options{})
+	wasm, err := plumbing.LoadModule(plumbing.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,264 +1,202 @@
 // Package wasmhost runs the assembly core's WebAssembly module
 // (wasm/assembly.wasm, built by `make wasm`) in a sandbox, with the same API as
-// the native core: AssembleBytes, Assemble, ValidateTemplate and NewPrompt.
+// the native core: AssembleBytes, Assemble, ValidateTemplate and NewPrompt,
+// and AssembleJSON for a request written as JSON text.
 //
 // New runs it under wazero (pure Go: this package builds with CGO_ENABLED=0).
 // The wasmtime engine lives in the subpackage wasmhost/wasmtime, the only
-// package that imports wasmtime-go (cgo); both share this package's Runner.
+// package that imports wasmtime-go (cgo); both return this package's Runner.
 //
-// A Runner is safe for concurrent use: it keeps a pool of instances, each of
-// which serves one call at a time. An instance whose linear memory grew past
-// Options.RecycleAbove is dropped after its call (linear memory never
-// shrinks); an instance that trapped or exited is discarded and the call
-// answers an internal error; the next call gets a fresh instance.
+// A Runner is safe for concurrent use: it runs each call on one of at most
+// Options.MaxInstances instances (a call waits while all are busy). An
+// instance whose linear memory grew past Options.RecycleAboveBytes is
+// discarded after its call (linear memory never shrinks); an instance that
+// trapped, exited or ran out of memory is discarded and the call answers an
+// internal error whose message is the same on every host (the engine's own
+// words are in core.Error.Detail); the next call gets a fresh instance.
 //
-// The module gets no preopened directory, environment or arguments, and its
-// stdout and stderr go nowhere; it gets the system clocks, which the Go
-// runtime inside it needs for its scheduler and garbage collector.
+// The module gets no preopened directory, environment or arguments; its
+// stdout goes nowhere and its stderr (the Go runtime's fatal errors) into the
+// Detail of a failed call; it gets the system clocks, which the Go runtime
+// inside it needs for its scheduler and garbage collector.
 package wasmhost
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"bytes"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/engine"
 )
 
-// Options configures a Runner. The zero value is usable.
+// Options configures a Runner. The zero value is usable. The names and
+// meanings are the same in the Python (max_instances, recycle_above_bytes,
+// memory_limit_bytes, cache_dir) and JS (maxInstances, recycleAboveBytes,
+// memoryLimitBytes) bindings.
 type Options struct {
 	// Module is the module's bytes. When nil, ModulePath is read.
 	Module []byte
 	// ModulePath is where the module is read from when Module is nil.
 	// Default: $POLYLOOP_ASSEMBLY_WASM, else wasm/assembly.wasm found from
-	// the working directory upwards.
+	// the working directory upwards. A missing module is ErrNoModule.
 	ModulePath string
-	// CacheDir is where compiled code is cached, keyed by the module's hash.
-	// Default: $POLYLOOP_ASSEMBLY_CACHE_DIR, else the user cache directory
-	// (os.UserCacheDir)/polyloop-assembly. "-" disables the disk cache. An
-	// unusable cache falls back to compiling in memory.
+	// CacheDir is where compiled code is cached. Default:
+	// $POLYLOOP_ASSEMBLY_CACHE_DIR, else the user cache directory
+	// (os.UserCacheDir)/polyloop-assembly; "-" disables the disk cache.
+	// Layout (shared with the Python binding): <dir>/wazero/ (wazero's own
+	// cache) and <dir>/wasmtime-<version>/<module sha256>.cwasm (the 4 newest
+	// kept), each compiled under a file lock so that processes starting
+	// together on a cold cache compile once. An unusable directory falls
+	// back to compiling in memory.
 	CacheDir string
-	// PoolSize is the number of idle instances kept. Default GOMAXPROCS.
-	PoolSize int
-	// MaxMemoryBytes caps each instance's linear memory (a request that needs
-	// more fails with an internal error). Default 4 GiB, the wasm32 maximum.
-	MaxMemoryBytes uint64
-	// RecycleAbove drops an instance after a call that left its linear memory
-	// larger than this. Default 256 MiB.
-	RecycleAbove uint64
+	// MaxInstances is the most instances alive at once; a call waits while
+	// all are busy. Default: the number of CPUs.
+	MaxInstances int
+	// RecycleAboveBytes: an instance whose linear memory exceeds this after
+	// a call is discarded. Default 256 MiB.
+	RecycleAboveBytes uint64
+	// MemoryLimitBytes caps one instance's linear memory; a call that needs
+	// more fails with an internal error (out of memory). Default 4 GiB, the
+	// wasm32 maximum.
+	MemoryLimitBytes uint64
 }
 
-// Instance is one instantiated module, used by one call at a time. Engines
-// implement it.
-type Instance interface {
-	// Alloc, Assemble and Free call the module's exports of the same names.
-	Alloc(size uint32) (uint32, error)
-	Assemble(ptr, size uint32) (uint64, error)
-	Free(ptr uint32) error
-	// Write copies b into linear memory at ptr; Read returns a view of
-	// linear memory, valid until the next call into the instance.
-	Write(ptr uint32, b []byte) error
-	Read(ptr, size uint32) ([]byte, error)
-	// MemorySize is the current size of linear memory in bytes.
-	MemorySize() uint64
-	Close()
+func (o Options) config() engine.Config {
+	return engine.Config{
+		Module: o.Module, ModulePath: o.ModulePath, CacheDir: o.CacheDir,
+		MaxInstances: o.MaxInstances, MemoryLimitBytes: o.MemoryLimitBytes, RecycleAboveBytes: o.RecycleAboveBytes,
+	}
 }
 
-// Engine instantiates a compiled module. Engines implement it.
-type Engine interface {
-	Name() string
-	NewInstance() (Instance, error)
-	Close() error
-}
+// ErrNoModule is the error (wrapped) of New when the module file is not
+// found: build it with `make wasm`, or give Options.ModulePath.
+var ErrNoModule = engine.ErrNoModule
 
 // Runner runs the module on a pool of instances.
 type Runner struct {
-	engine       Engine
-	idle         chan Instance
-	recycleAbove uint64
-	closeOnce    sync.Once
-	peakMemory   atomic.Uint64
+	pool *engine.Pool
 }
 
-// NewRunner wraps an engine in a pooled runner. Engines' constructors call it.
-func NewRunner(e Engine, opts Options) *Runner {
-	opts = opts.withDefaults()
-	return &Runner{engine: e, idle: make(chan Instance, opts.PoolSize), recycleAbove: opts.RecycleAbove}
+// New returns a Runner of the module under wazero.
+func New(opts Options) (*Runner, error) {
+	return open(opts, engine.OpenWazero)
 }
 
-func (o Options) withDefaults() Options {
-	if o.PoolSize <= 0 {
-		o.PoolSize = runtime.GOMAXPROCS(0)
+func open(opts Options, openEngine func(engine.Config) (engine.Engine, error)) (*Runner, error) {
+	c := opts.config()
+	e, err := openEngine(c)
+	if err != nil {
+		return nil, err
 	}
-	if o.MaxMemoryBytes == 0 || o.MaxMemoryBytes > 4<<30 {
-		o.MaxMemoryBytes = 4 << 30
+	return &Runner{pool: engine.NewPool(e, c)}, nil
+}
+
+func init() {
+	engine.Host = func(opts any, openEngine func(engine.Config) (engine.Engine, error)) (any, error) {
+		r, err := open(opts.(Options), openEngine)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
-	if o.RecycleAbove == 0 {
-		o.RecycleAbove = 256 << 20
-	}
-	return o
 }
 
 // Engine names the engine: "wazero" or "wasmtime".
-func (r *Runner) Engine() string { return r.engine.Name() }
+func (r *Runner) Engine() string { return r.pool.Name() }
 
 // AssembleBytes is core.AssembleBytes run inside the module. It always
 // returns a response; a failure of the sandbox (a trap, memory exhausted) is
-// an error response with code internal.
+// an error response with code internal (Assemble gives its Detail too).
 func (r *Runner) AssembleBytes(request []byte) []byte {
-	if len(request) > core.MaxRequestBytes {
-		// The module would answer too_large itself; answering here spares
-		// copying a gigabyte into it.
-		return core.AssembleBytes(request)
-	}
-	resp, err := r.call(request)
-	if err != nil {
-		return core.InternalErrorResponse(err.Error())
+	resp, fail := r.call(engine.Assemble, request)
+	if fail != nil {
+		return core.ErrorResponse(fail)
 	}
 	return resp
 }
 
-func (r *Runner) call(request []byte) (resp []byte, err error) {
-	inst, err := r.get()
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot instantiate the module: %v", r.engine.Name(), err)
+// AssembleJSON answers a request written as JSON text (UTF-8) inside the
+// module (its assemble_json export): the same verdict on JSON text as the
+// command-line tool and every other host (a syntax error is
+// malformed_request at "" with the byte offset in the message), and the
+// same response bytes as AssembleBytes of the equivalent msgpack.
+func (r *Runner) AssembleJSON(text []byte) []byte {
+	resp, fail := r.call(engine.AssembleJSON, text)
+	if fail != nil {
+		return core.ErrorResponse(fail)
 	}
-	keep := false
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: the host panicked while calling the module: %v", r.engine.Name(), p)
-			keep = false
-		}
-		r.put(inst, keep)
-	}()
-	fail := func(stage string, e error) ([]byte, error) {
-		return nil, fmt.Errorf("%s: the module failed during %s (%s); the instance was discarded and the next call gets a fresh one; if the request is large, raise Options.MaxMemoryBytes or split it", r.engine.Name(), stage, firstLine(e))
+	return resp
+}
+
+// call runs one export; a failure is the internal error to answer.
+func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
+	if len(request) > core.MaxRequestBytes {
+		// The module would answer too_large itself; answering here spares
+		// copying a gigabyte into it.
+		return core.AssembleBytes(request), nil
 	}
-	ptr, e := inst.Alloc(uint32(len(request)))
-	if e != nil {
-		return fail("alloc", e)
+	resp, f := r.pool.Call(fn, request)
+	switch {
+	case f != nil:
+		return nil, &core.Error{Code: core.CodeInternal, Message: f.Message, Detail: f.Detail, Offset: -1}
+	case !isResponse(resp):
+		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
 	}
-	if e := inst.Write(ptr, request); e != nil {
-		return fail("write", e)
-	}
-	packed, e := inst.Assemble(ptr, uint32(len(request)))
-	if e != nil {
-		return fail("assemble", e)
-	}
-	rptr, rlen := uint32(packed>>32), uint32(packed)
-	view, e := inst.Read(rptr, rlen)
-	if e != nil {
-		return fail("read", e)
-	}
-	resp = append([]byte(nil), view...)
-	if e := inst.Free(rptr); e != nil {
-		return fail("free", e)
-	}
-	mem := inst.MemorySize()
-	for {
-		old := r.peakMemory.Load()
-		if mem <= old || r.peakMemory.CompareAndSwap(old, mem) {
-			break
-		}
-	}
-	keep = mem <= r.recycleAbove
 	return resp, nil
 }
 
-// firstLine keeps an engine's error to its first line (traps carry a
-// backtrace) and names the trap.
-func firstLine(e error) string {
-	s := e.Error()
-	var trap string
-	if i := strings.Index(s, "wasm trap: "); i >= 0 {
-		trap = s[i:]
-		if j := strings.IndexByte(trap, '\n'); j >= 0 {
-			trap = trap[:j]
-		}
-	}
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if trap != "" && !strings.Contains(s, trap) {
-		s += ": " + trap
-	}
-	return s
+// responsePrefix is the start of every canonical response after its map
+// header: v: 1, ok: (the bool follows).
+var responsePrefix = []byte{0xa1, 'v', 0x01, 0xa2, 'o', 'k'}
+
+// isResponse checks the canonical layout's first bytes: {v: 1, ok: true,
+// ...8 keys} or {v: 1, ok: false, error}. A module from another release
+// (or a broken one) fails it; a full decode is the caller's.
+func isResponse(b []byte) bool {
+	return len(b) > 8 && bytes.Equal(b[1:7], responsePrefix) &&
+		(b[0] == 0x88 && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
 }
 
-func (r *Runner) get() (Instance, error) {
-	select {
-	case inst := <-r.idle:
-		return inst, nil
-	default:
-		return r.engine.NewInstance()
+func describe(b []byte) string {
+	const show = 32
+	if len(b) > show {
+		return "the first bytes are " + hexBytes(b[:show]) + "…"
 	}
+	return "the bytes are " + hexBytes(b)
 }
 
-func (r *Runner) put(inst Instance, keep bool) {
-	if keep {
-		select {
-		case r.idle <- inst:
-			return
-		default:
-		}
+func hexBytes(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
 	}
-	inst.Close()
+	return string(out)
 }
 
 // PeakMemoryBytes is the largest linear memory of an instance of this runner
 // after a call: the memory one instance needs for the largest request it has
 // answered (linear memory never shrinks).
-func (r *Runner) PeakMemoryBytes() uint64 { return r.peakMemory.Load() }
+func (r *Runner) PeakMemoryBytes() uint64 { return r.pool.PeakMemoryBytes() }
 
 // Warm makes sure at least one instance is ready, so that the first call
 // does not pay for instantiation.
-func (r *Runner) Warm() error {
-	inst, err := r.get()
-	if err != nil {
-		return err
-	}
-	r.put(inst, true)
-	return nil
-}
+func (r *Runner) Warm() error { return r.pool.Warm() }
 
 // Instantiate creates one instance and closes it again: a health check of
 // the module and the engine, and what benchmarks time as instantiation.
-func (r *Runner) Instantiate() error {
-	inst, err := r.engine.NewInstance()
-	if err != nil {
-		return err
-	}
-	inst.Close()
-	return nil
-}
+func (r *Runner) Instantiate() error { return r.pool.Instantiate() }
 
 // Close releases every idle instance and the engine. Calls must not be in
 // flight.
-func (r *Runner) Close() error {
-	var err error
-	r.closeOnce.Do(func() {
-		for {
-			select {
-			case inst := <-r.idle:
-				inst.Close()
-				continue
-			default:
-			}
-			break
-		}
-		err = r.engine.Close()
-	})
-	return err
-}
+func (r *Runner) Close() error { return r.pool.Close() }
 
 // Assemble is core.Assemble run inside the module.
 func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
-	return core.DecodeResponse(r.AssembleBytes(core.EncodeRequest(req)))
+	resp, fail := r.call(engine.Assemble, core.EncodeRequest(req))
+	if fail != nil {
+		return nil, fail
+	}
+	return core.DecodeResponse(resp)
 }
 
 // ValidateTemplate is core.ValidateTemplate run inside the module: it
@@ -266,66 +204,4 @@ func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
 func (r *Runner) ValidateTemplate(t string) error {
 	_, err := r.Assemble(&core.Request{ObservationTemplate: t})
 	return err
-}
-
-// ---- module and cache location ----
-
-// LoadModule returns opts.Module, or reads the module file (see Options).
-func LoadModule(opts Options) ([]byte, error) {
-	if opts.Module != nil {
-		return opts.Module, nil
-	}
-	path := opts.ModulePath
-	if path == "" {
-		path = os.Getenv("POLYLOOP_ASSEMBLY_WASM")
-	}
-	if path == "" {
-		path = findUp(filepath.Join("wasm", "assembly.wasm"))
-	}
-	if path == "" {
-		return nil, errors.New("the module wasm/assembly.wasm was not found: run 'make wasm' in the repository, or set Options.ModulePath or $POLYLOOP_ASSEMBLY_WASM")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the module: %w (build it with 'make wasm')", err)
-	}
-	return b, nil
-}
-
-func findUp(rel string) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// CacheDir returns the directory for compiled code of the named engine, or
-// "" when caching is disabled.
-func CacheDir(opts Options, engine string) string {
-	dir := opts.CacheDir
-	if dir == "" {
-		dir = os.Getenv("POLYLOOP_ASSEMBLY_CACHE_DIR")
-	}
-	if dir == "-" {
-		return ""
-	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(base, "polyloop-assembly")
-	}
-	return filepath.Join(dir, engine)
 }

@@ -10,18 +10,20 @@ CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.preview preview bench.js bench.preview
+.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.js.dist test.js.limits dist.js test.preview preview bench.js bench.preview
 
-# `make test` includes the JavaScript binding and the prompt preview;
-# `make bench` runs their benches through internal/benchreport (the preview's
-# in Chromium).
-test: test.js
+# `make test` includes the JavaScript binding, its built tarball and the
+# prompt preview; `make dist` writes the tarball; `make test.limits` runs the
+# full-size limit cases; `make bench` runs its benches through
+# internal/benchreport (the preview's in Chromium).
+test: test.js test.js.dist
 test: test.preview
+dist: dist.js
+test.limits: test.js.limits
 bench: js.chromium js.example
 
-# The binding's own tests; the preview's (test/preview*.test.mjs) run in test.preview.
+# The preview's Chromium tests, run by test.preview (not test.js).
 JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/preview*.test.mjs))
-JS_TESTS         := $(filter-out $(JS_PREVIEW_TESTS),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.mjs)))
 
 # node_modules from the committed package-lock.json (npm ci: exact pins).
 js.deps: $(JS_STAMP)
@@ -30,10 +32,20 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The module packaged beside the binding (git-ignored, built from source).
-js.wasm: $(JS_PKG_WASM)
+# The module packaged beside the binding (git-ignored, built from source),
+# and src/version.js (git-ignored): the project's version from VERSION, the one
+# place it is written, and the module's SHA-256.
+JS_VERSION_JS := $(JS_DIR)/src/version.js
+js.wasm: $(JS_PKG_WASM) $(JS_VERSION_JS)
 $(JS_PKG_WASM): $(WASM)
 	cp $(WASM) $@
+$(JS_VERSION_JS): $(JS_PKG_WASM) VERSION
+	@printf '%s\n' \
+		"// Written by \`make js.wasm\` from VERSION and the module's SHA-256: never edited, never committed." \
+		"/** The project's version (the file VERSION of the repository). */" \
+		"export const version = \"$$(tr -d '[:space:]' < VERSION)\";" \
+		"/** Lowercase hex SHA-256 of the packaged assembly.wasm. */" \
+		"export const moduleSha256 = \"$$(sha256sum $(JS_PKG_WASM) | cut -c1-64)\";" > $@
 
 # Debian's Chromium for the browser test, installed when missing.
 js.chromium:
@@ -48,14 +60,38 @@ js.chromium:
 js.example:
 	@if [ -f examples/react.json ]; then cp examples/react.json $(JS_EXAMPLE); else rm -f $(JS_EXAMPLE); fi
 
-# The Node suite (vectors, properties, bad values, pool, traps) and the
-# Chromium test (byte-identical vectors in the page, XSS, template column,
-# screenshot to artifacts/). Non-zero on any failure.
+# The npm tarball, as users install it: a staging copy of the package with
+# the module, LICENSE, the screenshot and package.json's version stamped from
+# VERSION (the one place of the version), packed into dist/. The package's
+# prepack script refuses to pack without them.
+JS_STAGE := build/js-dist
+dist.js: js.deps js.wasm
+	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
+	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
+	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
+	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
+	rm -f dist/polyloop-assembly-*.tgz
+	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error >/dev/null
+	@t=$$(ls dist/polyloop-assembly-*.tgz) && echo "dist.js: $$t ($$(wc -c < $$t) bytes)"
+
+# The Node suite (vectors, properties, bad values, pool, traps, types) and the
+# Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
+JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e '^test/preview')
 test.js: js.deps js.wasm js.chromium js.example
-	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_TESTS)
+	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
 test.js.node: js.deps js.wasm
 	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $(JS_TESTS)
+
+# The built tarball installed into a new npm project: the shared vectors
+# through it, its types in a Node-only and a browser project, and minimal
+# browser apps bundled with esbuild and with Vite, run in Chromium.
+test.js.dist: dist.js js.chromium
+	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
+
+# The full-size cases of the JavaScript limits (several GB of memory).
+test.js.limits: js.deps js.wasm
+	cd $(JS_DIR) && POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 node --test --test-concurrency=1 test/limits.test.mjs test/pool.test.mjs
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs

@@ -9,7 +9,7 @@ import (
 
 func init() {
 	engines["wasmtime"] = func(path string) (engine, error) {
-		r, err := wasmtime.New(wasmhost.Options{ModulePath: path, PoolSize: 1})
+		r, err := wasmtime.New(wasmhost.Options{ModulePath: path, MaxInstances: 1})
 		if err != nil {
 			return nil, err
 		}

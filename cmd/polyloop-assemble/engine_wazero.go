@@ -8,7 +8,7 @@ func (w wasmEngine) Name() string { return w.Runner.Engine() }
 
 func init() {
 	engines["wazero"] = func(path string) (engine, error) {
-		r, err := wasmhost.New(wasmhost.Options{ModulePath: path, PoolSize: 1})
+		r, err := wasmhost.New(wasmhost.Options{ModulePath: path, MaxInstances: 1})
 		if err != nil {
 			return nil, err
 		}

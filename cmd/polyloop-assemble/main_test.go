@@ -246,3 +246,66 @@ while pos < len(data):
     out.append(json.dumps(value(), ensure_ascii=False, separators=(",", ":")) + "\n")
 sys.stdout.buffer.write("".join(out).encode())
 `
+
+// TestTextViewShowsControlCharacters: the text view cannot drive the
+// terminal: escape sequences, carriage returns and other C0/C1 controls are
+// shown as cat -v shows them; newline and tab stay layout.
+func TestTextViewShowsControlCharacters(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`}, // the issue's example
+		{`\u001b[2J\u001b[Hclean`, `^[[2J^[[Hclean`},                 // clear screen
+		{`\u001b]0;title\u0007`, `^[]0;title^G`},                     // window title
+		{`\u001b]52;c;cm0gLXJmIH4=\u0007`, `^[]52;c;cm0gLXJmIH4=^G`}, // OSC 52 clipboard write
+		{`\u009b31mred\u0085`, `<U+009B>31mred<U+0085>`},             // C1 CSI and NEL
+		{`nul\u0000del\u007f bs\b ff\f`, `nul^@del^? bs^H ff^L`},     // other C0 and DEL
+		{`tab\there`, "tab\there"},                                   // tab stays
+		{`é ✓ 😀 \u2028`, "é ✓ 😀 \u2028"},                             // printable text untouched
+	} {
+		req := `{"observation_template": "{observation}", "steps": [{"raw_output": "` + tc.raw + `", "observation": "a\nb"}]}`
+		code, out, stderr := runCLI(t, []byte(req), "--out", "text")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.raw, code, stderr)
+		}
+		if !strings.Contains(out, "    │ "+tc.want+"\n") {
+			t.Errorf("%s: the view lacks the line %q:\n%s", tc.raw, tc.want, out)
+		}
+		if !strings.Contains(out, "    │ a\n    │ b\n") {
+			t.Errorf("%s: a newline is no longer a line break:\n%s", tc.raw, out)
+		}
+		for _, c := range out {
+			if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f {
+				t.Errorf("%s: the view writes the control character %U", tc.raw, c)
+			}
+		}
+	}
+	code, out, _ := runCLI(t, []byte("{\"observation_template\": \"{observation}\", \"run_messages\": [{\"role\": \"\\u001b[2J\", \"content\": []}]}"), "--out", "text")
+	if code != 1 || strings.ContainsRune(out, 0x1b) {
+		t.Fatalf("an error message writes ESC raw: %q", out)
+	}
+}
+
+// TestJSONVectorsThroughTheCLI runs the shared JSON-text vectors through the
+// command line (--in json --out msgpack), each as the whole input. An input
+// that is only white space is a usage error here (exit 2: "give a request"),
+// not a response, so those cases check that instead.
+func TestJSONVectorsThroughTheCLI(t *testing.T) {
+	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		code, out, stderr := runCLI(t, c.Text, "--in", "json", "--out", "msgpack")
+		if len(bytes.TrimSpace(c.Text)) == 0 {
+			if code != 2 || !strings.Contains(stderr, "empty") {
+				t.Errorf("%s: empty input: exit %d, %q", c.Name, code, stderr)
+			}
+			continue
+		}
+		if want := map[bool]int{true: 0, false: 1}[c.Response != nil]; code != want {
+			t.Errorf("%s: exit %d, want %d (%s)", c.Name, code, want, stderr)
+		}
+		if err := c.Check([]byte(out)); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+}

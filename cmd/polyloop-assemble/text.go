@@ -17,9 +17,9 @@ func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error
 		if e, ok := err.(*core.Error); ok {
 			fmt.Fprintf(w, "error %s", e.Code)
 			if e.Path != "" {
-				fmt.Fprintf(w, " at %s", e.Path)
+				fmt.Fprintf(w, " at %s", visible(e.Path))
 			}
-			fmt.Fprintf(w, "\n  %s\n", e.Message)
+			fmt.Fprintf(w, "\n  %s\n", visible(e.Message))
 			return nil
 		}
 		return err
@@ -71,13 +71,13 @@ func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error
 					label = fmt.Sprintf(" · step %d observation", step)
 				}
 			}
-			fmt.Fprintf(w, "[%d] %s%s · %s chars\n", i, m.Role, label, group(resp.MessageChars[i]))
+			fmt.Fprintf(w, "[%d] %s%s · %s chars\n", i, visible(m.Role), label, group(resp.MessageChars[i]))
 			for j, b := range m.Content {
 				if len(m.Content) > 1 {
 					fmt.Fprintf(w, "    ┄ block %d (%s)\n", j, b.Type)
 				}
 				for _, line := range strings.Split(b.Text, "\n") {
-					fmt.Fprintf(w, "    │ %s\n", line)
+					fmt.Fprintf(w, "    │ %s\n", visible(line))
 				}
 			}
 		}
@@ -100,6 +100,46 @@ func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error
 	d := resp.PrefixDigests
 	fmt.Fprintf(w, "prefix digests: run %s… injections %s… goal %s…\n", d.Run[:16], d.Injections[:16], d.Goal[:16])
 	return nil
+}
+
+// visible makes control characters visible, as cat -v and less do, so that
+// a message cannot drive the terminal that shows it (clear the screen, set
+// the window title, write the clipboard with OSC 52, or hide a line behind a
+// carriage return): a C0 character is shown as ^ and a letter (ESC ^[,
+// CR ^M, NUL ^@), DEL as ^?, a C1 character (U+0080 to U+009F) as <U+009B>.
+// Newline and tab are layout and stay; the caller splits lines at newlines.
+// Like cat -v, the view is for reading: a literal "^[" in the text looks the
+// same as an escaped ESC (--out json is exact).
+func visible(s string) string {
+	clean := true
+	for _, c := range s {
+		if isControl(c) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case !isControl(c):
+			b.WriteRune(c)
+		case c == 0x7f:
+			b.WriteString("^?")
+		case c < 0x20:
+			b.WriteByte('^')
+			b.WriteByte(byte(c) + '@')
+		default:
+			fmt.Fprintf(&b, "<U+%04X>", c)
+		}
+	}
+	return b.String()
+}
+
+func isControl(c rune) bool {
+	return c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f
 }
 
 func plural(n int) string {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/benchreq"
+	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
@@ -213,7 +214,7 @@ func run(p plan, python, node string) (*Report, error) {
 	if p.Quick {
 		rep.Command = "make bench.quick"
 	}
-	wasm, err := wasmhost.LoadModule(wasmhost.Options{})
+	wasm, err := plumbing.LoadModule(plumbing.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func run(p plan, python, node string) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(cache)
-	opts := wasmhost.Options{Module: wasm, CacheDir: cache, PoolSize: 1}
+	opts := wasmhost.Options{Module: wasm, CacheDir: cache, MaxInstances: 1}
 	wz, err := wasmhost.New(opts)
 	if err != nil {
 		return nil, err
@@ -631,6 +632,25 @@ func finish(rep *Report) {
 	}{{"Go", "wazero", "wazero", 5e-6}, {"Go", "wasmtime-go", "wasmtime-go", 5e-6}, {"Python", "assemble_bytes", "Python", 20e-6}, {"Node", "assembleBytes", "Node", 8e-6}} {
 		r := find(t.host, t.eng, "tiny")
 		add("tiny round trip, "+t.label, fmt.Sprintf("≤ %.0f µs", t.goal*1e6), r != nil, func() string { return fmt.Sprintf("%.1f µs", r.Time.Median*1e6) }, r != nil && r.Time.Median <= t.goal)
+	}
+	{
+		exact := func(engine string) *Row {
+			for i := range rep.Assemble {
+				if r := &rep.Assemble[i]; r.Host == "Node" && r.Engine == engine && r.Request == "1MB" {
+					return r
+				}
+			}
+			return nil
+		}
+		b, o, c := exact("Node, assembleBytes(Uint8Array)"), exact("Node, assemble(object)"), exact("Node, assemble(object), cold string cache")
+		ok := b != nil && o != nil && b.Time.Median > 0
+		add("JS assemble(object) vs assembleBytes, 1MB (side by side)", "≤ 2×", ok, func() string {
+			text := fmt.Sprintf("%.2f× (%.2f ms vs %.2f ms)", o.Time.Median/b.Time.Median, o.Time.Median*1e3, b.Time.Median*1e3)
+			if c != nil {
+				text += fmt.Sprintf("; cold string cache: %.2f×", c.Time.Median/b.Time.Median)
+			}
+			return text
+		}, ok && o.Time.Median/b.Time.Median <= 2)
 	}
 	if r := find("Python", "assemble(dict)", "typical"); true {
 		add("Python typical vs pure-Python reference", "≤ 2×", r != nil && r.VsReference > 0, func() string { return fmt.Sprintf("%.2f× (assemble(dict))", r.VsReference) }, r != nil && r.VsReference > 0 && r.VsReference <= 2)

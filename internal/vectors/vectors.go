@@ -39,15 +39,21 @@ type file struct {
 	} `json:"cases"`
 }
 
-// Load reads every *.json file of dir, in name order.
-func Load(dir string) ([]Case, error) {
+// files lists the *.json files of dir in name order; none is an error.
+func files(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, err
+	if err == nil && len(paths) == 0 {
+		err = fmt.Errorf("no vector files in %s", dir)
 	}
 	sort.Strings(paths)
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no vector files in %s", dir)
+	return paths, err
+}
+
+// Load reads every *.json file of dir, in name order.
+func Load(dir string) ([]Case, error) {
+	paths, err := files(dir)
+	if err != nil {
+		return nil, err
 	}
 	var out []Case
 	seen := map[string]bool{}

@@ -1,138 +1,126 @@
 // Package wasmtime runs the assembly core's WebAssembly module under
-// wasmtime-go. It is the only package of this module that uses cgo; the pool,
-// the call protocol and the typed API are wasmhost's.
+// wasmtime-go. It is the only package of this module that uses cgo; the
+// Runner, its pool, the call protocol and the typed API are wasmhost's.
 //
-// The compiled module is cached on disk as wasmtime's serialized form, keyed
-// by the module's SHA-256 and this package's wasmtime version; a cache entry
-// that does not deserialize is replaced by a fresh compile.
+// The compiled module is cached on disk in wasmtime's serialized form, at
+// <cache dir>/wasmtime-<Version>/<module sha256>.cwasm (the layout the Python
+// binding writes too; see wasmhost.Options.CacheDir): compiled once under a
+// file lock when processes start together on a cold cache, the 4 newest
+// kept; an entry that does not deserialize is replaced by a fresh compile.
 package wasmtime
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 
+	"github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
-// Version is the wasmtime-go major version this package links.
+// Version is the wasmtime-go version this package links (it names the
+// cache directory: a serialized module is only valid for the wasmtime that
+// wrote it).
 const Version = "39.0.1"
 
 // New returns a Runner of the module under wasmtime.
 func New(opts wasmhost.Options) (*wasmhost.Runner, error) {
-	e, err := newEngine(opts)
+	r, err := engine.Host(opts, open)
 	if err != nil {
 		return nil, err
 	}
-	return wasmhost.NewRunner(e, opts), nil
+	return r.(*wasmhost.Runner), nil
 }
 
-type engine struct {
+type wtEngine struct {
 	engine   *wt.Engine
 	module   *wt.Module
 	linker   *wt.Linker
 	maxBytes int64
 }
 
-func newEngine(opts wasmhost.Options) (*engine, error) {
-	wasm, err := wasmhost.LoadModule(opts)
+func open(c engine.Config) (engine.Engine, error) {
+	c = c.WithDefaults()
+	wasm, err := engine.LoadModule(c)
 	if err != nil {
 		return nil, err
 	}
 	e := wt.NewEngine()
-	mod, err := loadModule(e, wasm, wasmhost.CacheDir(opts, "wasmtime"))
+	mod, err := engine.Cached(engine.CacheRoot(c.CacheDir), "wasmtime-"+Version, wasm,
+		func(b []byte) (*wt.Module, error) { return wt.NewModuleDeserialize(e, b) },
+		func() (*wt.Module, []byte, error) {
+			m, err := wt.NewModule(e, wasm)
+			if err != nil {
+				return nil, nil, fmt.Errorf("wasmtime: compiling the module: %w", err)
+			}
+			b, _ := m.Serialize() // a module that cannot be serialized is not cached
+			return m, b, nil
+		})
 	if err != nil {
 		return nil, err
+	}
+	have := map[string]bool{}
+	for _, x := range mod.Exports() {
+		have[x.Name()] = true
+	}
+	for _, name := range engine.Exports {
+		if !have[name] {
+			return nil, fmt.Errorf("wasmtime: the module does not export %q; rebuild it with 'make wasm' (a module from another release?)", name)
+		}
 	}
 	linker := wt.NewLinker(e)
 	if err := linker.DefineWasi(); err != nil {
 		return nil, fmt.Errorf("wasmtime: WASI: %w", err)
 	}
-	maxBytes := int64(opts.MaxMemoryBytes)
-	if maxBytes <= 0 || maxBytes > 4<<30 {
-		maxBytes = 4 << 30
-	}
-	return &engine{engine: e, module: mod, linker: linker, maxBytes: maxBytes}, nil
+	return &wtEngine{engine: e, module: mod, linker: linker, maxBytes: int64(c.MemoryLimitBytes)}, nil
 }
 
-// loadModule deserializes the cached compiled module, or compiles and caches
-// it.
-func loadModule(e *wt.Engine, wasm []byte, dir string) (*wt.Module, error) {
-	sum := sha256.Sum256(wasm)
-	var path string
-	if dir != "" {
-		path = filepath.Join(dir, "wasmtime-"+Version+"-"+hex.EncodeToString(sum[:])+".cwasm")
-		if b, err := os.ReadFile(path); err == nil {
-			if m, err := wt.NewModuleDeserialize(e, b); err == nil {
-				return m, nil
-			}
-		}
-	}
-	m, err := wt.NewModule(e, wasm)
-	if err != nil {
-		return nil, fmt.Errorf("wasmtime: compiling the module: %w", err)
-	}
-	if path != "" {
-		if b, err := m.Serialize(); err == nil {
-			writeAtomic(path, b) // best effort: a cache that cannot be written is no cache
-		}
-	}
-	return m, nil
-}
+func (e *wtEngine) Name() string { return "wasmtime" }
 
-func writeAtomic(path string, b []byte) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if werr != nil || cerr != nil || os.Rename(f.Name(), path) != nil {
-		os.Remove(f.Name())
-	}
-}
-
-func (e *engine) Name() string { return "wasmtime" }
-
-func (e *engine) NewInstance() (wasmhost.Instance, error) {
+func (e *wtEngine) NewInstance() (engine.Instance, error) {
 	store := wt.NewStore(e.engine)
 	store.Limiter(e.maxBytes, -1, -1, -1, -1)
-	wasi := wt.NewWasiConfig() // no args, env, preopens; stdio goes nowhere
+	wasi := wt.NewWasiConfig() // no args, env, preopens; stdout goes nowhere
+	// The module's stderr goes to a temporary file, unlinked once the
+	// instance is made: the Go runtime's fatal errors land there for
+	// Detail (wasmtime-go has no in-memory stderr). Without a temporary
+	// directory, stderr goes nowhere.
+	stderr, err := os.CreateTemp("", "polyloop-assembly-stderr-*")
+	if err == nil {
+		defer os.Remove(stderr.Name())
+		if wasi.SetStderrFile(stderr.Name()) != nil {
+			stderr.Close()
+			stderr = nil
+		}
+	} else {
+		stderr = nil
+	}
 	store.SetWasi(wasi)
+	fail := func(err error) (engine.Instance, error) {
+		store.Close()
+		if stderr != nil {
+			stderr.Close()
+		}
+		return nil, err
+	}
 	inst, err := e.linker.Instantiate(store, e.module)
 	if err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
-	init := inst.GetFunc(store, "_initialize")
-	if init == nil {
-		store.Close()
-		return nil, errors.New("the module does not export _initialize; rebuild it with 'make wasm'")
-	}
-	if _, err := init.Call(store); err != nil {
-		store.Close()
-		return nil, err
-	}
-	memExt := inst.GetExport(store, "memory")
-	if memExt == nil || memExt.Memory() == nil {
-		store.Close()
-		return nil, errors.New("the module does not export its memory")
+	if _, err := inst.GetFunc(store, "_initialize").Call(store); err != nil {
+		return fail(err)
 	}
 	return &instance{
-		store: store, mem: memExt.Memory(),
-		alloc: inst.GetFunc(store, "alloc"), free: inst.GetFunc(store, "free"), assemble: inst.GetFunc(store, "assemble"),
+		store: store, mem: inst.GetExport(store, "memory").Memory(), stderr: stderr,
+		alloc: inst.GetFunc(store, "alloc"), free: inst.GetFunc(store, "free"),
+		calls: [...]*wt.Func{inst.GetFunc(store, engine.Assemble.Name()), inst.GetFunc(store, engine.AssembleJSON.Name())},
 	}, nil
 }
 
-func (e *engine) Close() error {
+func (e *wtEngine) Close() error {
 	e.linker.Close()
 	e.module.Close()
 	e.engine.Close()
@@ -140,12 +128,12 @@ func (e *engine) Close() error {
 }
 
 type instance struct {
-	store                 *wt.Store
-	mem                   *wt.Memory
-	alloc, free, assemble *wt.Func
+	store       *wt.Store
+	mem         *wt.Memory
+	stderr      *os.File
+	alloc, free *wt.Func
+	calls       [2]*wt.Func
 }
-
-var errBounds = errors.New("out of the bounds of linear memory")
 
 func (i *instance) Alloc(size uint32) (uint32, error) {
 	v, err := i.alloc.Call(i.store, int32(size))
@@ -155,8 +143,8 @@ func (i *instance) Alloc(size uint32) (uint32, error) {
 	return uint32(v.(int32)), nil
 }
 
-func (i *instance) Assemble(ptr, size uint32) (uint64, error) {
-	v, err := i.assemble.Call(i.store, int32(ptr), int32(size))
+func (i *instance) Call(fn engine.Export, ptr, size uint32) (uint64, error) {
+	v, err := i.calls[fn].Call(i.store, int32(ptr), int32(size))
 	if err != nil {
 		return 0, err
 	}
@@ -171,7 +159,7 @@ func (i *instance) Free(ptr uint32) error {
 func (i *instance) Write(ptr uint32, b []byte) error {
 	mem := i.mem.UnsafeData(i.store)
 	if uint64(ptr)+uint64(len(b)) > uint64(len(mem)) {
-		return errBounds
+		return engine.ErrBounds
 	}
 	copy(mem[ptr:], b)
 	return nil
@@ -180,11 +168,28 @@ func (i *instance) Write(ptr uint32, b []byte) error {
 func (i *instance) Read(ptr, size uint32) ([]byte, error) {
 	mem := i.mem.UnsafeData(i.store)
 	if uint64(ptr)+uint64(size) > uint64(len(mem)) {
-		return nil, errBounds
+		return nil, engine.ErrBounds
 	}
 	return mem[ptr : ptr+size], nil
 }
 
 func (i *instance) MemorySize() uint64 { return uint64(i.mem.DataSize(i.store)) }
 
-func (i *instance) Close() { i.store.Close() }
+func (i *instance) Stderr() string {
+	if i.stderr == nil {
+		return ""
+	}
+	b := make([]byte, engine.StderrKeep)
+	n, err := i.stderr.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	return string(b[:n])
+}
+
+func (i *instance) Close() {
+	i.store.Close()
+	if i.stderr != nil {
+		i.stderr.Close()
+	}
+}

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { decode } from "@msgpack/msgpack";
 import { loadAssembler } from "../src/node.js";
-import { encodeRequestShared, decodeResponse } from "../src/wire.js";
+import { encodeRequestShared, decodeResponse, forgetEncodedStrings } from "../src/wire.js";
 
 function opt(argv, name, dflt) {
   const i = argv.indexOf(name);
@@ -59,7 +59,7 @@ export async function jsonMain(argv) {
   const histories = opt(argv, "--histories", "10,100,1000,10000").split(",").map(Number);
   const n = Number(opt(argv, "--samples", "7"));
   const sampleS = Number(opt(argv, "--sample-seconds", "0.15"));
-  const asm = await loadAssembler({ poolSize: 1 });
+  const asm = await loadAssembler({ maxInstances: 1 });
   const out = {
     versions: { Node: process.version, V8: process.versions.v8 },
     assemble: [],
@@ -73,14 +73,22 @@ export async function jsonMain(argv) {
     const req = decode(wire);
     process.stderr.write(`bench.mjs: ${name}\n`);
     const resp = asm.assembleBytes(wire);
-    const { calls, out: s } = samples([() => asm.assembleBytes(wire), () => asm.assemble(req)], n, sampleS);
+    // Side by side: the wire function, assemble() as an agent loop calls it
+    // (the same history again: the encoder's string cache answers), and
+    // assemble() cold (that cache emptied before every call).
+    const cold = () => {
+      forgetEncodedStrings();
+      asm.assemble(req);
+    };
+    const { calls, out: s } = samples([() => asm.assembleBytes(wire), () => asm.assemble(req), cold], n, sampleS);
     out.assemble.push({ engine: "Node, assembleBytes(Uint8Array)", request: name, reference: false, calls: calls[0], samples_s: s[0] });
     out.assemble.push({ engine: "Node, assemble(object)", request: name, reference: false, calls: calls[1], samples_s: s[1] });
+    out.assemble.push({ engine: "Node, assemble(object), cold string cache", request: name, reference: false, calls: calls[2], samples_s: s[2] });
     const inst = asm.pool.acquire();
     const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
     asm.pool.release(inst);
     // Peak memory: a fresh instance, one call.
-    const fresh = await loadAssembler({ poolSize: 1 });
+    const fresh = await loadAssembler({ maxInstances: 1 });
     const fi = fresh.pool.acquire();
     fi.call(wire);
     out.peak_memory.push({ request: name, bytes: fi.memoryBytes });

@@ -8,13 +8,35 @@
  */
 
 import { WASI, OpenFile, File, ConsoleStdout } from "@bjorn3/browser_wasi_shim";
-import { AssemblyError, decodeResponse, encodeRequestShared } from "./wire.js";
+import {
+  AssemblyError,
+  MAX_REQUEST_BYTES,
+  MAX_STRING_UNITS,
+  RequestTooLarge,
+  StringCeiling,
+  decodeResponse,
+  encodeRequest,
+  acquireEncoder,
+  encodeWtf8Into,
+  wtf8Length,
+} from "./wire.js";
 
-/** The largest request the core decodes (SPEC §6, `too_large`). */
-export const MAX_REQUEST_BYTES = 1 << 30;
+export { MAX_REQUEST_BYTES };
 
 /** The largest buffer the module's 32-bit ABI can be handed. */
 const MAX_MODULE_REQUEST = 0xffffffff;
+
+/** The `internal` messages, the same on every host (docs/SPEC.md §7). */
+export const INTERNAL_MESSAGES = Object.freeze({
+  outOfMemory: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one",
+  trapped: "the assembly module trapped; the instance was discarded and the next call gets a fresh one",
+  notAResponse: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?",
+});
+
+/** Defaults of the pool options (the same on every host). */
+export const DEFAULT_RECYCLE_ABOVE_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MEMORY_LIMIT_BYTES = 4 * 1024 * 1024 * 1024;
+const WASM_PAGE = 65536;
 
 const STDERR_KEEP = 4096;
 const textDecoder = new TextDecoder();
@@ -76,51 +98,70 @@ class ModuleInstance {
   }
 
   /**
-   * Runs one request through the module's ABI: alloc, copy in, assemble
-   * (which releases the request buffer), copy the response out, free.
-   * Throws whatever the module or the engine throws (a trap, proc_exit).
+   * Runs one request through the module's ABI: alloc, copy in, the entry
+   * point (which releases the request buffer). Throws whatever the module or
+   * the engine throws (a trap, proc_exit); then the instance is broken.
    *
    * @param {Uint8Array} request
-   * @returns {Uint8Array} a copy of the response bytes
+   * @param {"assemble" | "assemble_json"} entry
+   * @returns {{ptr: number, len: number}} the response, in linear memory until {@link ModuleInstance#free}
    */
-  call(request) {
+  invoke(request, entry) {
     const ex = this.exports;
     this.stderr.text = "";
     const size = request.length;
     const ptr = ex.alloc(size) >>> 0;
     new Uint8Array(ex.memory.buffer, ptr, size).set(request);
-    const packed = BigInt.asUintN(64, ex.assemble(ptr, size));
-    const respPtr = Number(packed >> 32n);
-    const respLen = Number(packed & 0xffffffffn);
-    const response = new Uint8Array(ex.memory.buffer, respPtr, respLen).slice();
-    ex.free(respPtr);
-    return response;
+    const packed = BigInt.asUintN(64, ex[entry](ptr, size));
+    return { ptr: Number(packed >> 32n), len: Number(packed & 0xffffffffn) };
+  }
+
+  /** A view of `len` bytes at `ptr` (valid until the next call into the module). */
+  view(ptr, len) {
+    return new Uint8Array(this.exports.memory.buffer, ptr, len);
+  }
+
+  /** Gives a response buffer back to the module. */
+  free(ptr) {
+    this.exports.free(ptr);
+  }
+
+  /**
+   * One request in, a copy of the response bytes out (for benchmarks and
+   * tests; the Assembler reads responses in place).
+   *
+   * @param {Uint8Array} request
+   * @returns {Uint8Array}
+   */
+  call(request) {
+    const { ptr, len } = this.invoke(request, "assemble");
+    const out = this.view(ptr, len).slice();
+    this.free(ptr);
+    return out;
   }
 }
 
 /**
  * A small pool of module instances. JavaScript runs each call to completion,
- * so one thread needs one instance at a time; the pool keeps up to `size` idle
- * ones ready, replaces an instance that trapped, and retires an instance whose
- * memory grew past `retireAboveBytes` (a huge request) so that memory goes
- * back to the engine.
+ * so one thread uses one instance at a time; the pool keeps up to
+ * `maxInstances` idle ones ready, replaces an instance that trapped, and drops
+ * an instance whose memory grew past `recycleAboveBytes` (a huge request) so
+ * that memory goes back to the engine.
  */
 class InstancePool {
   /**
    * @param {WebAssembly.Module} module
-   * @param {number} size
-   * @param {number} retireAboveBytes
+   * @param {number} maxInstances
+   * @param {number} recycleAboveBytes
    */
-  constructor(module, size, retireAboveBytes) {
+  constructor(module, maxInstances, recycleAboveBytes) {
     this.module = module;
-    this.size = size;
-    this.retireAboveBytes = retireAboveBytes;
+    this.maxInstances = maxInstances;
+    this.recycleAboveBytes = recycleAboveBytes;
     /** @type {ModuleInstance[]} */
     this.idle = [];
     /** Instances created since the pool started (for tests and monitoring). */
     this.created = 0;
-    /** @type {Promise<void> | null} */
-    this.refilling = null;
   }
 
   /** Fills the pool with one ready instance (asynchronous instantiation, which
@@ -143,12 +184,114 @@ class InstancePool {
 
   /** @param {ModuleInstance} inst */
   release(inst) {
-    if (this.idle.length < this.size && inst.memoryBytes <= this.retireAboveBytes) this.idle.push(inst);
+    if (this.idle.length < this.maxInstances && inst.memoryBytes <= this.recycleAboveBytes) this.idle.push(inst);
   }
 
   /** Drops an instance that trapped; a fresh one is made on demand. */
   discard(_inst) {}
 }
+
+/**
+ * Checks the pool options (the names and meanings every host shares).
+ *
+ * @param {AssemblerOptions} options
+ * @returns {{maxInstances: number, recycleAboveBytes: number, memoryLimitBytes: number}}
+ */
+export function poolOptions(options) {
+  for (const [old, now] of [["poolSize", "maxInstances"], ["retireAboveBytes", "recycleAboveBytes"]]) {
+    if (old in options) throw new TypeError(`the option ${old} was renamed ${now} (the same name on every host)`);
+  }
+  const dflt = Number(globalThis.navigator?.hardwareConcurrency) || 1;
+  const maxInstances = options.maxInstances ?? dflt;
+  const recycleAboveBytes = options.recycleAboveBytes ?? DEFAULT_RECYCLE_ABOVE_BYTES;
+  const memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
+  if (!Number.isInteger(maxInstances) || maxInstances < 1) throw new TypeError("maxInstances must be an integer ≥ 1");
+  if (!(typeof recycleAboveBytes === "number" && recycleAboveBytes >= 0)) throw new TypeError("recycleAboveBytes must be a number of bytes ≥ 0");
+  if (!Number.isInteger(memoryLimitBytes) || memoryLimitBytes < WASM_PAGE || memoryLimitBytes > DEFAULT_MEMORY_LIMIT_BYTES) {
+    throw new TypeError("memoryLimitBytes must be an integer number of bytes from 65536 to 4 GiB (the most a 32-bit module can address)");
+  }
+  return { maxInstances, recycleAboveBytes, memoryLimitBytes };
+}
+
+/**
+ * Returns the module's bytes with a maximum on its linear memory of
+ * `limitBytes` (rounded down to whole 64 KiB pages), so that growing past it
+ * fails inside the module (Go reports out of memory and the instance is
+ * discarded). The module defines its memory without a maximum; only the
+ * memory section changes. 4 GiB (the default) returns `bytes` unchanged.
+ *
+ * @param {Uint8Array} bytes
+ * @param {number} limitBytes
+ * @returns {Uint8Array}
+ */
+export function limitModuleMemory(bytes, limitBytes) {
+  if (limitBytes >= DEFAULT_MEMORY_LIMIT_BYTES) return bytes;
+  const leb = (i) => {
+    let r = 0;
+    let shift = 0;
+    for (;;) {
+      const x = bytes[i++];
+      r += (x & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (x < 0x80) return [r, i];
+    }
+  };
+  const put = (n) => {
+    const out = [];
+    do {
+      let x = n & 0x7f;
+      n = Math.floor(n / 128);
+      if (n) x |= 0x80;
+      out.push(x);
+    } while (n);
+    return out;
+  };
+  const pages = Math.floor(limitBytes / WASM_PAGE);
+  for (let i = 8; i < bytes.length; ) {
+    const id = bytes[i];
+    const [size, body] = leb(i + 1);
+    if (id === 5) {
+      const [count, p] = leb(body);
+      const flags = bytes[p];
+      if (count !== 1 || (flags & ~1) !== 0) throw new Error("the module's memory section is not one 32-bit memory");
+      const [min, q] = leb(p + 1);
+      if (pages < min) {
+        throw new TypeError(`memoryLimitBytes must be at least the module's initial memory (${min * WASM_PAGE} bytes)`);
+      }
+      const [max, end] = flags & 1 ? leb(q) : [Infinity, q];
+      const section = [1, 1, ...put(min), ...put(Math.min(max, pages))];
+      const rest = bytes.subarray(end === body + size ? end : body + size);
+      const head = bytes.subarray(0, i);
+      const out = new Uint8Array(head.length + 1 + put(section.length).length + section.length + rest.length);
+      out.set(head, 0);
+      out.set([5, ...put(section.length), ...section], head.length);
+      out.set(rest, out.length - rest.length);
+      return out;
+    }
+    i = body + size;
+  }
+  throw new Error("the module has no memory section");
+}
+
+/**
+ * The core's own `too_large` response for a request of `size` bytes (SPEC
+ * §4), answered without copying the request into the module.
+ *
+ * @param {number} size
+ * @returns {Uint8Array}
+ */
+export function tooLargeResponse(size) {
+  return encodeRequest({
+    v: 1,
+    ok: false,
+    error: { code: "too_large", message: `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`, path: "" },
+  });
+}
+
+/** @param {Uint8Array} bytes */
+const copyOf = (bytes) => bytes.slice();
+
+const textEncoderJSON = new TextEncoder();
 
 /**
  * Assembles prompts with the WebAssembly build of the core. Obtain one with
@@ -161,13 +304,15 @@ export class Assembler {
    * @param {AssemblerOptions} [options]
    */
   constructor(module, options = {}) {
-    const size = options.poolSize ?? 2;
-    const retire = options.retireAboveBytes ?? 256 * 1024 * 1024;
-    if (!Number.isInteger(size) || size < 1) throw new TypeError("poolSize must be an integer ≥ 1");
+    const o = poolOptions(options);
     /** The compiled module (share it with workers: loadAssembler({module})). */
     this.module = module;
+    /** The pool options in effect. */
+    this.options = Object.freeze(o);
     /** @private */
-    this.pool = new InstancePool(module, size, retire);
+    this.pool = new InstancePool(module, o.maxInstances, o.recycleAboveBytes);
+    /** @private Lower string ceiling, for tests of the too_large path. */
+    this.maxStringUnits = MAX_STRING_UNITS;
   }
 
   /** @private Prepares the first instance asynchronously. */
@@ -184,6 +329,8 @@ export class Assembler {
   /**
    * The wire function: msgpack request bytes in, the core's canonical msgpack
    * response bytes out (ok or error, exactly as every other host returns them).
+   * A request over 1 GiB gets the core's `too_large` response without being
+   * copied into the module.
    *
    * @param {Uint8Array} request
    * @returns {Uint8Array}
@@ -194,7 +341,8 @@ export class Assembler {
     if (!(request instanceof Uint8Array)) {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
     }
-    return this.run(request);
+    if (request.length > MAX_REQUEST_BYTES) return tooLargeResponse(request.length);
+    return this.run(request, "assemble", copyOf);
   }
 
   /**
@@ -205,12 +353,58 @@ export class Assembler {
    *
    * @param {object} request
    * @returns {import("./index.js").AssembleResponse}
-   * @throws {AssemblyError} with the core's code, path and message
+   * @throws {AssemblyError} with the core's code, path and message; `too_large`
+   *   also when the response holds a string longer than this JavaScript engine
+   *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
-    const response = decode(this.run(encodeRequestShared(request)));
-    if (response.ok !== true) throw toError(response);
-    return response;
+    const encoder = acquireEncoder();
+    try {
+      let bytes;
+      try {
+        bytes = encoder.encodeShared(request);
+      } catch (e) {
+        if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
+        throw e;
+      }
+      const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
+      const source = encoder.requestStrings(bytes, template);
+      return this.run(bytes, "assemble", (r) => this.read(r, source));
+    } finally {
+      encoder.done();
+    }
+  }
+
+  /**
+   * Assembles a request written as JSON text (UTF-8 bytes, or a string), with
+   * the same verdict on JSON text as the command-line tool: a repeated key is
+   * `duplicate_key`, `1.0` or `1e2` where an integer belongs is
+   * `malformed_request`, integers are exact to 64 bits, and a syntax error is
+   * `malformed_request` at path "" with `invalid JSON at byte N: …`.
+   *
+   * @param {string | Uint8Array} text
+   * @returns {import("./index.js").AssembleResponse}
+   * @throws {AssemblyError}
+   */
+  assembleJSON(text) {
+    let bytes;
+    if (typeof text === "string") {
+      // A lone surrogate goes in as its WTF-8 bytes, so the core says
+      // invalid_utf8 as it does for assemble(); TextEncoder would change it
+      // into U+FFFD.
+      if (text.isWellFormed?.() ?? !/[\uD800-\uDFFF]/.test(text)) {
+        bytes = textEncoderJSON.encode(text);
+      } else {
+        bytes = new Uint8Array(wtf8Length(text));
+        encodeWtf8Into(text, bytes, 0);
+      }
+    } else if (text instanceof Uint8Array) {
+      bytes = text;
+    } else {
+      throw new TypeError("assembleJSON takes the JSON text of one request, as a string or a Uint8Array of UTF-8");
+    }
+    if (bytes.length > MAX_MODULE_REQUEST) return this.read(tooLargeResponse(bytes.length));
+    return this.run(bytes, "assemble_json", (r) => this.read(r));
   }
 
   /**
@@ -219,9 +413,9 @@ export class Assembler {
    * starts.
    *
    * @param {string} template
-   * @throws {AssemblyError} `invalid_template` (the message gives the
-   *   code-point offset), or `malformed_request` / `invalid_utf8` for a value
-   *   that is not a valid string
+   * @throws {AssemblyError} `invalid_template` (`offset` is the code-point
+   *   offset), or `malformed_request` / `invalid_utf8` for a value that is
+   *   not a valid string
    */
   validateTemplate(template) {
     this.assemble({ observation_template: template });
@@ -242,42 +436,82 @@ export class Assembler {
 
   /**
    * @private
-   * @param {Uint8Array} request
-   * @returns {Uint8Array}
+   * Response bytes to the response object, or the AssemblyError it carries.
+   * @param {Uint8Array} bytes
+   * @param {import("./wire.js").RequestStrings} [source] the request's strings, reused where they come back unchanged
    */
-  run(request) {
-    if (request.length > MAX_MODULE_REQUEST) {
-      // The core would say too_large (over 1 GiB); a 32-bit module cannot even
-      // be handed this many bytes, so the binding says it.
-      throw new AssemblyError(
-        "too_large",
-        "",
-        `the request is ${request.length} bytes, over the 1 GiB limit (and more than a 32-bit WebAssembly module can address); split it into smaller requests`,
-      );
+  read(bytes, source) {
+    let r;
+    try {
+      r = decodeResponse(bytes, { source, maxStringUnits: this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits });
+    } catch (e) {
+      if (e instanceof StringCeiling) {
+        throw new AssemblyError(
+          "too_large",
+          e.path,
+          `the response holds a string of ${e.bytes} UTF-8 bytes at ${e.path || "the top"}, longer than this JavaScript engine's strings allow ` +
+            `(V8: ${MAX_STRING_UNITS} UTF-16 units); assembleBytes() still returns the response bytes`,
+        );
+      }
+      throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes: ${describe(e)}` });
     }
+    if (r !== null && typeof r === "object" && r.ok === true) return r;
+    if (r !== null && typeof r === "object" && r.ok === false && r.error && typeof r.error === "object") throw toError(r);
+    throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes that decode to no response` });
+  }
+
+  /**
+   * @private
+   * One call into an instance; `read` gets the response in place (before it
+   * is freed).
+   * @template T
+   * @param {Uint8Array} request
+   * @param {"assemble" | "assemble_json"} entry
+   * @param {(response: Uint8Array) => T} read
+   * @returns {T}
+   */
+  run(request, entry, read) {
     let inst;
     try {
       inst = this.pool.acquire();
     } catch (e) {
-      throw new AssemblyError("internal", "", `could not instantiate the assembly module: ${describe(e)}`);
+      throw failure(e, "", "could not instantiate the module");
     }
-    let response;
+    let resp;
     try {
-      response = inst.call(request);
+      resp = inst.invoke(request, entry);
     } catch (e) {
       this.pool.discard(inst);
-      const said = inst.stderr.text.trim();
-      throw new AssemblyError(
-        "internal",
-        "",
-        `the assembly module failed on a request of ${request.length} bytes (${describe(e)})` +
-          (said ? `; it said: ${said}` : "") +
-          ". The instance was dropped; the next call runs on a fresh one.",
-      );
+      throw failure(e, inst.stderr.text, `a request of ${request.length} bytes`);
     }
-    this.pool.release(inst);
-    return response;
+    try {
+      return read(inst.view(resp.ptr, resp.len));
+    } finally {
+      try {
+        inst.free(resp.ptr);
+        this.pool.release(inst);
+      } catch {
+        this.pool.discard(inst);
+      }
+    }
   }
+}
+
+/**
+ * The `internal` error of a module that failed: out of memory when the Go
+ * runtime or the engine said so, a trap otherwise; what they said goes into
+ * `detail`, never the message.
+ *
+ * @param {unknown} e
+ * @param {string} stderr
+ * @param {string} what
+ */
+function failure(e, stderr, what) {
+  const said = stderr.trim();
+  const oom = /out of memory/i.test(said) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
+  return new AssemblyError("internal", "", oom ? INTERNAL_MESSAGES.outOfMemory : INTERNAL_MESSAGES.trapped, {
+    detail: `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (last ${STDERR_KEEP} bytes):\n${said}` : ""),
+  });
 }
 
 /**
@@ -340,7 +574,14 @@ export class Prompt {
       });
     } catch (e) {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
-        throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message);
+        throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
+      }
+      const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
+      if (m) {
+        // A string of this step's response over the engine's ceiling: its
+        // place in the whole prompt.
+        const at = `messages[${this.messages.length + Number(m[1])}]`;
+        throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), { offset: e.offset, detail: e.detail });
       }
       throw e;
     }
@@ -376,25 +617,13 @@ export class Prompt {
   }
 }
 
-/** @param {Uint8Array} bytes */
-function decode(bytes) {
-  try {
-    const r = decodeResponse(bytes);
-    if (r !== null && typeof r === "object" && (r.ok === true || (r.ok === false && r.error))) return r;
-  } catch {
-    // fall through
-  }
-  throw new AssemblyError(
-    "internal",
-    "",
-    `the assembly module returned ${bytes.length} bytes that are not a response; is assembly.wasm from the same release as this package?`,
-  );
-}
-
 /** @param {any} response */
 function toError(response) {
   const e = response.error;
-  return new AssemblyError(String(e.code), String(e.path ?? ""), String(e.message ?? ""));
+  const offset = e.offset;
+  return new AssemblyError(String(e.code), String(e.path ?? ""), String(e.message ?? ""), {
+    offset: typeof offset === "number" ? offset : typeof offset === "bigint" ? Number(offset) : undefined,
+  });
 }
 
 /** @param {unknown} e */

@@ -6,10 +6,11 @@
  * @module
  */
 
-import { Assembler } from "./assembler.js";
+import { Assembler, DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./assembler.js";
 
-export { Assembler, Prompt, MAX_REQUEST_BYTES } from "./assembler.js";
+export { Assembler, Prompt, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
 export { AssemblyError, ERROR_CODES } from "./wire.js";
+export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
@@ -19,24 +20,32 @@ const compiled = new Map();
 
 /**
  * Fetches and compiles the module at `url` once per page. Uses
- * WebAssembly.compileStreaming when the server sends `application/wasm`, and
- * compiles the downloaded bytes otherwise.
+ * WebAssembly.compileStreaming when the server sends `application/wasm` (and
+ * no memory limit below 4 GiB is asked for), and compiles the downloaded bytes
+ * otherwise.
  *
  * @param {string | URL} url
+ * @param {{memoryLimitBytes?: number}} [options]
  * @returns {Promise<WebAssembly.Module>}
  */
-export function compileModule(url = DEFAULT_WASM_URL) {
-  const key = new URL(url, globalThis.location?.href).href;
+export function compileModule(url = DEFAULT_WASM_URL, options = {}) {
+  const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
+  const href = new URL(url, globalThis.location?.href).href;
+  const key = `${limit} ${href}`;
   let p = compiled.get(key);
   if (!p) {
     p = (async () => {
-      const resp = await fetch(key);
-      if (!resp.ok) throw new Error(`cannot fetch the assembly module at ${key}: HTTP ${resp.status}; pass loadAssembler({url}) where your server serves assembly.wasm`);
+      const resp = await fetch(href);
+      if (!resp.ok) {
+        throw new Error(
+          `cannot fetch the assembly module at ${href}: HTTP ${resp.status}; serve node_modules/@polyloop/assembly/assembly.wasm and pass its URL as loadAssembler({url}) (see the README's bundler section)`,
+        );
+      }
       const type = resp.headers.get("content-type") ?? "";
-      if (typeof WebAssembly.compileStreaming === "function" && type.split(";")[0].trim() === "application/wasm") {
+      if (limit >= DEFAULT_MEMORY_LIMIT_BYTES && typeof WebAssembly.compileStreaming === "function" && type.split(";")[0].trim() === "application/wasm") {
         return WebAssembly.compileStreaming(resp);
       }
-      return WebAssembly.compile(await resp.arrayBuffer());
+      return WebAssembly.compile(limitModuleMemory(new Uint8Array(await resp.arrayBuffer()), limit));
     })();
     p.catch(() => compiled.delete(key));
     compiled.set(key, p);
@@ -50,10 +59,11 @@ export function compileModule(url = DEFAULT_WASM_URL) {
  * @param {import("./index.js").AssemblerOptions} [options]
  *   `url`: where assembly.wasm is served (default: beside the package);
  *   `module`: an already compiled WebAssembly.Module (for workers);
- *   `poolSize`, `retireAboveBytes`: see README.
+ *   `maxInstances`, `recycleAboveBytes`, `memoryLimitBytes`: see README.
  * @returns {Promise<Assembler>}
  */
 export async function loadAssembler(options = {}) {
-  const module = options.module ?? (await compileModule(options.url ?? DEFAULT_WASM_URL));
-  return new Assembler(module, options).warm();
+  const o = poolOptions(options);
+  const module = options.module ?? (await compileModule(options.url ?? DEFAULT_WASM_URL, { memoryLimitBytes: o.memoryLimitBytes }));
+  return new Assembler(module, { ...options, ...o }).warm();
 }

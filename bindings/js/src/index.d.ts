@@ -3,7 +3,7 @@
  * compiled to WebAssembly, for Node (≥ 20) and browsers. Same request bytes,
  * same response bytes as every other host (Go, Python, the CLI).
  *
- * Wire format v1: see SPEC.md §2–7.
+ * Wire format v1: see docs/SPEC.md §2–7 of the repository (https://github.com/polyloop/assembly).
  */
 
 /** Every error code of the wire format (SPEC §6). */
@@ -24,6 +24,29 @@ export type ErrorCode =
 
 /** The error codes, in SPEC order. */
 export const ERROR_CODES: readonly ErrorCode[];
+
+/** The project's version (one for the Go module, the wheel, this package, the CLI and the module). */
+export const version: string;
+
+/** Lowercase hex SHA-256 of the packaged `assembly.wasm`. */
+export const moduleSha256: string;
+
+/** The messages of `internal` errors: the same on every host. */
+export const INTERNAL_MESSAGES: {
+  readonly outOfMemory: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
+  readonly trapped: "the assembly module trapped; the instance was discarded and the next call gets a fresh one";
+  readonly notAResponse: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?";
+};
+
+// The compiled module is a WebAssembly.Module. A Node-only project
+// (`--lib es2022 --types node`) has no declaration of the WebAssembly
+// namespace; this empty interface declares the one type used here and
+// merges with lib.dom's where that is present.
+declare global {
+  namespace WebAssembly {
+    interface Module {}
+  }
+}
 
 /** The largest request the core decodes (1 GiB); a larger one is `too_large`. */
 export const MAX_REQUEST_BYTES: number;
@@ -109,27 +132,41 @@ export interface AssembleResponse {
 
 /** The error of every failed assembly. */
 export class AssemblyError extends Error {
-  constructor(code: ErrorCode | string, path: string, message: string);
+  constructor(code: ErrorCode | string, path: string, message: string, options?: { offset?: number; detail?: string });
   readonly name: "AssemblyError";
   /** One of {@link ErrorCode}. */
   code: ErrorCode;
   /** The offending value, like `steps[3].observation`; empty for the whole request. */
   path: string;
-  /** The core's message, unchanged (for `invalid_template` it gives the code-point offset). */
+  /** The core's message, unchanged; for `internal`, one of {@link INTERNAL_MESSAGES}. */
   message: string;
+  /** For `invalid_template`: the code-point offset of the problem in the template (from the wire's `offset` key); otherwise undefined. */
+  offset: number | undefined;
+  /** For `internal`: what the engine and the module said (trap text, the end of the Go runtime's stderr). Never part of the message. */
+  detail: string | undefined;
 }
 
+/** Options of {@link loadAssembler}; the pool options have the same names and meanings on every host. */
 export interface AssemblerOptions {
   /** Browsers: where `assembly.wasm` is served (default: beside the package, `../assembly.wasm` from `src/`). Node: a path or file: URL. */
   url?: string | URL;
   /** Node: a path or file: URL of `assembly.wasm` (default: the packaged one). */
   wasm?: string | URL;
-  /** An already compiled module, e.g. posted to a worker. */
+  /** An already compiled module, e.g. posted to a worker (its memory limit is the one it was compiled with). */
   module?: WebAssembly.Module;
-  /** Idle instances kept ready (default 2). */
-  poolSize?: number;
-  /** An instance whose linear memory grew past this many bytes is dropped after its call (default 256 MiB). */
-  retireAboveBytes?: number;
+  /**
+   * Most module instances alive at once (default: the number of CPUs). JavaScript runs each call to
+   * completion, so one thread uses one instance at a time; this bounds the idle instances kept ready.
+   */
+  maxInstances?: number;
+  /** An instance whose linear memory exceeds this many bytes after a call is discarded (default 256 MiB). */
+  recycleAboveBytes?: number;
+  /**
+   * Cap on one instance's linear memory, in bytes (default 4 GiB, all a 32-bit module can address);
+   * a call that needs more fails with `internal` (out of memory). Below 4 GiB the binding compiles the module
+   * with that maximum (in browsers without streaming compilation).
+   */
+  memoryLimitBytes?: number;
 }
 
 /** An incremental prompt; see {@link Assembler.prompt}. */
@@ -164,18 +201,30 @@ export class Assembler {
   readonly instancesCreated: number;
   /**
    * Assembles a request.
-   * @throws {AssemblyError} with the core's code, path and message.
+   * @throws {AssemblyError} with the core's code, path and message; `too_large` also when a string of the
+   * response is longer than this engine's strings allow (V8: 536,870,888 UTF-16 units), with its path;
+   * `assembleBytes` still works then.
    */
   assemble(request: AssembleRequest): AssembleResponse;
   /**
    * The wire function: msgpack request bytes in, the core's canonical msgpack
    * response out (ok or error), byte-identical to every other host.
-   * @throws {AssemblyError} `internal` only if the module itself failed (a trap); `too_large` for 4 GiB or more.
+   * A request over 1 GiB gets the core's `too_large` response without being copied into the module.
+   * @throws {AssemblyError} `internal` only if the module itself failed (a trap, out of memory).
    */
   assembleBytes(request: Uint8Array): Uint8Array;
   /**
+   * Assembles a request written as JSON text (a string, or UTF-8 bytes) with the command-line tool's verdict
+   * on JSON: a repeated key is `duplicate_key`, `1.0` or `1e2` for an integer is `malformed_request`,
+   * integers are exact to 64 bits, a syntax error is `malformed_request` at path "" (`invalid JSON at byte N: …`).
+   * @throws {AssemblyError}
+   */
+  assembleJSON(text: string | Uint8Array): AssembleResponse;
+  /** The pool options in effect. */
+  readonly options: Readonly<{ maxInstances: number; recycleAboveBytes: number; memoryLimitBytes: number }>;
+  /**
    * Checks an observation template as `assemble()` does.
-   * @throws {AssemblyError} `invalid_template` with the code-point offset in the message.
+   * @throws {AssemblyError} `invalid_template` with the code-point offset in `offset`.
    */
   validateTemplate(template: string): void;
   /** Assembles `request` once and returns a {@link Prompt} that grows one step at a time. */
@@ -185,8 +234,8 @@ export class Assembler {
 /** The module packaged with this binding. */
 export const DEFAULT_WASM_URL: URL;
 
-/** Compiles (once per process or page) the module at `source`. */
-export function compileModule(source?: string | URL): Promise<WebAssembly.Module>;
+/** Compiles (once per process or page, per memory limit) the module at `source`. */
+export function compileModule(source?: string | URL, options?: { memoryLimitBytes?: number }): Promise<WebAssembly.Module>;
 
 /**
  * Loads the assembler: compiles `assembly.wasm` once per process or page

@@ -7,10 +7,15 @@
  */
 
 import { readFile } from "node:fs/promises";
-import { Assembler } from "./assembler.js";
+import { availableParallelism } from "node:os";
+import { Assembler, DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./assembler.js";
+import { useNodeBuffer } from "./wire.js";
 
-export { Assembler, Prompt, MAX_REQUEST_BYTES } from "./assembler.js";
+export { Assembler, Prompt, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
 export { AssemblyError, ERROR_CODES } from "./wire.js";
+export { version, moduleSha256 } from "./version.js";
+
+useNodeBuffer(Buffer);
 
 /** The module packaged with this binding. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
@@ -20,21 +25,24 @@ const compiled = new Map();
 
 /**
  * Compiles the module at `source` once per process (later calls with the same
- * source share the compiled module).
+ * source and memory limit share the compiled module).
  *
  * @param {string | URL} source a file path or file: URL
+ * @param {{memoryLimitBytes?: number}} [options] a cap on each instance's
+ *   linear memory (default 4 GiB, all a 32-bit module can address)
  * @returns {Promise<WebAssembly.Module>}
  */
-export function compileModule(source = DEFAULT_WASM_URL) {
-  const key = String(source);
+export function compileModule(source = DEFAULT_WASM_URL, options = {}) {
+  const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
+  const key = `${limit} ${source}`;
   let p = compiled.get(key);
   if (!p) {
     p = readFile(source).then(
-      (bytes) => WebAssembly.compile(bytes),
+      (bytes) => WebAssembly.compile(limitModuleMemory(new Uint8Array(bytes), limit)),
       (e) => {
         throw new Error(
-          `cannot read the assembly module at ${key} (${e.code ?? e.message}); ` +
-            "a checkout must run `make js.wasm` (or `make wasm`) first; an installed package ships it",
+          `cannot read the assembly module at ${source} (${e.code ?? e.message}); ` +
+            "an installed package ships it beside src/; a checkout must run `make js.wasm` (or `make dist` for a package) first",
         );
       },
     );
@@ -47,13 +55,16 @@ export function compileModule(source = DEFAULT_WASM_URL) {
 /**
  * Loads the assembler.
  *
- * @param {import("./index.js").AssemblerOptions & {wasm?: string | URL}} [options]
- *   `wasm`: a path or file: URL of assembly.wasm (default: the packaged one);
- *   `module`: an already compiled WebAssembly.Module (for worker threads);
- *   `poolSize`, `retireAboveBytes`: see README.
+ * @param {import("./index.js").AssemblerOptions} [options]
+ *   `wasm` (or `url`): a path or file: URL of assembly.wasm (default: the
+ *   packaged one); `module`: an already compiled WebAssembly.Module (for
+ *   worker threads); `maxInstances`, `recycleAboveBytes`, `memoryLimitBytes`:
+ *   see README.
  * @returns {Promise<Assembler>}
  */
 export async function loadAssembler(options = {}) {
-  const module = options.module ?? (await compileModule(options.wasm ?? options.url ?? DEFAULT_WASM_URL));
-  return new Assembler(module, options).warm();
+  const o = poolOptions({ maxInstances: availableParallelism(), ...options });
+  const module =
+    options.module ?? (await compileModule(options.wasm ?? options.url ?? DEFAULT_WASM_URL, { memoryLimitBytes: o.memoryLimitBytes }));
+  return new Assembler(module, { ...options, ...o }).warm();
 }

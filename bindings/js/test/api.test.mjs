@@ -27,7 +27,7 @@ test("loadAssembler compiles the module once per process", async () => {
   const b = await loadAssembler();
   assert.notEqual(a, b);
   assert.equal(a.module, b.module);
-  const c = await loadAssembler({ module: a.module, poolSize: 1 });
+  const c = await loadAssembler({ module: a.module, maxInstances: 1 });
   assert.equal(c.module, a.module);
 });
 
@@ -185,9 +185,9 @@ test("prompt: addStep sends one step, never the history", () => {
   const p = asm.prompt({ observation_template: T });
   const sizes = [];
   const run = asm.run.bind(asm);
-  asm.run = (bytes) => {
+  asm.run = (bytes, ...rest) => {
     sizes.push(bytes.length);
-    return run(bytes);
+    return run(bytes, ...rest);
   };
   try {
     for (let i = 0; i < 50; i++) p.addStep("x".repeat(1000), "y".repeat(1000));
@@ -220,4 +220,30 @@ test("prompt: the request may be a Map", () => {
   assert.equal(p.context_overflow, true);
   const e = errorOf(() => p.addStep("e", 1));
   assert.deepEqual([e.code, e.path], ["malformed_request", "steps[2].observation"]);
+});
+
+test("version is the project's VERSION and moduleSha256 the SHA-256 of the packaged module", async () => {
+  const { createHash } = await import("node:crypto");
+  assert.equal(pkg.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
+  assert.match(pkg.version, /^\d+\.\d+\.\d+/);
+  assert.equal(pkg.moduleSha256, createHash("sha256").update(readFileSync(new URL("../assembly.wasm", import.meta.url))).digest("hex"));
+});
+
+test("assembleJSON: the same response as assemble, and the CLI's verdict on JSON text", () => {
+  const req = { observation_template: T, steps: [{ raw_output: "r", observation: "o" }], max_prompt_chars: 9007199254740993n };
+  const text = JSON.stringify({ ...req, max_prompt_chars: 1 }).replace(/"max_prompt_chars":1/, '"max_prompt_chars":9007199254740993');
+  assert.deepEqual(asm.assembleJSON(text), asm.assemble(req));
+  const cases = [
+    ['{"observation_template": "{observation}", "steps": [{"raw_output": "a", "raw_output": "b", "observation": ""}]}', "duplicate_key", "steps[0].raw_output"],
+    ['{"v": 1.0, "observation_template": "{observation}"}', "malformed_request", "v"],
+    ['{"observation_template": "{observation}", "max_prompt_chars": 1e2}', "malformed_request", "max_prompt_chars"],
+    ['{"observation_template": "{observation}",}', "malformed_request", ""],
+  ];
+  for (const [json, code, path] of cases) {
+    const e = errorOf(() => asm.assembleJSON(json));
+    assert.ok(e instanceof AssemblyError, `${json}: ${e}`);
+    assert.deepEqual([e.code, e.path], [code, path], json);
+  }
+  assert.match(errorOf(() => asm.assembleJSON("{")).message, /^invalid JSON at byte \d+/);
+  assert.throws(() => asm.assembleJSON({}), TypeError);
 });

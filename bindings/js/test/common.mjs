@@ -22,8 +22,23 @@ export function assembler() {
   return loading;
 }
 
-const decoder = new Decoder();
-/** Decodes response bytes with the plain library decoder. */
+/**
+ * The library's decoder with Node's own UTF-8 decoding of strings: the
+ * library's TextDecoder drops a leading U+FEFF (the defect of issue 9 item 1),
+ * which made this oracle agree with the binding's old decoder.
+ */
+class OracleDecoder extends Decoder {
+  decodeUtf8String(byteLength, headerOffset) {
+    const offset = this.pos + headerOffset;
+    if (this.bytes.byteLength < offset + byteLength) throw new RangeError("truncated msgpack str");
+    const s = Buffer.from(this.bytes.buffer, this.bytes.byteOffset + offset, byteLength).toString("utf8");
+    this.pos += headerOffset + byteLength;
+    return s;
+  }
+}
+
+const decoder = new OracleDecoder();
+/** Decodes response bytes with the library decoder (strings by Node's Buffer). */
 export function decode(bytes) {
   return decoder.decode(bytes);
 }
@@ -74,3 +89,33 @@ export function errorOf(f) {
 }
 
 export const hex = (b) => Buffer.from(b).toString("hex");
+
+export const JSON_VECTORS_DIR = `${REPO}testdata/json-vectors`;
+
+/**
+ * Every case of testdata/json-vectors/*.json (format in its README), with the
+ * file it came from and the JSON text as bytes.
+ *
+ * @returns {{file: string, name: string, request: Uint8Array, response?: Uint8Array,
+ *   error?: {code: string, path: string}, syntax: boolean}[]}
+ */
+export function loadJsonVectors() {
+  if (!existsSync(JSON_VECTORS_DIR)) return [];
+  const out = [];
+  const known = new Set(["name", "description", "request", "msgpack", "response", "error", "syntax"]);
+  for (const f of readdirSync(JSON_VECTORS_DIR).filter((n) => n.endsWith(".json")).sort()) {
+    for (const c of JSON.parse(readFileSync(`${JSON_VECTORS_DIR}/${f}`, "utf8")).cases) {
+      for (const k of Object.keys(c)) if (!known.has(k)) throw new Error(`${f}/${c.name}: unknown key ${k}`);
+      if ((c.response === undefined) === (c.error === undefined)) throw new Error(`${f}/${c.name}: exactly one of response and error`);
+      out.push({
+        file: f,
+        name: c.name,
+        request: new Uint8Array(Buffer.from(c.request, "base64")),
+        response: c.response === undefined ? undefined : new Uint8Array(Buffer.from(c.response, "base64")),
+        error: c.error,
+        syntax: c.syntax === true,
+      });
+    }
+  }
+  return out;
+}

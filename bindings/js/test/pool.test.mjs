@@ -7,9 +7,10 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { spawnSync } from "node:child_process";
-import { AssemblyError, loadAssembler, MAX_REQUEST_BYTES } from "@polyloop/assembly";
+import { AssemblyError, INTERNAL_MESSAGES, loadAssembler, MAX_REQUEST_BYTES } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
-import { encodeRequest } from "../src/wire.js";
+import * as W from "./hand.mjs";
+import { KEEP_BUFFER_BYTES, encodeRequest, sharedRequestEncoder } from "../src/wire.js";
 
 const asm = await assembler();
 const T = "Obs {observation}";
@@ -34,6 +35,7 @@ function checkResponse(i, r) {
 }
 
 test("many concurrent async callers each get their own answer", async () => {
+  const created = asm.instancesCreated;
   const tick = () => new Promise((r) => setImmediate(r));
   const tasks = Array.from({ length: 300 }, async (_, i) => {
     await tick();
@@ -52,7 +54,8 @@ test("many concurrent async callers each get their own answer", async () => {
   const done = await Promise.all(tasks);
   assert.equal(done.length, 300);
   // JavaScript runs each call to completion: one instance served them all.
-  assert.ok(asm.pool.idle.length <= asm.pool.size);
+  assert.equal(asm.instancesCreated, created);
+  assert.equal(asm.pool.idle.length, 1);
 });
 
 test("a re-entrant call (a getter that assembles) is answered correctly", () => {
@@ -65,6 +68,24 @@ test("a re-entrant call (a getter that assembles) is answered correctly", () => 
     },
   };
   assert.equal(asm.assemble(outer).messages[0].content[0].text, "outer");
+});
+
+test("a re-entrant call while a huge request is being encoded leaves the outer request whole", () => {
+  const big = "b".repeat(9e6) + "é"; // the outer buffer passes 8 MiB before the getter runs
+  const inner = { observation_template: T, steps: [{ raw_output: "x".repeat(100), observation: "y".repeat(100) }] };
+  let innerResponse;
+  const outer = {
+    observation_template: T,
+    steps: [{ raw_output: big, observation: "z".repeat(100) }],
+    get goal_messages() {
+      innerResponse = asm.assemble(inner);
+      encodeRequest(inner);
+      return [{ role: "user", content: [{ type: "text", text: "x".repeat(100) }] }];
+    },
+  };
+  const r = asm.assemble(outer);
+  assert.deepEqual(r.messages.map((m) => m.content[0].text), ["x".repeat(100), big, "Obs " + "z".repeat(100)]);
+  assert.deepEqual(innerResponse.messages.map((m) => m.content[0].text), ["x".repeat(100), "Obs " + "y".repeat(100)]);
 });
 
 test("worker threads share the compiled module and answer byte for byte", async () => {
@@ -93,58 +114,119 @@ test("worker threads share the compiled module and answer byte for byte", async 
   for (const out of outs) assert.deepEqual(out.map((b) => Buffer.from(b).toString("hex")), expected.map((b) => Buffer.from(b).toString("hex")));
 });
 
-test("a trap fails that call with internal and the next call runs on a fresh instance", () => {
-  const a = asm;
-  const before = a.assembleBytes(encodeRequest(requestFor(4)));
+test("out of memory inside the module: internal, the host-independent message, detail apart; the next call runs on a fresh instance", async () => {
+  // memoryLimitBytes caps each instance's linear memory: a 20 MB request
+  // cannot be allocated inside a 16 MiB instance, and the Go runtime dies.
+  const a = await loadAssembler({ memoryLimitBytes: 16 * 1024 * 1024, maxInstances: 1 });
+  const small = encodeRequest(requestFor(4));
+  const before = a.assembleBytes(small);
   const created = a.instancesCreated;
-  // 4 GiB − 16 bytes: the module cannot allocate the request buffer, the Go
-  // runtime dies (out of memory) and the engine traps. The array is lazily
-  // zeroed memory, never touched.
-  const huge = new Uint8Array(0xfffffff0);
+  const huge = encodeRequest({ observation_template: T, steps: [{ raw_output: "x".repeat(20e6), observation: "" }] });
   const e = errorOf(() => a.assembleBytes(huge));
   assert.ok(e instanceof AssemblyError, String(e));
-  assert.equal(e.code, "internal");
-  assert.equal(e.path, "");
-  assert.match(e.message, /out of memory/);
-  assert.match(e.message, /fresh/);
+  assert.deepEqual([e.code, e.path, e.message], ["internal", "", INTERNAL_MESSAGES.outOfMemory]);
+  assert.equal(e.message, "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one");
+  assert.match(e.detail, /out of memory/, "the Go runtime's words are in detail");
+  assert.doesNotMatch(e.message, /goroutine|0x[0-9a-f]{6}/);
+  // The same request through assemble(): the same error.
+  const e2 = errorOf(() => a.assemble(decode(huge)));
+  assert.deepEqual([e2.code, e2.path, e2.message], ["internal", "", INTERNAL_MESSAGES.outOfMemory]);
   // The next call works, on a new instance, with the same bytes as before.
-  const after = a.assembleBytes(encodeRequest(requestFor(4)));
-  assert.deepEqual(after, before);
-  assert.equal(a.instancesCreated, created + 1);
+  assert.deepEqual(a.assembleBytes(small), before);
+  assert.equal(a.instancesCreated, created + 2);
   checkResponse(4, a.assemble(requestFor(4)));
+  // Without the cap the same request is fine.
+  assert.equal(decode(asm.assembleBytes(huge)).ok, true);
 });
 
-test("a request the 32-bit module cannot address is too_large before the module", () => {
-  const e = errorOf(() => asm.assembleBytes(new Uint8Array(2 ** 32)));
-  assert.ok(e instanceof AssemblyError, String(e));
-  assert.equal(e.code, "too_large");
-  assert.equal(e.path, "");
+test("memoryLimitBytes is checked, and 4 GiB (the default) leaves the module as it is", async () => {
+  await assert.rejects(loadAssembler({ memoryLimitBytes: 1024 * 1024 }), /at least the module's initial memory/);
+  await assert.rejects(loadAssembler({ memoryLimitBytes: 5 * 2 ** 30 }), TypeError);
+  await assert.rejects(loadAssembler({ memoryLimitBytes: 1.5 }), TypeError);
+  assert.equal(asm.options.memoryLimitBytes, 2 ** 32);
 });
 
-test("a request over 1 GiB is the core's too_large", { skip: !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (copies 1 GiB into the module)" }, async () => {
-  const a = await loadAssembler({ poolSize: 1 });
-  const r = decode(a.assembleBytes(new Uint8Array(MAX_REQUEST_BYTES + 1)));
-  assert.equal(r.ok, false);
-  assert.deepEqual([r.error.code, r.error.path], ["too_large", ""]);
-  // The instance that grew past retireAboveBytes is not kept.
-  assert.equal(a.pool.idle.length, 0);
+test("any other trap: internal with the trap message; the engine's words in detail", () => {
+  const a = asm;
+  const inst = a.pool.acquire();
+  const real = inst.exports;
+  inst.exports = { ...real, assemble: () => { throw new WebAssembly.RuntimeError("unreachable executed"); } };
+  a.pool.idle.push(inst);
+  const created = a.instancesCreated;
+  const e = errorOf(() => a.assemble(requestFor(2)));
+  assert.deepEqual([e.code, e.path, e.message], ["internal", "", INTERNAL_MESSAGES.trapped]);
+  assert.equal(e.message, "the assembly module trapped; the instance was discarded and the next call gets a fresh one");
+  assert.match(e.detail, /RuntimeError: unreachable executed/);
+  checkResponse(2, a.assemble(requestFor(2)));
+  assert.equal(a.instancesCreated, created + 1);
+  assert.ok(!a.pool.idle.includes(inst), "the broken instance is not reused");
 });
 
-test("instances whose memory grew past retireAboveBytes are not reused", async () => {
-  const a = await loadAssembler({ retireAboveBytes: 1 });
+test("bytes that are not a response: internal, its message, detail apart", () => {
+  const a = asm;
+  const inst = a.pool.acquire();
+  const real = inst.exports;
+  // The module answers 3 bytes of garbage (a view of its own memory).
+  inst.exports = { ...real, assemble: (ptr) => (BigInt(ptr) << 32n) | 3n };
+  a.pool.idle.push(inst);
+  const e = errorOf(() => a.assemble(requestFor(2)));
+  assert.deepEqual([e.code, e.path, e.message], ["internal", "", INTERNAL_MESSAGES.notAResponse]);
+  assert.match(e.detail, /3 bytes/);
+  inst.exports = real;
+});
+
+test("a request over 1 GiB is the core's too_large, answered before anything is copied into the module", () => {
+  const created = asm.instancesCreated;
+  for (const size of [MAX_REQUEST_BYTES + 1, 2 ** 32]) {
+    // Lazily zeroed memory, never touched.
+    const r = asm.assembleBytes(new Uint8Array(size));
+    const message = `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`;
+    // The core's bytes (core/assemble.go encodeError), written by hand.
+    assert.deepEqual(r, W.map(["v", W.int(1)], ["ok", [0xc2]], ["error", W.map(["code", W.str("too_large")], ["message", W.str(message)], ["path", W.str("")])]));
+  }
+  assert.equal(asm.instancesCreated, created, "no instance was involved");
+});
+
+test("assemble(object) of a request over 1 GiB: too_large with the exact size, the encoder stops writing at the limit", { skip: !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (1.1 GB of memory; make test.limits)" }, () => {
+  // Two strings of 600 MB: the second is only counted. (Built from one
+  // repeated character, so V8 holds them flat at one byte per character.)
+  const big = "é".repeat(3e8); // 600,000,000 UTF-8 bytes
+  const req = { observation_template: T, steps: [{ raw_output: big, observation: big }] };
+  const e = errorOf(() => asm.assemble(req));
+  const size = 1200000000 + encodeRequest({ observation_template: T, steps: [{ raw_output: "", observation: "" }] }).length + 2 * 4;
+  assert.deepEqual([e.code, e.path, e.message], ["too_large", "", `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`]);
+  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, "the big buffer was dropped after the call");
+});
+
+test("the encoder's buffer is given back after a huge request (never kept for the life of the process)", () => {
+  const big = { observation_template: T, steps: [{ raw_output: "x".repeat(50e6), observation: "" }] };
+  assert.equal(asm.assemble(big).messages[0].content[0].text.length, 50e6);
+  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, `${sharedRequestEncoder.bufferBytes} bytes kept`);
+  for (let i = 0; i < 100; i++) asm.assemble(requestFor(i));
+  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES);
+  // A typical request keeps its buffer (no reallocation per call).
+  const kept = sharedRequestEncoder.bytes;
+  asm.assemble(requestFor(7));
+  assert.equal(sharedRequestEncoder.bytes, kept);
+});
+
+test("instances whose memory grew past recycleAboveBytes are not reused", async () => {
+  const a = await loadAssembler({ recycleAboveBytes: 1 });
   const n = a.instancesCreated;
   const b = encodeRequest(requestFor(2));
   const first = a.assembleBytes(b);
   assert.deepEqual(a.assembleBytes(b), first);
   assert.equal(a.instancesCreated, n + 1); // the warm one was retired after call 1
-  const keep = await loadAssembler({ poolSize: 1 });
+  const keep = await loadAssembler({ maxInstances: 1 });
   const m = keep.instancesCreated;
   for (let i = 0; i < 5; i++) keep.assembleBytes(b);
   assert.equal(keep.instancesCreated, m);
 });
 
-test("poolSize is checked", async () => {
-  await assert.rejects(loadAssembler({ poolSize: 0 }), TypeError);
+test("maxInstances is checked; the old option names say their new names", async () => {
+  await assert.rejects(loadAssembler({ maxInstances: 0 }), TypeError);
+  await assert.rejects(loadAssembler({ poolSize: 1 }), /renamed maxInstances/);
+  await assert.rejects(loadAssembler({ retireAboveBytes: 1 }), /renamed recycleAboveBytes/);
 });
 
 test("the module prints nothing, even when it dies or the shim's debug log is on", () => {
@@ -155,12 +237,13 @@ test("the module prints nothing, even when it dies or the shim's debug log is on
     // Another user of the shim turns its global debug log on, before and
     // while an instance is being made (between the imports and _initialize).
     new WASI([], [], []);
-    const first = await loadAssembler({ poolSize: 1 });
-    const loading = loadAssembler({ module: first.module, poolSize: 1 });
+    const first = await loadAssembler({ maxInstances: 1 });
+    const loading = loadAssembler({ module: first.module, maxInstances: 1 });
     new WASI([], [], []);
     const a = await loading;
     a.assemble({ observation_template: "{observation}", steps: [{ raw_output: "a", observation: "b" }] });
-    try { a.assembleBytes(new Uint8Array(0xfffffff0)); } catch (e) { if (e.code !== "internal") process.exit(3); }
+    const capped = await loadAssembler({ memoryLimitBytes: 16 * 1024 * 1024 });
+    try { capped.assembleBytes(new Uint8Array(20e6)); process.exit(4); } catch (e) { if (e.code !== "internal") process.exit(3); }
     a.assemble({ observation_template: "{observation}" });`;
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: new URL("..", import.meta.url), encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);

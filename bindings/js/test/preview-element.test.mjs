@@ -12,36 +12,17 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { createServer } from "node:http";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { assembler } from "./common.mjs";
+import { serve } from "./chromium.mjs";
 import { ARTIFACTS, CHROMIUM, FLAGS, skip } from "./preview-harness.mjs";
 
 const PKG = fileURLToPath(new URL("..", import.meta.url));
 const APP = fileURLToPath(new URL("./preview-vite/", import.meta.url));
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
-
-/** Serves `dir` on 127.0.0.1 (the built app: files only). */
-async function serve(dir) {
-  const server = createServer((req, res) => {
-    const path = normalize(new URL(req.url ?? "/", "http://x").pathname).replace(/^\/+/, "") || "index.html";
-    if (path.startsWith("..")) return res.writeHead(404).end();
-    try {
-      const body = readFileSync(join(dir, path));
-      res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", () => r(undefined)));
-  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
-  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r(undefined))) };
-}
-
 test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_000 }, async (t) => {
   const asm = await assembler();
   const dir = mkdtempSync(join(tmpdir(), "polyloop-vite-app-"));
@@ -110,7 +91,7 @@ test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_0
     assert.deepEqual(problems, [], "the app logged errors");
   } finally {
     await context?.close();
-    await server?.close();
+    server?.close();
     rmSync(profile, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }

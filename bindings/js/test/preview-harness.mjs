@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer } from "../preview/serve.mjs";
 import { REPO } from "./common.mjs";
+import { CHROMIUM, CHROMIUM_FLAGS as FLAGS } from "./chromium.mjs";
 
-export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-export const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+export { CHROMIUM, FLAGS };
 export const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
 export const ARTIFACTS = `${REPO}artifacts/`;
 

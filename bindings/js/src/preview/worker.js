@@ -69,7 +69,9 @@ function utf8(s) {
  */
 function assembleJSONBytes(bytes) {
   const a = /** @type {any} */ (asm);
-  if (typeof a.assembleJSONBytes === "function") return a.assembleJSONBytes(bytes);
+  // The binding's own call path (pool, traps, internal errors) when it has
+  // one that takes the entry point; else the ABI here.
+  if (typeof a.run === "function" && a.run.length === 3) return a.run(bytes, "assemble_json", (/** @type {Uint8Array} */ r) => r.slice());
   const pool = a.pool;
   const inst = pool.acquire();
   let out;

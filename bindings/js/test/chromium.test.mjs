@@ -1,0 +1,98 @@
+// The binding in Chromium (its browser entry, src/browser.js, through an
+// import map, as a page without a bundler loads it): every shared vector and
+// every JSON-text vector gives the bytes Node gives (and the vectors'), and
+// texts keep a leading U+FEFF on every decoding path of the browser (where
+// TextDecoder does the long strings). POLYLOOP_SKIP_BROWSER=1 skips it.
+
+import test from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { assembler, loadJsonVectors, loadVectors } from "./common.mjs";
+import { serve, withPage } from "./chromium.mjs";
+
+const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
+const b64 = (u8) => Buffer.from(u8).toString("base64");
+
+const PAGE = `<!doctype html><meta charset="utf-8"><title>binding</title><link rel="icon" href="data:,">
+<script type="importmap">
+{"imports": {
+  "@polyloop/assembly": "/src/browser.js",
+  "@bjorn3/browser_wasi_shim": "/node_modules/@bjorn3/browser_wasi_shim/dist/index.js",
+  "@msgpack/msgpack": "/node_modules/@msgpack/msgpack/dist.esm/index.mjs"
+}}
+</script>
+<script type="module">
+  import * as pkg from "@polyloop/assembly";
+  window.pkg = pkg;
+  window.asm = await pkg.loadAssembler();
+  const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+  const toB64 = (u8) => {
+    let s = "";
+    for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
+    return btoa(s);
+  };
+  window.wire = (reqs) => reqs.map((r) => toB64(window.asm.assembleBytes(fromB64(r))));
+  window.json = (reqs) => reqs.map((r) => {
+    const bytes = toB64(window.asm.run(fromB64(r), "assemble_json", (x) => x.slice()));
+    try {
+      return { bytes, value: window.asm.assembleJSON(fromB64(r)) };
+    } catch (e) {
+      return { bytes, error: [e.code, e.path, e.message] };
+    }
+  });
+  document.body.dataset.ready = "1";
+</script>`;
+
+test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
+  const asm = await assembler();
+  const server = await serve(fileURLToPath(new URL("..", import.meta.url)), { "/binding-test.html": PAGE });
+  try {
+    await withPage(`${server.url}binding-test.html`, async (page) => {
+      await page.waitForFunction(() => document.body?.dataset.ready === "1");
+
+      await t.test("every shared vector: the page's assembleBytes equals Node's and the vector's", async () => {
+        const vectors = loadVectors();
+        assert.ok(vectors.length > 100);
+        const got = await page.evaluate((reqs) => window.wire(reqs), vectors.map((v) => b64(v.request)));
+        for (const [i, v] of vectors.entries()) {
+          assert.equal(got[i], b64(asm.assembleBytes(v.request)), `${v.file}/${v.name}: Chromium and Node differ`);
+          if (v.response) assert.equal(got[i], b64(v.response), `${v.file}/${v.name}`);
+        }
+      });
+
+      await t.test("every JSON-text vector: assembleJSON in the page gives Node's bytes, value and error", async () => {
+        const vectors = loadJsonVectors();
+        assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);
+        const got = await page.evaluate((reqs) => window.json(reqs), vectors.map((v) => b64(v.request)));
+        for (const [i, v] of vectors.entries()) {
+          const where = `${v.file}/${v.name}`;
+          assert.equal(got[i].bytes, b64(asm.run(v.request, "assemble_json", (r) => r.slice())), `${where}: bytes`);
+          if (v.response) {
+            assert.equal(got[i].bytes, b64(v.response), where);
+            assert.deepEqual(got[i].value, asm.assembleJSON(v.request), where);
+          } else {
+            assert.deepEqual(got[i].error.slice(0, 2), [v.error.code, v.error.path], where);
+          }
+        }
+      });
+
+      await t.test("a leading U+FEFF survives assemble(), assembleJSON() and addStep() in the browser", async () => {
+        const out = await page.evaluate(() => {
+          const lens = [];
+          for (const n of [0, 10, 40, 199, 200, 300, 70000]) {
+            const s = "\uFEFF" + "x".repeat(n);
+            const req = { observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] };
+            const a = window.asm.assemble(req).messages[0].content[0].text;
+            const j = window.asm.assembleJSON(JSON.stringify(req)).messages[0].content[0].text;
+            const p = window.asm.prompt({ observation_template: "{observation}" }).addStep(s, s).messages.map((m) => m.content[0].text);
+            lens.push([a === s, j === s, p[0] === s && p[1] === s]);
+          }
+          return lens;
+        });
+        for (const row of out) assert.deepEqual(row, [true, true, true]);
+      });
+    });
+  } finally {
+    server.close();
+  }
+});

@@ -1,0 +1,32 @@
+package hosttest
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/wirejson"
+)
+
+// TestJSONVectorsEveryEngine runs the shared JSON-text vectors through the
+// module's assemble_json export on wazero and wasmtime (Runner.AssembleJSON):
+// each answer is what the case expects and byte-identical to the native
+// reader's (syntax-error messages included).
+func TestJSONVectorsEveryEngine(t *testing.T) {
+	cases, err := vectors.LoadJSON("../testdata/json-vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		native := wirejson.AppendAssemble(nil, c.Text)
+		for _, r := range runners {
+			got := r.AssembleJSON(c.Text)
+			if err := c.Check(got); err != nil {
+				t.Errorf("%s: %s: %v", r.Engine(), c.Name, err)
+			} else if !bytes.Equal(got, native) {
+				t.Errorf("%s: %s: differs from the native reader:\n got    %.200q\n native %.200q", r.Engine(), c.Name, got, native)
+			}
+		}
+	}
+	t.Logf("%d JSON-text vectors, identical on native, wazero and wasmtime", len(cases))
+}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fake is an engine whose instances echo the request, and count how many are
+// alive at once.
+type fake struct {
+	alive, most atomic.Int64
+	fail        func(req []byte) (error, string) // a call error and the module's stderr
+}
+
+type fakeInstance struct {
+	e      *fake
+	mem    []byte
+	stderr string
+	closed bool
+}
+
+func (e *fake) Name() string { return "fake" }
+func (e *fake) NewInstance() (Instance, error) {
+	n := e.alive.Add(1)
+	for {
+		m := e.most.Load()
+		if n <= m || e.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return &fakeInstance{e: e, mem: make([]byte, 1<<16)}, nil
+}
+func (e *fake) Close() error { return nil }
+
+func (i *fakeInstance) Alloc(size uint32) (uint32, error) { return 0, nil }
+func (i *fakeInstance) Call(fn Export, ptr, size uint32) (uint64, error) {
+	time.Sleep(time.Millisecond) // a call takes a while: callers overlap
+	if i.e.fail != nil {
+		if err, stderr := i.e.fail(i.mem[:size]); err != nil {
+			i.stderr = stderr
+			return 0, err
+		}
+	}
+	return uint64(size), nil
+}
+func (i *fakeInstance) Free(uint32) error                { return nil }
+func (i *fakeInstance) Write(ptr uint32, b []byte) error { copy(i.mem[ptr:], b); return nil }
+func (i *fakeInstance) Read(ptr, size uint32) ([]byte, error) {
+	return i.mem[ptr : ptr+size], nil
+}
+func (i *fakeInstance) MemorySize() uint64 { return uint64(len(i.mem)) }
+func (i *fakeInstance) Stderr() string     { return i.stderr }
+func (i *fakeInstance) Close() {
+	if !i.closed {
+		i.closed = true
+		i.e.alive.Add(-1)
+	}
+}
+
+// TestMaxInstancesIsTheMostAlive: 64 concurrent calls on MaxInstances 3 never
+// have more than 3 instances alive; every call is answered (calls wait).
+func TestMaxInstancesIsTheMostAlive(t *testing.T) {
+	e := &fake{}
+	p := NewPool(e, Config{MaxInstances: 3})
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := []byte{byte(i)}
+			resp, f := p.Call(Assemble, req)
+			if f != nil || len(resp) != 1 || resp[0] != byte(i) {
+				t.Errorf("call %d: %v %v", i, resp, f)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := e.most.Load(); m > 3 || m < 2 {
+		t.Fatalf("%d instances alive at once with MaxInstances 3", m)
+	}
+	p.Close()
+	if a := e.alive.Load(); a != 0 {
+		t.Fatalf("%d instances alive after Close", a)
+	}
+}
+
+// TestFailureMessages: a failed call gets the host-independent message of its
+// kind, the engine's words go to Detail, and the instance is discarded.
+func TestFailureMessages(t *testing.T) {
+	e := &fake{fail: func(req []byte) (error, string) {
+		switch string(req) {
+		case "oom":
+			return errors.New("wasm error: unreachable\nwasm stack trace: ..."), "runtime: out of memory: cannot allocate 84410368-byte block\nfatal error: out of memory\n"
+		case "trap":
+			return errors.New("wasm error: integer divide by zero\nwasm stack trace: ..."), "panic: runtime error\n"
+		}
+		return nil, ""
+	}}
+	p := NewPool(e, Config{MaxInstances: 1})
+	for _, tc := range []struct{ req, msg, detail string }{
+		{"oom", MsgOutOfMemory, "fatal error: out of memory"},
+		{"trap", MsgTrapped, "integer divide by zero"},
+	} {
+		_, f := p.Call(Assemble, []byte(tc.req))
+		if f == nil || f.Message != tc.msg {
+			t.Fatalf("%s: got %+v, want the message %q", tc.req, f, tc.msg)
+		}
+		if !strings.Contains(f.Detail, tc.detail) || !strings.Contains(f.Detail, "fake: assemble failed") {
+			t.Fatalf("%s: detail %q lacks %q", tc.req, f.Detail, tc.detail)
+		}
+		if e.alive.Load() != 0 {
+			t.Fatalf("%s: the failed instance was kept", tc.req)
+		}
+	}
+	if resp, f := p.Call(Assemble, []byte("ok")); f != nil || string(resp) != "ok" {
+		t.Fatalf("the call after failures: %q %v", resp, f)
+	}
+}

@@ -1,0 +1,35 @@
+package wirejson
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/polyloop/assembly/internal/vectors"
+)
+
+// TestJSONVectors runs the shared JSON-text vectors natively: the msgpack the
+// reader makes of each text is the oracle's, byte for byte, and
+// AppendAssemble answers what the case expects.
+func TestJSONVectors(t *testing.T) {
+	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 60 {
+		t.Fatalf("only %d JSON-text vectors", len(cases))
+	}
+	for _, c := range cases {
+		mp, err := ToMsgpack(nil, c.Text)
+		switch {
+		case c.Syntax && err == nil:
+			t.Errorf("%s: want a JSON syntax error, the reader accepted it", c.Name)
+		case !c.Syntax && err != nil:
+			t.Errorf("%s: %v", c.Name, err)
+		case !c.Syntax && !bytes.Equal(mp, c.Msgpack):
+			t.Errorf("%s: the msgpack differs from the oracle's:\n got  %.120x\n want %.120x", c.Name, mp, c.Msgpack)
+		}
+		if err := c.Check(AppendAssemble(nil, c.Text)); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+}
