@@ -98,14 +98,18 @@ function errorOf(e) {
 }
 
 /**
- * A template error's code-point offset: the wire's `offset` key, or, from a
- * module that predates it, the first "at offset N" of the message.
+ * A template error's code-point offset: the wire's `offset` key; from a
+ * module that predates it, read from the message with care: quoted excerpts
+ * (a field name may contain "at offset 7") are left out, and in "found X at
+ * offset N" the offending place is the last offset named, elsewhere the first.
  * @param {{message: string, offset?: number}} err
  */
-function templateOffset(err) {
+export function templateOffset(err) {
   if (typeof err.offset === "number") return err.offset;
-  const m = / at offset (\d+)/.exec(err.message);
-  return m ? Number(m[1]) : null;
+  const bare = err.message.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
+  const all = [...bare.matchAll(/ at offset (\d+)/g)].map((m) => Number(m[1]));
+  if (all.length === 0) return null;
+  return / found .* at offset \d+/.test(bare) ? all[all.length - 1] : all[0];
 }
 
 const SEG = { run: 0, injection: 1, goal: 2, history: 3 };
