@@ -4,20 +4,14 @@
 // The editor sends the view its changes, not the whole text, so a 16 MB
 // request costs the page's thread almost nothing per keystroke; the view
 // assembles the newest text once its worker is free (edits typed meanwhile
-// are coalesced). Bundled by serve.mjs (esbuild) into app.bundle.js.
+// are coalesced). The editor (editor.js, CodeMirror) is loaded in parallel
+// with the first assembly. Bundled by serve.mjs (esbuild) into app.bundle.js
+// and its chunks.
 //
 // Request text only ever reaches the page as text: CodeMirror's document and
 // the view's text nodes. Never innerHTML.
 
-import { EditorView, basicSetup } from "codemirror";
-import { EditorState, Compartment } from "@codemirror/state";
-import { json } from "@codemirror/lang-json";
-import { setDiagnostics, lintGutter } from "@codemirror/lint";
-import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
-import { tags } from "@lezer/highlight";
-import { decode as decodeMsgpack } from "@msgpack/msgpack";
 import { definePromptView } from "@polyloop/assembly/preview";
-import { loadAssembler } from "@polyloop/assembly";
 
 /** Used when examples/react.json was not copied beside the page. */
 const FALLBACK_EXAMPLE = JSON.stringify(
@@ -44,6 +38,7 @@ export const SHARE_LIMIT = 60_000;
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const fmt = new Intl.NumberFormat("en-US");
 
+performance.mark("polyloop:app-start");
 definePromptView();
 const view = /** @type {import("@polyloop/assembly/preview").PromptView} */ ($("view"));
 
@@ -55,65 +50,35 @@ function notice(text, cls = "") {
 
 // ---- editor ----------------------------------------------------------------
 
-const themeCompartment = new Compartment();
-const darkHighlight = HighlightStyle.define([
-  { tag: tags.propertyName, color: "#8ab4ff" },
-  { tag: tags.string, color: "#a8e6a1" },
-  { tag: tags.number, color: "#f0b34a" },
-  { tag: [tags.bool, tags.null], color: "#c3a6ff" },
-  { tag: tags.invalid, color: "#ff8a80" },
-]);
-const darkTheme = [
-  EditorView.theme(
-    {
-      "&": { backgroundColor: "#1e2128", color: "#e6e7eb" },
-      ".cm-gutters": { backgroundColor: "#1a1c22", color: "#8d93a1", borderRight: "1px solid #383c47" },
-      ".cm-activeLine": { backgroundColor: "#262a33" },
-      ".cm-activeLineGutter": { backgroundColor: "#262a33" },
-      "&.cm-focused .cm-cursor": { borderLeftColor: "#e6e7eb" },
-      "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection": { backgroundColor: "#36507a !important" },
-      ".cm-tooltip": { backgroundColor: "#1e2128", color: "#e6e7eb" },
-    },
-    { dark: true },
-  ),
-  syntaxHighlighting(darkHighlight),
-];
-
 /** Set while the page replaces the whole document (so it is sent as text). */
 let replacing = false;
 /** The document came from msgpack bytes: the view shows those bytes until the
  * first edit, then the editor's JSON text. */
 let fromBytes = false;
 
-const editor = new EditorView({
-  parent: $("editor"),
-  state: EditorState.create({
-    doc: "",
-    extensions: [
-      basicSetup,
-      json(),
-      lintGutter(),
-      themeCompartment.of([]),
-      EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
-      EditorView.updateListener.of((u) => {
-        if (!u.docChanged || replacing) return;
-        if (fromBytes) {
-          fromBytes = false;
-          view.setText(u.state.doc.toString());
-        } else {
-          /** @type {[number, number, string][]} */
-          const changes = [];
-          u.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
-          view.applyChanges(changes);
-        }
-        docChanged();
-      }),
-    ],
-  }),
-});
+/** The editor module (CodeMirror), loading from the start. */
+const cm = import("./editor.js");
+/** @type {import("@codemirror/view").EditorView} */
+let editor;
+
+/** @param {import("@codemirror/view").ViewUpdate} u */
+function onEditorUpdate(u) {
+  if (replacing) return;
+  if (fromBytes) {
+    fromBytes = false;
+    view.setText(u.state.doc.toString());
+  } else {
+    /** @type {[number, number, string][]} */
+    const changes = [];
+    u.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
+    view.applyChanges(changes);
+  }
+  docChanged();
+}
 
 /** Replaces the whole document and sends it to the view as text. */
 function setDoc(text, { bytes = /** @type {Uint8Array | null} */ (null) } = {}) {
+  if (!editor) throw new Error("the editor is still loading");
   replacing = true;
   try {
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text }, selection: { anchor: 0 }, scrollIntoView: true });
@@ -139,7 +104,7 @@ function docChanged() {
 let marked = false;
 
 view.addEventListener("polyloop-result", () => {
-  if (marked) editor.dispatch(setDiagnostics(editor.state, []));
+  if (marked) cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [])));
   marked = false;
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = false;
   syncSteps();
@@ -150,13 +115,13 @@ view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = true;
   // The error's positions are in the text of generation e.gen; mark them only
   // if no edit came since (the next result will mark again).
-  if (e.gen !== view.generation || !e.location || fromBytes) return;
+  if (e.gen !== view.generation || !e.location || fromBytes || !editor) return;
   const len = editor.state.doc.length;
   const from = Math.min(e.location.from, len);
   const to = Math.max(from, Math.min(e.location.to, len));
   const what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
-  editor.dispatch(setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }]));
   marked = true;
+  cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }])));
 });
 
 view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
@@ -235,12 +200,13 @@ async function openFile(file) {
   loadPicked(0);
 }
 
-function loadPicked(k) {
+async function loadPicked(k) {
   const r = fileRequests[k];
   if (!r) return;
   if (r.bytes) {
     let shown;
     try {
+      const { decode: decodeMsgpack } = await import("@msgpack/msgpack");
       shown = JSON.stringify(decodeMsgpack(r.bytes, { useBigInt64: true }), (_k, v) => (typeof v === "bigint" ? Number(v) : v), 2);
     } catch {
       shown = "";
@@ -393,7 +359,7 @@ function applyTheme(t) {
   document.documentElement.dataset.theme = t;
   if (t === "auto") view.removeAttribute("theme");
   else view.setAttribute("theme", t);
-  editor.dispatch({ effects: themeCompartment.reconfigure(dark ? darkTheme : []) });
+  if (editor) cm.then(({ setDark }) => setDark(editor, dark));
   $("theme").textContent = `Theme: ${t}`;
   $("theme").title = `Colour theme: ${t === "auto" ? "auto follows the system" : t}; click to change`;
 }
@@ -423,13 +389,22 @@ async function main() {
     text = stored;
     if (stored !== example && !location.hash) notice("Restored your edits from the last visit (Reset example discards them).");
   }
-  const gen = setDoc(text);
+  // The request goes to the view's worker first; the editor gets it when its
+  // code has loaded.
+  const gen = view.setText(text);
   await view.whenRendered(gen);
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   state.firstPainted = performance.now();
   performance.mark("polyloop:first-prompt-painted");
+  const { createEditor } = await cm;
+  const dark = document.documentElement.dataset.theme === "dark" || (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
+  editor = createEditor($("editor"), text, onEditorUpdate, dark);
+  docChanged();
+  // The lint mark of an error found before the editor existed.
+  if (view.error && view.state !== "ok") view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));
   // A page-thread assembler for the console and the tests (the view has its
   // own, in its worker), compiled once the first prompt is on screen.
+  const { loadAssembler } = await import("@polyloop/assembly");
   state.asm = await loadAssembler({ url: new URL("../assembly.wasm", location.href) });
 }
 
@@ -444,7 +419,9 @@ Object.assign(window, {
   preview: {
     ready,
     view,
-    editor,
+    get editor() {
+      return editor;
+    },
     shareLink,
     requestsOfFile,
     /** Replaces the text; resolves when its result is rendered. */

@@ -7,8 +7,9 @@
  * It serves, from bindings/js/: /preview/ (the page), /src/ (the package) and
  * /assembly.wasm (the module, as application/wasm for streaming compilation),
  * and two bundles it builds with esbuild when it starts (kept in memory, never
- * written): /preview/app.bundle.js (the page: app.js, CodeMirror, the
- * <polyloop-prompt-view> element) and /preview/worker.js (the element's
+ * written): /preview/app.bundle.js (the page: app.js and the
+ * <polyloop-prompt-view> element; the editor, CodeMirror, in a chunk under
+ * /preview/chunks/ loaded in parallel) and /preview/worker.js (the element's
  * worker: the package and the module's runtime). Nothing else: no directory
  * listings, no paths outside those. Every response carries an ETag and
  * `cache-control: no-cache`, so a reload revalidates (304) and the browser
@@ -54,6 +55,8 @@ export async function buildPreview() {
     entryPoints: { "preview/app.bundle": "preview/app.js", "preview/worker": "src/preview/worker.js" },
     bundle: true,
     format: "esm",
+    splitting: true,
+    chunkNames: "preview/chunks/[name]-[hash]",
     target: "es2022",
     minify: true,
     sourcemap: "linked",

@@ -305,7 +305,8 @@ export class PromptView extends HTMLElement {
     const w = custom ? new Worker(custom, { type: "module" }) : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
     w.onmessage = (ev) => this.onWorker(ev.data);
     w.onerror = (ev) => this.fatal(`the assembly worker failed: ${ev.message ?? "unknown error"}`);
-    w.postMessage({ type: "init", wasmUrl: this.getAttribute("wasm-url") ?? undefined });
+    const wasm = this.getAttribute("wasm-url");
+    w.postMessage({ type: "init", wasmUrl: wasm === null ? undefined : new URL(wasm, document.baseURI).href });
     this.worker = w;
     if (this.state === "empty") this.setState("loading");
     return w;
@@ -328,6 +329,10 @@ export class PromptView extends HTMLElement {
       return;
     }
     if (m.type === "fatal") return this.fatal(m.message);
+    if (m.type === "ready") {
+      performance.mark("polyloop:worker-ready");
+      return;
+    }
     if (m.type !== "result" || m.gen < this.shownGen) return;
     this.shownGen = m.gen;
     if (m.ok) {
