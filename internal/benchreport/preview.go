@@ -24,8 +24,10 @@ type PreviewRow struct {
 
 // Preview is what bench/preview.mjs --json writes.
 type Preview struct {
-	Sizes []PreviewRow `json:"sizes"`
-	Load  struct {
+	LoadStart float64      `json:"loadavg_start"`
+	LoadEnd   float64      `json:"loadavg_end"`
+	Sizes     []PreviewRow `json:"sizes"`
+	Load      struct {
 		Ms       []float64 `json:"ms"`
 		MedianMs float64   `json:"median_ms"`
 	} `json:"load"`
@@ -58,6 +60,37 @@ func runPreview(rep *Report, p plan, node string) error {
 	}
 	rep.Preview = &r
 	return nil
+}
+
+// withPreview reads the report recorded in reportPath and puts the preview
+// figures of previewPath (bench/preview.mjs --json) in it, replacing any.
+func withPreview(reportPath, previewPath string) (*Report, error) {
+	var rep Report
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %v", reportPath, err)
+	}
+	if b, err = os.ReadFile(previewPath); err != nil {
+		return nil, err
+	}
+	var pr Preview
+	if err := json.Unmarshal(b, &pr); err != nil {
+		return nil, fmt.Errorf("%s: %v", previewPath, err)
+	}
+	rep.Preview = &pr
+	goals := rep.Goals[:0]
+	for _, g := range rep.Goals {
+		if !strings.HasPrefix(g.Figure, "preview: ") {
+			goals = append(goals, g)
+		}
+	}
+	rep.Goals = goals
+	delete(rep.Skipped, "Chromium preview")
+	previewGoals(&rep)
+	return &rep, nil
 }
 
 // previewGoals adds the budgets of issue 12 to the goals.
@@ -111,6 +144,7 @@ func previewMarkdown(rep *Report) string {
 		fmt.Fprintf(&b, "| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %d |\n", r.Name, kb(r.Bytes), r.MedianMs, strings.Join(all, ", "), r.WorkerMedian, r.LongestTask, r.LongTasks)
 	}
 	fmt.Fprintf(&b, "\nPage load → first assembled prompt painted, warm HTTP cache: median %.0f ms (loads: %v ms).\n", rep.Preview.Load.MedianMs, rounded(rep.Preview.Load.Ms))
+	fmt.Fprintf(&b, "\nMachine load average (1 min) during this run: %.1f at the start, %.1f at the end (2 cores).\n", rep.Preview.LoadStart, rep.Preview.LoadEnd)
 	return b.String()
 }
 

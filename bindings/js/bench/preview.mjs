@@ -13,7 +13,7 @@
 // --json writes the figures for internal/benchreport (`make bench`).
 
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer } from "../preview/serve.mjs";
@@ -49,7 +49,7 @@ const INIT = () => {
 const server = await startServer({ port: 0 });
 const profile = mkdtempSync(join(tmpdir(), "polyloop-bench-chromium-"));
 const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 800 } });
-const results = { legacy, sizes: [], load: null };
+const results = { legacy, sizes: [], load: null, loadavg_start: loadavg()[0], loadavg_end: 0 };
 try {
   const page = context.pages()[0] ?? (await context.newPage());
   await page.addInitScript(INIT);
@@ -128,4 +128,6 @@ for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES
   await server.close();
   rmSync(profile, { recursive: true, force: true });
 }
+results.loadavg_end = loadavg()[0];
+console.log(`machine load average (1 min): ${results.loadavg_start.toFixed(1)} at the start, ${results.loadavg_end.toFixed(1)} at the end`);
 if (jsonPath) writeFileSync(jsonPath, JSON.stringify(results, null, 2) + "\n");
