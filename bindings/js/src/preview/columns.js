@@ -73,9 +73,24 @@ function read(b) {
     if (t === 0xdb) return (i += 4), dv.getUint32(i - 4);
     throw new Shape();
   };
+  // Keys, roles, channels, digests: short and mostly ASCII, read without a
+  // TextDecoder call each (which costs more than the string).
   const str = () => {
     const n = strLen();
     if (i + n > b.length) throw new Shape();
+    if (n <= 64) {
+      let out = "";
+      let k = i;
+      for (; k < i + n; k++) {
+        const c = b[k];
+        if (c >= 0x80) break;
+        out += String.fromCharCode(c);
+      }
+      if (k === i + n) {
+        i += n;
+        return out;
+      }
+    }
     i += n;
     return td.decode(b.subarray(i - n, i));
   };
@@ -201,10 +216,39 @@ export function sameBlock(a, x, b, y) {
   if (n !== b.ends[y] - b.starts[y]) return false;
   const p = a.bytes;
   const q = b.bytes;
-  const s = a.starts[x];
-  const t = b.starts[y];
-  for (let k = 0; k < n; k++) if (p[s + k] !== q[t + k]) return false;
+  const po = p.byteOffset;
+  const qo = q.byteOffset;
+  let s = a.starts[x];
+  let t = b.starts[y];
+  const end = s + n;
+  // Four bytes at a time where both ranges share their alignment in their
+  // buffers (the unchanged prefix of two responses does: same offsets).
+  if (n >= 16 && (po + s) % 4 === (qo + t) % 4) {
+    while ((po + s) % 4 !== 0) if (p[s++] !== q[t++]) return false;
+    const pw = words(p);
+    const qw = words(q);
+    const i = (po + s) >> 2;
+    const j = (qo + t) >> 2;
+    const m = (end - s) >> 2;
+    for (let k = 0; k < m; k++) if (pw[i + k] !== qw[j + k]) return false;
+    s += m << 2;
+    t += m << 2;
+  }
+  for (; s < end; s++, t++) if (p[s] !== q[t]) return false;
   return true;
+}
+
+/** @type {WeakMap<ArrayBufferLike, Uint32Array>} */
+const wordViews = new WeakMap();
+
+/** The whole buffer of `u8` as 32-bit words (word k = bytes 4k to 4k+3). @param {Uint8Array} u8 */
+function words(u8) {
+  let w = wordViews.get(u8.buffer);
+  if (!w) {
+    w = new Uint32Array(u8.buffer, 0, u8.buffer.byteLength >> 2);
+    wordViews.set(u8.buffer, w);
+  }
+  return w;
 }
 
 /**
