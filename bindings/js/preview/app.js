@@ -61,19 +61,22 @@ const cm = import("./editor.js");
 /** @type {import("@codemirror/view").EditorView} */
 let editor;
 
-/** @param {import("@codemirror/view").ViewUpdate} u */
-function onEditorUpdate(u) {
+/** A change to the document, sent to the view's worker as it is made. @param {import("@codemirror/state").Transaction} tr */
+function onEditorChange(tr) {
   if (replacing) return;
   if (fromBytes) {
     fromBytes = false;
-    view.setText(u.state.doc.toString());
+    view.setText(tr.newDoc.toString());
   } else {
     /** @type {[number, number, string][]} */
     const changes = [];
-    u.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
+    tr.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
     view.applyChanges(changes);
   }
-  docChanged();
+}
+
+function onEditorUpdate() {
+  if (!replacing) docChanged();
 }
 
 /** Replaces the whole document and sends it to the view as text. */
@@ -398,7 +401,7 @@ async function main() {
   performance.mark("polyloop:first-prompt-painted");
   const { createEditor } = await cm;
   const dark = document.documentElement.dataset.theme === "dark" || (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
-  editor = createEditor($("editor"), text, onEditorUpdate, dark);
+  editor = createEditor($("editor"), text, onEditorChange, onEditorUpdate, dark);
   docChanged();
   // The lint mark of an error found before the editor existed.
   if (view.error && view.state !== "ok") view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));

@@ -38,15 +38,18 @@ const darkTheme = [
 ];
 
 /**
- * The editor, holding `doc`; `onUpdate` gets each transaction that changed
- * the document.
+ * The editor, holding `doc`. `onChange` gets each transaction that changes
+ * the document as it is made, before the editor applies it (and re-parses
+ * the JSON for its highlighting): the assembly worker starts meanwhile.
+ * `onUpdate` gets each view update that changed the document, after.
  *
  * @param {HTMLElement} parent
  * @param {string} doc
+ * @param {(tr: import("@codemirror/state").Transaction) => void} onChange
  * @param {(u: import("@codemirror/view").ViewUpdate) => void} onUpdate
  * @param {boolean} dark
  */
-export function createEditor(parent, doc, onUpdate, dark) {
+export function createEditor(parent, doc, onChange, onUpdate, dark) {
   return new EditorView({
     parent,
     state: EditorState.create({
@@ -57,6 +60,10 @@ export function createEditor(parent, doc, onUpdate, dark) {
         lintGutter(),
         themeCompartment.of(dark ? darkTheme : []),
         EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
+        EditorState.transactionExtender.of((tr) => {
+          if (tr.docChanged) onChange(tr);
+          return null;
+        }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged) onUpdate(u);
         }),
