@@ -7,7 +7,9 @@
 //   virtualised view; `polyloop-result` carries the totals, equal to Node's;
 // - a request set as an attribute (JSON text) too;
 // - a rejected request fires `polyloop-error` with the core's code and path;
-// - hostile text stays text.
+// - hostile text stays text;
+// - under the app's strict Content-Security-Policy (no inline scripts or
+//   styles): any violation is a console error, which fails the test.
 // UPDATE_DOCS_SCREENSHOT=1 rewrites docs/prompt-view.png for the README.
 
 import test from "node:test";
