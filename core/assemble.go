@@ -2,8 +2,8 @@ package core
 
 import (
 	"encoding/hex"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -15,6 +15,10 @@ import (
 // would be larger (a wide template field repeated over many steps, say) is
 // answered with CodeTooLarge instead of exhausting memory.
 const MaxResponseBytes = 3 << 29 // 1.5 GiB
+
+// maxResponse is MaxResponseBytes; tests lower it to check the limit at
+// the boundary without building 1.5 GiB.
+var maxResponse = MaxResponseBytes
 
 // AssembleBytes is the wire function of SPEC §2-6: it decodes a msgpack
 // request, assembles it and returns the canonical msgpack response, ok or
@@ -38,8 +42,8 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 			response = append(dst, InternalErrorResponse("the assembler panicked; please report this request: "+panicText(r))...)
 		}
 	}()
-	if len(request) > MaxRequestBytes {
-		return append(dst, encodeError(newError(CodeTooLarge, "", "the request is "+strconv.Itoa(len(request))+" bytes, over the 1 GiB limit; split it into smaller requests"))...)
+	if err := checkRequestSize(len(request)); err != nil {
+		return append(dst, encodeError(err)...)
 	}
 	sc := getScratch()
 	defer sc.release()
@@ -91,9 +95,12 @@ func InternalErrorResponse(msg string) []byte {
 	return encodeError(newError(CodeInternal, "", msg))
 }
 
-// Assemble assembles a typed request. It checks the request as the wire
-// decoder would (UTF-8, roles, block types, entry ids, budget, template) and
-// returns an *Error with the path of the first problem, in SPEC table order.
+// Assemble assembles a typed request. It checks the request with the wire
+// decoder (on its canonical encoding, EncodeRequest: channels in code-point
+// order), so an invalid request gets the *Error AssembleBytes would answer
+// for that encoding: the same code, path, message and offset, the first
+// problem in SPEC table order. The check holds a copy of the request's text
+// while it runs.
 func Assemble(req *Request) (*Response, error) {
 	tmpl, err := checkRequest(req)
 	if err != nil {
@@ -129,6 +136,12 @@ type assembly struct {
 	tmpl                    *Template
 	promptChars             int64
 	budget                  *int64
+	// emptyObs is where the rendering of an empty observation was written
+	// by appendTo, once it was.
+	emptyObs span
+	// emptyText is the rendering of an empty observation for message,
+	// once made.
+	emptyText *string
 }
 
 // build lays out the messages of SPEC §3 and measures them (§4).
@@ -224,7 +237,7 @@ func (a *assembly) addCopy(m Message, counts []int) []int {
 		}
 	}
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
-	a.promptChars += chars
+	a.promptChars = addChars(a.promptChars, chars)
 	return counts
 }
 
@@ -234,7 +247,7 @@ func (a *assembly) addText(role, text string) {
 
 func (a *assembly) addTextCounted(role, text string, chars int) {
 	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
-	a.promptChars += int64(chars)
+	a.promptChars = addChars(a.promptChars, int64(chars))
 }
 
 func (a *assembly) addStep(s Step) {
@@ -247,7 +260,17 @@ func (a *assembly) addStepCounted(s Step, rawChars, obsChars int) {
 	a.addTextCounted(RoleAssistant, s.RawOutput, rawChars)
 	nb, chars := a.tmpl.renderSizeCounted(s.Observation, int64(obsChars))
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
-	a.promptChars += chars
+	a.promptChars = addChars(a.promptChars, chars)
+}
+
+// addChars adds code-point counts, saturating at the largest int64: the sum
+// over many steps of a wide template can pass it, and such a response is
+// too_large anyway (a code point takes at least one byte).
+func addChars(sum, n int64) int64 {
+	if sum > math.MaxInt64-n {
+		return math.MaxInt64
+	}
+	return sum + n
 }
 
 func (a *assembly) overflow() bool {
@@ -339,9 +362,24 @@ func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
 	case kObs:
 		dst = appendBlockHead(dst)
 		dst = appendStrHeader(dst, m.nbytes)
+		if m.text == "" && a.emptyObs.set {
+			// The same rendering again: copy it (a template of many
+			// fields costs its length once, not once per step).
+			return append(dst, dst[a.emptyObs.start:a.emptyObs.end]...)
+		}
+		start := len(dst)
 		dst = a.tmpl.AppendRender(dst, m.text)
+		if m.text == "" {
+			a.emptyObs = span{start, len(dst), true}
+		}
 	}
 	return dst
+}
+
+// span is a range of bytes already written to the response.
+type span struct {
+	start, end int
+	set        bool
 }
 
 // appendStr, appendArrayHeader and appendUint write what msgp's
@@ -403,29 +441,104 @@ var (
 	keyPrefixDigests   = []byte("\xaeprefix_digests")
 )
 
-// encodedSize returns the exact size of the ok response, or too_large.
+// encodedSize returns the exact size of the ok response, or too_large: the
+// response is too_large exactly when its canonical encoding would be longer
+// than MaxResponseBytes. The sum saturates: it stops past MaxResponseBytes,
+// so no request can make it overflow.
 func (a *assembly) encodedSize() (int, *Error) {
-	size := 1 + 2 + 1 + 3 + 1 + len(keyMessages) + hdrSize(len(a.msgs))
+	size := a.fixedSize() + 2*hdrSize(len(a.msgs)) + uintSize(uint64(a.promptChars))
 	for i := range a.msgs {
-		size += a.msgs[i].encodedSize()
+		if size += a.msgs[i].size(); size > maxResponse {
+			break
+		}
 	}
-	size += len(keyMessageChars) + hdrSize(len(a.msgs))
-	for i := range a.msgs {
-		size += uintSize(uint64(a.msgs[i].chars))
+	return size, checkResponseSize(size)
+}
+
+// fixedSize is the size of the ok response but its messages, the headers
+// of the messages and message_chars arrays and the prompt_chars value.
+func (a *assembly) fixedSize() int { return fixedSize(a.injected) }
+
+func fixedSize(injected []Injected) int {
+	size := 1 + len(keyV) + 1 + len(keyOK) + 1 + len(keyMessages) + len(keyMessageChars)
+	size += len(keyPromptChars) + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(injected))
+	for _, in := range injected {
+		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + uintSize(uint64(in.MessageIndex))
 	}
-	size += len(keyPromptChars) + 9 + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(a.injected))
-	for _, in := range a.injected {
-		size += 1 + 8 + strSize(len(in.Channel)) + 9 + strSize(len(in.EntryID)) + 14 + 9
+	// prefix_digests: a map of three keys, each a 64-digit hex str.
+	return size + len(keyPrefixDigests) + 1 + 4 + 11 + 5 + 3*strSize(64)
+}
+
+// ResponseSizer keeps the wire size of a Response that grows by whole
+// messages, so that a prompt assembled step by step applies
+// MaxResponseBytes exactly as AssembleBytes of the same steps does
+// (Prompt.AddStep and the hosts' prompts use it). The zero value is not
+// ready: use NewResponseSizer.
+type ResponseSizer struct {
+	size  int   // all but the headers of the two arrays of one entry per message and prompt_chars
+	n     int   // messages
+	chars int64 // prompt_chars
+}
+
+// NewResponseSizer returns the sizer of resp, which must be the Response of
+// an Assemble (or a prompt) and so within the limit.
+func NewResponseSizer(resp *Response) ResponseSizer {
+	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages), chars: resp.PromptChars}
+	for i := range resp.Messages {
+		s.size += messageSize(&resp.Messages[i], resp.MessageChars[i])
 	}
-	size += len(keyPrefixDigests) + 1 + 3*(6+66)
-	if size > MaxResponseBytes {
-		return 0, newError(CodeTooLarge, "", "the response would be "+strconv.Itoa(size)+" bytes, over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
+	return s
+}
+
+// Add accounts for msgs (with their code points chars) appended to the
+// response, or returns too_large (and accounts for nothing) when the
+// response would then pass MaxResponseBytes.
+func (s *ResponseSizer) Add(msgs []Message, chars []int64) error {
+	size, pc := s.size, s.chars
+	for i := range msgs {
+		size += messageSize(&msgs[i], chars[i])
+		pc = addChars(pc, chars[i])
 	}
-	return size, nil
+	return s.add(size, len(msgs), pc)
+}
+
+func (s *ResponseSizer) add(size, n int, chars int64) error {
+	if err := checkResponseSize(size + 2*hdrSize(s.n+n) + uintSize(uint64(chars))); err != nil {
+		return err
+	}
+	s.size, s.n, s.chars = size, s.n+n, chars
+	return nil
+}
+
+// messageSize is what m, of chars code points, adds to a response (the
+// message and its message_chars entry), as outMsg.size counts it.
+func messageSize(m *Message, chars int64) int {
+	n := msgFixed + strSize(len(m.Role)) + hdrSize(len(m.Content)) + uintSize(uint64(chars))
+	for _, b := range m.Content {
+		n += 1 + 5 + strSize(len(b.Type)) + 5 + strSize(len(b.Text))
+	}
+	return n
+}
+
+// size is what m adds to the response: the message and its message_chars
+// entry. A message's parts are each below 2^62 bytes (a rendering is at
+// most 4 bytes per code point of the observation times 2^30 fields), so the
+// sum does not overflow.
+func (m *outMsg) size() int {
+	return m.encodedSize() + uintSize(uint64(m.chars))
+}
+
+// checkResponseSize is too_large when size is over MaxResponseBytes.
+func checkResponseSize(size int) *Error {
+	if size <= maxResponse {
+		return nil
+	}
+	return newError(CodeTooLarge, "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
 }
 
 // appendTo appends the canonical ok response to out.
 func (a *assembly) appendTo(out []byte) []byte {
+	a.emptyObs = span{}
 	out = append(out, 0x88)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
@@ -534,14 +647,21 @@ func appendDigests(out []byte, d [3]string) []byte {
 	return out
 }
 
-// response builds the typed Response (Assemble's result).
+// response builds the typed Response (Assemble's result), or too_large when
+// the wire response would be over MaxResponseBytes, as AssembleBytes does.
 func (a *assembly) response() (*Response, error) {
+	if _, err := a.encodedSize(); err != nil {
+		return nil, err
+	}
 	resp := &Response{
 		Messages:        make([]Message, len(a.msgs)),
 		MessageChars:    make([]int64, len(a.msgs)),
 		PromptChars:     a.promptChars,
 		ContextOverflow: a.overflow(),
 		Injected:        a.injected,
+	}
+	if resp.Injected == nil { // empty, never nil: as DecodeResponse gives it
+		resp.Injected = []Injected{}
 	}
 	for i := range a.msgs {
 		m := &a.msgs[i]
@@ -558,28 +678,53 @@ func (a *assembly) response() (*Response, error) {
 func (a *assembly) message(m *outMsg) Message {
 	switch m.kind {
 	case kCopy:
-		return Message{Role: m.role, Content: slices.Clone(m.blocks)}
+		return Message{Role: m.role, Content: append([]Block{}, m.blocks...)} // empty, never nil
 	case kText:
 		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: m.text}}}
 	default:
-		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: a.tmpl.Render(m.text)}}}
+		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: a.render(m.text)}}}
 	}
+}
+
+// render renders obs, rendering an empty observation only once.
+func (a *assembly) render(obs string) string {
+	if obs != "" {
+		return a.tmpl.Render(obs)
+	}
+	if a.emptyText == nil {
+		r := a.tmpl.Render("")
+		a.emptyText = &r
+	}
+	return *a.emptyText
 }
 
 // ---- errors ----
 
+// encodeError writes {v: 1, ok: false, error: {code, message, path}}; an
+// invalid_template error carries a fourth key, offset (SPEC §6).
 func encodeError(e *Error) []byte {
-	out := make([]byte, 0, 64+len(e.Message)+len(e.Path))
+	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = append(out, 0x83)
 	out = append(out, keyV...)
 	out = append(out, WireVersion)
 	out = append(out, keyOK...)
 	out = append(out, 0xc2)
-	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r', 0x83, 0xa4, 'c', 'o', 'd', 'e')
+	withOffset := e.Code == CodeInvalidTemplate && e.Offset >= 0
+	out = append(out, 0xa5, 'e', 'r', 'r', 'o', 'r')
+	if withOffset {
+		out = append(out, 0x84)
+	} else {
+		out = append(out, 0x83)
+	}
+	out = append(out, 0xa4, 'c', 'o', 'd', 'e')
 	out = msgp.AppendString(out, string(e.Code))
 	out = append(out, 0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e')
 	out = msgp.AppendString(out, e.Message)
 	out = append(out, 0xa4, 'p', 'a', 't', 'h')
 	out = msgp.AppendString(out, e.Path)
+	if withOffset {
+		out = append(out, 0xa6, 'o', 'f', 'f', 's', 'e', 't')
+		out = msgp.AppendUint64(out, uint64(e.Offset))
+	}
 	return out
 }

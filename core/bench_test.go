@@ -43,3 +43,18 @@ func BenchmarkPromptAddStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAssemble measures the typed entry point (its check runs the wire
+// decoder on the request's encoding) on the shared benchmark requests.
+func BenchmarkAssemble(b *testing.B) {
+	for _, n := range benchreq.Set() {
+		b.Run(n.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.Assemble(n.Request); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -66,21 +66,26 @@ func decodeRequestCounted(b []byte, sc *scratch) (*Request, *Template, *textCoun
 // assembling a small request (a Template is immutable, so sharing it is safe).
 var lastTemplate atomic.Pointer[Template]
 
-// parseTemplateCached is ParseTemplate with a one-entry cache.
+// parseTemplateCached is ParseTemplate with a one-entry cache for templates
+// of at most maxCachedTemplate bytes (a larger one is parsed each time: the
+// cache would hold a copy of it for the life of the process).
 func parseTemplateCached(src string) (*Template, *Error) {
+	if len(src) > maxCachedTemplate {
+		return ParseTemplate(src)
+	}
 	if t := lastTemplate.Load(); t != nil && t.src == src {
 		return t, nil
 	}
-	t, err := ParseTemplate(src)
+	// src may alias a request buffer (decoded strings are not copied), and
+	// the template's literals are slices of its text: parse a copy.
+	t, err := ParseTemplate(string([]byte(src)))
 	if err == nil {
-		// t.src may alias a request buffer (decoded strings are not copied):
-		// keep a copy of the text instead.
-		t2 := *t
-		t2.src = string([]byte(src))
-		lastTemplate.Store(&t2)
+		lastTemplate.Store(t)
 	}
 	return t, err
 }
+
+const maxCachedTemplate = 1 << 16
 
 func trimDot(p string) string {
 	if len(p) > 0 && p[0] == '.' {
@@ -868,5 +873,8 @@ func isIdent(s string) bool {
 	return true
 }
 
-// quote quotes s as Python's json.dumps(s, ensure_ascii=False) does.
-func quote(s string) string { return jsonstr.Quote(s) }
+// quote quotes a value or key for a message or a path as Python's
+// json.dumps(s, ensure_ascii=False) does, cut to its first
+// jsonstr.ExcerptChars code points and "…" when longer (docs/SPEC.md §6: an
+// error response stays a few KB whatever the request holds).
+func quote(s string) string { return jsonstr.QuoteExcerpt(s) }

@@ -85,6 +85,9 @@ type diffCase struct {
 	Error         string   `json:"error"`
 	Gaps          []string `json:"gaps"`
 	Skipped       string   `json:"skipped"`
+	// Offset is where reference.py's offset rules (SPEC §5) place the
+	// first problem of the template; nil when it has none.
+	Offset *int `json:"offset"`
 }
 
 func TestFormatDifferential(t *testing.T) {
@@ -125,6 +128,12 @@ func TestFormatDifferential(t *testing.T) {
 		}
 		if perr != nil {
 			checkErrorShape(t, &c, perr, fail)
+		}
+		switch {
+		case (perr != nil) != (c.Offset != nil):
+			fail(&c, "Go says %v; the reference's offset rules give offset %v", perr, c.Offset)
+		case perr != nil && perr.Offset != *c.Offset:
+			fail(&c, "error offset %d, the reference's offset rules give %d: %v", perr.Offset, *c.Offset, perr)
 		}
 		if c.Skipped != "" {
 			skipped++

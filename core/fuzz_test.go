@@ -104,10 +104,12 @@ var responseSchemas = map[string][]string{
 	"ok":       {"v", "ok", "messages", "message_chars", "prompt_chars", "context_overflow", "injected", "prefix_digests"},
 	"error":    {"v", "ok", "error"},
 	"errorMap": {"code", "message", "path"},
-	"message":  {"role", "content"},
-	"block":    {"type", "text"},
-	"injected": {"channel", "entry_id", "message_index"},
-	"digests":  {"run", "injections", "goal"},
+	// an invalid_template error carries the offset (SPEC §6)
+	"templateErrorMap": {"code", "message", "path", "offset"},
+	"message":          {"role", "content"},
+	"block":            {"type", "text"},
+	"injected":         {"channel", "entry_id", "message_index"},
+	"digests":          {"run", "injections", "goal"},
 }
 
 type canon struct {
@@ -281,6 +283,31 @@ func (c *canon) arrayOf(each func() error) error {
 	return nil
 }
 
+// errorMap checks {code, message, path}, or {code, message, path, offset}
+// exactly when code is invalid_template.
+func (c *canon) errorMap() error {
+	schema := "errorMap"
+	if len(c.b) > 0 && c.b[0] == 0x84 {
+		schema = "templateErrorMap"
+	}
+	var code string
+	err := c.mapOf(schema, func(k string) error {
+		if k == "offset" {
+			_, err := c.uint()
+			return err
+		}
+		s, err := c.str()
+		if k == "code" {
+			code = s
+		}
+		return err
+	})
+	if err == nil && (schema == "templateErrorMap") != (code == string(CodeInvalidTemplate)) {
+		err = errors.New("error " + code + " with schema " + schema + ": an offset exactly for invalid_template")
+	}
+	return err
+}
+
 func checkCanonicalResponse(b []byte) error {
 	if len(b) < 8 {
 		return errors.New("too short")
@@ -302,7 +329,7 @@ func checkCanonicalResponse(b []byte) error {
 		case "ok", "context_overflow":
 			return c.bool()
 		case "error":
-			return c.mapOf("errorMap", strOnly)
+			return c.errorMap()
 		case "messages":
 			return c.arrayOf(func() error {
 				return c.mapOf("message", func(k string) error {

@@ -7,7 +7,9 @@ package core
 // After k calls to AddStep, Response equals the Response of Assemble on the
 // request with those k steps appended: messages, message chars, prompt chars,
 // context overflow, injected entries and prefix digests (history is not part of
-// any digest, so they never change).
+// any digest, so they never change). The response limit applies alike: the
+// AddStep whose step would take the wire response over MaxResponseBytes fails
+// with too_large, as Assemble of those steps does.
 //
 // A Prompt is not safe for concurrent use.
 type Prompt struct {
@@ -15,6 +17,9 @@ type Prompt struct {
 	budget *int64
 	resp   *Response
 	steps0 int // index of the first history message
+	size   ResponseSizer
+	// emptyText is the rendering of an empty observation, once made.
+	emptyText *string
 }
 
 // NewPrompt checks and assembles req, as Assemble does.
@@ -28,7 +33,7 @@ func NewPrompt(req *Request) (*Prompt, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd}
+	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd, size: NewResponseSizer(resp), emptyText: a.emptyText}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -39,21 +44,32 @@ func NewPrompt(req *Request) (*Prompt, error) {
 // AddStep appends one completed step: an assistant message with rawOutput and
 // a user message with the observation rendered through the template. Text that
 // is not valid UTF-8 is an *Error with code invalid_utf8 and the step's path
-// (steps[k].raw_output or steps[k].observation); the prompt is then unchanged.
+// (steps[k].raw_output or steps[k].observation); a step that would take the
+// response over MaxResponseBytes is too_large at "". The prompt is then
+// unchanged.
 func (p *Prompt) AddStep(rawOutput, observation string) error {
 	k := (len(p.resp.Messages) - p.historyStart()) / 2
 	if err := checkStep(Step{RawOutput: rawOutput, Observation: observation}, k); err != nil {
 		return err
 	}
-	a := &assembly{tmpl: p.tmpl}
+	a := &assembly{tmpl: p.tmpl, emptyText: p.emptyText}
 	a.addStep(Step{RawOutput: rawOutput, Observation: observation})
+	size, pc := p.size.size, p.size.chars
+	for i := range a.msgs {
+		size += a.msgs[i].size()
+		pc = addChars(pc, a.msgs[i].chars)
+	}
+	if err := p.size.add(size, len(a.msgs), pc); err != nil {
+		return err
+	}
 	r := p.resp
 	for i := range a.msgs {
 		m := &a.msgs[i]
 		r.Messages = append(r.Messages, a.message(m))
 		r.MessageChars = append(r.MessageChars, m.chars)
-		r.PromptChars += m.chars
+		r.PromptChars = addChars(r.PromptChars, m.chars)
 	}
+	p.emptyText = a.emptyText
 	r.ContextOverflow = p.budget != nil && r.PromptChars > *p.budget
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -53,25 +54,48 @@ const (
 	convASCII
 )
 
-// tfield is one replacement field and the literal text before it.
-type tfield struct {
-	lit      string // literal text before the field, braces unescaped
-	litChars int64
-	conv     conversion
-	fill     string // UTF-8 of the fill code point
-	align    byte   // '<', '>' or '^'
-	width    int64  // -1 when absent
-	prec     int64  // -1 when absent
+// fspec is what a replacement field does to the observation: its
+// conversion and format spec.
+type fspec struct {
+	conv  conversion
+	fill  string // UTF-8 of the fill code point
+	align byte   // '<', '>' or '^'
+	width int64  // -1 when absent
+	prec  int64  // -1 when absent
 	// formatted is true when a width or precision may change the value.
 	formatted bool
+}
+
+// silent reports whether the field renders nothing whatever the
+// observation: a precision of 0 and no width to pad.
+func (f *fspec) silent() bool { return f.prec == 0 && f.width <= 0 }
+
+// tfield is one replacement field and the literal text before it.
+type tfield struct {
+	lit  string // literal text before the field, braces unescaped
+	kind int32  // index in Template.kinds
+}
+
+// fkind is one distinct fspec of a template and how many fields have it:
+// the size of a rendering is computed once per kind, not once per field
+// (issue 10.3: a template of 100,000 fields over 10,000 steps).
+type fkind struct {
+	fspec
+	count int
 }
 
 // Template is a parsed, validated observation template. It is immutable and
 // safe for concurrent use.
 type Template struct {
-	src       string
-	fields    []tfield // at least one
-	tail      string   // literal text after the last field
+	src string
+	// fields are the fields that can render something, in order; a silent
+	// field ({observation:.0}) is dropped at parse time and its literal
+	// joined to the next one. Rendering costs O(len(fields)) plus what it
+	// writes, and every field in it writes at least one code point for a
+	// non-empty observation.
+	fields    []tfield
+	kinds     []fkind // the distinct fspecs of fields
+	tail      string  // literal text after the last field
 	tailChars int64
 	litBytes  int   // UTF-8 length of all literal text
 	litChars  int64 // code points of all literal text
@@ -95,8 +119,10 @@ func ParseTemplate(t string) (*Template, *Error) {
 }
 
 // ValidateTemplate reports whether t is a valid observation template: nil,
-// or an *Error with CodeInvalidTemplate (CodeInvalidUTF8 if t is not valid
-// UTF-8), an empty Path, a message saying what is wrong and what to do, and
+// or the *Error that assembling a request holding t would give, as every
+// host's validate function reports it: CodeInvalidTemplate (CodeInvalidUTF8
+// if t is not valid UTF-8, then Offset is -1), the Path
+// "observation_template", a message saying what is wrong and what to do, and
 // the code-point Offset of the problem.
 //
 // A template is CPython str.format text with at least one {observation}
@@ -105,7 +131,7 @@ func ParseTemplate(t string) (*Template, *Error) {
 // are at most 1,048,576. Other braces must be doubled ({{ and }}). Attribute
 // access, indexing and nested fields in a format spec are not supported.
 func ValidateTemplate(t string) error {
-	if _, err, _ := parseTemplate(t); err != nil {
+	if _, err := checkRequest(&Request{ObservationTemplate: t}); err != nil {
 		return err
 	}
 	return nil
@@ -127,16 +153,17 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 		return nil, &Error{Code: CodeInvalidUTF8, Offset: bad, Message: fmt.Sprintf(
 			"the template is not valid UTF-8 at offset %d; send it as valid UTF-8 text", bad)}, gapNone
 	}
-	p := parser{s: []rune(src)}
+	p := parser{s: src, kindIdx: map[fspec]int32{}}
 	t := &Template{src: src, plain: true}
 	if err, gap := p.parse(t); err != nil {
 		return nil, err, gap
 	}
 	for i := range t.fields {
-		f := &t.fields[i]
-		t.litBytes += len(f.lit)
-		t.litChars += f.litChars
-		if f.conv != convNone || f.formatted {
+		t.litBytes += len(t.fields[i].lit)
+		t.litChars += int64(utf8.RuneCountInString(t.fields[i].lit))
+	}
+	for i := range t.kinds {
+		if t.kinds[i].conv != convNone || t.kinds[i].formatted {
 			t.plain = false
 		}
 	}
@@ -145,11 +172,84 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 	return t, nil, gapNone
 }
 
+// parser walks the template's bytes; positions are byte offsets, turned
+// into code-point offsets (cp, counted on from the last one asked) for
+// messages and format specs. '{', '}', '[', ']', '!'
+// and ':' are ASCII, so a byte equal to one of them is that character, never
+// part of a longer UTF-8 sequence. The template is never converted to runes
+// and its literal text is kept as slices of it (copied only where an escaped
+// brace joins two pieces): parsing needs memory proportional to the
+// template with a small constant (issue 10.2).
 type parser struct {
-	s   []rune
-	lit []rune // literal text gathered since the last field
-	// escapedOpen is the offset of the first "{{", for the no-field message.
+	s string
+	// segs are the pieces of literal text gathered since the last field
+	// that renders something (a silent field's literal joins the next one).
+	segs []litSeg
+	// kindIdx indexes Template.kinds by fspec.
+	kindIdx map[fspec]int32
+	// escapedOpen is the byte offset of the first "{{", for the no-field
+	// message.
 	escapedOpen int
+	// cpByte and cpN: the byte offset cp was asked last and its code-point
+	// offset.
+	cpByte, cpN int
+}
+
+// litSeg is literal text s[start:end] holding esc escaped braces ({{ or }}).
+type litSeg struct{ start, end, esc int }
+
+// cp returns the code-point offset of the byte offset i. It counts on from
+// the offset asked last, so that asking in increasing order (once per field)
+// costs one pass over the template in all.
+func (p *parser) cp(i int) int {
+	if i < p.cpByte {
+		p.cpByte, p.cpN = 0, 0
+	}
+	p.cpN += utf8.RuneCountInString(p.s[p.cpByte:i])
+	p.cpByte = i
+	return p.cpN
+}
+
+// takeLit returns the literal text gathered, braces unescaped, and starts
+// anew: a slice of the template when it is one piece without escapes, else
+// one string of the exact size.
+func (p *parser) takeLit() string {
+	defer func() { p.segs = p.segs[:0] }()
+	switch {
+	case len(p.segs) == 0:
+		return ""
+	case len(p.segs) == 1 && p.segs[0].esc == 0:
+		return p.s[p.segs[0].start:p.segs[0].end]
+	}
+	n := 0
+	for _, g := range p.segs {
+		n += g.end - g.start - g.esc
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, g := range p.segs {
+		piece := p.s[g.start:g.end]
+		for k := 0; k < g.esc; k++ {
+			j := strings.IndexAny(piece, "{}")
+			b.WriteString(piece[:j+1])
+			piece = piece[j+2:]
+		}
+		b.WriteString(piece)
+	}
+	return b.String()
+}
+
+// intern returns the index of fs in t.kinds, adding it if new, and counts
+// one more field of that kind.
+func (p *parser) intern(t *Template, fs fspec) int32 {
+	k, ok := p.kindIdx[fs]
+	if !ok {
+		k = int32(len(t.kinds))
+		p.kindIdx[fs] = k
+		t.kinds = append(t.kinds, fkind{fspec: fs})
+	}
+	t.kinds[k].count++
+	return k
 }
 
 // parse is CPython's do_markup loop over MarkupIterator_next.
@@ -157,78 +257,86 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 	s := p.s
 	n := len(s)
 	p.escapedOpen = -1
+	// Every field opens with a '{' that is not part of "{{": room for them
+	// all at once (a bound for any template that parses).
+	if nf := strings.Count(s, "{") - 2*strings.Count(s, "{{"); nf > 0 {
+		t.fields = make([]tfield, 0, min(nf, n/13+1))
+	}
+	nfields := 0
 	i := 0
 	for i < n {
-		// Literal text up to an escaped brace or a field.
-		start := i
-		var c rune
-		markup := false
-		for i < n {
-			c = s[i]
-			i++
-			if c == '{' || c == '}' {
-				markup = true
+		// Literal text, through escaped braces, up to a field or the end.
+		start, j, esc := i, i, 0
+		for {
+			k := strings.IndexAny(s[j:], "{}")
+			if k < 0 {
+				j = n
 				break
 			}
-		}
-		if !markup {
-			p.lit = append(p.lit, s[start:i]...)
+			j += k
+			if j+1 < n && s[j+1] == s[j] {
+				if s[j] == '{' && p.escapedOpen < 0 {
+					p.escapedOpen = j
+				}
+				esc++
+				j += 2
+				continue
+			}
 			break
 		}
-		atEnd := i >= n
-		if c == '}' && (atEnd || s[i] != '}') {
-			return tmplErr(i-1, "single '}' at offset %d; write '}}' for a literal '}'", i-1), gapNone
+		if j > start {
+			p.segs = append(p.segs, litSeg{start, j, esc})
 		}
-		if c == '{' && atEnd {
-			return tmplErr(i-1, "single '{' at offset %d at the end of the template; write '{{' for a literal '{', or a whole field {observation}", i-1), gapNone
+		if j == n {
+			break
 		}
-		if s[i] == c {
-			// An escaped brace: keep one, skip the other.
-			if c == '{' && p.escapedOpen < 0 {
-				p.escapedOpen = i - 1
-			}
-			p.lit = append(p.lit, s[start:i]...)
-			i++
-			continue
+		if s[j] == '}' {
+			return tmplErr(p.cp(j), "single '}' at offset %d; write '}}' for a literal '}'", p.cp(j)), gapNone
 		}
-		p.lit = append(p.lit, s[start:i-1]...)
-		f := tfield{lit: string(p.lit), litChars: int64(len(p.lit))}
-		p.lit = p.lit[:0]
-		next, err, gap := p.field(i-1, &f)
+		if j+1 == n {
+			return tmplErr(p.cp(j), "single '{' at offset %d at the end of the template; write '{{' for a literal '{', or a whole field {observation}", p.cp(j)), gapNone
+		}
+		var fs fspec
+		next, err, gap := p.field(j, &fs)
 		if err != nil {
 			return err, gap
 		}
-		t.fields = append(t.fields, f)
+		nfields++
+		if !fs.silent() {
+			t.fields = append(t.fields, tfield{lit: p.takeLit(), kind: p.intern(t, fs)})
+		}
 		i = next
 	}
-	t.tail = string(p.lit)
-	t.tailChars = int64(len(p.lit))
-	if len(t.fields) == 0 {
+	t.tail = p.takeLit()
+	t.tailChars = int64(utf8.RuneCountInString(t.tail))
+	if nfields == 0 {
 		// GAP (SPEC §5 no-field rule): CPython formats a template without
 		// fields fine, but the observation would silently vanish.
 		if p.escapedOpen >= 0 {
-			return tmplErr(p.escapedOpen, "the template has no {observation} field, so the observation would never appear; '{{' at offset %d is an escaped literal brace, write {observation} with single braces", p.escapedOpen), gapNoField
+			off := p.cp(p.escapedOpen)
+			return tmplErr(off, "the template has no {observation} field, so the observation would never appear; '{{' at offset %d is an escaped literal brace, write {observation} with single braces", off), gapNoField
 		}
 		return tmplErr(0, "the template has no {observation} field (offset 0), so the observation would never appear; add {observation} where it belongs"), gapNoField
 	}
 	return nil, gapNone
 }
 
-// field parses the replacement field whose '{' is at open, as CPython's
-// parse_field, then checks it as output_markup would use it (field name,
-// conversion, format spec). It returns the offset after the closing '}'.
-func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
+// field parses the replacement field whose '{' is at byte offset open, as
+// CPython's parse_field, then checks it as output_markup would use it (field
+// name, conversion, format spec). It returns the byte offset after the
+// closing '}'.
+func (p *parser) field(open int, f *fspec) (int, *Error, gapClass) {
 	s := p.s
 	n := len(s)
 	i := open + 1
 	nameStart := i
-	var c rune
+	var c byte
 	term := false
 	for i < n {
 		c = s[i]
 		i++
 		if c == '{' {
-			return 0, tmplErr(i-1, "unexpected '{' at offset %d inside the field opened at offset %d; a field is written {observation}, and '{{' writes a literal '{'", i-1, open), gapNone
+			return 0, tmplErr(p.cp(i-1), "unexpected '{' at offset %d inside the field opened at offset %d; a field is written {observation}, and '{{' writes a literal '{'", p.cp(i-1), p.cp(open)), gapNone
 		}
 		if c == '[' {
 			for i < n && s[i] != ']' {
@@ -242,7 +350,7 @@ func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
 		}
 	}
 	if !term {
-		return 0, tmplErr(open, "the field opened at offset %d is never closed; end it with '}' as in {observation}, or write '{{' for a literal '{'", open), gapNone
+		return 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end it with '}' as in {observation}, or write '{{' for a literal '{'", p.cp(open)), gapNone
 	}
 	name := s[nameStart : i-1]
 	var conv rune
@@ -252,23 +360,26 @@ func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
 	if c == '!' || c == ':' {
 		if c == '!' {
 			if i >= n {
-				return 0, tmplErr(i-1, "'!' at offset %d ends the template; a conversion is !s, !r or !a followed by '}'", i-1), gapNone
+				return 0, tmplErr(p.cp(i-1), "'!' at offset %d ends the template; a conversion is !s, !r or !a followed by '}'", p.cp(i-1)), gapNone
 			}
-			conv, convPos = s[i], i
-			i++
+			var w int
+			conv, w = utf8.DecodeRuneInString(s[i:])
+			convPos = i
+			i += w
 			if conv == '}' {
 				// CPython reads '}' as the conversion character and then
 				// raises "Unknown conversion specifier }" or "unmatched '{'".
-				return 0, tmplErr(convPos-1, "missing conversion after '!' at offset %d; write !s, !r or !a before the '}'", convPos-1), gapNone
+				return 0, tmplErr(p.cp(convPos-1), "missing conversion after '!' at offset %d; write !s, !r or !a before the '}'", p.cp(convPos-1)), gapNone
 			}
 			if i < n {
-				c2 := s[i]
-				i++
+				c2, w := utf8.DecodeRuneInString(s[i:])
+				c2Pos := i
+				i += w
 				if c2 == '}' {
 					goto checked
 				}
 				if c2 != ':' {
-					return 0, tmplErr(i-1, "expected ':' or '}' after the conversion at offset %d, found %s at offset %d; a conversion is one character: !s, !r or !a", convPos, quoteRune(c2), i-1), gapNone
+					return 0, tmplErr(p.cp(c2Pos), "expected ':' or '}' after the conversion at offset %d, found %s at offset %d; a conversion is one character: !s, !r or !a", p.cp(convPos), quoteRune(c2), p.cp(c2Pos)), gapNone
 				}
 			}
 		}
@@ -291,7 +402,7 @@ func (p *parser) field(open int, f *tfield) (int, *Error, gapClass) {
 				}
 			}
 		}
-		return 0, tmplErr(open, "the field opened at offset %d is never closed; end its format spec with '}'", open), gapNone
+		return 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end its format spec with '}'", p.cp(open)), gapNone
 	}
 checked:
 	if err, gap := p.checkName(name, nameStart, open); err != nil {
@@ -306,7 +417,7 @@ checked:
 	case 'a':
 		f.conv = convASCII
 	default:
-		return 0, tmplErr(convPos, "unknown conversion !%s at offset %d; use !s, !r or !a", quoteConv(conv), convPos), gapNone
+		return 0, tmplErr(p.cp(convPos), "unknown conversion !%s at offset %d; use !s, !r or !a", quoteConv(conv), p.cp(convPos)), gapNone
 	}
 	f.fill, f.align, f.width, f.prec = " ", '<', -1, -1
 	if specStart < 0 {
@@ -316,9 +427,9 @@ checked:
 		// GAP: CPython expands fields nested in a format spec
 		// ({observation:{w}}); this engine has only one value, so a nested
 		// field could only be the observation used as a spec.
-		return 0, tmplErr(nested, gapPrefix+"a brace at offset %d inside the format spec of the field opened at offset %d (nested fields); write the width and precision as plain numbers", nested, open), gapNested
+		return 0, tmplErr(p.cp(nested), gapPrefix+"a brace at offset %d inside the format spec of the field opened at offset %d (nested fields); write the width and precision as plain numbers", p.cp(nested), p.cp(open)), gapNested
 	}
-	fs, err, gap := parseStrSpec(s[specStart:specEnd], specStart)
+	fs, err, gap := parseStrSpec(s[specStart:specEnd], p.cp(specStart))
 	if err != nil {
 		return 0, err, gap
 	}
@@ -330,22 +441,23 @@ checked:
 	return i, nil, gapNone
 }
 
-// checkName checks a field name as field_name_split and get_field_object
-// would resolve it with only the keyword argument observation.
-func (p *parser) checkName(name []rune, off, open int) (*Error, gapClass) {
-	k := 0
-	for k < len(name) && name[k] != '.' && name[k] != '[' {
-		k++
+// checkName checks a field name (at byte offset off; the field opens at
+// open) as field_name_split and get_field_object would resolve it with only
+// the keyword argument observation.
+func (p *parser) checkName(name string, off, open int) (*Error, gapClass) {
+	k := strings.IndexAny(name, ".[")
+	if k < 0 {
+		k = len(name)
 	}
 	first := name[:k]
-	if string(first) != "observation" {
+	if first != "observation" {
 		switch {
 		case len(first) == 0:
-			return tmplErr(open, "empty field name in the field at offset %d ({} is a positional field); name the field {observation}, or write '{{' and '}}' for literal braces", open), gapNone
+			return tmplErr(p.cp(open), "empty field name in the field at offset %d ({} is a positional field); name the field {observation}, or write '{{' and '}}' for literal braces", p.cp(open)), gapNone
 		case isAllDigits(first):
-			return tmplErr(off, "positional field %s at offset %d; name the field {observation}", quoteRunes(first), off), gapNone
+			return tmplErr(p.cp(off), "positional field %s at offset %d; name the field {observation}", quoteRunes(first), p.cp(off)), gapNone
 		default:
-			return tmplErr(off, "unknown field name %s at offset %d; the only field is {observation} (write '{{' and '}}' for literal braces)", quoteRunes(first), off), gapNone
+			return tmplErr(p.cp(off), "unknown field name %s at offset %d; the only field is {observation} (write '{{' and '}}' for literal braces)", quoteRunes(first), p.cp(off)), gapNone
 		}
 	}
 	if k == len(name) {
@@ -356,15 +468,15 @@ func (p *parser) checkName(name []rune, off, open int) (*Error, gapClass) {
 		// GAP: CPython looks up attributes of the str ({observation.upper}
 		// formats a bound method's repr); this engine formats only the
 		// observation itself.
-		return tmplErr(off+k, gapPrefix+"attribute access %s at offset %d; use {observation} itself", quoteRunes(rest), off+k), gapAttribute
+		return tmplErr(p.cp(off+k), gapPrefix+"attribute access %s at offset %d; use {observation} itself", quoteRunes(rest), p.cp(off+k)), gapAttribute
 	}
 	// GAP: CPython indexes the str ({observation[0]} is its first character,
 	// and raises IndexError for an empty observation); this engine formats
 	// only the observation itself.
-	return tmplErr(off+k, gapPrefix+"indexing %s at offset %d; use {observation} itself (a precision such as {observation:.1} keeps a prefix)", quoteRunes(rest), off+k), gapIndex
+	return tmplErr(p.cp(off+k), gapPrefix+"indexing %s at offset %d; use {observation} itself (a precision such as {observation:.1} keeps a prefix)", quoteRunes(rest), p.cp(off+k)), gapIndex
 }
 
-func isAllDigits(s []rune) bool {
+func isAllDigits(s string) bool {
 	for _, r := range s {
 		if decimalValue(r) < 0 {
 			return false
@@ -401,8 +513,8 @@ func (t *Template) renderSizeCounted(obs string, obsChars int64) (nbytes int, nc
 	}
 	var rinfo [2]reprInfo
 	var have [2]bool
-	for i := range t.fields {
-		f := &t.fields[i]
+	for i := range t.kinds {
+		f := &t.kinds[i]
 		var vb int    // bytes of the value kept
 		var vc int64  // code points of the value kept
 		var whole int // bytes of the whole value
@@ -421,8 +533,8 @@ func (t *Template) renderSizeCounted(obs string, obsChars int64) (nbytes int, nc
 			vc, whole = ri.nchars, ri.nbytes
 		}
 		if !f.formatted {
-			nbytes += whole
-			nchars += vc
+			nbytes += f.count * whole
+			nchars += int64(f.count) * vc
 			continue
 		}
 		keep, lpad, rpad := f.layout(vc)
@@ -435,8 +547,8 @@ func (t *Template) renderSizeCounted(obs string, obsChars int64) (nbytes int, nc
 			vb = reprPrefixBytes(obs, f.conv == convASCII, ri.quote, keep)
 		}
 		pad := lpad + rpad
-		nbytes += vb + int(pad)*len(f.fill)
-		nchars += keep + pad
+		nbytes += f.count * (vb + int(pad)*len(f.fill))
+		nchars += int64(f.count) * (keep + pad)
 	}
 	return nbytes, nchars
 }
@@ -455,8 +567,8 @@ func (t *Template) AppendRender(dst []byte, obs string) []byte {
 	var rinfo [2]reprInfo
 	var have [2]bool
 	for i := range t.fields {
-		f := &t.fields[i]
-		dst = append(dst, f.lit...)
+		dst = append(dst, t.fields[i].lit...)
+		f := &t.kinds[t.fields[i].kind]
 		if f.conv == convNone {
 			if !f.formatted {
 				dst = append(dst, obs...)
@@ -503,7 +615,7 @@ func (t *Template) Render(obs string) string {
 // as format_string_internal and calc_padding do: keep is how many code points
 // of the value are written, lpad and rpad how many fill characters go left
 // and right of it (centering puts the odd one on the right).
-func (f *tfield) layout(n int64) (keep, lpad, rpad int64) {
+func (f *fspec) layout(n int64) (keep, lpad, rpad int64) {
 	keep = n
 	if f.prec >= 0 && f.prec < n {
 		keep = f.prec

@@ -9,7 +9,8 @@ import (
 // FuzzTemplate checks the engine's invariants on arbitrary templates and
 // observations (the CPython differential checks the values):
 //   - no panic;
-//   - ValidateTemplate and ParseTemplate agree, and a rejection has the right
+//   - ValidateTemplate and ParseTemplate agree (ValidateTemplate's path is
+//     observation_template), and a rejection has the right
 //     code, an empty path, an offset inside the template named by its message,
 //     and the GAP prefix exactly on GAP classes;
 //   - an accepted template renders valid UTF-8 for a valid observation, and
@@ -25,6 +26,14 @@ func FuzzTemplate(f *testing.F) {
 		verr := ValidateTemplate(tmpl)
 		if (verr == nil) != (err == nil) {
 			t.Fatalf("ValidateTemplate %v, ParseTemplate %v", verr, err)
+		}
+		if err != nil && utf8.ValidString(tmpl) {
+			// ValidateTemplate reports the error where a request holds the template.
+			want := *err
+			want.Path = "observation_template"
+			if e, ok := verr.(*Error); !ok || *e != want {
+				t.Fatalf("ValidateTemplate %#v, want %#v", verr, want)
+			}
 		}
 		if _, perr := ParseTemplate(tmpl); (perr == nil) != (err == nil) || perr != nil && *perr != *err {
 			t.Fatalf("ParseTemplate %v, parseTemplate %v", perr, err)

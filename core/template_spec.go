@@ -4,6 +4,9 @@ import (
 	"math"
 	"strconv"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/polyloop/assembly/internal/jsonstr"
 )
 
 // This file parses the format spec of an {observation:...} field the way
@@ -66,24 +69,28 @@ func decimalValue(r rune) int {
 }
 
 // getInteger is CPython's get_integer: it consumes decimal digits (category
-// Nd) of s from pos, returning the value, the position after them and the
-// number consumed. ok is false on Py_ssize_t overflow ("Too many decimal
-// digits in format string"), with next at the digit that overflowed.
-func getInteger(s []rune, pos int) (value int64, next int, consumed int, ok bool) {
-	for next = pos; next < len(s); next++ {
-		d := decimalValue(s[next])
+// Nd) of s from byte offset pos, returning the value, the byte offset after
+// them and the number of digits consumed. ok is false on Py_ssize_t overflow
+// ("Too many decimal digits in format string"), with next at the digit that
+// overflowed.
+func getInteger(s string, pos int) (value int64, next int, consumed int, ok bool) {
+	for next = pos; next < len(s); {
+		r, w := utf8.DecodeRuneInString(s[next:])
+		d := decimalValue(r)
 		if d < 0 {
 			break
 		}
 		if value > (math.MaxInt64-int64(d))/10 {
-			return 0, next, next - pos, false
+			return 0, next, consumed, false
 		}
 		value = value*10 + int64(d)
+		next += w
+		consumed++
 	}
-	return value, next, next - pos, true
+	return value, next, consumed, true
 }
 
-func isAlignToken(r rune) bool { return r == '<' || r == '>' || r == '=' || r == '^' }
+func isAlignToken(c byte) bool { return c == '<' || c == '>' || c == '=' || c == '^' }
 
 // fieldSpec is the parsed format spec of one field, ready for rendering.
 type fieldSpec struct {
@@ -93,130 +100,135 @@ type fieldSpec struct {
 	prec  int64 // -1 when absent
 }
 
-// parseStrSpec parses spec (the code points between ':' and the closing '}',
-// with no braces in it) as CPython formats a str with it. off is the
-// template offset of spec[0]. On failure it returns the error and its GAP
-// class (gapNone for the rejections CPython makes too).
-func parseStrSpec(spec []rune, off int) (fieldSpec, *Error, gapClass) {
+// parseStrSpec parses spec (the text between ':' and the closing '}', with
+// no braces in it) as CPython formats a str with it. off is the template's
+// code-point offset of spec[0]; positions in spec are byte offsets (every
+// character the grammar names but the fill, the digits and the type is
+// ASCII). On failure it returns the error and its GAP class (gapNone for the
+// rejections CPython makes too).
+func parseStrSpec(spec string, off int) (fieldSpec, *Error, gapClass) {
 	fs := fieldSpec{fill: ' ', align: '<', width: -1, prec: -1}
 	if len(spec) == 0 {
 		return fs, nil, gapNone
 	}
+	at := func(pos int) int { return off + utf8.RuneCountInString(spec[:pos]) }
 	end := len(spec)
 	pos := 0
 	fillSpecified, alignSpecified := false, false
-	var align rune = '<'
+	var align byte = '<'
 	alignPos := -1
-	if end-pos >= 2 && isAlignToken(spec[pos+1]) {
-		fs.fill, align = spec[pos], spec[pos+1]
+	if r, w := utf8.DecodeRuneInString(spec); w < end && isAlignToken(spec[w]) {
+		fs.fill, align = r, spec[w]
 		fillSpecified, alignSpecified = true, true
-		alignPos = pos + 1
-		pos += 2
-	} else if end-pos >= 1 && isAlignToken(spec[pos]) {
-		align = spec[pos]
+		alignPos = w
+		pos = w + 1
+	} else if isAlignToken(spec[0]) {
+		align = spec[0]
 		alignSpecified = true
-		alignPos = pos
-		pos++
+		alignPos = 0
+		pos = 1
 	}
 	_ = alignSpecified // for a str the 0 flag never changes the alignment
 	signPos, zPos, altPos := -1, -1, -1
-	if end-pos >= 1 && (spec[pos] == ' ' || spec[pos] == '+' || spec[pos] == '-') {
+	if pos < end && (spec[pos] == ' ' || spec[pos] == '+' || spec[pos] == '-') {
 		signPos = pos
 		pos++
 	}
-	if end-pos >= 1 && spec[pos] == 'z' {
+	if pos < end && spec[pos] == 'z' {
 		zPos = pos
 		pos++
 	}
-	if end-pos >= 1 && spec[pos] == '#' {
+	if pos < end && spec[pos] == '#' {
 		altPos = pos
 		pos++
 	}
 	// The 0 flag (backwards compatibility): fill with '0'. CPython switches
 	// to '=' alignment only for types that align right by default; a str
 	// aligns left, so the alignment stays as given (default '<').
-	if !fillSpecified && end-pos >= 1 && spec[pos] == '0' {
+	if !fillSpecified && pos < end && spec[pos] == '0' {
 		fs.fill = '0'
 		pos++
 	}
 	widthPos := pos
 	w, next, consumed, ok := getInteger(spec, pos)
 	if !ok {
-		return fs, tmplErr(off+widthPos, "the width at offset %d has too many digits (the largest CPython accepts is 9223372036854775807, this engine 1048576); use a smaller width", off+widthPos), gapNone
+		return fs, tmplErr(at(widthPos), "the width at offset %d has too many digits (the largest CPython accepts is 9223372036854775807, this engine 1048576); use a smaller width", at(widthPos)), gapNone
 	}
 	pos = next
 	if consumed > 0 {
 		fs.width = w
 	}
 	groupPos := -1
-	var group rune
-	if end-pos >= 1 && spec[pos] == ',' {
+	var group byte
+	if pos < end && spec[pos] == ',' {
 		group, groupPos = ',', pos
 		pos++
 	}
-	if end-pos >= 1 && spec[pos] == '_' {
+	if pos < end && spec[pos] == '_' {
 		if group != 0 {
-			return fs, tmplErr(off+pos, "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", off+pos), gapNone
+			return fs, tmplErr(at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", at(pos)), gapNone
 		}
 		group, groupPos = '_', pos
 		pos++
 	}
-	if end-pos >= 1 && spec[pos] == ',' && group == '_' {
-		return fs, tmplErr(off+pos, "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", off+pos), gapNone
+	if pos < end && spec[pos] == ',' && group == '_' {
+		return fs, tmplErr(at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", at(pos)), gapNone
 	}
-	if end-pos >= 1 && spec[pos] == '.' {
+	if pos < end && spec[pos] == '.' {
 		dot := pos
 		pos++
 		p, next, consumed, ok := getInteger(spec, pos)
 		if !ok {
-			return fs, tmplErr(off+pos, "the precision at offset %d has too many digits (the largest is 9223372036854775807); use a smaller precision", off+pos), gapNone
+			return fs, tmplErr(at(pos), "the precision at offset %d has too many digits (the largest is 9223372036854775807); use a smaller precision", at(pos)), gapNone
 		}
 		if consumed == 0 {
-			return fs, tmplErr(off+dot, "'.' at offset %d is not followed by a precision; write the number of code points to keep, as in {observation:.100}, or remove the '.'", off+dot), gapNone
+			return fs, tmplErr(at(dot), "'.' at offset %d is not followed by a precision; write the number of code points to keep, as in {observation:.100}, or remove the '.'", at(dot)), gapNone
 		}
 		fs.prec = p
 		pos = next
 	}
-	if end-pos > 1 {
-		return fs, tmplErr(off+pos, "invalid format spec %s: unexpected %s at offset %d; the form is [[fill]align][0][width][.precision][s]", quoteRunes(spec), quoteRunes(spec[pos:]), off+pos), gapNone
-	}
 	typ := rune('s')
 	typePos := -1
-	if end-pos == 1 {
-		typ, typePos = spec[pos], pos
+	if pos < end {
+		r, w := utf8.DecodeRuneInString(spec[pos:])
+		if pos+w < end {
+			return fs, tmplErr(at(pos), "invalid format spec %s: unexpected %s at offset %d; the form is [[fill]align][0][width][.precision][s]", quoteRunes(spec), quoteRunes(spec[pos:]), at(pos)), gapNone
+		}
+		typ, typePos = r, pos
 	}
 	if group != 0 {
 		// CPython allows ',' and '_' only with numeric types (all of which
 		// a str then refuses); with 's' it raises "Cannot specify ...".
-		return fs, tmplErr(off+groupPos, "grouping option %s at offset %d is not allowed for text; remove it", quoteRune(group), off+groupPos), gapNone
+		return fs, tmplErr(at(groupPos), "grouping option %s at offset %d is not allowed for text; remove it", quoteRune(rune(group)), at(groupPos)), gapNone
 	}
 	if typ != 's' {
-		return fs, tmplErr(off+typePos, "format type %s at offset %d is not allowed for text; use 's' or no type", quoteRune(typ), off+typePos), gapNone
+		return fs, tmplErr(at(typePos), "format type %s at offset %d is not allowed for text; use 's' or no type", quoteRune(typ), at(typePos)), gapNone
 	}
 	if signPos >= 0 {
-		return fs, tmplErr(off+signPos, "sign %s at offset %d is not allowed for text; remove it", quoteRune(spec[signPos]), off+signPos), gapNone
+		return fs, tmplErr(at(signPos), "sign %s at offset %d is not allowed for text; remove it", quoteRune(rune(spec[signPos])), at(signPos)), gapNone
 	}
 	if zPos >= 0 {
-		return fs, tmplErr(off+zPos, "'z' (negative zero coercion) at offset %d is not allowed for text; remove it", off+zPos), gapNone
+		return fs, tmplErr(at(zPos), "'z' (negative zero coercion) at offset %d is not allowed for text; remove it", at(zPos)), gapNone
 	}
 	if altPos >= 0 {
-		return fs, tmplErr(off+altPos, "'#' (alternate form) at offset %d is not allowed for text; remove it", off+altPos), gapNone
+		return fs, tmplErr(at(altPos), "'#' (alternate form) at offset %d is not allowed for text; remove it", at(altPos)), gapNone
 	}
 	if align == '=' {
-		return fs, tmplErr(off+alignPos, "'=' alignment at offset %d is not allowed for text; use '<', '>' or '^'", off+alignPos), gapNone
+		return fs, tmplErr(at(alignPos), "'=' alignment at offset %d is not allowed for text; use '<', '>' or '^'", at(alignPos)), gapNone
 	}
 	// GAP: CPython accepts any width up to 2**63-1 and allocates the padding
 	// (or raises MemoryError); this engine refuses widths above 1,048,576 so
 	// that a template can never make a host allocate gigabytes per step.
 	if fs.width > maxFieldWidth {
-		return fs, tmplErr(off+widthPos, gapPrefix+"width %d at offset %d is above the maximum %d; use a width of at most %d", fs.width, off+widthPos, maxFieldWidth, maxFieldWidth), gapWidth
+		return fs, tmplErr(at(widthPos), gapPrefix+"width %d at offset %d is above the maximum %d; use a width of at most %d", fs.width, at(widthPos), maxFieldWidth, maxFieldWidth), gapWidth
 	}
-	fs.align = byte(align)
+	fs.align = align
 	return fs, nil, gapNone
 }
 
 // quoteRune quotes one code point for a message, e.g. 'd' or '\x00'.
 func quoteRune(r rune) string { return strconv.QuoteRune(r) }
 
-// quoteRunes quotes text for a message.
-func quoteRunes(s []rune) string { return strconv.Quote(string(s)) }
+// quoteRunes quotes text for a message: its first jsonstr.ExcerptChars
+// code points, then "…" when longer (docs/SPEC.md §6).
+func quoteRunes(s string) string { return strconv.Quote(jsonstr.Excerpt(s)) }

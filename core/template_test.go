@@ -300,8 +300,10 @@ func TestTemplateErrors(t *testing.T) {
 			t.Errorf("%q: ParseTemplate gives %v, parseTemplate %v", c.tmpl, perr, err)
 		}
 		verr := ValidateTemplate(c.tmpl)
-		if e, ok := verr.(*Error); !ok || *e != *err {
-			t.Errorf("%q: ValidateTemplate gives %v, want %v", c.tmpl, verr, err)
+		want := *err
+		want.Path = "observation_template"
+		if e, ok := verr.(*Error); !ok || *e != want {
+			t.Errorf("%q: ValidateTemplate gives %v, want %v", c.tmpl, verr, want)
 		}
 	}
 }

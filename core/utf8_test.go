@@ -61,37 +61,85 @@ func FuzzValidUTF8(f *testing.F) {
 	})
 }
 
-// TestUTF8CountExhaustive checks utf8Count against utf8.Valid on every
-// sequence of up to three bytes and on four-byte sequences over the bytes
-// that matter, each alone, after seven ASCII bytes, and followed by twelve
-// (the word-at-a-time path).
+// TestUTF8CountExhaustive checks utf8Count against utf8.Valid and
+// utf8.RuneCount on every case of utf8Cases at every placement of
+// utf8Placements: each case at each of the eight byte offsets of the word in
+// the first and in the second step of the unrolled loop, in the
+// word-at-a-time loop, its byte path and the byte-by-byte tail, with the end
+// of the buffer at every distance from the case up to where the unrolled loop
+// takes it (issue 9.10). The same test runs compiled to WebAssembly under
+// wazero (host-test: TestUTF8ExhaustiveInWasm).
 func TestUTF8CountExhaustive(t *testing.T) {
-	check1 := func(c []byte) {
-		n, ok := utf8Count(c)
-		if ok != utf8.Valid(c) || ok && n != utf8.RuneCount(c) {
-			t.Fatalf("utf8Count(%q) = %d, %v; want %d, %v", c, n, ok, utf8.RuneCount(c), utf8.Valid(c))
+	checks := 0
+	buf := make([]byte, 0, 64)
+	for _, c := range utf8Cases() {
+		for _, pl := range utf8Placements(len(c)) {
+			buf = append(append(append(buf[:0], padding[:pl[0]]...), c...), padding[:pl[1]]...)
+			n, ok := utf8Count(buf)
+			if ok != utf8.Valid(buf) || ok && n != utf8.RuneCount(buf) {
+				t.Fatalf("utf8Count(%q) = %d, %v; want %d, %v", buf, n, ok, utf8.RuneCount(buf), utf8.Valid(buf))
+			}
+			checks++
 		}
 	}
-	check := func(b []byte) {
-		for _, pre := range [][]byte{nil, []byte("abcdefg")} {
-			c := append(append([]byte(nil), pre...), b...)
-			check1(c)
-			check1(append(c, "abcdefghijkl"...)) // the word-at-a-time path
+	t.Logf("%d checks", checks)
+}
+
+// padding is the ASCII the cases are placed in.
+var padding = []byte("abcdefghijklmnopqrstuvwxyz0123456789")
+
+// utf8Placements returns (ASCII before, ASCII after) byte counts that put a
+// case of n bytes at offsets 0 to 15 (so its first byte is at every offset of
+// the first and of the second 8-byte step of the unrolled loop, which starts
+// at offset 0), in buffers of every length from the case's end up to 24 bytes
+// (below 24 the word-at-a-time loop, its byte path and the tail take the
+// case; from 24 on the unrolled loop does, and a longer buffer changes
+// nothing it reads).
+func utf8Placements(n int) [][2]int {
+	var out [][2]int
+	for pre := 0; pre < 16; pre++ {
+		for end := pre + n; end <= max(24, pre+n); end++ {
+			out = append(out, [2]int{pre, end - pre - n})
 		}
+	}
+	return out
+}
+
+// utf8Cases returns every sequence of one and two bytes, and sequences of
+// three and four bytes whose first two bytes run over the values that decide
+// a character's class and range (every three-byte lead E0-EF and the edges of
+// the other classes, with every second byte; four-byte leads F0-F5, F7 and
+// FF with every second byte) and whose later bytes are one of each class
+// edge (ASCII, the continuation bounds 80/8F/90/9F/A0/BF, lead bytes).
+func utf8Cases() [][]byte {
+	var out [][]byte
+	for x := range 256 {
+		out = append(out, []byte{byte(x)})
 	}
 	for x := range 1 << 16 {
-		check([]byte{byte(x >> 8), byte(x)})
-		check([]byte{byte(x >> 8)})
+		out = append(out, []byte{byte(x >> 8), byte(x)})
 	}
-	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
-	for x := 0xc0; x <= 0xff; x++ {
+	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff}
+	cont := []byte{0x7f, 0x80, 0x8f, 0x90, 0xbf, 0xc0}
+	leads3 := []byte{0xc0, 0xc1, 0xc2, 0xdf, 0xf0, 0xf4, 0xf5, 0xff}
+	for x := byte(0xe0); x <= 0xef; x++ {
+		leads3 = append(leads3, x)
+	}
+	for _, x := range leads3 {
 		for y := range 256 {
 			for _, z := range edges {
-				check([]byte{byte(x), byte(y), z})
-				for _, w := range edges {
-					check([]byte{byte(x), byte(y), z, w})
+				out = append(out, []byte{x, byte(y), z})
+			}
+		}
+	}
+	for _, x := range []byte{0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf7, 0xff} {
+		for y := range 256 {
+			for _, z := range cont {
+				for _, w := range cont {
+					out = append(out, []byte{x, byte(y), z, w})
 				}
 			}
 		}
 	}
+	return out
 }

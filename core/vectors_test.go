@@ -37,8 +37,17 @@ type vectorCase struct {
 }
 
 type vectorError struct {
-	Code string `json:"code"`
-	Path string `json:"path"`
+	Code   string `json:"code"`
+	Path   string `json:"path"`
+	Offset *int   `json:"offset"` // invalid_template only
+}
+
+// wantOffset is the case's offset, or -1 when it has none.
+func (e *vectorError) wantOffset() int {
+	if e.Offset == nil {
+		return -1
+	}
+	return *e.Offset
 }
 
 // loadedVector is one case with its bytes decoded.
@@ -113,17 +122,22 @@ func TestVectors(t *testing.T) {
 				}
 				return
 			}
-			code, path, msg, err := decodeErrorResponse(got)
+			code, path, msg, offset, err := decodeErrorResponse(got)
 			if err != nil {
 				t.Fatalf("%s\nwant error %s at %q; the response is not a canonical error response: %v\n% x",
 					lv.c.Description, lv.c.Error.Code, lv.c.Error.Path, err, head(got, 200))
 			}
-			if code != lv.c.Error.Code || path != lv.c.Error.Path {
-				t.Fatalf("%s\nwant %s at %q\n got %s at %q (message %q)",
-					lv.c.Description, lv.c.Error.Code, lv.c.Error.Path, code, path, msg)
+			if code != lv.c.Error.Code || path != lv.c.Error.Path || offset != lv.c.Error.wantOffset() {
+				t.Fatalf("%s\nwant %s at %q offset %d\n got %s at %q offset %d (message %q)",
+					lv.c.Description, lv.c.Error.Code, lv.c.Error.Path, lv.c.Error.wantOffset(), code, path, offset, msg)
 			}
 			if msg == "" {
 				t.Fatalf("%s: empty error message", lv.c.Description)
+			}
+			// DecodeResponse, the hosts' reader, gives the same error.
+			_, derr := DecodeResponse(got)
+			if e, ok := derr.(*Error); !ok || *e != (Error{Code: Code(code), Path: path, Message: msg, Offset: offset}) {
+				t.Fatalf("DecodeResponse gives %#v, want %s at %q offset %d", derr, code, path, offset)
 			}
 		})
 	}
@@ -348,33 +362,47 @@ func (r *mpReader) readMap(n int) ([]mpPair, error) {
 }
 
 // decodeErrorResponse checks the shape {v: 1, ok: false, error: {code,
-// message, path}} (keys in this order, nothing else, no trailing bytes) and
-// returns the code, path and message.
-func decodeErrorResponse(b []byte) (code, path, message string, err error) {
+// message, path}} (keys in this order, nothing else, no trailing bytes), with
+// a fourth key offset (an int) exactly when code is invalid_template, and
+// returns the code, path, message and offset (-1 when absent).
+func decodeErrorResponse(b []byte) (code, path, message string, offset int, err error) {
 	r := &mpReader{b: b}
 	v, err := r.readValue()
 	if err != nil {
-		return "", "", "", err
+		return "", "", "", -1, err
 	}
 	if r.pos != len(b) {
-		return "", "", "", fmt.Errorf("%d trailing bytes", len(b)-r.pos)
+		return "", "", "", -1, fmt.Errorf("%d trailing bytes", len(b)-r.pos)
 	}
 	top, ok := v.([]mpPair)
 	if !ok || len(top) != 3 || top[0].key != "v" || top[1].key != "ok" || top[2].key != "error" {
-		return "", "", "", fmt.Errorf("top level is not the map {v, ok, error}: %v", v)
+		return "", "", "", -1, fmt.Errorf("top level is not the map {v, ok, error}: %v", v)
 	}
 	if top[0].value != uint64(1) || top[1].value != false {
-		return "", "", "", fmt.Errorf("want v 1 and ok false, got v %v ok %v", top[0].value, top[1].value)
+		return "", "", "", -1, fmt.Errorf("want v 1 and ok false, got v %v ok %v", top[0].value, top[1].value)
 	}
 	e, ok := top[2].value.([]mpPair)
-	if !ok || len(e) != 3 || e[0].key != "code" || e[1].key != "message" || e[2].key != "path" {
-		return "", "", "", fmt.Errorf("error is not the map {code, message, path}: %v", top[2].value)
+	if !ok || len(e) < 3 || e[0].key != "code" || e[1].key != "message" || e[2].key != "path" {
+		return "", "", "", -1, fmt.Errorf("error is not the map {code, message, path[, offset]}: %v", top[2].value)
 	}
 	var strs [3]string
-	for i, p := range e {
+	for i, p := range e[:3] {
 		if strs[i], ok = p.value.(string); !ok {
-			return "", "", "", fmt.Errorf("error.%s is not a str", p.key)
+			return "", "", "", -1, fmt.Errorf("error.%s is not a str", p.key)
 		}
 	}
-	return strs[0], strs[2], strs[1], nil
+	offset = -1
+	wantOffset := strs[0] == string(CodeInvalidTemplate)
+	switch {
+	case len(e) == 3 && !wantOffset:
+	case len(e) == 4 && wantOffset && e[3].key == "offset":
+		n, ok := e[3].value.(uint64)
+		if !ok {
+			return "", "", "", -1, fmt.Errorf("error.offset is not a non-negative int: %v", e[3].value)
+		}
+		offset = int(n)
+	default:
+		return "", "", "", -1, fmt.Errorf("error has keys %v; want code, message, path, and offset exactly for invalid_template", e)
+	}
+	return strs[0], strs[2], strs[1], offset, nil
 }

@@ -10,7 +10,8 @@ import (
 
 // EncodeRequest returns the canonical wire encoding of req (keys in SPEC table
 // order, channels in code-point order, shortest headers). Sandboxed hosts use
-// it to offer the typed API over the wire function. It does not validate req.
+// it to offer the typed API over the wire function, and the native typed API
+// checks requests by decoding it (check.go). It does not validate req.
 func EncodeRequest(req *Request) []byte {
 	n := 2
 	if req.MaxPromptChars != nil {
@@ -69,11 +70,7 @@ func EncodeRequest(req *Request) []byte {
 		b = msgp.AppendString(b, "steps")
 		b = msgp.AppendArrayHeader(b, uint32(len(req.Steps)))
 		for _, s := range req.Steps {
-			b = msgp.AppendMapHeader(b, 2)
-			b = msgp.AppendString(b, "raw_output")
-			b = msgp.AppendString(b, s.RawOutput)
-			b = msgp.AppendString(b, "observation")
-			b = msgp.AppendString(b, s.Observation)
+			b = appendStep(b, s)
 		}
 	}
 	b = msgp.AppendString(b, "observation_template")
@@ -85,11 +82,21 @@ func EncodeRequest(req *Request) []byte {
 	return b
 }
 
+// appendStep appends the canonical encoding of one step.
+func appendStep(b []byte, s Step) []byte {
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendString(b, "raw_output")
+	b = msgp.AppendString(b, s.RawOutput)
+	b = msgp.AppendString(b, "observation")
+	return msgp.AppendString(b, s.Observation)
+}
+
 // ErrBadResponse reports bytes that are not a response of wire version 1.
 var ErrBadResponse = errors.New("not a wire v1 response")
 
 // DecodeResponse decodes a wire response. An error response is returned as an
-// *Error; bytes that are not a response give ErrBadResponse.
+// *Error whose Offset is the response's offset (an invalid_template error), or
+// -1; bytes that are not a response give ErrBadResponse.
 func DecodeResponse(b []byte) (*Response, error) {
 	v, rest, err := msgp.ReadIntfBytes(b)
 	if err != nil || len(rest) != 0 {
@@ -107,7 +114,14 @@ func DecodeResponse(b []byte) (*Response, error) {
 		if code == "" {
 			return nil, ErrBadResponse
 		}
-		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: -1}
+		offset := -1
+		switch n := e["offset"].(type) {
+		case int64:
+			offset = int(n)
+		case uint64:
+			offset = int(n)
+		}
+		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: offset}
 	}
 	r := Response{Messages: []Message{}, MessageChars: []int64{}, Injected: []Injected{}}
 	bad := false

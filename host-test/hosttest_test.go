@@ -95,8 +95,8 @@ func TestVectorsEveryEngine(t *testing.T) {
 		}
 		_, err := core.DecodeResponse(got)
 		e, ok := err.(*core.Error)
-		if !ok || string(e.Code) != c.Error.Code || e.Path != c.Error.Path {
-			t.Errorf("%s/%s: want %s at %q, got %v", c.File, c.Name, c.Error.Code, c.Error.Path, err)
+		if !ok || string(e.Code) != c.Error.Code || e.Path != c.Error.Path || e.Offset != c.Error.WantOffset() {
+			t.Errorf("%s/%s: want %s at %q offset %d, got %v", c.File, c.Name, c.Error.Code, c.Error.Path, c.Error.WantOffset(), err)
 		}
 	}
 	t.Logf("%d vectors, identical on %d engines", len(cases), len(engines))

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/hostvec"
 	"github.com/polyloop/assembly/internal/wirejson"
 )
 
@@ -13,7 +13,7 @@ import (
 // each answer is what the case expects and byte-identical to the native
 // reader's (syntax-error messages included).
 func TestJSONVectorsEveryEngine(t *testing.T) {
-	cases, err := vectors.LoadJSON("../testdata/json-vectors")
+	cases, err := hostvec.LoadJSON("../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}

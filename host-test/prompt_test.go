@@ -6,8 +6,27 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/hostvec"
 	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/wasmhost"
 )
+
+// The prompt vectors (testdata/prompt-vectors) on both engines' Prompt,
+// whose incremental rules (overflow, the steps[k] path) are wasmhost's own.
+func TestPromptVectorsEveryEngine(t *testing.T) {
+	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rn := range runners {
+		for _, c := range cases {
+			if err := hostvec.RunPrompt(c, func(req *core.Request) (*wasmhost.Prompt, error) { return rn.NewPrompt(req) }); err != nil {
+				t.Errorf("%s: %v", rn.Engine(), err)
+			}
+		}
+		t.Logf("%s: %d prompt vectors", rn.Engine(), len(cases))
+	}
+}
 
 // The sandboxed Prompt (one step per call into the module) equals the
 // native Prompt and native Assemble, on both engines.

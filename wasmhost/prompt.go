@@ -17,6 +17,7 @@ type Prompt struct {
 	budget *int64
 	resp   *core.Response
 	steps  int
+	size   core.ResponseSizer
 }
 
 // NewPrompt assembles req inside the module.
@@ -25,7 +26,7 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, steps: len(req.Steps)}
+	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, steps: len(req.Steps), size: core.NewResponseSizer(resp)}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -33,7 +34,8 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 	return p, nil
 }
 
-// AddStep appends one step, as core.Prompt.AddStep does.
+// AddStep appends one step, as core.Prompt.AddStep does (too_large when the
+// whole response would pass core.MaxResponseBytes).
 func (p *Prompt) AddStep(rawOutput, observation string) error {
 	one, err := p.r.Assemble(&core.Request{
 		Steps:               []core.Step{{RawOutput: rawOutput, Observation: observation}},
@@ -43,6 +45,10 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 		if e, ok := err.(*core.Error); ok && strings.HasPrefix(e.Path, "steps[0]") {
 			e.Path = "steps[" + strconv.Itoa(p.steps) + "]" + strings.TrimPrefix(e.Path, "steps[0]")
 		}
+		return err
+	}
+	// The limit on the whole response, as Assemble of all the steps has it.
+	if err := p.size.Add(one.Messages, one.MessageChars); err != nil {
 		return err
 	}
 	r := p.resp

@@ -26,6 +26,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // Options configures a Runner. The zero value is usable. The names and
@@ -130,8 +131,12 @@ func (r *Runner) AssembleJSON(text []byte) []byte {
 // call runs one export; a failure is the internal error to answer.
 func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	if len(request) > core.MaxRequestBytes {
-		// The module would answer too_large itself; answering here spares
-		// copying a gigabyte into it.
+		// Over 1 GiB: the same functions the module runs give the same
+		// answer here (too_large, unless JSON text shrinks below the limit)
+		// and spare copying a gigabyte into it.
+		if fn == engine.AssembleJSON {
+			return wirejson.AppendAssemble(nil, request), nil
+		}
 		return core.AssembleBytes(request), nil
 	}
 	resp, f := r.pool.Call(fn, request)
@@ -190,8 +195,13 @@ func (r *Runner) Instantiate() error { return r.pool.Instantiate() }
 // flight.
 func (r *Runner) Close() error { return r.pool.Close() }
 
-// Assemble is core.Assemble run inside the module.
+// Assemble is core.Assemble run inside the module: the request's canonical
+// encoding through the module's wire function, so the response and every
+// error (code, path, message, offset) are core.Assemble's.
 func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
+	if req == nil {
+		return core.Assemble(nil) // nothing to encode: core's own error for it
+	}
 	resp, fail := r.call(engine.Assemble, core.EncodeRequest(req))
 	if fail != nil {
 		return nil, fail
@@ -200,7 +210,8 @@ func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
 }
 
 // ValidateTemplate is core.ValidateTemplate run inside the module: it
-// assembles a request holding only the template.
+// assembles a request holding only the template, as core.ValidateTemplate
+// does (the error's path is observation_template).
 func (r *Runner) ValidateTemplate(t string) error {
 	_, err := r.Assemble(&core.Request{ObservationTemplate: t})
 	return err

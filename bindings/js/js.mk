@@ -65,7 +65,7 @@ js.example:
 # VERSION (the one place of the version), packed into dist/. The package's
 # prepack script refuses to pack without them.
 JS_STAGE := build/js-dist
-dist.js: js.deps js.wasm
+dist.js: js.wasm
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
@@ -80,18 +80,25 @@ JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e test/preview
 test.js: js.deps js.wasm js.chromium js.example
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
+# The bounded-resources family at full size (make test.limits; issue 10).
+test.limits: test.limits.js
+.PHONY: test.limits.js test.js.limits
+test.limits.js: js.deps js.wasm
+	cd $(JS_DIR) && POLYLOOP_LIMITS=full node --test test/limits.test.mjs
+
 test.js.node: js.deps js.wasm
 	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $(JS_TESTS)
 
 # The built tarball installed into a new npm project: the shared vectors
 # through it, its types in a Node-only and a browser project, and minimal
 # browser apps bundled with esbuild and with Vite, run in Chromium.
-test.js.dist: dist.js js.chromium
+test.js.dist: dist.js js.deps js.chromium
 	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
 
-# The full-size cases of the JavaScript limits (several GB of memory).
+# The full-size cases of the JavaScript host limits (several GB of memory).
+test.limits: test.js.limits
 test.js.limits: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 node --test --test-concurrency=1 test/limits.test.mjs test/pool.test.mjs
+	cd $(JS_DIR) && POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 node --test --test-concurrency=1 test/host-limits.test.mjs test/pool.test.mjs
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs

@@ -1,35 +1,87 @@
-# Python binding (bindings/python): venv, package data, tests, benchmarks.
+# Python binding (bindings/python): venv, package data, dist, tests, benchmarks.
 # Included by the root Makefile, which defines PYTHON312, WASM and the wasm target.
 
 PY_DIR      := bindings/python
-PY_PKG_WASM := $(PY_DIR)/src/polyloop_assembly/assembly.wasm
+PY_PKG_DIR  := $(PY_DIR)/src/polyloop_assembly
+PY_PKG_WASM := $(PY_PKG_DIR)/assembly.wasm
+# Staged beside the sources (git-ignored): the module, the version, the licence.
+PY_STAGED   := $(PY_PKG_WASM) $(PY_PKG_DIR)/VERSION $(PY_DIR)/LICENSE
 PY_VENV     ?= .venv
 PY_VENV_PY  := $(abspath $(PY_VENV))/bin/python
 PY_STAMP    := $(PY_VENV)/.polyloop-assembly-python.stamp
 PY_PIP      := $(PY_VENV_PY) -m pip --disable-pip-version-check -q
+PY_DIST_DIR ?= dist
+# The CPythons the built wheel is tested on by test.python.dist (those present).
+PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/.pyenv/versions/3.1[0-9].*/bin/python3) $(wildcard /usr/bin/python3)
 
-.PHONY: python.venv python.wasm test.python bench.python
+.PHONY: dist python.venv python.wasm dist.python test.python test.python.dist bench.python
 
-# `make test` includes the Python binding; `make bench` runs its bench through internal/benchreport.
-test: test.python
+# `make test` runs the binding's suite and the built wheel on every CPython here;
+# `make dist` writes the wheel and the sdist; `make bench` runs its bench
+# through internal/benchreport.
+test: test.python test.python.dist
+dist: dist.python
 
-# The module shipped as package data (git-ignored, built from source).
-python.wasm: $(PY_PKG_WASM)
+# The package data (git-ignored, built from source).
+python.wasm: $(PY_STAGED)
 $(PY_PKG_WASM): $(WASM)
 	cp $(WASM) $@
+$(PY_PKG_DIR)/VERSION: VERSION
+	cp VERSION $@
+$(PY_DIR)/LICENSE: LICENSE
+	cp LICENSE $@
 
 # .venv at the repo root with CPython 3.12, the pinned dependencies and the
 # package installed editable.
 python.venv: $(PY_STAMP)
-$(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml | check-python312
+$(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.py | check-python312 $(PY_STAGED)
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis
+	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis mypy build
 	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
 	@touch $@
 
+# The bounded-resources family at full size (make test.limits; issue 10).
+test.limits: test.limits.python
+.PHONY: test.limits.python
+test.limits.python: python.venv python.wasm
+	cd $(PY_DIR) && POLYLOOP_LIMITS=full $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py
+
 test.python: python.venv python.wasm
-	cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q
+	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
+
+# dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
+# built from the sdist (python -m build), which proves the sdist builds
+# without Go; nothing is written into the source tree but the egg-info.
+dist.python: python.venv python.wasm
+	@mkdir -p artifacts $(PY_DIST_DIR)
+	@rm -f $(PY_DIST_DIR)/polyloop_assembly-*
+	@$(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR) > artifacts/python-dist.log 2>&1 \
+		|| { cat artifacts/python-dist.log; exit 1; }
+	@ls -l $(PY_DIST_DIR)/polyloop_assembly-*-py3-none-any.whl $(PY_DIST_DIR)/polyloop_assembly-*.tar.gz | awk '{print "dist: " $$NF " (" $$5 " bytes)"}'
+
+# The built wheel installed (not the source tree) into a fresh venv per
+# CPython, then the shared vectors and the package checks run through it.
+test.python.dist: dist.python
+	@$(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
+
+# Data sets (issue 13): assemble_many, the CLI's --batch, Ray Data (a local
+# cluster of 2 CPUs) and datasets.map(num_proc=2) on the same 10,000 requests.
+# Their packages (ray[data], datasets, tqdm: ~300 MB) go into the same venv,
+# pinned in constraints.txt.
+PY_DATA_STAMP := $(PY_VENV)/.polyloop-assembly-data.stamp
+
+.PHONY: python.data-deps test.data
+test: test.data
+
+python.data-deps: $(PY_DATA_STAMP)
+$(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
+	$(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
+	@touch $@
+
+test.data: python.data-deps python.wasm
+	@HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 $(SUITE) python.data -- \
+		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'

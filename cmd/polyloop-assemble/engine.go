@@ -1,38 +1,89 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 
+	assembly "github.com/polyloop/assembly"
 	"github.com/polyloop/assembly/core"
+	plumbing "github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/wasmhost"
 )
 
-// engine is one build of the core.
+// engine is one build of the core; AppendAssembleBytes (the response
+// appended to dst) is safe for concurrent use.
 type engine interface {
 	Name() string
-	AssembleBytes(request []byte) []byte
+	AppendAssembleBytes(dst, request []byte) []byte
 	Close() error
 }
 
 type native struct{}
 
-func (native) Name() string                  { return "native" }
-func (native) AssembleBytes(b []byte) []byte { return core.AssembleBytes(b) }
-func (native) Close() error                  { return nil }
+func (native) Name() string                             { return "native" }
+func (native) AppendAssembleBytes(dst, b []byte) []byte { return core.AppendAssembleBytes(dst, b) }
+func (native) Close() error                             { return nil }
 
-// engines maps --engine names to constructors; wasm engines register
-// themselves in their own files.
-var engines = map[string]func(wasmPath string) (engine, error){
-	"native": func(string) (engine, error) { return native{}, nil },
+// wasmEngine is the module on wazero or wasmtime.
+type wasmEngine struct {
+	*wasmhost.Runner
+	sha256 string // of the module
+	path   string // where the module was read from ("" if found by default)
 }
 
-func openEngine(name, wasmPath string) (engine, error) {
+func (w wasmEngine) Name() string { return w.Runner.Engine() }
+
+func (w wasmEngine) AppendAssembleBytes(dst, b []byte) []byte {
+	return append(dst, w.Runner.AssembleBytes(b)...)
+}
+
+// engines maps the wasm engines' --engine names to their constructors; they
+// register themselves in their own files (wasmtime only with cgo).
+var engines = map[string]func(wasmhost.Options) (*wasmhost.Runner, error){}
+
+var errUnknownEngine = errors.New("unknown engine")
+
+// openEngine opens --engine name; a wasm engine runs up to jobs instances.
+func openEngine(name, wasmPath string, jobs int) (engine, error) {
+	if name == "native" {
+		return native{}, nil
+	}
 	open, ok := engines[name]
 	if !ok {
-		switch name {
-		case "wasmtime":
-			return nil, fmt.Errorf("--engine wasmtime needs cgo: build with CGO_ENABLED=1 and a C compiler, or use --engine wazero")
+		if name == "wasmtime" {
+			return nil, errors.New("--engine wasmtime needs cgo: build with CGO_ENABLED=1 and a C compiler, or use --engine wazero")
 		}
-		return nil, fmt.Errorf("--engine must be native, wazero or wasmtime, not %q", name)
+		return nil, fmt.Errorf("%w: --engine must be native, wazero or wasmtime, not %q", errUnknownEngine, name)
 	}
-	return open(wasmPath)
+	module, err := plumbing.LoadModule(plumbing.Config{ModulePath: wasmPath})
+	if errors.Is(err, plumbing.ErrNoModule) {
+		where := "wasm/assembly.wasm was not found from this directory upwards and $POLYLOOP_ASSEMBLY_WASM is not set"
+		if wasmPath != "" {
+			where = wasmPath + " does not exist"
+		}
+		return nil, fmt.Errorf("--engine %s needs the module: %s; build it with 'make wasm', or give its path with --wasm PATH", name, where)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--wasm: %w", err)
+	}
+	r, err := open(wasmhost.Options{Module: module, MaxInstances: jobs})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(module)
+	return wasmEngine{Runner: r, sha256: hex.EncodeToString(sum[:]), path: wasmPath}, nil
+}
+
+// versionText is what --version prints: the project's version, and for a
+// wasm engine the module's sha256.
+func versionText(e engine) string {
+	s := "polyloop-assemble " + assembly.Version()
+	if w, ok := e.(wasmEngine); ok {
+		s += fmt.Sprintf("\nmodule sha256 %s (engine %s)", w.sha256, w.Name())
+	} else {
+		s += "\nengine native (the core compiled into this binary)"
+	}
+	return s
 }

@@ -3,22 +3,29 @@
 // writes the responses as JSON, msgpack or a view for people.
 //
 //	polyloop-assemble [--engine native|wazero|wasmtime] [--in json|msgpack]
-//	                  [--out json|msgpack|text] [--batch] [--wasm PATH] [FILE]
+//	                  [--out json|msgpack|text] [--batch] [--jobs N]
+//	                  [--wasm PATH] [--version] [FILE]
 //
 // With --batch the input is a stream of requests (msgpack: concatenated; JSON:
-// one per line) and the output the stream of their responses, in order.
+// one per line) and the output the stream of their responses, in input order,
+// computed by --jobs workers in parallel with a bounded window (constant
+// memory on an unbounded stream; the output is byte-identical to --jobs 1).
 // Exit status: 0 every request assembled, 1 at least one assembly error,
 // 2 usage or I/O error.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/wirejson"
@@ -32,17 +39,24 @@ flags:
   --engine native|wazero|wasmtime   which build of the core runs (default native)
   --in json|msgpack                 input format (default json)
   --out json|msgpack|text           output format (default json; text is a view for people)
-  --batch                           a stream of requests: msgpack concatenated, JSON one per line
+  --batch                           a stream of requests: msgpack concatenated, JSON one per
+                                    line (one response per line, a blank line included)
+  --jobs N                          with --batch: N requests in parallel, output in input
+                                    order (default: the number of CPUs)
   --wasm PATH                       the module for wazero/wasmtime (default $POLYLOOP_ASSEMBLY_WASM
                                     or wasm/assembly.wasm; build it with 'make wasm')
+  --version                         print the version (and the module's sha256 with --engine
+                                    wazero or wasmtime) and exit
 
 exit status: 0 ok, 1 at least one assembly error, 2 usage or I/O error
 `
 
 type options struct {
 	engine, in, out, wasm string
-	batch                 bool
+	batch, version        bool
+	jobs                  int
 	file                  string
+	size                  int64 // bytes of the input file; 0 if unknown
 }
 
 func main() {
@@ -57,20 +71,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.in, "in", "json", "")
 	fs.StringVar(&o.out, "out", "json", "")
 	fs.BoolVar(&o.batch, "batch", false, "")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "")
 	fs.StringVar(&o.wasm, "wasm", "", "")
+	fs.BoolVar(&o.version, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "polyloop-assemble: %v\n\n%s", err, usage)
-		return 2
+		return usageError(stderr, "%v", err)
 	}
 	if o.in != "json" && o.in != "msgpack" {
 		return usageError(stderr, "--in must be json or msgpack, not %q", o.in)
 	}
 	if o.out != "json" && o.out != "msgpack" && o.out != "text" {
 		return usageError(stderr, "--out must be json, msgpack or text, not %q", o.out)
+	}
+	if o.jobs < 1 {
+		return usageError(stderr, "--jobs must be 1 or more, not %d", o.jobs)
+	}
+	if !o.batch {
+		o.jobs = 1
 	}
 	switch fs.NArg() {
 	case 0:
@@ -79,12 +100,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "give at most one input FILE (or none for stdin)")
 	}
-	eng, err := openEngine(o.engine, o.wasm)
+	eng, err := openEngine(o.engine, o.wasm, o.jobs)
+	if errors.Is(err, errUnknownEngine) {
+		return usageError(stderr, "%v", err)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble: %v\n", err)
 		return 2
 	}
 	defer eng.Close()
+	if o.version {
+		fmt.Fprintln(stdout, versionText(eng))
+		return 0
+	}
 
 	in := stdin
 	if o.file != "" && o.file != "-" {
@@ -95,47 +123,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		in = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			o.size = st.Size()
+		}
 	}
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriterSize(stdout, 1<<20)
-	defer w.Flush()
-
-	failed := false
-	for n := 0; ; n++ {
-		req, more, err := nextRequest(r, o)
-		if err != nil {
-			fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", err)
-			return 2
-		}
-		if req == nil && !more {
-			if n == 0 && !o.batch {
-				fmt.Fprintln(stderr, "polyloop-assemble: the input is empty; give a request")
-				return 2
-			}
-			break
-		}
-		resp := req.response
-		if resp == nil {
-			resp = eng.AssembleBytes(req.msgpack)
-		}
-		ok, err := writeResponse(w, o, n, req.msgpack, resp, eng.Name())
-		if err != nil {
-			fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", err)
-			return 2
-		}
-		failed = failed || !ok
-		if !o.batch || !more {
-			break
-		}
+	if !o.batch {
+		return runOne(r, w, stderr, o, eng)
 	}
-	if err := w.Flush(); err != nil {
-		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", err)
-		return 2
-	}
-	if failed {
-		return 1
-	}
-	return 0
+	return runBatch(r, w, stderr, o, eng)
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {
@@ -143,92 +140,252 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 	return 2
 }
 
-// request is one input request: its msgpack bytes, or (for a JSON syntax
-// error) the response already decided.
-type request struct {
-	msgpack  []byte
-	response []byte
-}
-
-// nextRequest reads the next request. more reports whether the stream may
-// hold another one.
-func nextRequest(r *bufio.Reader, o options) (*request, bool, error) {
-	if o.in == "msgpack" {
-		if !o.batch {
-			b, err := io.ReadAll(r)
-			if err != nil {
-				return nil, false, err
-			}
-			if len(b) == 0 {
-				return nil, false, nil
-			}
-			return &request{msgpack: b}, false, nil
-		}
-		b, err := wirejson.NextMsgpack(r, nil)
-		switch {
-		case err == io.EOF:
-			return nil, false, nil
-		case err == wirejson.ErrTruncated:
-			return &request{msgpack: b}, false, nil // the core says where it was cut
-		case err != nil:
-			return nil, false, err
-		}
-		return &request{msgpack: b}, true, nil
+// runOne answers the whole input as one request.
+func runOne(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng engine) int {
+	b, err := readAll(r, o.size)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", err)
+		return 2
 	}
-	var text []byte
-	if o.batch {
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) == 0 && err == io.EOF {
-				return nil, false, nil
-			}
-			if err != nil && err != io.EOF {
-				return nil, false, err
-			}
-			if strings.TrimSpace(string(line)) == "" { // blank lines separate nothing
-				if err == io.EOF {
-					return nil, false, nil
-				}
-				continue
-			}
-			text = line
-			break
-		}
+	if len(b) == 0 || o.in == "json" && blank(b) {
+		fmt.Fprintln(stderr, "polyloop-assemble: the input is empty; give a request")
+		return 2
+	}
+	it := item{index: 0, line: 0}
+	if o.in == "json" {
+		it.text = b
 	} else {
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return nil, false, err
-		}
-		if len(strings.TrimSpace(string(b))) == 0 {
-			return nil, false, nil
-		}
-		text = b
+		it.msgpack = b
 	}
-	mp, e := wirejson.Request(nil, text)
-	if e != nil {
-		return &request{response: core.ErrorResponse(e)}, o.batch, nil
+	res := answer(it, o, eng)
+	if _, err := w.Write(res.out); err == nil {
+		err = w.Flush()
 	}
-	return &request{msgpack: mp}, o.batch, nil
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", err)
+		return 2
+	}
+	if res.err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: %v\n", res.err)
+		return 2
+	}
+	if !res.ok {
+		return 1
+	}
+	return 0
 }
 
-func writeResponse(w *bufio.Writer, o options, n int, req, resp []byte, engine string) (bool, error) {
+// blank reports whether b holds only JSON white space.
+func blank(b []byte) bool { return len(bytes.Trim(b, " \t\r\n")) == 0 }
+
+// item is one request of the input: JSON text (line is its 1-based line
+// number in a JSON batch) or msgpack bytes.
+type item struct {
+	index   int
+	line    int
+	text    []byte
+	msgpack []byte
+	buf     *[]byte // the pooled buffer holding text or msgpack, if any
+}
+
+// result is an item's output, ready to write.
+type result struct {
+	out []byte
+	ok  bool
+	err error   // the output could not be made (a response that does not decode)
+	buf *[]byte // the pooled buffer holding out, if any
+}
+
+// bufs recycles a batch's request and output buffers: a long batch then
+// allocates (and zeroes) almost nothing per request, which matters because
+// the reader and the writer are serial (the workers are not).
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+// putBuf gives b, held by p, back to the pool (a huge one is dropped).
+func putBuf(p *[]byte, b []byte) {
+	if p != nil && cap(b) <= 16<<20 {
+		*p = b[:0]
+		bufs.Put(p)
+	}
+}
+
+// answer assembles one item and renders its output.
+func answer(it item, o options, eng engine) result {
+	req := it.msgpack
+	var resp []byte
+	switch {
+	case it.line > 0 && blank(it.text):
+		resp = core.ErrorResponse(&core.Error{Code: core.CodeMalformedRequest, Offset: -1,
+			Message: "line " + strconv.Itoa(it.line) + " is blank; give one JSON request per line (every line gets one response)"})
+	case it.text != nil:
+		mp, e := wirejson.Request(nil, it.text)
+		if e != nil {
+			if it.line > 0 {
+				e.Message = "line " + strconv.Itoa(it.line) + ": " + e.Message
+			}
+			resp = core.ErrorResponse(e)
+		}
+		req = mp
+	}
+	ob := getBuf()
+	if resp == nil {
+		resp = eng.AppendAssembleBytes((*ob)[:0], req)
+	}
 	ok := len(resp) > 7 && resp[7] == 0xc3 // {v: 1, ok: true, ...}: the canonical layout
+	var res result
 	switch o.out {
 	case "msgpack":
-		_, err := w.Write(resp)
-		return ok, err
+		res = result{out: resp, ok: ok, buf: ob}
 	case "json":
-		j, _, err := wirejson.FromMsgpack(nil, resp)
-		if err != nil {
-			return false, err
-		}
-		j = append(j, '\n')
-		_, err = w.Write(j)
-		return ok, err
+		jb := getBuf()
+		j, _, err := wirejson.FromMsgpack((*jb)[:0], resp)
+		putBuf(ob, resp)
+		res = result{out: append(j, '\n'), ok: ok, err: err, buf: jb}
 	default:
-		if n > 0 {
-			w.WriteString("\n")
+		var out bytes.Buffer
+		if it.index > 0 {
+			out.WriteString("\n")
 		}
-		return ok, writeText(w, req, resp, engine)
+		bw := bufio.NewWriter(&out)
+		err := writeText(bw, req, resp, eng.Name())
+		bw.Flush()
+		putBuf(ob, resp)
+		res = result{out: out.Bytes(), ok: ok, err: err}
+	}
+	if it.msgpack != nil {
+		putBuf(it.buf, it.msgpack)
+	} else {
+		putBuf(it.buf, it.text)
+	}
+	return res
+}
+
+// runBatch answers a stream of requests with o.jobs workers. The reader
+// hands each item to the workers and, in input order, a one-slot channel for
+// its result to the writer; at most window items are in flight, so memory
+// stays bounded on an unbounded stream, and the output is in input order
+// whatever the number of workers.
+func runBatch(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng engine) int {
+	window := 4 * o.jobs
+	work := make(chan job, window)
+	order := make(chan chan result, window)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{}) // closed when the output fails: stop reading
+	go func() {
+		defer close(order)
+		defer close(work)
+		readErr <- readItems(r, o, func(it item) bool {
+			slot := make(chan result, 1)
+			select {
+			case order <- slot: // blocks while window results wait to be written
+			case <-stop:
+				return false
+			}
+			work <- job{it, slot}
+			return true
+		})
+	}()
+	for range o.jobs {
+		go func() {
+			for j := range work {
+				j.slot <- answer(j.item, o, eng)
+			}
+		}()
+	}
+	start := time.Now()
+	prog := newProgress(stderr, start)
+	var n, failed int
+	var werr error
+	for slot := range order {
+		res := <-slot
+		if werr == nil && res.err != nil {
+			werr = res.err
+			close(stop)
+		}
+		if werr == nil {
+			if _, werr = w.Write(res.out); werr != nil {
+				close(stop)
+			}
+		}
+		putBuf(res.buf, res.out)
+		n++
+		if !res.ok {
+			failed++
+		}
+		prog.update(n, failed)
+	}
+	if werr == nil {
+		werr = w.Flush()
+	}
+	prog.done()
+	rerr := <-readErr
+	elapsed := time.Since(start)
+	fmt.Fprintf(stderr, "polyloop-assemble: %s requests, %s errors, %.2f s (%s requests/s, %d jobs)\n",
+		group(int64(n)), group(int64(failed)), elapsed.Seconds(), group(int64(float64(n)/max(elapsed.Seconds(), 1e-9))), o.jobs)
+	switch {
+	case werr != nil:
+		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", werr)
+		return 2
+	case rerr != nil:
+		fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", rerr)
+		return 2
+	case failed > 0:
+		return 1
+	}
+	return 0
+}
+
+type job struct {
+	item item
+	slot chan result
+}
+
+// readItems reads the batch's items in order and gives each to emit, until
+// emit returns false (the output failed).
+// JSON: every line is one item (a blank one too, so that response N answers
+// line N); a last line without a newline counts. msgpack: each whole value;
+// a stream cut inside a value gives its bytes as a last item (the core says
+// where it was cut).
+func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
+	for i := 0; ; i++ {
+		bp := getBuf()
+		if o.in == "msgpack" {
+			b, err := wirejson.NextMsgpack(r, (*bp)[:0])
+			switch {
+			case err == io.EOF:
+				return nil
+			case err == wirejson.ErrTruncated:
+				emit(item{index: i, msgpack: b, buf: bp})
+				return nil
+			case err != nil:
+				return err
+			}
+			if !emit(item{index: i, msgpack: b, buf: bp}) {
+				return nil
+			}
+			continue
+		}
+		line := (*bp)[:0]
+		var err error
+		for {
+			var part []byte
+			part, err = r.ReadSlice('\n')
+			line = append(line, part...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if !emit(item{index: i, line: i + 1, text: line, buf: bp}) || err == io.EOF {
+			return nil
+		}
 	}
 }

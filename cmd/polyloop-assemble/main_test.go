@@ -2,15 +2,24 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	assembly "github.com/polyloop/assembly"
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/hostvec"
+	"github.com/polyloop/assembly/internal/randreq"
 	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 func runCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {
@@ -76,7 +85,7 @@ func TestJSONOutputIsNotHTMLEscaped(t *testing.T) {
 }
 
 func TestExitCodesAndUsage(t *testing.T) {
-	if code, _, stderr := runCLI(t, nil, "--engine", "nope"); code != 2 || !strings.Contains(stderr, "--engine must be") {
+	if code, _, stderr := runCLI(t, nil, "--engine", "nope"); code != 2 || !strings.Contains(stderr, "--engine must be") || !strings.Contains(stderr, "usage:") {
 		t.Fatalf("unknown engine: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := runCLI(t, nil, "--out", "yaml"); code != 2 || !strings.Contains(stderr, "--out must be") {
@@ -96,20 +105,27 @@ func TestExitCodesAndUsage(t *testing.T) {
 	}
 }
 
+// TestBatchJSONLines: one response per input line, a blank line included
+// (an error response naming its line), parse errors name the line, and a
+// summary on stderr.
 func TestBatchJSONLines(t *testing.T) {
-	in := "{\"observation_template\": \"{observation}\"}\n\n{\"observation_template\": \"x\"}\n{broken\n{\"observation_template\": \"{observation!r}\", \"steps\": [{\"raw_output\": \"\", \"observation\": \"'\"}]}\n"
+	in := "{\"observation_template\": \"{observation}\"}\n\n{\"observation_template\": \"x\"}\n{broken\n{\"observation_template\": \"{observation!r}\", \"steps\": [{\"raw_output\": \"\", \"observation\": \"'\"}]}\n \t\r\n{\"observation_template\": \"{observation}\"}"
 	code, out, stderr := runCLI(t, []byte(in), "--batch")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (%s)", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d responses for 4 requests:\n%s", len(lines), out)
+	if len(lines) != 7 {
+		t.Fatalf("%d responses for 7 lines:\n%s", len(lines), out)
 	}
-	for i, want := range []string{`"ok":true`, `"invalid_template"`, `"malformed_request"`, `"text":"\"'\""`} {
+	for i, want := range []string{`"ok":true`, `"message":"line 2 is blank`, `"invalid_template"`, `"message":"line 4: invalid JSON at byte 1:`,
+		`"text":"\"'\""`, `"message":"line 6 is blank`, `"ok":true`} {
 		if !strings.Contains(lines[i], want) {
-			t.Errorf("response %d lacks %s: %s", i, want, lines[i])
+			t.Errorf("response %d lacks %s: %s", i+1, want, lines[i])
 		}
+	}
+	if !strings.Contains(stderr, "7 requests, 4 errors, ") {
+		t.Errorf("no summary on stderr: %q", stderr)
 	}
 }
 
@@ -289,13 +305,13 @@ func TestTextViewShowsControlCharacters(t *testing.T) {
 // that is only white space is a usage error here (exit 2: "give a request"),
 // not a response, so those cases check that instead.
 func TestJSONVectorsThroughTheCLI(t *testing.T) {
-	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	cases, err := hostvec.LoadJSON("../../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
 		code, out, stderr := runCLI(t, c.Text, "--in", "json", "--out", "msgpack")
-		if len(bytes.TrimSpace(c.Text)) == 0 {
+		if blank(c.Text) {
 			if code != 2 || !strings.Contains(stderr, "empty") {
 				t.Errorf("%s: empty input: exit %d, %q", c.Name, code, stderr)
 			}
@@ -307,5 +323,138 @@ func TestJSONVectorsThroughTheCLI(t *testing.T) {
 		if err := c.Check([]byte(out)); err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 		}
+	}
+}
+
+// TestMissingModuleNamesWasm: a wasm engine without its module says to build
+// it or to give --wasm (not a Go option).
+func TestMissingModuleNamesWasm(t *testing.T) {
+	code, _, stderr := runCLI(t, []byte("{}"), "--engine", "wazero", "--wasm", filepath.Join(t.TempDir(), "none.wasm"))
+	if code != 2 || !strings.Contains(stderr, "--wasm PATH") || !strings.Contains(stderr, "make wasm") || strings.Contains(stderr, "Options") {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+}
+
+// TestVersion: --version prints VERSION; with a wasm engine, the module's
+// sha256 too.
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "--version")
+	if code != 0 || !strings.HasPrefix(out, "polyloop-assemble "+assembly.Version()+"\n") || strings.TrimSpace(string(mustRead(t, "../../VERSION"))) != assembly.Version() {
+		t.Fatalf("--version: exit %d, %q", code, out)
+	}
+	wasm := "../../wasm/assembly.wasm"
+	module := mustRead(t, wasm) // make test.go builds it first
+	code, out, stderr := runCLI(t, nil, "--version", "--engine", "wazero", "--wasm", wasm)
+	if want := fmt.Sprintf("module sha256 %x (engine wazero)", sha256.Sum256(module)); code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("--version --engine wazero: exit %d, %q (want %q) %s", code, out, want, stderr)
+	}
+}
+
+// batchInput is a stream of n requests of every kind as JSON lines: valid,
+// wire errors, syntax errors and blank lines.
+func batchInput(n int) []byte {
+	r := rand.New(rand.NewPCG(7, 13))
+	var b bytes.Buffer
+	for i := range n {
+		switch i % 10 {
+		case 3:
+			b.WriteString("\n")
+			continue
+		case 7:
+			b.WriteString("{\"observation_template\": \n")
+			continue
+		}
+		mp := core.EncodeRequest(randreq.Request(r))
+		if i%10 == 5 {
+			mp = append(mp, 0xc1) // trailing bytes: a wire error
+		}
+		j, _, err := wirejson.FromMsgpack(nil, mp)
+		if err != nil {
+			panic(err)
+		}
+		b.Write(j)
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// TestJobsOutputIsIdenticalToOneJob: --jobs 4 writes the same bytes as
+// --jobs 1, in input order, in every output format.
+func TestJobsOutputIsIdenticalToOneJob(t *testing.T) {
+	in := batchInput(3000)
+	for _, out := range []string{"json", "msgpack", "text"} {
+		c1, o1, e1 := runCLI(t, in, "--batch", "--jobs", "1", "--out", out)
+		c4, o4, e4 := runCLI(t, in, "--batch", "--jobs", "4", "--out", out)
+		if c1 != 1 || c4 != 1 {
+			t.Fatalf("--out %s: exit %d and %d (%s %s)", out, c1, c4, e1, e4)
+		}
+		if o1 != o4 {
+			t.Fatalf("--out %s: --jobs 4 output differs from --jobs 1 (%d vs %d bytes)", out, len(o4), len(o1))
+		}
+	}
+	_, o, _ := runCLI(t, in, "--batch", "--jobs", "3")
+	if n := strings.Count(o, "\n"); n != 3000 {
+		t.Fatalf("%d responses for 3000 lines", n)
+	}
+}
+
+// endless is an unbounded stream of one JSON request per line; it counts
+// the bytes read.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	const line = "{\"observation_template\": \"{observation}\", \"steps\": [{\"raw_output\": \"ls\", \"observation\": \"a b c\"}]}\n"
+	n := 0
+	for n+len(line) <= len(p) {
+		n += copy(p[n:], line)
+	}
+	e.read += n
+	return n, nil
+}
+
+// failAfter accepts n writes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, io.ErrClosedPipe
+	}
+	f.n--
+	return len(p), nil
+}
+
+// TestBatchOnAnEndlessStream: the batch reads only a bounded window ahead of
+// its output, so an unbounded stream takes constant memory; when the output
+// fails, reading stops.
+func TestBatchOnAnEndlessStream(t *testing.T) {
+	in := &endless{}
+	var stderr bytes.Buffer
+	code := run([]string{"--batch", "--jobs", "4", "--out", "msgpack"}, in, &failAfter{n: 1}, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "writing output") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	// The output fails at its second flush (2 MiB of responses, a few
+	// thousand requests); the input read by then is that many lines, the
+	// window and the 1 MiB read buffer: a few MiB, not more.
+	t.Logf("read %d bytes of an endless input", in.read)
+	if in.read > 8<<20 {
+		t.Fatalf("read %d bytes of input before stopping: not a bounded window", in.read)
+	}
+}
+
+// TestProgressLine: on a terminal, a long batch redraws one progress line
+// on stderr and clears it before the summary; elsewhere there is none.
+func TestProgressLine(t *testing.T) {
+	in := batchInput(200)
+	_, _, stderr := runCLI(t, in, "--batch")
+	if strings.Contains(stderr, "\r") {
+		t.Fatalf("a progress line on a non-terminal: %q", stderr)
+	}
+	defer func(f func(io.Writer) bool, a time.Duration) { isTerminal, progressAfter = f, a }(isTerminal, progressAfter)
+	isTerminal = func(io.Writer) bool { return true }
+	progressAfter, progressEvery = 0, 0
+	_, _, stderr = runCLI(t, in, "--batch", "--jobs", "2")
+	if !strings.Contains(stderr, "\r\x1b[Kpolyloop-assemble: ") || !strings.Contains(stderr, "\r\x1b[Kpolyloop-assemble: 200 requests, ") {
+		t.Fatalf("no progress line, or not cleared before the summary: %q", stderr[:min(300, len(stderr))])
 	}
 }

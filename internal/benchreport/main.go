@@ -163,6 +163,20 @@ type StageRow struct {
 	Stages  map[string]float64 `json:"median_s"`
 }
 
+// ThroughputRow is one way of running many copies of the typical request
+// with a number of workers (issue 13).
+type ThroughputRow struct {
+	Host      string  `json:"host"`
+	Engine    string  `json:"engine"`
+	Workers   int     `json:"workers"`
+	Requests  int     `json:"requests"`
+	ResponseB int     `json:"response_bytes"`
+	Time      Stat    `json:"time"`
+	PerSecond float64 `json:"requests_per_s"`
+	MBps      float64 `json:"mb_per_s"`
+	Scaling   float64 `json:"vs_one_worker,omitempty"`
+}
+
 // MemRow is the linear memory one instance needed.
 type MemRow struct {
 	Host    string `json:"host"`
@@ -180,21 +194,22 @@ type Goal struct {
 
 // Report is everything written to BENCHMARKS.json.
 type Report struct {
-	When      string            `json:"when"`
-	Command   string            `json:"command"`
-	Machine   map[string]string `json:"machine"`
-	Versions  map[string]string `json:"versions"`
-	Plan      plan              `json:"plan"`
-	Assemble  []Row             `json:"assemble"`
-	AddStep   []StepRow         `json:"add_step"`
-	Startup   []StartRow        `json:"startup"`
-	Stages    []StageRow        `json:"stages,omitempty"`
-	Memory    []MemRow          `json:"peak_memory"`
-	Module    map[string]int    `json:"module_bytes"`
-	Goals     []Goal            `json:"goals"`
-	Preview   *Preview          `json:"preview,omitempty"`
-	Skipped   map[string]string `json:"skipped,omitempty"`
-	Reference map[string]string `json:"references"`
+	When       string            `json:"when"`
+	Command    string            `json:"command"`
+	Machine    map[string]string `json:"machine"`
+	Versions   map[string]string `json:"versions"`
+	Plan       plan              `json:"plan"`
+	Assemble   []Row             `json:"assemble"`
+	AddStep    []StepRow         `json:"add_step"`
+	Startup    []StartRow        `json:"startup"`
+	Stages     []StageRow        `json:"stages,omitempty"`
+	Throughput []ThroughputRow   `json:"throughput,omitempty"`
+	Memory     []MemRow          `json:"peak_memory"`
+	Module     map[string]int    `json:"module_bytes"`
+	Goals      []Goal            `json:"goals"`
+	Preview    *Preview          `json:"preview,omitempty"`
+	Skipped    map[string]string `json:"skipped,omitempty"`
+	Reference  map[string]string `json:"references"`
 }
 
 // ---- Go hosts ----
@@ -506,6 +521,13 @@ type extResult struct {
 		Request string `json:"request"`
 		Bytes   uint64 `json:"bytes"`
 	} `json:"peak_memory"`
+	Throughput []struct {
+		Engine    string    `json:"engine"`
+		Workers   int       `json:"workers"`
+		Requests  int       `json:"requests"`
+		ResponseB int       `json:"response_bytes"`
+		Samples   []float64 `json:"samples_s"`
+	} `json:"throughput"`
 }
 
 func external(rep *Report, p plan, host string, argv []string, reqDir string) error {
@@ -562,6 +584,10 @@ func external(rep *Report, p plan, host string, argv []string, reqDir string) er
 	for _, m := range r.Memory {
 		rep.Memory = append(rep.Memory, MemRow{host, m.Request, m.Bytes})
 	}
+	for _, t := range r.Throughput {
+		rep.Throughput = append(rep.Throughput, ThroughputRow{Host: host, Engine: t.Engine, Workers: t.Workers,
+			Requests: t.Requests, ResponseB: t.ResponseB, Time: stat(t.Samples, 1)})
+	}
 	return nil
 }
 
@@ -586,6 +612,23 @@ func finish(rep *Report) {
 			if rt := ref[r.Host+"/"+r.Request]; rt > 0 && !strings.HasPrefix(r.Engine, "reference: ") {
 				r.VsReference = r.Time.Median / rt
 			}
+		}
+	}
+	one := map[string]float64{}
+	for i := range rep.Throughput {
+		t := &rep.Throughput[i]
+		if t.Time.Median > 0 {
+			t.PerSecond = float64(t.Requests) / t.Time.Median
+			t.MBps = float64(t.ResponseB) / 1e6 / t.Time.Median
+			if t.Workers == 1 {
+				one[t.Host+"/"+t.Engine] = t.PerSecond
+			}
+		}
+	}
+	for i := range rep.Throughput {
+		t := &rep.Throughput[i]
+		if base := one[t.Host+"/"+t.Engine]; base > 0 {
+			t.Scaling = t.PerSecond / base
 		}
 	}
 	find := func(host, engPrefix, req string) *Row {
@@ -639,6 +682,17 @@ func finish(rep *Report) {
 	}{{"Go", "wazero", "wazero", 5e-6}, {"Go", "wasmtime-go", "wasmtime-go", 5e-6}, {"Python", "assemble_bytes", "Python", 20e-6}, {"Node", "assembleBytes", "Node", 8e-6}} {
 		r := find(t.host, t.eng, "tiny")
 		add("tiny round trip, "+t.label, fmt.Sprintf("≤ %.0f µs", t.goal*1e6), r != nil, func() string { return fmt.Sprintf("%.1f µs", r.Time.Median*1e6) }, r != nil && r.Time.Median <= t.goal)
+	}
+	if r, h := find("Python", "assemble(dict)", "typical"), find("Python", "built by hand", "typical"); true {
+		add("Python assemble(dict) vs the same message lists built by hand, typical", "≤ 1.5×", r != nil && h != nil, func() string {
+			return fmt.Sprintf("%.2f× (%.1f µs vs %.1f µs)", r.Time.Median/h.Time.Median, r.Time.Median*1e6, h.Time.Median*1e6)
+		}, r != nil && h != nil && r.Time.Median <= 1.5*h.Time.Median)
+	}
+	for _, t := range rep.Throughput {
+		if t.Workers > 1 {
+			add(fmt.Sprintf("%s, %d workers vs 1, typical", t.Engine, t.Workers), fmt.Sprintf("≥ %.1f× (0.9 × N)", 0.9*float64(t.Workers)), t.Scaling > 0,
+				func() string { return fmt.Sprintf("%.2f×", t.Scaling) }, t.Scaling >= 0.9*float64(t.Workers))
+		}
 	}
 	{
 		exact := func(engine string) *Row {

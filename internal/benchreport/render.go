@@ -67,7 +67,7 @@ func markdown(rep *Report, svg string) string {
 	}
 	w("| samples per figure | %d |\n\n", rep.Plan.Samples)
 
-	w("## Goals (issue 6)\n\n| figure | goal | reached | met |\n|---|---|---|---|\n")
+	w("## Goals (issues 6 and 13)\n\n| figure | goal | reached | met |\n|---|---|---|---|\n")
 	for _, g := range rep.Goals {
 		met := "no"
 		if g.Met {
@@ -107,7 +107,7 @@ func markdown(rep *Report, svg string) string {
 		}
 	}
 	for _, r := range rep.Assemble {
-		if r.Request == "tiny" && !strings.HasPrefix(r.Engine, "reference") {
+		if r.Request == "tiny" && !strings.HasPrefix(r.Engine, "reference") && !strings.Contains(r.Engine, "by hand") {
 			w("| %s | %s | %s | %s |\n", r.Host, r.Engine, dur(r.Time.Median), dur(r.Time.Median-nat))
 		}
 	}
@@ -125,6 +125,16 @@ func markdown(rep *Report, svg string) string {
 			}) {
 				w("| %s | %s | %s | %s |\n", s.Host, s.Request, k, dur(s.Stages[k]))
 			}
+		}
+		w("\n")
+	}
+
+	if len(rep.Throughput) > 0 {
+		w("## Throughput, many requests (typical request)\n\n")
+		w("Copies of the typical request run one after another through each way, with 1 and N workers (N = the CPUs); a figure is the median of the runs, the ways measured side by side. MB/s is response bytes per second.\n\n")
+		w("| host | way | workers | requests | median | requests/s | MB/s | vs 1 worker |\n|---|---|---|---|---|---|---|---|\n")
+		for _, t := range rep.Throughput {
+			w("| %s | %s | %d | %d | %s | %.0f | %.1f | %s |\n", t.Host, t.Engine, t.Workers, t.Requests, dur(t.Time.Median), t.PerSecond, t.MBps, ratio(t.Scaling))
 		}
 		w("\n")
 	}

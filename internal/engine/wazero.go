@@ -88,7 +88,7 @@ func (e *wazeroEngine) NewInstance() (Instance, error) {
 		WithStartFunctions("_initialize").
 		WithStderr(stderr).
 		WithSysNanotime().WithSysWalltime().WithSysNanosleep() // the fake clock stalls Go's GC
-	mod, err := e.rt.InstantiateModule(e.ctx, e.compiled, cfg)
+	mod, err := e.rt.InstantiateModule(withReservedMemory(e.ctx), e.compiled, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -40,3 +40,29 @@ func Append(dst []byte, s string) []byte {
 
 // Quote returns s quoted.
 func Quote(s string) string { return string(Append(make([]byte, 0, len(s)+2), s)) }
+
+// ExcerptChars is how many code points of a value an error message or path
+// quotes (docs/SPEC.md §6): a longer value is cut there and "…" (U+2026)
+// appended, so that every error response stays a few KB whatever the
+// request holds.
+const ExcerptChars = 256
+
+// Excerpt returns s when it has at most ExcerptChars code points, else its
+// first ExcerptChars code points followed by "…". Invalid UTF-8 counts one
+// code point per byte that does not continue a sequence.
+func Excerpt(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i]&0xc0 == 0x80 {
+			continue
+		}
+		if n == ExcerptChars {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// QuoteExcerpt returns the excerpt of s, quoted.
+func QuoteExcerpt(s string) string { return Quote(Excerpt(s)) }

@@ -4,7 +4,9 @@
 package randreq
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/polyloop/assembly/core"
@@ -147,4 +149,60 @@ func Mutate(r *rand.Rand, b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// corruptions break a string in the ways the wire rejects (SPEC §2).
+var corruptions = []func(string) string{
+	func(s string) string { return s + "\xff" },
+	func(s string) string { return "\xed\xa0\x80" + s },                       // a surrogate
+	func(s string) string { return s[:len(s)/2] + "\xc0\xaf" + s[len(s)/2:] }, // overlong
+	func(s string) string { return s + "\xf0\x9f\x98" },                       // cut short
+	func(string) string { return "" },
+	func(string) string { return "tool" },
+	func(string) string { return "image" },
+	func(s string) string { return strings.Repeat(s, 2) + "{" },
+}
+
+// MutateTyped breaks one to three random strings of req in place (invalid
+// UTF-8, an empty or unknown value, a stray brace), sometimes a channel name or
+// the budget: typed requests the wire rejects, for tests that compare typed
+// APIs with the wire function.
+func MutateTyped(r *rand.Rand, req *core.Request) {
+	var fields []*string
+	for i := range req.RunMessages {
+		fields = append(fields, messageFields(&req.RunMessages[i])...)
+	}
+	for _, ch := range slices.Sorted(maps.Keys(req.Injections)) { // sorted: the same run for one seed
+		entries := req.Injections[ch]
+		for i := range entries {
+			fields = append(fields, &entries[i].EntryID, &entries[i].Content)
+		}
+		if r.IntN(8) == 0 {
+			delete(req.Injections, ch)
+			req.Injections[corruptions[r.IntN(4)](ch)] = entries
+		}
+	}
+	for i := range req.GoalMessages {
+		fields = append(fields, messageFields(&req.GoalMessages[i])...)
+	}
+	for i := range req.Steps {
+		fields = append(fields, &req.Steps[i].RawOutput, &req.Steps[i].Observation)
+	}
+	fields = append(fields, &req.ObservationTemplate)
+	for range 1 + r.IntN(3) {
+		f := fields[r.IntN(len(fields))]
+		*f = corruptions[r.IntN(len(corruptions))](*f)
+	}
+	if r.IntN(6) == 0 {
+		req.MaxPromptChars = new(int64)
+		*req.MaxPromptChars = -1 - r.Int64N(1000)
+	}
+}
+
+func messageFields(m *core.Message) []*string {
+	f := []*string{&m.Role}
+	for j := range m.Content {
+		f = append(f, &m.Content[j].Type, &m.Content[j].Text)
+	}
+	return f
 }

@@ -26,6 +26,17 @@ type Case struct {
 type Error struct {
 	Code string `json:"code"`
 	Path string `json:"path"`
+	// Offset is the code-point offset of an invalid_template error, nil for
+	// every other code.
+	Offset *int `json:"offset"`
+}
+
+// WantOffset is the expected core.Error.Offset: the case's offset, or -1.
+func (e *Error) WantOffset() int {
+	if e.Offset == nil {
+		return -1
+	}
+	return *e.Offset
 }
 
 type file struct {
@@ -39,8 +50,8 @@ type file struct {
 	} `json:"cases"`
 }
 
-// files lists the *.json files of dir in name order; none is an error.
-func files(dir string) ([]string, error) {
+// Files lists the *.json files of dir in name order; none is an error.
+func Files(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err == nil && len(paths) == 0 {
 		err = fmt.Errorf("no vector files in %s", dir)
@@ -51,7 +62,7 @@ func files(dir string) ([]string, error) {
 
 // Load reads every *.json file of dir, in name order.
 func Load(dir string) ([]Case, error) {
-	paths, err := files(dir)
+	paths, err := Files(dir)
 	if err != nil {
 		return nil, err
 	}

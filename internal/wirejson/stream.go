@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 )
 
 // ErrTruncated reports a msgpack stream that ends inside a value.
@@ -106,15 +107,15 @@ func NextMsgpack(r *bufio.Reader, dst []byte) ([]byte, error) {
 
 func readN(r *bufio.Reader, dst []byte, n int64) ([]byte, error) {
 	for n > 0 {
-		chunk := min(n, 1<<20)
+		chunk := int(min(n, 1<<20))
 		start := len(dst)
-		dst = append(dst, make([]byte, chunk)...)
+		dst = slices.Grow(dst, chunk)[:start+chunk] // no zeroed temporary to copy
 		got, err := io.ReadFull(r, dst[start:])
 		dst = dst[:start+got]
 		if err != nil {
 			return dst, err
 		}
-		n -= chunk
+		n -= int64(chunk)
 	}
 	return dst, nil
 }

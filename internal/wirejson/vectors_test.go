@@ -1,17 +1,18 @@
-package wirejson
+package wirejson_test
 
 import (
 	"bytes"
 	"testing"
 
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/hostvec"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // TestJSONVectors runs the shared JSON-text vectors natively: the msgpack the
 // reader makes of each text is the oracle's, byte for byte, and
 // AppendAssemble answers what the case expects.
 func TestJSONVectors(t *testing.T) {
-	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	cases, err := hostvec.LoadJSON("../../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +20,7 @@ func TestJSONVectors(t *testing.T) {
 		t.Fatalf("only %d JSON-text vectors", len(cases))
 	}
 	for _, c := range cases {
-		mp, err := ToMsgpack(nil, c.Text)
+		mp, err := wirejson.ToMsgpack(nil, c.Text)
 		switch {
 		case c.Syntax && err == nil:
 			t.Errorf("%s: want a JSON syntax error, the reader accepted it", c.Name)
@@ -28,7 +29,7 @@ func TestJSONVectors(t *testing.T) {
 		case !c.Syntax && !bytes.Equal(mp, c.Msgpack):
 			t.Errorf("%s: the msgpack differs from the oracle's:\n got  %.120x\n want %.120x", c.Name, mp, c.Msgpack)
 		}
-		if err := c.Check(AppendAssemble(nil, c.Text)); err != nil {
+		if err := c.Check(wirejson.AppendAssemble(nil, c.Text)); err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 		}
 	}

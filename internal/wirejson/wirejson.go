@@ -17,6 +17,8 @@ package wirejson
 
 import (
 	"cmp"
+	"encoding/binary"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,11 +46,16 @@ const maxDepth = 10000
 // msgpack, appending to dst.
 //
 // It reads the text twice. The first pass checks the syntax and records the
-// member count of every object and array with 16 or more members (a msgpack
-// header's size depends on the count); the second writes the msgpack, each
-// byte once: a smaller container gets a one-byte header patched when it
-// closes, and a string's length is measured just before it is written.
+// member count of every object and array with 16 or more members and the
+// length of every string of 32 bytes or more (a msgpack header's size depends
+// on them); the second writes the msgpack, each byte once: a smaller
+// container or string gets a one-byte header patched when it ends.
 func ToMsgpack(dst, src []byte) ([]byte, error) {
+	if len(src) > math.MaxUint32 {
+		// Every count and length then fits the msgpack headers' 32 bits
+		// (and the wire's limit is 1 GiB anyway).
+		return nil, &SyntaxError{Offset: 0, Msg: "the text is over 4 GiB; a request is at most 1 GiB"}
+	}
 	p := parser{src: src}
 	if err := p.run(); err != nil {
 		return nil, err
@@ -56,7 +63,7 @@ func ToMsgpack(dst, src []byte) ([]byte, error) {
 	// Containers close inner first; the second pass needs them in the
 	// order they open.
 	slices.SortFunc(p.big, func(a, b bigCount) int { return cmp.Compare(a.index, b.index) })
-	p = parser{src: src, emit: true, out: dst, big: p.big, stack: p.stack[:0]}
+	p = parser{src: src, emit: true, out: dst, big: p.big, long: p.long, stack: p.stack[:0]}
 	p.run()
 	return p.out, nil
 }
@@ -72,6 +79,11 @@ type parser struct {
 	big    []bigCount
 	opened uint32  // containers opened so far
 	stack  []frame // the open containers, innermost last
+	// long holds, in order, the index and decoded length of every string of
+	// 32 bytes or more (a longer header than a fixstr's); strs counts the
+	// strings read so far.
+	long []bigCount
+	strs uint32
 }
 
 type bigCount struct{ index, n uint32 }
@@ -250,17 +262,27 @@ func (p *parser) lit(s string) bool {
 // str reads a JSON string into a msgpack str. Raw bytes are kept as they are
 // (invalid UTF-8 included); a \u escape of a lone surrogate becomes its
 // three-byte generalized UTF-8 form, which no UTF-8 decoder accepts. The
-// first pass checks it; the second measures its length, writes the header,
-// then the bytes.
+// first pass checks it and notes a long one's length; the second writes it.
 func (p *parser) str() error {
-	start := p.i
-	_, n, err := p.scanStr(nil, false)
-	if err != nil || !p.emit {
+	k := p.strs
+	p.strs++
+	if !p.emit {
+		_, n, err := p.scanStr(nil, false)
+		if n >= 32 {
+			p.long = append(p.long, bigCount{index: k, n: uint32(n)})
+		}
 		return err
 	}
-	p.i = start
-	p.out = appendStrHeader(p.out, n)
+	if len(p.long) > 0 && p.long[0].index == k {
+		p.out = appendStrHeader(p.out, int(p.long[0].n))
+		p.long = p.long[1:]
+		p.out, _, _ = p.scanStr(p.out, true)
+		return nil
+	}
+	hdr := len(p.out) // a fixstr: its length is patched in
+	p.out = append(p.out, 0xa0)
 	p.out, _, _ = p.scanStr(p.out, true)
+	p.out[hdr] |= byte(len(p.out) - hdr - 1)
 	return nil
 }
 
@@ -270,8 +292,12 @@ func (p *parser) scanStr(dst []byte, write bool) ([]byte, int, error) {
 	p.i++ // opening quote
 	n := 0
 	for {
-		// a run of bytes that stand for themselves
+		// a run of bytes that stand for themselves: eight at a time while
+		// none of them is '"', '\\' or a control character
 		j := p.i
+		for j+8 <= len(p.src) && !special(binary.LittleEndian.Uint64(p.src[j:])) {
+			j += 8
+		}
 		for j < len(p.src) {
 			c := p.src[j]
 			if c == '"' || c == '\\' || c < 0x20 {
@@ -444,4 +470,13 @@ func appendStrHeader(b []byte, n int) []byte {
 		return append(b, 0xda, byte(n>>8), byte(n))
 	}
 	return append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// special reports whether any byte of the word x is '"', '\\' or below 0x20
+// (the classic "has a zero byte" and "has a byte less than n" tests).
+func special(x uint64) bool {
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|(x-ones*0x20)&^x&highs != 0
 }

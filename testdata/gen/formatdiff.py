@@ -45,7 +45,7 @@ import unicodedata
 
 import _string
 
-from reference import spec_width  # the one width parser of testdata/gen
+from reference import spec_width, template_error_offset  # the one width parser and the offset rules of testdata/gen
 
 MAX_WIDTH = 1 << 20  # widths above this are a GAP of the Go engine
 REAL_WIDTH_LIMIT = 5_000_000  # CPython really allocates widths up to this
@@ -143,7 +143,8 @@ def long_digit_run(s: str, k: int = 7) -> bool:
 
 
 def evaluate(t: str, obs: str) -> dict:
-    rec = {"template": t, "observation": obs, "gaps": gap_classes(t)}
+    rec = {"template": t, "observation": obs, "gaps": gap_classes(t),
+           "offset": template_error_offset(t)}
     items, perr = parse_fields(t)
     target = t
     if "nested" in rec["gaps"] and (long_digit_run(t) or long_digit_run(obs)):

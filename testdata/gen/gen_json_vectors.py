@@ -211,16 +211,23 @@ class Book:
                 case["error"] = {"code": err[0], "path": err[1]}
         self.files[self.current][1].append(case)
 
+    def render(self) -> dict[str, str]:
+        """The files' names and texts."""
+        out = {}
+        for name, (description, cases) in self.files.items():
+            cases.sort(key=lambda c: c["name"])
+            out[name + ".json"] = json.dumps({"description": description, "cases": cases},
+                                             indent=1, ensure_ascii=True) + "\n"
+        return out
+
     def write(self):
         os.makedirs(OUT_DIR, exist_ok=True)
         for old in os.listdir(OUT_DIR):
             if old.endswith(".json"):
                 os.remove(os.path.join(OUT_DIR, old))
-        for name, (description, cases) in self.files.items():
-            cases.sort(key=lambda c: c["name"])
-            with open(os.path.join(OUT_DIR, name + ".json"), "w", encoding="ascii") as f:
-                json.dump({"description": description, "cases": cases}, f, indent=1, ensure_ascii=True)
-                f.write("\n")
+        for name, text in self.render().items():
+            with open(os.path.join(OUT_DIR, name), "w", encoding="ascii") as f:
+                f.write(text)
 
 
 T = '"observation_template": "{observation}"'

@@ -75,11 +75,16 @@ class Book:
         self._add(name, description, req, {"response": base64.b64encode(resp).decode("ascii")})
         return full
 
-    def err(self, name, description, req: bytes, code: str, path: str):
-        resp, err = R.assemble_bytes(req)
-        assert resp is None and err == (code, path), \
-            f"{name}: expected {(code, path)}, reference says {err}"
-        self._add(name, description, req, {"error": {"code": code, "path": path}})
+    def err(self, name, description, req: bytes, code: str, path: str, offset: int | None = None):
+        assert (offset is not None) == (code == TPL), f"{name}: an offset exactly for invalid_template"
+        resp, e = R.answer(req)
+        err = None if e is None else (e.code, e.path, e.offset)
+        assert resp is None and err == (code, path, offset), \
+            f"{name}: expected {(code, path, offset)}, reference says {err}"
+        error = {"code": code, "path": path}
+        if offset is not None:
+            error["offset"] = offset
+        self._add(name, description, req, {"error": error})
 
     def render(self) -> dict[str, str]:
         """The text of every vector file, by file name."""
@@ -411,84 +416,104 @@ B.file("template-reject", "Template rejection (SPEC 5): invalid_template at "
        "field, and the four GAP classes.")
 
 
-def reject(name, template, description):
-    B.err(name, description, request(observation_template=template), TPL, "observation_template")
+def reject(name, template, offset, description):
+    """invalid_template at observation_template, the problem at code point offset."""
+    B.err(name, description, request(observation_template=template), TPL, "observation_template", offset)
 
 
-reject("template-reject-empty", "", "the empty template has no field")
-reject("template-reject-no-field", "Output:", "no replacement field at all")
-reject("template-reject-escaped-field-only", "{{observation}}", "an escaped field is literal text: observation would vanish")
-reject("template-reject-nul-only", "\x00", "U+0000 only")
-reject("template-reject-positional-auto", "{}", "an automatic positional field (CPython IndexError)")
-reject("template-reject-positional-index", "{0}", "a numbered field (CPython IndexError)")
-reject("template-reject-other-name", "{obs}", "another name (CPython KeyError)")
-reject("template-reject-capitalized", "{Observation}", "names are case-sensitive")
-reject("template-reject-space-after-name", "{observation }", "a space inside the field name")
-reject("template-reject-space-before-name", "{ observation}", "a leading space inside the field name")
-reject("template-reject-second-field-unknown", "{observation}{x}", "a second field with another name")
-reject("template-reject-second-field-positional", "{observation} {}", "a second, positional field")
-reject("template-reject-unknown-first", "{x}{observation}", "an unknown field before a good one")
-reject("template-reject-gap-attribute", "{observation.x}", "GAP: attribute access")
-reject("template-reject-gap-attribute-cpython-ok", "{observation.upper}",
+reject("template-reject-empty", "", 0, "the empty template has no field")
+reject("template-reject-no-field", "Output:", 0, "no replacement field at all")
+reject("template-reject-escaped-field-only", "{{observation}}", 0, "an escaped field is literal text: observation would vanish")
+reject("template-reject-nul-only", "\x00", 0, "U+0000 only")
+reject("template-reject-positional-auto", "{}", 0, "an automatic positional field (CPython IndexError)")
+reject("template-reject-positional-index", "{0}", 1, "a numbered field (CPython IndexError)")
+reject("template-reject-other-name", "{obs}", 1, "another name (CPython KeyError)")
+reject("template-reject-capitalized", "{Observation}", 1, "names are case-sensitive")
+reject("template-reject-space-after-name", "{observation }", 1, "a space inside the field name")
+reject("template-reject-space-before-name", "{ observation}", 1, "a leading space inside the field name")
+reject("template-reject-second-field-unknown", "{observation}{x}", 14, "a second field with another name")
+reject("template-reject-second-field-positional", "{observation} {}", 14, "a second, positional field")
+reject("template-reject-unknown-first", "{x}{observation}", 1, "an unknown field before a good one")
+reject("template-reject-gap-attribute", "{observation.x}", 12, "GAP: attribute access")
+reject("template-reject-gap-attribute-cpython-ok", "{observation.upper}", 12,
        "GAP: attribute access CPython accepts (renders a bound method)")
-reject("template-reject-gap-index", "{observation[0]}", "GAP: indexing CPython accepts")
-reject("template-reject-gap-index-name", "{observation[x]}", "GAP: indexing with a name")
-reject("template-reject-gap-empty-attribute", "{observation.}", "an empty attribute (CPython raises too)")
-reject("template-reject-gap-empty-index", "{observation[]}", "an empty index (CPython raises too)")
-reject("template-reject-gap-index-positional", "{[0]}", "indexing a positional field")
-reject("template-reject-gap-after-good-field", "{observation}{observation[0]}", "a GAP field after a good one")
-reject("template-reject-gap-nested-spec", "{observation:{x}}", "GAP: a nested field in the format spec")
-reject("template-reject-gap-nested-spec-cpython-ok", "{observation:>{observation!s:.0}1}",
+reject("template-reject-gap-index", "{observation[0]}", 12, "GAP: indexing CPython accepts")
+reject("template-reject-gap-index-name", "{observation[x]}", 12, "GAP: indexing with a name")
+reject("template-reject-gap-empty-attribute", "{observation.}", 12, "an empty attribute (CPython raises too)")
+reject("template-reject-gap-empty-index", "{observation[]}", 12, "an empty index (CPython raises too)")
+reject("template-reject-gap-index-positional", "{[0]}", 0, "indexing a positional field")
+reject("template-reject-gap-after-good-field", "{observation}{observation[0]}", 25, "a GAP field after a good one")
+reject("template-reject-gap-nested-spec", "{observation:{x}}", 13, "GAP: a nested field in the format spec")
+reject("template-reject-gap-nested-spec-cpython-ok", "{observation:>{observation!s:.0}1}", 14,
        "GAP: a nested field CPython accepts for every observation")
-reject("template-reject-gap-nested-auto", "{observation:{}}", "GAP: an automatic nested field")
-reject("template-reject-gap-width-above", "{observation:1048577}", "GAP: width 1,048,577")
-reject("template-reject-gap-width-above-fill", "{observation:x<1048577}", "GAP: width above the limit with a fill")
-reject("template-reject-gap-width-above-zero-flag", "{observation:01048577}", "GAP: 0 flag then width 1048577")
-reject("template-reject-gap-width-above-leading-zeros", "{observation:0001048577}",
+reject("template-reject-gap-nested-auto", "{observation:{}}", 13, "GAP: an automatic nested field")
+reject("template-reject-gap-width-above", "{observation:1048577}", 13, "GAP: width 1,048,577")
+reject("template-reject-gap-width-above-fill", "{observation:x<1048577}", 15, "GAP: width above the limit with a fill")
+reject("template-reject-gap-width-above-zero-flag", "{observation:01048577}", 14, "GAP: 0 flag then width 1048577")
+reject("template-reject-gap-width-above-leading-zeros", "{observation:0001048577}", 14,
        "GAP: 0 flag, then width 001048577 = 1048577")
-reject("template-reject-gap-width-above-unicode", "{observation:\u0661\u0660\u0664\u0668\u0665\u0667\u0667}",
+reject("template-reject-gap-width-above-unicode", "{observation:\u0661\u0660\u0664\u0668\u0665\u0667\u0667}", 13,
        "GAP: width 1048577 in Arabic-Indic digits")
-reject("template-reject-gap-width-above-precision", "{observation:2000000.1}", "GAP: width above the limit with a precision")
-reject("template-reject-gap-width-above-conv", "{observation!r:>9999999}", "GAP: width above the limit after !r")
-reject("template-reject-width-overflow", "{observation:99999999999999999999}",
+reject("template-reject-gap-width-above-precision", "{observation:2000000.1}", 13, "GAP: width above the limit with a precision")
+reject("template-reject-gap-width-above-conv", "{observation!r:>9999999}", 16, "GAP: width above the limit after !r")
+reject("template-reject-width-overflow", "{observation:99999999999999999999}", 13,
        "a width beyond Py_ssize_t (CPython: too many decimal digits)")
-reject("template-reject-precision-overflow", "{observation:.99999999999999999999}",
+reject("template-reject-precision-overflow", "{observation:.99999999999999999999}", 14,
        "a precision beyond Py_ssize_t (CPython: too many decimal digits)")
-reject("template-reject-unclosed", "{observation", "an unclosed field")
-reject("template-reject-lone-open", "{observation}{", "a single { at the end")
-reject("template-reject-lone-close", "}{observation}", "a single } before the field")
-reject("template-reject-lone-close-after", "{observation}}", "a single } after the field")
-reject("template-reject-open-escape-mismatch", "{{observation}", "{{ then a single }")
-reject("template-reject-conv-missing", "{observation!}", "! without a conversion character")
-reject("template-reject-conv-unknown", "{observation!x}", "unknown conversion x")
-reject("template-reject-conv-uppercase", "{observation!R}", "conversions are lowercase")
-reject("template-reject-conv-two-chars", "{observation!rr}", "two conversion characters")
-reject("template-reject-conv-unclosed", "{observation!r", "unclosed after the conversion")
-reject("template-reject-align-equals", "{observation:=5}", "'=' alignment is not allowed for str")
-reject("template-reject-zero-flag-equals", "{observation:0=5}", "'=' alignment with fill 0")
-reject("template-reject-sign-plus", "{observation:+}", "sign not allowed for str")
-reject("template-reject-sign-minus", "{observation:-}", "sign not allowed for str")
-reject("template-reject-sign-space", "{observation: }", "space sign not allowed for str")
-reject("template-reject-alternate", "{observation:#}", "alternate form not allowed for str")
-reject("template-reject-z", "{observation:z}", "z not allowed for str")
-reject("template-reject-comma", "{observation:,}", "',' grouping with s")
-reject("template-reject-underscore", "{observation:_}", "'_' grouping with s")
-reject("template-reject-type-d", "{observation:d}", "unknown format code d for str")
-reject("template-reject-type-x", "{observation:5x}", "unknown format code x after a width")
-reject("template-reject-type-percent", "{observation:%}", "unknown format code %")
-reject("template-reject-type-newline", "{observation:\n}", "a newline alone is a (bad) type character")
-reject("template-reject-missing-precision", "{observation:5.}", "format spec missing precision")
-reject("template-reject-two-types", "{observation:ss}", "invalid format specifier")
-reject("template-reject-fill-open-brace", "{observation:{<5}", "{ cannot be a fill (unbalanced braces)")
-reject("template-reject-fill-close-brace", "{observation:}<5}", "} ends the field; a lone } follows")
-reject("template-reject-precision-then-type-x", "{observation!s:.1x}", "precision followed by an unknown type")
-reject("template-reject-precision-2-pow-63", "{observation:.9223372036854775808}",
+reject("template-reject-unclosed", "{observation", 0, "an unclosed field")
+reject("template-reject-lone-open", "{observation}{", 13, "a single { at the end")
+reject("template-reject-lone-close", "}{observation}", 0, "a single } before the field")
+reject("template-reject-lone-close-after", "{observation}}", 13, "a single } after the field")
+reject("template-reject-open-escape-mismatch", "{{observation}", 13, "{{ then a single }")
+reject("template-reject-conv-missing", "{observation!}", 12, "! without a conversion character")
+reject("template-reject-conv-unknown", "{observation!x}", 13, "unknown conversion x")
+reject("template-reject-conv-uppercase", "{observation!R}", 13, "conversions are lowercase")
+reject("template-reject-conv-two-chars", "{observation!rr}", 14, "two conversion characters")
+reject("template-reject-conv-unclosed", "{observation!r", 0, "unclosed after the conversion")
+reject("template-reject-align-equals", "{observation:=5}", 13, "'=' alignment is not allowed for str")
+reject("template-reject-zero-flag-equals", "{observation:0=5}", 14, "'=' alignment with fill 0")
+reject("template-reject-sign-plus", "{observation:+}", 13, "sign not allowed for str")
+reject("template-reject-sign-minus", "{observation:-}", 13, "sign not allowed for str")
+reject("template-reject-sign-space", "{observation: }", 13, "space sign not allowed for str")
+reject("template-reject-alternate", "{observation:#}", 13, "alternate form not allowed for str")
+reject("template-reject-z", "{observation:z}", 13, "z not allowed for str")
+reject("template-reject-comma", "{observation:,}", 13, "',' grouping with s")
+reject("template-reject-underscore", "{observation:_}", 13, "'_' grouping with s")
+reject("template-reject-type-d", "{observation:d}", 13, "unknown format code d for str")
+reject("template-reject-type-x", "{observation:5x}", 14, "unknown format code x after a width")
+reject("template-reject-type-percent", "{observation:%}", 13, "unknown format code %")
+reject("template-reject-type-newline", "{observation:\n}", 13, "a newline alone is a (bad) type character")
+reject("template-reject-missing-precision", "{observation:5.}", 14, "format spec missing precision")
+reject("template-reject-two-types", "{observation:ss}", 13, "invalid format specifier")
+reject("template-reject-fill-open-brace", "{observation:{<5}", 0, "{ cannot be a fill (unbalanced braces)")
+reject("template-reject-fill-close-brace", "{observation:}<5}", 16, "} ends the field; a lone } follows")
+reject("template-reject-precision-then-type-x", "{observation!s:.1x}", 17, "precision followed by an unknown type")
+reject("template-reject-precision-2-pow-63", "{observation:.9223372036854775808}", 14,
        "precision 2^63 overflows Py_ssize_t (CPython: too many decimal digits)")
-reject("template-reject-width-superscript", "{observation:\u00b2}", "superscript two is a digit but not Nd: a bad type")
-reject("template-reject-width-vulgar-fraction", "{observation:\u2155}", "a numeric non-digit is a bad type")
-reject("template-reject-brace-in-field-name", "{observation{}}", "a { inside the field name")
-reject("template-reject-bracket-close-in-name", "{observation]}", "a ] in the field name (CPython KeyError)")
-reject("template-reject-gap-nested-after-align", "{observation:>{}}", "GAP: a nested field after an alignment")
+reject("template-reject-width-superscript", "{observation:\u00b2}", 13, "superscript two is a digit but not Nd: a bad type")
+reject("template-reject-width-vulgar-fraction", "{observation:\u2155}", 13, "a numeric non-digit is a bad type")
+reject("template-reject-brace-in-field-name", "{observation{}}", 12, "a { inside the field name")
+reject("template-reject-bracket-close-in-name", "{observation]}", 1, "a ] in the field name (CPython KeyError)")
+reject("template-reject-offset-code-points", "\u00e9\U0001f600\u4e2d{observation!q}", 16,
+       "offsets count code points: 3 before the field (9 UTF-8 bytes), the conversion q at 16")
+reject("template-reject-offset-first-escape", "ab{{c}}{{", 2, "no field: the offset is the first '{{'")
+reject("template-reject-offset-astral-close", "\U0001f600\U0001f600}{observation}", 2,
+       "a lone '}' after two astral code points (8 bytes, 4 UTF-16 units): offset 2")
+reject("template-reject-conv-brace-then-close", "{observation!}}", 12, "'!' then '}}': no conversion, at the '!'")
+reject("template-reject-comma-underscore", "{observation:,_}", 14, "both ',' and '_': at the second")
+reject("template-reject-underscore-comma", "{observation:_,}", 14, "both '_' and ',': at the second")
+reject("template-reject-width-overflow-offset", "{observation:>99999999999999999999}", 14,
+       "a width beyond Py_ssize_t: at its first digit")
+reject("template-reject-precision-overflow-offset", "{observation:5.99999999999999999999}", 15,
+       "a precision beyond Py_ssize_t: at its first digit")
+reject("template-reject-name-before-conversion", "{obs!x}", 1, "an unknown name wins over an unknown conversion")
+reject("template-reject-conversion-before-nested", "{observation!x:{y}}", 13,
+       "an unknown conversion wins over a nested field")
+reject("template-reject-semantic-before-later-syntax", "{x}}", 1,
+       "a field's own problem comes before a syntax error after it (left to right)")
+reject("template-reject-sign-before-equals", "{observation:=+5}", 14, "the sign is reported before the '=' alignment")
+reject("template-reject-type-before-sign", "{observation:+d}", 14, "the type is reported before the sign")
+reject("template-reject-gap-nested-after-align", "{observation:>{}}", 14, "GAP: a nested field after an alignment")
 
 # ===========================================================================
 B.file("sizes", "Sizes (SPEC 4): a text block's size is its number of Unicode code points "
@@ -874,7 +899,7 @@ B.err("decode-trailing-after-bad-version", "trailing bytes after v 2: unsupporte
 B.err("decode-trailing-after-bad-utf8", "trailing bytes after invalid UTF-8: invalid_utf8 wins",
       request(observation_template=BadStr(b"\xff")) + b"\x00", UTF8, "observation_template")
 B.err("decode-trailing-after-bad-template", "trailing bytes after an invalid template: invalid_template wins",
-      request(observation_template="nope") + b"\x90", TPL, "observation_template")
+      request(observation_template="nope") + b"\x90", TPL, "observation_template", 0)
 B.err("decode-cut-str-with-bad-utf8", "a str cut short whose present bytes are invalid UTF-8: the cut wins (malformed_request)",
       b"\x81" + pack("observation_template") + b"\xa5\xff\xfe", MAL, "observation_template")
 
@@ -1137,7 +1162,7 @@ B.err("order-err-unknown-before-version", "unknown key, then v 2: the unknown ke
 B.err("order-err-version-before-unknown", "v 2, then an unknown key: v wins",
       with_key([("v", 2), ("foo", 1)]), VER, "v")
 B.err("order-err-template-before-version", "a bad template before v 2",
-      with_key([("observation_template", "Output:"), ("v", 2)]), TPL, "observation_template")
+      with_key([("observation_template", "Output:"), ("v", 2)]), TPL, "observation_template", 0)
 B.err("order-err-version-before-template", "v 2 before a bad template",
       with_key([("v", 2), ("observation_template", "Output:")]), VER, "v")
 B.err("order-err-run-before-version", "a bad role in run_messages before v 2",
@@ -1177,7 +1202,7 @@ B.err("order-err-duplicate-channel-before-entry", "'c' ok, then 'c' again with a
 B.err("order-err-channels-in-wire-order", "errors in channels b then a: b (wire order, not sorted order) wins",
       request(injections=Map([("b", [{}]), ("a", [{}])])), MISS, 'injections["b"][0].entry_id')
 B.err("order-err-template-before-steps", "a bad template before a bad step",
-      with_key([("observation_template", "{x}"), ("steps", [{}])]), TPL, "observation_template")
+      with_key([("observation_template", "{x}"), ("steps", [{}])]), TPL, "observation_template", 1)
 B.err("order-err-steps-before-template", "a bad step before a bad template",
       with_key([("steps", [{}]), ("observation_template", "{x}")]), MISS, "steps[0].raw_output")
 B.err("order-err-block-missing-before-next-block", "a block missing text, then a block of type image",
@@ -1207,6 +1232,61 @@ B.err("order-err-missing-content-only", "role present, content missing, in goal"
 B.err("order-err-wrong-element-before-later-utf8", "a nil message before an invalid UTF-8 text in the next",
       request(run_messages=[Nil, {"role": "user", "content": [{"type": "text", "text": BadStr(b"\xff")}]}]),
       MAL, "run_messages[0]")
+
+
+# ===========================================================================
+B.file("limits-excerpts", "Bounded errors (issue 10.1, docs/SPEC.md 6): a path quotes at most "
+       "the first 256 code points of a channel name or key, then U+2026; messages are bounded "
+       "alike (not compared here: the limits tests check every host's error response is a few KB).")
+
+
+def long_key(n, unit="k"):
+    return (unit * n)[:n]
+
+
+for n, label in ((256, "256"), (257, "257"), (4096, "4096")):
+    key = long_key(n - 1) + "!"  # not an identifier: quoted in the path
+    B.err(f"excerpt-unknown-key-{label}", f"an unknown key of {n} code points",
+          with_key([("observation_template", T), (key, 1)]), UNK, "[" + R.quote(key) + "]")
+    B.err(f"excerpt-channel-repeated-{label}", f"a channel of {n} code points given twice",
+          with_key([("injections", Map([(key, []), (key, [])])), ("observation_template", T)]),
+          DUP, "injections[" + R.quote(key) + "]")
+    B.err(f"excerpt-channel-deep-{label}", f"an error inside a channel of {n} code points",
+          request(injections={key: [inj("", "x")]}), EID, "injections[" + R.quote(key) + "][0].entry_id")
+B.err("excerpt-key-emoji", "a key of 300 four-byte code points: the excerpt counts code points, not bytes",
+      with_key([("observation_template", T), ("\U0001F600" * 300, 1)]), UNK,
+      "[" + R.quote("\U0001F600" * 300) + "]")
+B.err("excerpt-key-controls", "a key of 1000 U+0001: each is escaped as \\u0001 after the cut",
+      with_key([("observation_template", T), ("\x01" * 1000, 1)]), UNK, "[" + R.quote("\x01" * 1000) + "]")
+B.err("excerpt-key-nested", "an unknown key of 5000 code points in a step",
+      request(steps=[{"raw_output": "r", "observation": "o", "x" * 4999 + "-": 1}]), UNK,
+      "steps[0][" + R.quote("x" * 4999 + "-") + "]")
+B.err("excerpt-role-long", "a role of 20,000 code points (the message quotes an excerpt)",
+      request(run_messages=[msg("\x01" * 20_000, "a")]), ROLE, "run_messages[0].role")
+B.err("excerpt-block-type-long", "a block type of 20,000 code points (the message quotes an excerpt)",
+      request(run_messages=[{"role": "user", "content": [{"type": "\x01" * 20_000, "text": "a"}]}]),
+      BTYPE, "run_messages[0].content[0].type")
+B.err("excerpt-template-field-long", "a template whose unknown field name has 20,000 code points",
+      request(observation_template="{" + "x" * 20_000 + "}"), TPL, "observation_template", offset=1)
+
+
+# ===========================================================================
+B.file("limits-render", "Rendering shortcuts of the bounded-resources work (issue 10.3): fields "
+       "that never render (precision 0, no width) and repeated empty observations render as CPython does.")
+EMPTY_AND_NOT = [step("r", o) for o in ("", "a", "", "\u00e9\U0001F600", "", "")]
+B.ok("render-silent-fields", "precision-0 fields render nothing; their literals are kept",
+     request(observation_template="a{observation:.0}b{observation!r:.0}c{observation:<0.0}d{observation}e",
+             steps=EMPTY_AND_NOT))
+B.ok("render-silent-only", "a template whose only fields are silent still renders its literals",
+     request(observation_template="x{observation:.0}{{y}}{observation!a:.00}z", steps=EMPTY_AND_NOT))
+B.ok("render-silent-padded", "precision 0 with a width pads: not silent",
+     request(observation_template="[{observation:*^5.0}][{observation!r:>3.0}]", steps=EMPTY_AND_NOT))
+B.ok("render-empty-repeated", "the same rendering of an empty observation over many steps",
+     request(observation_template="<{observation:3}|{observation!r}|{observation:.1}>" * 3,
+             steps=EMPTY_AND_NOT * 3))
+B.ok("render-many-fields", "200 identical fields over 30 steps",
+     request(observation_template="{observation:.2}," * 200,
+             steps=[step("", "" if i % 3 else "xyz") for i in range(30)]))
 
 
 def main() -> int:

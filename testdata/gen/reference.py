@@ -10,7 +10,11 @@ with the Go core or with any msgpack package.
 Public entry points:
 
 - ``assemble_bytes(request) -> (response, None) | (None, (code, path))``
+- ``answer(request) -> (response, None) | (None, Reject)`` (a Reject has
+  ``code``, ``path`` and ``offset``: None except for invalid_template)
 - ``validate_template(t) -> str | None`` (None when accepted, else a reason)
+- ``template_error_offset(t) -> int | None`` (where a rejected template's
+  first problem is)
 - ``request(**fields) -> bytes`` and the node types (``Str``, ``Int``,
   ``Map``, ``Arr``, ``Bin``, ``Float``, ``Ext``, ``Nil``, ``Raw``,
   ``BadStr``) used to write test requests, including non-canonical and
@@ -59,12 +63,14 @@ ROLES = ("system", "user", "assistant")
 
 
 class Reject(Exception):
-    """The first problem of a request: an error code and a path."""
+    """The first problem of a request: an error code and a path, and for
+    invalid_template the code-point offset of the problem in the template."""
 
-    def __init__(self, code: str, path: str):
+    def __init__(self, code: str, path: str, offset: int | None = None):
         super().__init__(f"{code} at {path!r}")
         self.code = code
         self.path = path
+        self.offset = offset
 
 
 # ---------------------------------------------------------------------------
@@ -73,9 +79,19 @@ class Reject(Exception):
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+EXCERPT_CHARS = 256
+
+
+def excerpt(s: str) -> str:
+    """What an error quotes of a value or key (docs/SPEC.md §6): the first
+    EXCERPT_CHARS code points, then "…" (U+2026) when there are more."""
+    return s if len(s) <= EXCERPT_CHARS else s[:EXCERPT_CHARS] + "\u2026"
+
+
 def quote(name: str) -> str:
-    """Quote a channel name or key exactly like json.dumps(ensure_ascii=False)."""
-    return json.dumps(name, ensure_ascii=False)
+    """Quote the excerpt of a channel name or key exactly like
+    json.dumps(ensure_ascii=False)."""
+    return json.dumps(excerpt(name), ensure_ascii=False)
 
 
 def field_path(parent: str, name: str) -> str:
@@ -226,7 +242,18 @@ plain_str = checked_str(lambda s: None)
 role_str = checked_str(lambda s: None if s in ROLES else INVALID_ROLE)
 type_str = checked_str(lambda s: None if s == "text" else UNKNOWN_BLOCK_TYPE)
 entry_id_str = checked_str(lambda s: None if s else INVALID_ENTRY_ID)
-template_str = checked_str(lambda s: None if validate_template(s) is None else INVALID_TEMPLATE)
+
+
+def template_str(r: Reader, path: str) -> str:
+    """The template: a str, then SPEC §5 (invalid_template with its offset)."""
+    t = r.str_value(path)
+    offset = template_error_offset(t)
+    if (offset is None) != (validate_template(t) is None):
+        raise AssertionError(f"the offset rules and CPython disagree on {t!r}: offset {offset}, "
+                             f"reason {validate_template(t)}")
+    if offset is not None:
+        raise Reject(INVALID_TEMPLATE, path, offset)
+    return t
 
 
 def read_version(r: Reader, path: str) -> int:
@@ -374,6 +401,167 @@ def validate_template(t: str) -> str | None:
 
 def render(t: str, obs: str) -> str:
     return t.format(observation=obs)
+
+
+# ---------------------------------------------------------------------------
+# Where a template's problem is (SPEC §5 "Offsets", §6 `offset`)
+#
+# CPython accepts or rejects (validate_template); these rules only say where.
+# The template is walked with CPython's own lazy parser, _string.formatter_parser:
+# a field is checked whole (name, conversion, nested brace, format spec)
+# before the parser reads on, so the first problem from the left wins. When
+# the parser itself raises, its message says which syntax rule broke, and
+# the offset is found in the source text after the last item it yielded.
+
+_CONVERSIONS = ("s", "r", "a", "\x00")  # CPython reads a NUL conversion as none
+
+# [[fill]align][sign][z][#][0][width][grouping][.precision][rest]; \d is any
+# Unicode Nd digit, as CPython's get_integer reads them; the 0 flag only
+# when no fill was given.
+_SPEC = re.compile(r"(?:(?P<fill>.)(?P<align>[<>=^])|(?P<align_only>[<>=^]))?"
+                   r"(?P<sign>[-+ ])?(?P<z>z)?(?P<alt>#)?(?(fill)|0?)"
+                   r"(?P<width>\d*)(?P<group>,_?|_,?)?(?:(?P<dot>\.)(?P<prec>\d*))?(?P<rest>.*)",
+                   re.S)
+_SSIZE_MAX = (1 << 63) - 1
+
+
+def _spec_offset(spec: str) -> int | None:
+    """Index in spec (no braces in it) of its first problem as the format spec
+    of a str, in this order (SPEC §5), or None."""
+    m = _SPEC.fullmatch(spec)
+    width, group, prec, rest = m["width"], m["group"] or "", m["prec"], m["rest"]
+    if width and int(width) > _SSIZE_MAX:
+        return m.start("width")  # too many digits
+    if len(group) == 2:
+        return m.start("group") + 1  # both ',' and '_'
+    if m["dot"] is not None:
+        if prec and int(prec) > _SSIZE_MAX:
+            return m.start("prec")
+        if not prec:
+            return m.start("dot")  # '.' without a precision
+    if len(rest) > 1:
+        return m.start("rest")  # more than one type character
+    if group:
+        return m.start("group")  # a grouping option for text
+    if rest not in ("", "s"):
+        return m.start("rest")  # a type other than s
+    for part in ("sign", "z", "alt"):
+        if m[part] is not None:
+            return m.start(part)
+    if m["align"] == "=":
+        return m.start("align")
+    if m["align_only"] == "=":
+        return m.start("align_only")
+    if width and int(width) > MAX_WIDTH:
+        return m.start("width")  # GAP: width above 1,048,576
+    return None
+
+
+def _field_offset(t: str, open_: int, name: str) -> int | None:
+    """Offset of the first problem of the field whose '{' is at open_ (its
+    name as CPython split it), or None."""
+    at = open_ + 1  # the name
+    after = at + len(name)
+    if t[after : after + 2] == "!}":
+        return after  # '!' without a conversion: {observation!}}
+    first = re.match(r"[^.\[]*", name)[0]
+    if first != "observation":
+        return open_ if first == "" else at  # {} or {[0]}: the field; else the name
+    if len(first) < len(name):
+        return at + len(first)  # GAP: the '.' or '[' after observation
+    if t[after] == "!":
+        if t[after + 1] not in _CONVERSIONS:
+            return after + 1
+        after += 2
+    if t[after] == ":":
+        end = _field_end(t, after + 1)
+        spec = t[after + 1:end]
+        if "{" in spec:
+            return after + 1 + spec.index("{")  # GAP: a nested field
+        off = _spec_offset(spec)
+        if off is not None:
+            return after + 1 + off
+    return None
+
+
+def _field_end(t: str, i: int) -> int:
+    """Index of the '}' that closes a format spec starting at i."""
+    depth = 1
+    while True:
+        depth += {"{": 1, "}": -1}.get(t[i], 0)
+        if depth == 0:
+            return i
+        i += 1
+
+
+def _name_end(t: str, i: int) -> int:
+    """Index of the character that ends a field name starting at i (one of
+    '}', ':', '!', '{'), len(t) when none does; '[...]' is skipped."""
+    while i < len(t):
+        if t[i] == "[":
+            close = t.find("]", i)
+            i = len(t) if close < 0 else close + 1
+            continue
+        if t[i] in "}:!{":
+            return i
+        i += 1
+    return i
+
+
+def _syntax_offset(t: str, pos: int, message: str) -> int:
+    """Offset of the syntax error CPython's parser raised (message) while
+    reading the item that starts at pos."""
+    brace = min(i for i in (t.find("{", pos), t.find("}", pos)) if i >= 0)
+    if message.startswith("Single"):  # a lone '}', or a '{' ending the template
+        return brace
+    end = _name_end(t, brace + 1)
+    if message == "unexpected '{' in field name":
+        return end
+    if message == "expected '}' before end of string":
+        return brace
+    if message == "end of string while looking for conversion specifier":
+        return end
+    conv_is_brace = end + 1 < len(t) and t[end] == "!" and t[end + 1] == "}"
+    if message == "expected ':' after conversion specifier":
+        return end if conv_is_brace else end + 2
+    if message == "unmatched '{' in format spec":
+        return end if conv_is_brace else brace
+    raise AssertionError(f"unknown CPython parse error {message!r} for {t!r}")
+
+
+def template_error_offset(t: str) -> int | None:
+    """The code-point offset of the first problem of template t (SPEC §5), or
+    None when t has none (then validate_template(t) is None too)."""
+    pos = 0  # where the next item of the parser starts in t
+    first_escape = None
+    fields = 0
+    items = _string.formatter_parser(t)
+    while True:
+        try:
+            literal, name, _spec, _conv = next(items)
+        except StopIteration:
+            break
+        except ValueError as e:
+            return _syntax_offset(t, pos, str(e))
+        if name is None:
+            pos += len(literal)
+            if literal[-1:] in ("{", "}"):  # an escaped brace: two in the text
+                if literal[-1] == "{" and first_escape is None:
+                    first_escape = pos - 1
+                pos += 1
+            continue
+        fields += 1
+        open_ = pos + len(literal)
+        off = _field_offset(t, open_, name)
+        if off is not None:
+            return off
+        after = open_ + 1 + len(name)
+        if t[after] == "!":
+            after += 2
+        pos = (_field_end(t, after + 1) if t[after] == ":" else after) + 1
+    if fields == 0:  # no field: at the first '{{', else 0
+        return first_escape if first_escape is not None else 0
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -615,15 +803,27 @@ def assemble(req: dict) -> dict:
     }
 
 
-def assemble_bytes(data: bytes) -> tuple[bytes | None, tuple[str, str] | None]:
-    """The wire function: (canonical ok response, None) or (None, (code, path))."""
+def answer(data: bytes) -> tuple[bytes | None, Reject | None]:
+    """The wire function: (canonical ok response, None) or (None, the Reject
+    with its code, path and offset; the offset is None except for
+    invalid_template)."""
     try:
         req = decode_request(data)
     except Reject as e:
-        return None, (e.code, e.path)
+        return None, e
     return pack(assemble(req)), None
 
 
-def error_response(code: str, message: str, path: str) -> bytes:
+def assemble_bytes(data: bytes) -> tuple[bytes | None, tuple[str, str] | None]:
+    """The wire function: (canonical ok response, None) or (None, (code, path));
+    answer() also gives a template error's offset."""
+    resp, e = answer(data)
+    return resp, None if e is None else (e.code, e.path)
+
+
+def error_response(code: str, message: str, path: str, offset: int | None = None) -> bytes:
     """The canonical error response (the message text is the host's own)."""
-    return pack({"v": 1, "ok": False, "error": {"code": code, "message": message, "path": path}})
+    error: dict = {"code": code, "message": message, "path": path}
+    if offset is not None:
+        error["offset"] = offset
+    return pack({"v": 1, "ok": False, "error": error})

@@ -93,8 +93,18 @@ class TestOkResponses(unittest.TestCase):
 
 
 class TestErrors(unittest.TestCase):
-    def check(self, req: bytes, code: str, path: str):
+    def check(self, req: bytes, code: str, path: str, offset=None):
         self.assertEqual(R.assemble_bytes(req), (None, (code, path)))
+        resp, e = R.answer(req)
+        self.assertEqual((resp, e.code, e.path, e.offset), (None, code, path, offset))
+
+    def test_template_error_has_offset(self):
+        req = b"\x81" + s("observation_template") + s("ab}{observation}")
+        self.check(req, "invalid_template", "observation_template", 2)
+        self.assertEqual(R.error_response("invalid_template", "m", "observation_template", 2),
+                         b"\x83" + s("v") + b"\x01" + s("ok") + b"\xc2" + s("error") + b"\x84"
+                         + s("code") + s("invalid_template") + s("message") + s("m")
+                         + s("path") + s("observation_template") + s("offset") + b"\x02")
 
     def test_broken_msgpack(self):
         self.check(b"", "malformed_request", "")
@@ -120,7 +130,7 @@ class TestErrors(unittest.TestCase):
         self.check(b"\x81" + s("foo\n") + b"\x01", "unknown_field", '["foo\\n"]')
         self.check(b"\x81" + s("max_prompt_chars") + b"\xff", "invalid_budget", "max_prompt_chars")
         self.check(b"\x81" + s("max_prompt_chars") + b"\xc0", "missing_field", "observation_template")
-        self.check(b"\x81" + s("observation_template") + s("Output:"), "invalid_template", "observation_template")
+        self.check(b"\x81" + s("observation_template") + s("Output:"), "invalid_template", "observation_template", 0)
         self.check(b"\x81" + s("injections") + b"\x81" + s('q"\\\n\x01é') + b"\x91\x80",
                    "missing_field", 'injections["q\\"\\\\\\n\\u0001é"][0].entry_id')
         self.check(b"\x81" + s("injections") + b"\x82" + s("c") + b"\x90" + s("c") + b"\x90",
@@ -141,6 +151,21 @@ class TestErrors(unittest.TestCase):
         self.check(b"\x81" + s("run_messages") + b"\xdd\xff\xff\xff\xff", "malformed_request", "run_messages[0]")
 
 
+class TestExcerpts(unittest.TestCase):
+    """docs/SPEC.md §6: errors quote 256 code points of a key, then U+2026."""
+
+    def test_cut(self):
+        self.assertEqual(R.excerpt("a" * 256), "a" * 256)
+        self.assertEqual(R.excerpt("a" * 257), "a" * 256 + "\u2026")
+        self.assertEqual(R.excerpt("\U0001F600" * 300), "\U0001F600" * 256 + "\u2026")
+
+    def test_paths(self):
+        key = "x" * 1000 + "-"
+        self.assertEqual(R.key_path("", key), '["' + "x" * 256 + '\u2026"]')
+        self.assertEqual(R.channel_path(key), 'injections["' + "x" * 256 + '\u2026"]')
+        self.assertEqual(R.quote("\x01" * 300), '"' + "\\u0001" * 256 + '\u2026"')
+
+
 class TestTemplates(unittest.TestCase):
     def test_accepted(self):
         for t in ["{observation}", "Output:\n```\n{observation}\n```\n\n", "{observation!r}",
@@ -158,6 +183,24 @@ class TestTemplates(unittest.TestCase):
                   "{observation:+}", "{observation:d}", "{observation:,}", "{observation}{x}",
                   "{observation:99999999999999999999}"]:
             self.assertIsNotNone(R.validate_template(t), t)
+
+    def test_offsets(self):
+        # Each offset counted by hand in code points (SPEC §5 "Offsets").
+        cases = {
+            "": 0, "plain": 0, "a{{b": 1, "{}": 0, "{0}": 1, "{obs}": 1, "x{observation.y}": 13,
+            "{observation[0]}": 12, "{observation:{x}}": 13, "\u00e9{observation:1048577}": 14,
+            "{observation": 0, "}{observation}": 0, "{observation}{": 13, "{observation!x}": 13,
+            "{observation!}": 12, "{observation!}}": 12, "{observation!rr}": 14, "{observation!": 12,
+            "{observation:=5}": 13, "{observation:x=5}": 14, "{observation:+}": 13,
+            "{observation:5.}": 14, "{observation:.5d}": 15, "{observation:,_}": 14,
+            "{observation:ss}": 13, "{observation:{<5}": 0, "{observation{}}": 12,
+            "\U0001f600{observation:z}": 14, "{observation}{x}}": 14,
+        }
+        for t, want in cases.items():
+            self.assertEqual(R.template_error_offset(t), want, t)
+            self.assertIsNotNone(R.validate_template(t), t)
+        for t in ["{observation}", "{observation!r:x^10.3s}", "{{{observation}}}", "{observation!\x00}"]:
+            self.assertIsNone(R.template_error_offset(t), t)
 
     def test_width_parse(self):
         self.assertEqual(R._spec_width("x<05"), 5)  # fill given: 0 is a width digit

@@ -358,18 +358,27 @@ export class Assembler {
    *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
+    return this.assembleSized(request).response;
+  }
+
+  /**
+   * @private assemble(), with the length of the wire response (Prompt keeps
+   * the length of the whole prompt's response to apply the core's limit).
+   * @returns {{response: import("./index.js").AssembleResponse, size: number}}
+   */
+  assembleSized(request) {
     const encoder = acquireEncoder();
     try {
       let bytes;
       try {
         bytes = encoder.encodeShared(request);
       } catch (e) {
-        if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
+        if (e instanceof RequestTooLarge) return { response: this.read(tooLargeResponse(e.size)), size: 0 };
         throw e;
       }
       const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
       const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, "assemble", (r) => this.read(r, source));
+      return this.run(bytes, "assemble", (r) => ({ response: this.read(r, source), size: r.length }));
     } finally {
       encoder.done();
     }
@@ -431,7 +440,8 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    return new Prompt(this, request, this.assemble(request));
+    const { response, size } = this.assembleSized(request);
+    return new Prompt(this, request, response, size);
   }
 
   /**
@@ -526,8 +536,9 @@ export class Prompt {
    * @param {Assembler} assembler
    * @param {any} request
    * @param {import("./index.js").AssembleResponse} response
+   * @param {number} size the length of the wire response
    */
-  constructor(assembler, request, response) {
+  constructor(assembler, request, response, size) {
     // The core accepted the request, so these fields are what it read: a
     // string, an array, an int or nil (the request may be a plain object or
     // a Map).
@@ -552,6 +563,8 @@ export class Prompt {
     this.injected = response.injected;
     /** @type {import("./index.js").PrefixDigests} */
     this.prefix_digests = response.prefix_digests;
+    /** @private The length of the whole prompt's wire response. */
+    this.size = size;
   }
 
   /**
@@ -562,16 +575,18 @@ export class Prompt {
    * @param {string} observation
    * @returns {this}
    * @throws {AssemblyError} with the path of this step in the whole request
-   *   (`steps[k].observation`); the prompt is unchanged then.
+   *   (`steps[k].observation`), or `too_large` at "" when the response would
+   *   pass 1.5 GiB, as assemble() of the same steps says; the prompt is
+   *   unchanged then.
    */
   addStep(rawOutput, observation) {
-    let r;
+    let r, oneSize;
     try {
-      r = this.assembler.assemble({
+      ({ response: r, size: oneSize } = this.assembler.assembleSized({
         v: 1,
         observation_template: this.template,
         steps: [{ raw_output: rawOutput, observation }],
-      });
+      }));
     } catch (e) {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
         throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
@@ -585,6 +600,16 @@ export class Prompt {
       }
       throw e;
     }
+    // The two new messages' bytes in the one-step response, then the whole
+    // prompt's length with them (array headers and prompt_chars change width
+    // as they grow): the core's limit, as one assemble() applies it.
+    const added = oneSize - EMPTY_RESPONSE_FIXED - 2 * hdrSize(2) - uintSize(r.prompt_chars);
+    const n = this.messages.length;
+    const size = this.size - 2 * hdrSize(n) - uintSize(this.prompt_chars) + added + 2 * hdrSize(n + 2) + uintSize(this.prompt_chars + r.prompt_chars);
+    if (size > MAX_RESPONSE_BYTES) {
+      throw new AssemblyError("too_large", "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)");
+    }
+    this.size = size;
     this.messages.push(r.messages[0], r.messages[1]);
     this.message_chars.push(r.message_chars[0], r.message_chars[1]);
     this.prompt_chars += r.prompt_chars;
@@ -615,6 +640,24 @@ export class Prompt {
   toJSON() {
     return this.toResponse();
   }
+}
+
+// The response limit (docs/SPEC.md §6; core.ResponseSizer is the Go form):
+// too_large exactly when the canonical ok response would be longer.
+const MAX_RESPONSE_BYTES = 3 * 2 ** 29;
+// Length of the ok response with no messages and no injections, less its two
+// empty array headers and its prompt_chars value (checked against the core by
+// test/limits.test.mjs).
+export const EMPTY_RESPONSE_FIXED = 306;
+
+/** Bytes of a msgpack array header for n elements. @param {number} n */
+function hdrSize(n) {
+  return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
+}
+
+/** Bytes of a msgpack unsigned int in its shortest form. @param {number} u */
+function uintSize(u) {
+  return u <= 0x7f ? 1 : u <= 0xff ? 2 : u <= 0xffff ? 3 : u <= 0xffffffff ? 5 : 9;
 }
 
 /** @param {any} response */

@@ -197,7 +197,7 @@ export class Assembler {
   private constructor();
   /** The compiled module (share it with workers through `loadAssembler({module})`). */
   readonly module: WebAssembly.Module;
-  /** Module instances created so far (a trap or a retired instance makes one more). */
+  /** Module instances created so far (a trap or a recycled instance makes one more). */
   readonly instancesCreated: number;
   /**
    * Assembles a request.

@@ -591,6 +591,7 @@ let bytesEqual = (a, aStart, b, bStart, n) => {
 const SHORT_CACHE_BYTES = 16;
 /** @type {{bytes: Uint8Array, s: string}[][]} */
 const shortCache = Array.from({ length: SHORT_CACHE_BYTES + 1 }, () => []);
+const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
 
 /**
  * Where the strings of the request are, for a response decoder to reuse a
@@ -801,7 +802,10 @@ class ResponseDecoder {
       if (bytesEqualShort(e.bytes, bytes, start, n)) return e.s;
     }
     const str = this.short(start, n);
-    if (bucket.length < 16) bucket.push({ bytes: bytes.slice(start, start + n), s: str });
+    // Up to 16 strings per length; when full, the oldest gives way.
+    const entry = { bytes: bytes.slice(start, start + n), s: str };
+    if (bucket.length < 16) bucket.push(entry);
+    else bucket[shortCacheNext[n]++ & 15] = entry;
     return str;
   }
 

@@ -6,12 +6,13 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer } from "../preview/serve.mjs";
-import { assembler, loadVectors } from "./common.mjs";
+import { REPO, assembler, loadPromptVectors, loadVectors } from "./common.mjs";
+import { requestToJs } from "./jsvalue.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
@@ -60,6 +61,38 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
         same++;
       }
       t.diagnostic(`${same} vectors byte-identical in Chromium and Node`);
+    });
+
+    await t.test("every prompt vector: the page's prompt() answers each step as the vector says", async () => {
+      const cases = loadPromptVectors();
+      // The file's text goes in as ASCII JSON: JSON.parse in the page keeps lone surrogates.
+      const text = readFileSync(`${REPO}testdata/prompt-vectors/prompts.json`, "utf8");
+      const got = await page.evaluate((src) => {
+        return JSON.parse(src).cases.map((c) => {
+          const p = window.preview.asm.prompt(c.request);
+          const first = p.toResponse();
+          const steps = c.steps.map((s) => {
+            try {
+              p.addStep(s.raw_output, s.observation);
+              return { response: p.toResponse() };
+            } catch (e) {
+              return { error: { code: e.code, path: e.path }, response: p.toResponse() };
+            }
+          });
+          return { first, steps };
+        });
+      }, text);
+      const fromB64 = (s) => requestToJs(new Uint8Array(Buffer.from(s, "base64")));
+      for (const [i, c] of cases.entries()) {
+        let want = fromB64(c.response);
+        assert.deepEqual(got[i].first, want, `${c.name}: the first response`);
+        for (const [k, s] of c.steps.entries()) {
+          if (s.response) want = fromB64(s.response);
+          assert.deepEqual(got[i].steps[k].error, s.error, `${c.name}: step ${k}`);
+          assert.deepEqual(got[i].steps[k].response, want, `${c.name}: after step ${k}`);
+        }
+      }
+      t.diagnostic(`${cases.length} prompt vectors in Chromium`);
     });
 
     assert.deepEqual(problems, [], "the page logged errors");

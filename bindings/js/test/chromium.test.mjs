@@ -76,6 +76,27 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
         }
       });
 
+      await t.test("memoryLimitBytes in the browser: the module compiled with that cap runs out of memory as in Node", async () => {
+        const out = await page.evaluate(async () => {
+          const capped = await window.pkg.loadAssembler({ memoryLimitBytes: 16 * 1024 * 1024, maxInstances: 1 });
+          const ok = capped.assemble({ observation_template: "{observation}" }).ok;
+          let e;
+          try {
+            capped.assemble({ observation_template: "{observation}", steps: [{ raw_output: "x".repeat(20e6), observation: "" }] });
+          } catch (err) {
+            e = [err.code, err.path, err.message, typeof err.detail];
+          }
+          const after = capped.assemble({ observation_template: "{observation}" }).ok;
+          return { ok, e, after, big: window.asm.assemble({ observation_template: "{observation}", steps: [{ raw_output: "x".repeat(20e6), observation: "" }] }).ok };
+        });
+        assert.deepEqual(out, {
+          ok: true,
+          e: ["internal", "", "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one", "string"],
+          after: true,
+          big: true,
+        });
+      });
+
       await t.test("a leading U+FEFF survives assemble(), assembleJSON() and addStep() in the browser", async () => {
         const out = await page.evaluate(() => {
           const lens = [];

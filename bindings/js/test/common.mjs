@@ -69,6 +69,33 @@ export function loadVectors() {
   return out;
 }
 
+const PROMPT_CASE_KEYS = ["name", "description", "request", "response", "steps"];
+const PROMPT_STEP_KEYS = ["raw_output", "observation", "response", "error"];
+
+/**
+ * The cases of testdata/prompt-vectors/prompts.json (format in its README),
+ * checked: known keys only, unique names, each step with exactly one of
+ * response and error. The JSON text is parsed by JSON.parse, so a lone
+ * surrogate escape is a lone surrogate in the string.
+ *
+ * @returns {{name: string, description: string, request: object, response: string,
+ *   steps: {raw_output: string, observation: string, response?: string, error?: {code: string, path: string}}[]}[]}
+ */
+export function loadPromptVectors() {
+  const doc = JSON.parse(readFileSync(`${REPO}testdata/prompt-vectors/prompts.json`, "utf8"));
+  const names = new Set();
+  for (const c of doc.cases) {
+    for (const k of Object.keys(c)) if (!PROMPT_CASE_KEYS.includes(k)) throw new Error(`${c.name}: unknown key ${k}`);
+    if (names.has(c.name)) throw new Error(`prompt vector ${c.name} twice`);
+    names.add(c.name);
+    for (const s of c.steps) {
+      for (const k of Object.keys(s)) if (!PROMPT_STEP_KEYS.includes(k)) throw new Error(`${c.name}: unknown step key ${k}`);
+      if ((s.response === undefined) === (s.error === undefined)) throw new Error(`${c.name}: a step has exactly one of response and error`);
+    }
+  }
+  return doc.cases;
+}
+
 /** Compares strings by Unicode code point (the order SPEC §3 asks for),
  * written without any sort of the engine: code point by code point. */
 export function compareCodePoints(a, b) {

@@ -77,9 +77,10 @@ class Reader {
 }
 
 /**
- * Checks the canonical error response shape and returns its fields.
+ * Checks the canonical error response shape (a fourth key `offset`, an int,
+ * exactly when the code is invalid_template) and returns its fields.
  * @param {Uint8Array} bytes
- * @returns {{code: string, path: string, message: string}}
+ * @returns {{code: string, path: string, message: string, offset?: number}}
  */
 export function decodeErrorResponse(bytes) {
   const r = new Reader(bytes);
@@ -90,9 +91,18 @@ export function decodeErrorResponse(bytes) {
   }
   if (top[0][1] !== 1n || top[1][1] !== false) throw new Error(`want v 1 and ok false, got v ${top[0][1]} ok ${top[1][1]}`);
   const e = top[2][1];
-  if (!Array.isArray(e) || e.length !== 3 || e[0][0] !== "code" || e[1][0] !== "message" || e[2][0] !== "path") {
+  if (!Array.isArray(e) || e.length < 3 || e[0][0] !== "code" || e[1][0] !== "message" || e[2][0] !== "path") {
+    throw new Error("error is not the map {code, message, path[, offset]}");
+  }
+  for (const [k, v] of e.slice(0, 3)) if (typeof v !== "string") throw new Error(`error.${k} is not a str`);
+  const out = { code: e[0][1], message: e[1][1], path: e[2][1] };
+  if (out.code === "invalid_template") {
+    if (e.length !== 4 || e[3][0] !== "offset" || typeof e[3][1] !== "bigint") {
+      throw new Error("an invalid_template error is not the map {code, message, path, offset}");
+    }
+    out.offset = Number(e[3][1]);
+  } else if (e.length !== 3) {
     throw new Error("error is not the map {code, message, path}");
   }
-  for (const [k, v] of e) if (typeof v !== "string") throw new Error(`error.${k} is not a str`);
-  return { code: e[0][1], message: e[1][1], path: e[2][1] };
+  return out;
 }

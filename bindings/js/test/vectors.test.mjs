@@ -13,7 +13,7 @@ import { encodeRequest } from "../src/wire.js";
 
 const FILE_KEYS = ["description", "cases"];
 const CASE_KEYS = ["name", "description", "request", "response", "error"];
-const ERROR_KEYS = ["code", "path"];
+const ERROR_KEYS = ["code", "path", "offset"]; // offset: invalid_template only
 
 /** Strict standard base64 (RFC 4648, with padding). */
 function b64(s, what) {
@@ -84,7 +84,9 @@ for (const lv of vectors) {
       assert.fail(`${lv.c.description}\nwant error ${lv.c.error.code} at ${JSON.stringify(lv.c.error.path)}; ` +
         `the response is not a canonical error response: ${err.message}\n${Buffer.from(got.subarray(0, 200)).toString("hex")}`);
     }
-    assert.deepEqual({ code: e.code, path: e.path }, lv.c.error, `${lv.c.description} (message ${JSON.stringify(e.message)})`);
+    const seen = { code: e.code, path: e.path };
+    if (e.offset !== undefined) seen.offset = e.offset;
+    assert.deepEqual(seen, lv.c.error, `${lv.c.description} (message ${JSON.stringify(e.message)})`);
     assert.notEqual(e.message, "", `${lv.c.description}: empty error message`);
   });
 }
@@ -144,8 +146,10 @@ for (const lv of vectors) {
     stats.err++;
     const e = errorOf(() => asm.assemble(js));
     assert.ok(e instanceof AssemblyError, `expected an AssemblyError, got ${e}`);
-    assert.deepEqual({ code: e.code, path: e.path }, lv.c.error, lv.c.description);
+    assert.deepEqual({ code: e.code, path: e.path }, { code: lv.c.error.code, path: lv.c.error.path }, lv.c.description);
     assert.notEqual(e.message, "");
+    // AssemblyError.offset: the template error's offset (undefined for other codes).
+    if (lv.c.error.offset !== undefined) assert.equal(e.offset, lv.c.error.offset, lv.c.description);
   });
 }
 

@@ -4,10 +4,14 @@
   the pure-Python reference (``testdata/gen/reference.py``); the requests are
   the same bytes as the JavaScript benchmark's (bindings/js/bench/requests.mjs);
 - ``Prompt.add_step`` at step 10, 1,000 and 10,000 with 1 KB steps;
-- import + first call in a fresh process with a warm and a cold module cache.
+- import + first call in a fresh process with a warm and a cold module cache;
+- the same message lists built by hand in Python beside ``assemble(dict)``, and
+  (``--json``, for ``make bench``) the throughput of ``assemble_many``,
+  ``assemble_bytes_many`` and the CLI's ``--batch`` at 1 and N workers (issue 13).
 
 Goals: typical at most 2x the reference; add_step at most 30 µs at step 1,000
-and flat; first call with a warm cache at most 30 ms.
+and flat; first call with a warm cache at most 30 ms; typical ``assemble(dict)``
+at most 1.5x the hand-built lists; N workers at least 0.9 × N times one.
 """
 
 from __future__ import annotations
@@ -114,6 +118,89 @@ def large_request() -> Dict[str, Any]:
     }
 
 
+# --- the same message lists built by hand (issue 13: the object path's yardstick)
+
+
+def hand_built(req: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[int]]:
+    """What a Python loop writing the messages itself does: new message dicts for
+    the run, injection and goal messages and each step's two, the observation
+    rendered with str.format, and the characters counted. Equal to the
+    response's messages and message_chars for requests whose template
+    str.format renders (checked before timing)."""
+    msgs = [{"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
+            for m in req.get("run_messages", [])]
+    for entries in req.get("injections", {}).values():
+        for e in entries:
+            msgs.append({"role": "user", "content": [{"type": "text", "text": e["content"]}]})
+    msgs += [{"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
+             for m in req.get("goal_messages", [])]
+    fmt = req["observation_template"].format
+    for st in req.get("steps", []):
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": st["raw_output"]}]})
+        msgs.append({"role": "user", "content": [{"type": "text", "text": fmt(observation=st["observation"])}]})
+    return msgs, [sum(len(b["text"]) for b in m["content"]) for m in msgs]
+
+
+# --- throughput: many requests, 1 and N workers (issue 13) ---------------------
+
+
+def _cli_binary(tmp: str) -> Tuple[str, bool]:
+    """The CLI built from this checkout ("" without Go), and whether it has --jobs."""
+    exe = os.path.join(tmp, "polyloop-assemble")
+    try:
+        subprocess.run(["go", "build", "-o", exe, "./cmd/polyloop-assemble"], cwd=REPO, check=True,
+                       capture_output=True, env=dict(os.environ, CGO_ENABLED="0"))
+    except (OSError, subprocess.CalledProcessError):
+        return "", False
+    usage = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return exe, "--jobs" in usage.stdout + usage.stderr
+
+
+def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> List[Dict[str, Any]]:
+    """Requests/s of `count` copies of one request through assemble_many (dict
+    in, dict out), assemble_bytes_many (bytes) and the CLI's --batch (msgpack in
+    and out, the Go native engine; --jobs when the CLI has it), each at 1 and
+    N workers, the runs side by side (every round runs each once)."""
+    import msgpack
+
+    req = msgpack.unpackb(wire, raw=False)
+    resp = pa.assemble_bytes(wire)
+    runs: List[Tuple[str, int, Callable[[], None]]] = []
+    for w in workers:
+        def dicts(w: int = w) -> None:
+            for r in pa.assemble_many((req for _ in range(count)), workers=w):
+                assert not isinstance(r, pa.AssemblyError)
+
+        def wires(w: int = w) -> None:
+            for r in pa.assemble_bytes_many((wire for _ in range(count)), workers=w):
+                assert r == resp
+
+        runs += [("assemble_many(dict)", w, dicts), ("assemble_bytes_many(bytes)", w, wires)]
+    tmp = tempfile.mkdtemp()
+    exe, has_jobs = _cli_binary(tmp)
+    if exe:
+        stream = os.path.join(tmp, "requests.msgpack")
+        with open(stream, "wb") as f:
+            f.write(wire * count)
+        for w in (workers if has_jobs else [1]):
+            def cli(w: int = w) -> None:
+                flags = ["--jobs", str(w)] if has_jobs else []
+                with open(stream, "rb") as f:
+                    out = subprocess.run([exe, "--in", "msgpack", "--out", "msgpack", "--batch", *flags], stdin=f,
+                                         capture_output=True, check=True)
+                assert out.stdout == resp * count
+
+            runs.append(("CLI --batch%s (Go, native engine)" % (" --jobs N" if has_jobs else ""), w, cli))
+    times: List[List[float]] = [[] for _ in runs]
+    for _ in range(samples):
+        for k, (_, _, fn) in enumerate(runs):
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return [{"engine": name, "workers": w, "requests": count, "response_bytes": len(resp) * count,
+             "samples_s": times[k]} for k, (name, w, _) in enumerate(runs)]
+
+
 # --- timing ---------------------------------------------------------------------
 
 
@@ -150,7 +237,11 @@ def bench_assemble() -> List[Tuple[str, ...]]:
         t_dict = per_call(lambda: pa.assemble(req))
         t_bytes = per_call(lambda: pa.assemble_bytes(wire))
         t_ref = per_call(lambda: R.assemble_bytes(wire))
-        rows.append((name, "%d B" % len(wire), fmt(t_dict), fmt(t_bytes), fmt(t_ref), "%.2fx" % (t_dict / t_ref)))
+        whole = pa.assemble(req)
+        same = hand_built(req) == (whole["messages"], whole["message_chars"])
+        t_hand = per_call(lambda: hand_built(req)) if same else 0.0
+        rows.append((name, "%d B" % len(wire), fmt(t_dict), fmt(t_bytes), fmt(t_hand) if same else "–",
+                     "%.2fx" % (t_dict / t_hand) if same else "–", fmt(t_ref), "%.2fx" % (t_dict / t_ref)))
     return rows
 
 
@@ -224,7 +315,8 @@ def main() -> None:
         platform.machine(), os.cpu_count() or 0))
     pa.assemble(tiny_request())  # load the module before timing
     print()
-    print(table(("request", "size", "assemble(dict)", "assemble_bytes", "reference", "assemble / reference"),
+    print(table(("request", "size", "assemble(dict)", "assemble_bytes", "built by hand", "assemble / by hand",
+                 "reference", "assemble / reference"),
                 bench_assemble()))
     print()
     print(table(("incremental (1 KB steps)", "per call"), bench_add_step()))
@@ -279,12 +371,13 @@ def json_main(argv: List[str]) -> None:
     ap.add_argument("--histories", default="10,100,1000,10000")
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--sample-seconds", type=float, default=0.15)
+    ap.add_argument("--throughput-requests", type=int, default=3000)
     args = ap.parse_args(argv)
     d = Path(args.requests)
     out: Dict[str, Any] = {
         "versions": {"CPython": platform.python_version(), "wasmtime (PyPI)": metadata.version("wasmtime"),
                      "msgpack (PyPI)": metadata.version("msgpack")},
-        "assemble": [], "add_step": [], "startup": [], "stages": [], "peak_memory": [],
+        "assemble": [], "add_step": [], "startup": [], "stages": [], "peak_memory": [], "throughput": [],
     }
     pa.assemble_bytes((d / "tiny.msgpack").read_bytes())  # load the module before timing
     for name in args.names.split(","):
@@ -294,10 +387,14 @@ def json_main(argv: List[str]) -> None:
         assert err is None and pa.assemble_bytes(wire) == ref_bytes, name  # same answer before timing
         print("bench.py: %s" % name, file=sys.stderr)
         fns = [lambda: pa.assemble_bytes(wire), lambda: pa.assemble(req), lambda: R.assemble_bytes(wire)]
+        engines = [("wasmtime, assemble_bytes(bytes)", False), ("wasmtime, assemble(dict)", False),
+                   ("testdata/gen/reference.py assemble_bytes", True)]
+        whole = pa.assemble(req)
+        if hand_built(req) == (whole["messages"], whole["message_chars"]):
+            fns.append(lambda: hand_built(req))
+            engines.append(("the same message lists built by hand (Python, no module)", False))
         calls, samples = _samples(fns, args.samples, args.sample_seconds)
-        for k, (engine, ref) in enumerate((("wasmtime, assemble_bytes(bytes)", False),
-                                           ("wasmtime, assemble(dict)", False),
-                                           ("testdata/gen/reference.py assemble_bytes", True))):
+        for k, (engine, ref) in enumerate(engines):
             out["assemble"].append({"engine": engine, "request": name, "reference": ref,
                                     "calls": calls[k], "samples_s": samples[k]})
         resp = pa.assemble_bytes(wire)
@@ -307,9 +404,9 @@ def json_main(argv: List[str]) -> None:
             "2 assemble_bytes (copy in, module, copy out)": statistics.median(samples[0]),
             "3 decode (msgpack to dict)": statistics.median(st[1]),
             "all: assemble(dict)": statistics.median(samples[1])}})
-        inst = _runtime.Instance(_runtime.get_runtime())
+        inst = _runtime.get_runtime().new_instance()
         inst.call(wire)
-        out["peak_memory"].append({"request": name, "bytes": inst._memory_size()})
+        out["peak_memory"].append({"request": name, "bytes": inst.memory_bytes})
     base_req = msgpack.unpackb((d / "addstep.msgpack").read_bytes(), raw=False)
     step = base_req.pop("steps")[0]
     for h in (int(x) for x in args.histories.split(",")):
@@ -319,6 +416,10 @@ def json_main(argv: List[str]) -> None:
         calls, samples = _samples([lambda: prompt.add_step(step["raw_output"], step["observation"])],
                                   args.samples, args.sample_seconds / 4)
         out["add_step"].append({"history": h, "calls": calls[0], "samples_s": samples[0]})
+    if "typical" in args.names.split(","):
+        print("bench.py: throughput", file=sys.stderr)
+        out["throughput"] = throughput((d / "typical.msgpack").read_bytes(), args.throughput_requests,
+                                       max(3, args.samples // 2), [1, os.cpu_count() or 1])
     with tempfile.TemporaryDirectory() as tmp:
         tiny = msgpack.unpackb((d / "tiny.msgpack").read_bytes(), raw=False)
         cold = _child(tmp, tiny)

@@ -130,7 +130,12 @@ def to_wire(v: Any, R: Any) -> Any:
     if isinstance(v, bool):
         return v
     if isinstance(v, int):
-        return R.Int(max(-(2**63), min(v, 2**64 - 1)))
+        if -(2**63) <= v < 2**64:
+            return R.Int(v)
+        try:  # beyond 64 bits: the nearest float, never a clamp
+            return R.Float(float(v))
+        except OverflowError:
+            return R.Float(float("inf") if v > 0 else float("-inf"))
     if isinstance(v, float):
         return R.Float(v)
     if isinstance(v, (bytes, bytearray)):

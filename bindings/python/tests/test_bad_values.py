@@ -145,15 +145,32 @@ ROWS: List[Row] = [
     Row("tuple-key-in-step", lambda: py_req(steps=[{(1, 2): "r"}]), R.request(steps=[R.Map([([1, 2], "r")])])),
     Row("bytes-key-top-level", lambda: {b"observation_template": T},
         R.pack(R.Map([(R.Bin(b"observation_template"), T)]))),
-    # --- ints beyond 64 bits: clamped to the 64-bit value of the same sign
-    Row("huge-version", lambda: py_req(v=2**70), R.request(v=R.Int(2**64 - 1))),
-    Row("huge-negative-version", lambda: py_req(v=-(2**100)), R.request(v=R.Int(-(2**63)))),
+    # --- ints the wire cannot carry (outside [-2**63, 2**64)): never clamped; packed
+    # as the nearest float (as the JS binding packs such a bigint), so the core
+    # says malformed_request at the value's path (issue 9 item 6)
+    Row("huge-version", lambda: py_req(v=2**70), R.request(v=R.Float(float(2**70)))),
+    Row("huge-negative-version", lambda: py_req(v=-(2**100)), R.request(v=R.Float(float(-(2**100))))),
     Row("huge-negative-budget", lambda: py_req(max_prompt_chars=-(2**70)),
-        R.request(max_prompt_chars=R.Int(-(2**63)))),
+        R.request(max_prompt_chars=R.Float(float(-(2**70))))),
     Row("huge-int-as-text", lambda: py_req(run_messages=[text_msg(2**100)]),
-        R.request(run_messages=[text_msg(R.Int(2**64 - 1))])),
-    Row("huge-budget-is-a-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**70),
+        R.request(run_messages=[text_msg(R.Float(float(2**100)))])),
+    Row("huge-budget-is-not-a-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**70),
+        R.request(steps=[step("r", "o")], max_prompt_chars=R.Float(float(2**70)))),
+    Row("huge-budget-just-past-uint64", lambda: py_req(max_prompt_chars=2**64),
+        R.request(max_prompt_chars=R.Float(float(2**64)))),
+    Row("huge-budget-just-past-int64", lambda: py_req(max_prompt_chars=-(2**63) - 1),
+        R.request(max_prompt_chars=R.Float(float(-(2**63) - 1)))),
+    Row("huge-beyond-float-range", lambda: py_req(v=10**400), R.request(v=R.Float(float("inf")))),
+    Row("huge-negative-beyond-float-range", lambda: py_req(max_prompt_chars=-(10**400)),
+        R.request(max_prompt_chars=R.Float(float("-inf")))),
+    Row("huge-int-key", lambda: py_req(injections={2**70: []}), R.request(injections=R.Map([(R.Float(float(2**70)), [])]))),
+    Row("huge-index-budget", lambda: py_req(max_prompt_chars=Indexable(2**70)),
+        R.request(max_prompt_chars=R.Float(float(2**70)))),
+    # --- the ends of the 64-bit range are carried as they are
+    Row("uint64-max-budget-is-a-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**64 - 1),
         R.request(steps=[step("r", "o")], max_prompt_chars=R.Int(2**64 - 1)), ok=True),
+    Row("uint64-max-version", lambda: py_req(v=2**64 - 1), R.request(v=R.Int(2**64 - 1))),
+    Row("int64-min-budget", lambda: py_req(max_prompt_chars=-(2**63)), R.request(max_prompt_chars=R.Int(-(2**63)))),
     # --- objects msgpack cannot pack: an ext value, malformed_request at the path
     Row("object-as-text", lambda: py_req(run_messages=[text_msg(object())]),
         R.request(run_messages=[text_msg(R.Ext(0, b""))])),

@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _runtime
+from polyloop_assembly import _cache, _errors, _instance, _runtime
 
 from conftest import load_reference
 
@@ -37,19 +37,49 @@ def _expected(request: dict) -> bytes:
 # --- the fast path --------------------------------------------------------
 
 
-def test_fast_calls_are_used_with_the_pinned_wasmtime() -> None:
-    """With the pinned wasmtime the C-API fast path must be active (else calls cost ~25 µs more)."""
-    assert _runtime._FAST_AVAILABLE
-    inst = _runtime.Instance(_runtime.get_runtime())
-    assert inst._fast
+def test_fast_calls_are_used_with_the_pinned_wasmtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the pinned wasmtime the C-API fast path must be active (else calls cost ~25 µs more):
+    once an instance exists, its calls never go through the public ``Func.__call__``."""
+    assert _instance.fast_path_available()
+    inst = _runtime.get_runtime().new_instance()
+    assert inst.fast
+    asm = pa.Assembler(max_instances=1)
+    assert asm.assemble_bytes(R.pack(TINY)) == _expected(TINY)  # the instance is created here
+
+    def public_call(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a call took the public wasmtime API")
+
+    import wasmtime
+
+    monkeypatch.setattr(wasmtime.Func, "__call__", public_call)
+    for request in (TINY, STEPPED):
+        assert asm.assemble_bytes(R.pack(request)) == _expected(request)
+    assert asm.pool._idle[0].fast
+
+
+def test_the_fast_path_warns_loudly_when_it_cannot_be_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_instance, "_FAST_AVAILABLE", False)
+    monkeypatch.setattr(_instance, "_warned", False)
+    with pytest.warns(RuntimeWarning, match=r"public API, about 5x slower.*wasmtime>=50\.0\.1,<51"):
+        inst = _runtime.get_runtime().new_instance()
+    assert not inst.fast
+    assert inst.call(R.pack(TINY)) == _expected(TINY)
+
+
+def test_an_untested_wasmtime_version_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_instance, "wasmtime_version", lambda: "51.0.0")
+    monkeypatch.setattr(_instance, "_warned", False)
+    with pytest.warns(RuntimeWarning, match="wasmtime 51.0.0 is outside the versions"):
+        _runtime.get_runtime().new_instance()
 
 
 def test_public_api_path_gives_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_runtime, "_FAST_AVAILABLE", False)
+    monkeypatch.setattr(_instance, "_FAST_AVAILABLE", False)
+    monkeypatch.setattr(_instance, "_warned", True)
     asm = pa.Assembler(max_instances=1)
     for request in (TINY, STEPPED):
         assert asm.assemble_bytes(R.pack(request)) == _expected(request)
-    assert asm.pool._idle and not asm.pool._idle[0]._fast
+    assert asm.pool._idle and not asm.pool._idle[0].fast
     err = msgpack.unpackb(asm.assemble_bytes(b"\x80"), raw=False)
     assert err["error"]["code"] == "missing_field"
 
@@ -64,15 +94,18 @@ def _too_big_for(limit: int) -> bytes:
 @pytest.mark.parametrize("fast", [True, False], ids=["c-api", "public-api"])
 def test_memory_exhaustion_raises_internal_then_recovers(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not fast:
-        monkeypatch.setattr(_runtime, "_FAST_AVAILABLE", False)
+        monkeypatch.setattr(_instance, "_FAST_AVAILABLE", False)
+        monkeypatch.setattr(_instance, "_warned", True)
     limit = 32 << 20
-    asm = pa.Assembler(max_instances=1, memory_limit=limit)
+    asm = pa.Assembler(max_instances=1, memory_limit_bytes=limit)
     assert asm.assemble_bytes(R.pack(TINY)) == _expected(TINY)
     with pytest.raises(pa.AssemblyError) as info:
         asm.assemble_bytes(_too_big_for(limit))
     assert info.value.code == "internal"
     assert info.value.path == ""
-    assert "discarded" in info.value.message
+    assert info.value.message == _errors.MSG_OUT_OF_MEMORY  # the same words in every host
+    assert info.value.detail is not None and "out of memory" in info.value.detail  # the Go runtime's stderr
+    assert info.value.offset is None
     assert asm.pool.discarded_failed == 1
     # the next calls run on a fresh instance and are correct
     assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
@@ -82,19 +115,19 @@ def test_memory_exhaustion_raises_internal_then_recovers(fast: bool, monkeypatch
 
 def test_memory_exhaustion_through_assemble_and_prompt() -> None:
     limit = 32 << 20
-    asm = pa.Assembler(max_instances=2, memory_limit=limit)
+    asm = pa.Assembler(max_instances=2, memory_limit_bytes=limit)
     prompt = asm.prompt(STEPPED)
     before = prompt.response()
     with pytest.raises(pa.AssemblyError) as info:
         prompt.add_step("x" * (limit + (8 << 20)), "o")
-    assert info.value.code == "internal"
+    assert (info.value.code, info.value.message) == ("internal", _errors.MSG_OUT_OF_MEMORY)
     assert prompt.response() == before  # unchanged
     prompt.add_step("ok", "fine")
     assert prompt.steps == 2
 
 
 def test_instance_that_cannot_start_is_an_internal_error() -> None:
-    asm = pa.Assembler(max_instances=1, memory_limit=64 << 10)  # smaller than the module's initial memory
+    asm = pa.Assembler(max_instances=1, memory_limit_bytes=64 << 10)  # smaller than the module's initial memory
     for _ in range(2):  # and the pool does not leak its slot
         with pytest.raises(pa.AssemblyError) as info:
             asm.assemble(TINY)
@@ -103,7 +136,7 @@ def test_instance_that_cannot_start_is_an_internal_error() -> None:
 
 
 def test_grown_instances_are_recycled() -> None:
-    asm = pa.Assembler(max_instances=1, recycle_bytes=1)  # every instance is "too big"
+    asm = pa.Assembler(max_instances=1, recycle_above_bytes=1)  # every instance is "too big"
     for _ in range(3):
         assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
     assert asm.pool.discarded_grown == 3
@@ -119,8 +152,9 @@ def test_pool_bounds_the_number_of_instances() -> None:
         pa.Assembler(max_instances=0)
     asm = pa.Assembler(max_instances=3)
     assert asm.pool.max_instances == 3
-    default = pa.default_assembler().pool.max_instances
-    assert 2 <= default <= 8
+    assert pa.default_assembler().pool.max_instances == (os.cpu_count() or 1)
+    assert pa.default_assembler().pool.recycle_above_bytes == 256 << 20
+    assert pa.default_assembler().pool.memory_limit_bytes == 4 << 30
 
 
 # --- the compiled-module cache -------------------------------------------------
@@ -137,10 +171,12 @@ def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert pa.cache_dir() == tmp_path / "xdg" / "polyloop-assembly"
     monkeypatch.setenv(pa.CACHE_DIR_ENV, str(tmp_path / "override"))
     assert pa.cache_dir() == tmp_path / "override"
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, "-")
+    assert pa.cache_dir() is None
 
 
 def _runs(runtime: _runtime.Runtime) -> bool:
-    inst = _runtime.Instance(runtime)
+    inst = runtime.new_instance()
     return inst.call(R.pack(STEPPED)) == _expected(STEPPED)
 
 
@@ -149,15 +185,19 @@ def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     monkeypatch.setenv(pa.CACHE_DIR_ENV, str(cache))
     wasm = (Path(_runtime.__file__).parent / "assembly.wasm").read_bytes()
     import hashlib
+    from importlib import metadata
 
-    # cold: compiled, one notice line, written atomically under the module's hash
+    # cold: compiled, one notice line, written atomically in the shared layout
+    # <dir>/wasmtime-<version>/<module sha256>.cwasm (+ its .lock)
     cold = _runtime.Runtime()
     err = capsys.readouterr().err
     assert cold.cache_status == "cold"
-    assert err.count("\n") == 1 and "compiling the WebAssembly module" in err and str(cache) in err
-    assert cold.module_sha256 == hashlib.sha256(wasm).hexdigest()
-    assert cold.cache_path.parent == cache and cold.cache_path.name.startswith(cold.module_sha256)
-    assert [p.name for p in cache.iterdir()] == [cold.cache_path.name]  # no temporary files left
+    assert err.count("\n") == 1 and "compiling the WebAssembly module" in err and "caching it in" in err, err
+    assert cold.module_sha256 == hashlib.sha256(wasm).hexdigest() == pa.module_sha256
+    sub = cache / ("wasmtime-" + metadata.version("wasmtime"))
+    assert cold.cache_path == sub / (cold.module_sha256 + ".cwasm")
+    assert sorted(p.name for p in sub.iterdir()) == [cold.cache_path.name, cold.cache_path.name + ".lock"]  # no temp files
+    assert [p.name for p in cache.iterdir()] == [sub.name]
     assert _runs(cold)
 
     # warm: deserialized, silent
@@ -168,9 +208,10 @@ def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
     # corrupt, truncated or empty cache files: compile afresh, rewrite the cache.
     # (Replaced, never rewritten in place: a live process maps the file.)
+    assert cold.cache_path is not None
     good = cold.cache_path.read_bytes()
     for bad in (b"not a module", good[: len(good) // 2], b"", good[:64] + bytes(len(good) - 64)):
-        _runtime._atomic_write(cold.cache_path, bad)
+        _cache._atomic_write(cold.cache_path, bad)
         again = _runtime.Runtime()
         assert again.cache_status == "cold"
         assert "compiling" in capsys.readouterr().err
@@ -181,25 +222,65 @@ def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 def test_old_compiled_modules_are_evicted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(pa.CACHE_DIR_ENV, str(tmp_path))
+    from importlib import metadata
+
+    sub = tmp_path / ("wasmtime-" + metadata.version("wasmtime"))
+    sub.mkdir()
     for i in range(6):
-        old = tmp_path / ("%064x-wasmtime1.0-x86_64.cwasm" % i)
+        old = sub / ("%064x.cwasm" % i)
         old.write_bytes(b"old")
+        (sub / ("%064x.cwasm.lock" % i)).write_bytes(b"")
         os.utime(old, (1000 + i, 1000 + i))
-    other = tmp_path / "not-ours.txt"
+    other = sub / "not-ours.txt"
     other.write_text("kept")
+    elsewhere = tmp_path / "wasmtime-1.0.0"  # another wasmtime's directory: untouched
+    elsewhere.mkdir()
+    (elsewhere / ("%064x.cwasm" % 9)).write_bytes(b"other engine")
     rt = _runtime.Runtime()
-    assert rt.cache_status == "cold"
-    left = sorted(p.name for p in tmp_path.iterdir())
-    # the new module and the 3 newest old ones; other files untouched
-    assert left == sorted([rt.cache_path.name, other.name] + ["%064x-wasmtime1.0-x86_64.cwasm" % i for i in (3, 4, 5)])
+    assert rt.cache_status == "cold" and rt.cache_path is not None
+    left = sorted(p.name for p in sub.iterdir())
+    # the new module and the 3 newest old ones (4 in all), with their locks; other files untouched
+    kept = [rt.cache_path.name] + ["%064x.cwasm" % i for i in (3, 4, 5)]
+    assert left == sorted(kept + [k + ".lock" for k in kept] + [other.name])
+    assert [p.name for p in elsewhere.iterdir()] == ["%064x.cwasm" % 9]
 
 
-def test_unwritable_cache_still_works(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_unwritable_cache_compiles_in_memory_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(pa.CACHE_DIR_ENV, str(blocker / "cache"))
     rt = _runtime.Runtime()
     assert rt.cache_status == "uncached"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot be written" in err and "every process compiles it again" in err, err
+    assert "caching it in" not in err  # the notice never claims a cache it cannot write
+    assert _runs(rt)
+
+
+def test_a_failed_cache_write_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, str(tmp_path))
+
+    def disk_full(path: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_cache, "_atomic_write", disk_full)
+    rt = _runtime.Runtime()
+    assert rt.cache_status == "uncached"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "caching it in" in err[0], err
+    assert "could not write the compiled module" in err[1] and "No space left on device" in err[1] and "not cached" in err[1]
+    assert _runs(rt)
+
+
+def test_disabled_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv(pa.CACHE_DIR_ENV, "-")
+    monkeypatch.chdir(tmp_path)
+    rt = _runtime.Runtime()
+    assert (rt.cache_status, rt.cache_path) == ("disabled", None)
+    assert "the disk cache is disabled" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
     assert _runs(rt)
 
 
@@ -250,7 +331,7 @@ def test_import_and_first_call_with_no_network_and_a_cold_cache(tmp_path: Path) 
     assert json.loads(cold.stdout)["response"] == want
     notice = cold.stderr.splitlines()
     assert len(notice) == 1 and notice[0].startswith("polyloop_assembly: compiling"), cold.stderr
-    assert len(list(cache.glob("*.cwasm"))) == 1
+    assert len(list(cache.glob("wasmtime-*/*.cwasm"))) == 1
 
     warm = _child(cache)
     assert warm.returncode == 0, warm.stderr
@@ -263,27 +344,23 @@ def test_import_and_first_call_with_no_network_and_a_cold_cache(tmp_path: Path) 
 # --- too_large ----------------------------------------------------------------------
 
 
-def test_too_large_through_the_binding(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request over 1 GiB is answered too_large by the core (one real 1 GiB
-    call, about 1 s and 2 GB of memory), the grown instance is recycled, and the
-    binding's own answer for requests the 32-bit module cannot take has the
-    core's words."""
-    from polyloop_assembly import _api
-
+def test_too_large_is_answered_before_copying_into_the_module() -> None:
+    """A request over 1 GiB is answered too_large by the binding with the core's
+    exact bytes (from the reference), without an instance ever seeing it (the
+    pool stays empty); bytes, bytearray and memoryview alike."""
     asm = pa.Assembler(max_instances=1)
     n = 1 << 30
     request = b"\x81\xdb" + n.to_bytes(4, "big") + bytes(n)  # a str of 1 GiB: 1 GiB + 6 bytes
-    got = msgpack.unpackb(asm.assemble_bytes(request), raw=False)
+    resp, err = R.assemble_bytes(request)
+    assert (resp, err) == (None, ("too_large", ""))
+    # the core's words (core/assemble.go), in the canonical encoding of an error response
+    want = R.error_response("too_large", "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(request), "")
+    assert asm.assemble_bytes(request) == want
+    assert asm.assemble_bytes(memoryview(request)) == want
+    assert asm.assemble_bytes(memoryview(request).cast("B", (1, len(request)))) == want  # nbytes, not len
+    assert asm.pool._live == 0 and asm.pool.discarded_grown == 0  # never copied into an instance
     del request
-    assert (got["error"]["code"], got["error"]["path"]) == ("too_large", "")
-    core_message = got["error"]["message"]
-    assert asm.pool.discarded_grown == 1 and asm.pool._live == 0
     assert asm.assemble(TINY)["ok"] is True
-
-    monkeypatch.setattr(_api, "_MAX_CALL_BYTES", 10)
-    with pytest.raises(pa.AssemblyError) as info:
-        asm.assemble_bytes(b"\x00" * ((1 << 30) + 6))
-    assert (info.value.code, info.value.path, info.value.message) == ("too_large", "", core_message)
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
@@ -301,7 +378,7 @@ def test_works_in_a_forked_child() -> None:
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_a_missing_module_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_module_says_how_to_reinstall(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_runtime, "_MODULE_RESOURCE", "no-such-module.wasm")
-    with pytest.raises(FileNotFoundError, match="make python.wasm"):
+    with pytest.raises(FileNotFoundError, match="reinstall polyloop-assembly.*make dist"):
         _runtime.Runtime()

@@ -22,7 +22,7 @@ from conftest import VECTORS_DIR
 
 FILE_KEYS = {"description", "cases"}
 CASE_KEYS = {"name", "description", "request", "response", "error"}
-ERROR_KEYS = {"code", "path"}
+ERROR_KEYS = {"code", "path", "offset"}  # offset: invalid_template only
 
 
 class Vector(NamedTuple):
@@ -31,7 +31,7 @@ class Vector(NamedTuple):
     description: str
     request: bytes
     response: Optional[bytes]  # None for error cases
-    error: Optional[Dict[str, str]]
+    error: Optional[Dict[str, Any]]
 
 
 def _b64(s: Any, what: str) -> bytes:
@@ -176,9 +176,11 @@ class _MpReader:
         return out
 
 
-def decode_error_response(b: bytes) -> Tuple[str, str, str]:
+def decode_error_response(b: bytes) -> Tuple[str, str, str, Optional[int]]:
     """Check the shape {v: 1, ok: false, error: {code, message, path}} (keys in
-    this order, nothing else, no trailing bytes); return (code, path, message)."""
+    this order, nothing else, no trailing bytes), with a fourth key offset (an
+    int) exactly when code is invalid_template; return (code, path, message,
+    offset or None)."""
     r = _MpReader(b)
     v = r.read_value()
     if r.pos != len(b):
@@ -188,13 +190,20 @@ def decode_error_response(b: bytes) -> Tuple[str, str, str]:
     if not (v[0][1] == 1 and v[0][1] is not True) or v[1][1] is not False:
         raise ValueError("want v 1 and ok false, got v %r ok %r" % (v[0][1], v[1][1]))
     e = v[2][1]
-    if not isinstance(e, list) or [k for k, _ in e] != ["code", "message", "path"]:
-        raise ValueError("error is not the map {code, message, path}: %r" % (e,))
-    strs = [x for _, x in e]
-    for (k, x) in e:
+    if not isinstance(e, list) or [k for k, _ in e][:3] != ["code", "message", "path"]:
+        raise ValueError("error is not the map {code, message, path[, offset]}: %r" % (e,))
+    strs = [x for _, x in e[:3]]
+    for (k, x) in e[:3]:
         if not isinstance(x, str):
             raise ValueError("error.%s is not a str" % k)
-    return strs[0], strs[2], strs[1]
+    offset: Optional[int] = None
+    if strs[0] == "invalid_template":
+        if [k for k, _ in e] != ["code", "message", "path", "offset"] or not isinstance(e[3][1], int) or isinstance(e[3][1], bool):
+            raise ValueError("an invalid_template error is not the map {code, message, path, offset}: %r" % (e,))
+        offset = e[3][1]
+    elif len(e) != 3:
+        raise ValueError("error is not the map {code, message, path}: %r" % (e,))
+    return strs[0], strs[2], strs[1], offset
 
 
 # --- TestVectors ----------------------------------------------------------------
@@ -211,11 +220,12 @@ def test_vectors(lv: Vector) -> None:
         assert got == lv.response, "%s\n%s" % (lv.description, describe_mismatch(got, lv.response))
         return
     try:
-        code, path, msg = decode_error_response(got)
+        code, path, msg, offset = decode_error_response(got)
     except ValueError as e:
         pytest.fail("%s\nwant error %s at %r; the response is not a canonical error response: %s\n%s" % (
             lv.description, lv.error["code"], lv.error["path"], e, got[:200].hex(" ")))
-    assert (code, path) == (lv.error["code"], lv.error["path"]), "%s (message %r)" % (lv.description, msg)
+    want = (lv.error["code"], lv.error["path"], lv.error.get("offset"))
+    assert (code, path, offset) == want, "%s (message %r)" % (lv.description, msg)
     assert msg != "", "%s: empty error message" % lv.description
 
 
@@ -400,6 +410,8 @@ def test_vectors_through_assemble(lv: Vector, py: Any) -> None:
         pa.assemble(py)
     assert (info.value.code, info.value.path) == (lv.error["code"], lv.error["path"]), lv.description
     assert info.value.message != ""
+    if "offset" in lv.error:  # AssemblyError.offset: the template error's offset (None for other codes)
+        assert info.value.offset == lv.error["offset"], lv.description
 
 
 def test_assemble_ran_every_ok_vector_and_most_error_vectors() -> None:

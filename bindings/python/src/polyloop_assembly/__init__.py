@@ -4,7 +4,7 @@ Turns run messages, injected entries, goal messages and step history into the
 message list an agent loop sends to a model, byte for byte as every other host
 does: it runs the one Go core, compiled to WebAssembly, under wasmtime.
 
-Entry points (SPEC §7):
+Entry points (docs/SPEC.md §7):
 
 - :func:`assemble` ``(request: Mapping) -> dict`` — raises :class:`AssemblyError`.
 - :func:`assemble_bytes` ``(bytes) -> bytes`` — the msgpack wire function.
@@ -12,6 +12,10 @@ Entry points (SPEC §7):
 - :class:`Prompt` ``(request)`` with ``add_step(raw_output, observation)`` — the
   incremental form for agent loops.
 - :class:`Assembler` — the same functions on a pool with its own settings.
+- :func:`warm` (or ``python -m polyloop_assembly warm``) — compile the module
+  into the disk cache ahead of the first call.
+- ``__version__`` (the release) and ``module_sha256`` (the hash of the
+  packaged WebAssembly module).
 
 Everything is thread-safe: calls run on a pool of WebAssembly instances, one
 call per instance at a time (a :class:`Prompt` itself belongs to one loop).
@@ -26,7 +30,9 @@ from ._api import (
     default_assembler,
     validate_template,
 )
-from ._runtime import CACHE_DIR_ENV, cache_dir
+from ._batch import assemble_bytes_many, assemble_many
+from ._cache import CACHE_DIR_ENV, cache_dir
+from ._runtime import CacheInfo, warm
 from ._types import (
     Block,
     ErrorCode,
@@ -42,13 +48,26 @@ from ._types import (
     Step,
 )
 
-__version__ = "0.1.0"
+from ._runtime import module_sha256 as _module_sha256
+from ._runtime import version as _version
+
+#: The release of this package and of the module it ships (the project's VERSION).
+__version__: str = _version()
+
+
+def __getattr__(name: str) -> str:
+    # module_sha256 is computed on first use (hashing the 3.6 MB module costs ~2 ms).
+    if name == "module_sha256":
+        return _module_sha256()
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 __all__ = [
     "CACHE_DIR_ENV",
     "Assembler",
     "AssemblyError",
     "Block",
+    "CacheInfo",
     "ErrorCode",
     "ErrorDetail",
     "ErrorResponse",
@@ -63,7 +82,11 @@ __all__ = [
     "Step",
     "assemble",
     "assemble_bytes",
+    "assemble_bytes_many",
+    "assemble_many",
     "cache_dir",
     "default_assembler",
+    "module_sha256",
     "validate_template",
+    "warm",
 ]

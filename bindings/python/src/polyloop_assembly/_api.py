@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy as _copy
+import itertools
 import operator
-from collections.abc import Mapping
-from typing import Any, Dict, List, NoReturn, Optional, Union, cast
+import os
+import weakref
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
-from . import _codec
-from ._runtime import DEFAULT_RECYCLE_BYTES, InstanceFailure, Pool
+from . import _codec, _fork
+from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, raise_error_response, too_large_response
+from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
 from ._types import Injected, Message, PrefixDigests, Request, Response
 
 __all__ = [
@@ -22,122 +26,104 @@ __all__ = [
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
-_MAX_CALL_BYTES = 0xFFFFFFFF  # the module's 32-bit address space
-
-
-class AssemblyError(Exception):
-    """An assembly failed: the core's error response, raised.
-
-    Attributes:
-        code: one of the codes of SPEC §6, e.g. ``"invalid_template"``.
-        path: the offending value, e.g. ``"steps[3].observation"``; ``""``
-            for the whole request.
-        message: what is wrong and what to do, for people.
-
-    ``code == "internal"`` with ``path == ""`` is also raised when the
-    WebAssembly instance trapped, exited or ran out of memory; the instance
-    has then been discarded and the next call runs on a fresh one.
-    """
-
-    code: str
-    path: str
-    message: str
-
-    def __init__(self, code: str, path: str, message: str) -> None:
-        super().__init__(code, path, message)
-        self.code = code
-        self.path = path
-        self.message = message
-
-    def __str__(self) -> str:
-        if self.path:
-            return "%s at %s: %s" % (self.code, self.path, self.message)
-        return "%s: %s" % (self.code, self.message)
-
-
-def _raise_error(response: Any) -> NoReturn:
-    err = response.get("error")
-    if not isinstance(err, Mapping):
-        raise AssemblyError("internal", "", "the module returned a response that is neither ok nor an error: %r" % (response,))
-    raise AssemblyError(str(err.get("code", "internal")), str(err.get("path", "")), str(err.get("message", "")))
+_tokens = itertools.count(1)
+#: Assemblers of this process by token: unpickling one gives back the same object.
+_by_token: "weakref.WeakValueDictionary[Tuple[int, int], Assembler]" = weakref.WeakValueDictionary()
 
 
 class Assembler:
     """Runs the assembly core (the WebAssembly module under wasmtime).
 
     Thread-safe: calls run on a pool of instances of the module, at most
-    ``max_instances`` at once (default: the number of CPUs, between 2 and 8),
-    each instance serving one call at a time; further callers wait for a free
-    instance. All assemblers of a process share one wasmtime engine and one
-    compiled module, which is cached on disk (see README).
+    ``max_instances`` at once, each instance serving one call at a time;
+    further callers wait for a free instance. All assemblers of a process
+    share one wasmtime engine and one compiled module, which is cached on disk
+    (see :func:`polyloop_assembly.warm`).
+
+    An assembler pickles by reference: unpickled in another process (a
+    ``multiprocessing`` worker, ``datasets.map``, Ray), it is re-created there
+    with the same settings, once per process; unpickled in the process that
+    made it, it is the same object. So a function that uses one can be
+    shipped to workers.
 
     Args:
-        max_instances: largest number of instances alive at once.
-        memory_limit: bytes of linear memory each instance may use (default:
-            the module's 4 GiB address space). A call that exhausts it raises
-            ``AssemblyError(code="internal")`` and the instance is replaced.
-        recycle_bytes: an instance whose linear memory grew past this size is
-            discarded after its call, so one huge request does not pin its
-            memory for the life of the process.
+        max_instances: most instances alive at once (a call waits when all
+            are busy); default: the number of CPUs.
+        recycle_above_bytes: an instance whose linear memory exceeds this
+            after a call is discarded, so one huge request does not pin its
+            memory for the life of the process; default 256 MiB.
+        memory_limit_bytes: cap on one instance's linear memory; a call that
+            needs more raises ``AssemblyError(code="internal")`` (out of
+            memory) and the instance is replaced; default 4 GiB (the module's
+            whole address space).
     """
 
     def __init__(
         self,
         *,
         max_instances: Optional[int] = None,
-        memory_limit: Optional[int] = None,
-        recycle_bytes: int = DEFAULT_RECYCLE_BYTES,
+        recycle_above_bytes: int = DEFAULT_RECYCLE_ABOVE_BYTES,
+        memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
     ) -> None:
-        self._pool = Pool(max_instances=max_instances, memory_limit=memory_limit, recycle_bytes=recycle_bytes)
+        self._pool = Pool(
+            max_instances=max_instances, recycle_above_bytes=recycle_above_bytes, memory_limit_bytes=memory_limit_bytes
+        )
+        self._token = (os.getpid(), next(_tokens))
+        _by_token[self._token] = self
 
     @property
     def pool(self) -> Pool:
         """The instance pool (its counters are useful for monitoring)."""
         return self._pool
 
+    def __reduce__(self) -> Any:
+        if self is _default_assembler.value:
+            return (default_assembler, ())
+        pool = self._pool
+        return (_assembler_by_token, (self._token, pool.max_instances, pool.recycle_above_bytes, pool.memory_limit_bytes))
+
+    def __copy__(self) -> "Assembler":
+        return self
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Assembler":
+        return self
+
     def assemble_bytes(self, request: BytesLike) -> bytes:
         """The wire function: msgpack request bytes in, canonical msgpack response out.
 
         An assembly error is returned as an error response, not raised, exactly
-        as ``core.AssembleBytes`` returns it.
+        as ``core.AssembleBytes`` returns it. A request over 1 GiB is answered
+        ``too_large`` without copying it into the module.
 
         Raises:
             TypeError: ``request`` is not bytes-like.
             AssemblyError: ``code="internal"`` if the instance trapped, exited or
-                ran out of memory (the next call gets a fresh instance), or
-                ``code="too_large"`` if the request does not even fit the
-                module's 4 GiB address space.
+                ran out of memory (the next call gets a fresh instance).
         """
         if isinstance(request, bytes):
-            data = request
+            size = len(request)
         elif isinstance(request, (bytearray, memoryview)):
-            data = bytes(request)
+            size = request.nbytes if isinstance(request, memoryview) else len(request)
         else:
             raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s" % type(request).__name__)
-        if len(data) > _MAX_CALL_BYTES:
-            raise AssemblyError(
-                "too_large",
-                "",
-                # the core's own words for a request over 1 GiB
-                "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(data),
-            )
+        if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
+            return too_large_response(size)
+        data = request if isinstance(request, bytes) else bytes(request)
         try:
             return self._pool.call(data)
         except InstanceFailure as e:
-            raise AssemblyError(
-                "internal",
-                "",
-                "%s; that WebAssembly instance was discarded and the next call runs on a fresh one "
-                "(if this was not a memory limit you set, please report it with the request)" % e,
-            ) from None
+            raise e.to_error() from None
 
-    def assemble(self, request: Union[Request, Mapping[str, Any]]) -> Response:
-        """Assemble a request given as a mapping (SPEC §2) and return the response (SPEC §6).
+    def assemble(self, request: Request) -> Response:
+        """Assemble a request (docs/SPEC.md §2) and return the response (§6).
 
-        The request is encoded as it is and judged by the core alone, so a bad
-        Python value gets the same code and path as the same mistake on the
-        wire (a lone surrogate: ``invalid_utf8``; a bool or float where an int
-        belongs: ``malformed_request``; ...).
+        The request is typed as :class:`Request` so a type checker catches a
+        misspelt key; at run time any mapping is accepted (a request built
+        dynamically: annotate it as ``Request`` or ``typing.cast`` it). It is
+        encoded as it is and judged by the core alone, so a bad Python value
+        gets the same code and path as the same mistake on the wire (a lone
+        surrogate: ``invalid_utf8``; a bool or float where an int belongs:
+        ``malformed_request``; ...).
 
         Returns:
             The decoded response: ``v``, ``ok`` (True), ``messages``,
@@ -145,59 +131,76 @@ class Assembler:
             ``injected``, ``prefix_digests``.
 
         Raises:
-            AssemblyError: the request is invalid (code and path of SPEC §6), or
-                the instance failed (``code="internal"``).
+            AssemblyError: the request is invalid (code, path and, for a
+                template, offset of docs/SPEC.md §6), or the instance failed
+                (``code="internal"``).
         """
-        response = _codec.decode(self.assemble_bytes(_encode(request)))
-        if isinstance(response, dict) and response.get("ok") is True:
-            return cast(Response, response)
-        _raise_error(response)
+        return _decode_ok(self.assemble_bytes(_encode(request)))
 
     def validate_template(self, template: str) -> None:
         """Check an observation template before a run starts.
 
         Raises:
             AssemblyError: ``invalid_template`` at ``observation_template``, with
-                the code-point offset of the problem in the message (or
-                ``malformed_request``/``invalid_utf8`` if ``template`` is not a
-                valid str).
+                the code-point offset of the problem in :attr:`AssemblyError.offset`
+                (or ``malformed_request``/``invalid_utf8`` if ``template`` is not
+                a valid str).
         """
         self.assemble({"observation_template": template})
 
-    def prompt(self, request: Union[Request, Mapping[str, Any]]) -> "Prompt":
+    def prompt(self, request: Request) -> "Prompt":
         """An incremental :class:`Prompt` that runs on this assembler."""
         return Prompt(request, assembler=self)
+
+
+def _assembler_by_token(token: Tuple[int, int], max_instances: int, recycle_above_bytes: int, memory_limit_bytes: int) -> Assembler:
+    """Unpickle an :class:`Assembler`: the same object in its own process, else
+    one re-created with the same settings (once per process and token)."""
+    asm = _by_token.get(token)
+    if asm is None:
+        asm = Assembler(max_instances=max_instances, recycle_above_bytes=recycle_above_bytes, memory_limit_bytes=memory_limit_bytes)
+        _by_token[token] = asm
+        _keep.append(asm)  # a re-created assembler lives as long as the process
+    return asm
+
+
+_keep: List[Assembler] = []
+
+
+def _decode_ok(response_bytes: bytes) -> Response:
+    """The decoded ok response, or raise its error (or ``internal`` if it is neither)."""
+    try:
+        response = _codec.decode(response_bytes)
+    except Exception as e:
+        raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="msgpack: %s" % e) from None
+    if isinstance(response, dict) and response.get("ok") is True:
+        return cast(Response, response)
+    raise_error_response(response)
 
 
 def _encode(request: Any) -> bytes:
     try:
         return _codec.encode(request)
-    except ValueError as e:  # a str or bytes of 4 GiB or more
-        raise AssemblyError(
-            "too_large",
-            "",
-            "the request cannot be encoded (%s), so it is over the 1 GiB limit; split it into smaller requests" % e,
-        ) from None
+    except _codec.EncodeError as e:  # a value that could not be read, or a str/bytes over 4 GiB
+        raise AssemblyError(e.code, e.path, e.message) from e.__cause__
 
 
-_default_assembler: Optional[Assembler] = None
+_default_assembler: "_fork.Lazy[Assembler]" = _fork.Lazy(Assembler)
 
 
 def default_assembler() -> Assembler:
     """The process-wide :class:`Assembler` behind the module-level functions."""
-    global _default_assembler
-    if _default_assembler is None:
-        _default_assembler = Assembler()
-    return _default_assembler
+    return _default_assembler.get()
 
 
-def assemble(request: Union[Request, Mapping[str, Any]]) -> Response:
-    """Assemble a request (SPEC §2) and return the response (SPEC §6).
+def assemble(request: Request) -> Response:
+    """Assemble a request (docs/SPEC.md §2) and return the response (§6).
 
     Thread-safe (a pool of WebAssembly instances). See :meth:`Assembler.assemble`.
 
     Raises:
-        AssemblyError: with ``code``, ``path`` and ``message``.
+        AssemblyError: with ``code``, ``path``, ``message`` (and ``offset``
+            for a template error).
     """
     return default_assembler().assemble(request)
 
@@ -217,6 +220,29 @@ def validate_template(template: str) -> None:
     default_assembler().validate_template(template)
 
 
+# The response limit (docs/SPEC.md §6), applied by Prompt.add_step as the
+# core applies it to one assemble of all the steps: too_large exactly when the
+# canonical ok response would be longer (core.ResponseSizer is the Go form).
+MAX_RESPONSE_BYTES = 3 << 29
+# Length of the ok response with no messages and no injections, less its two
+# empty array headers and its prompt_chars value (checked against the core by
+# tests/test_limits.py).
+_EMPTY_RESPONSE_FIXED = 306
+_TOO_LARGE_RESPONSE = (
+    "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)"
+)
+
+
+def _hdr_size(n: int) -> int:
+    """Bytes of a msgpack array header for n elements."""
+    return 1 if n <= 15 else 3 if n <= 0xFFFF else 5
+
+
+def _uint_size(u: int) -> int:
+    """Bytes of a msgpack unsigned int in its shortest form."""
+    return 1 if u <= 0x7F else 2 if u <= 0xFF else 3 if u <= 0xFFFF else 5 if u <= 0xFFFFFFFF else 9
+
+
 def _shift_path(path: str, index: int) -> str:
     if path.startswith("steps[0]"):
         return "steps[%d]%s" % (index, path[len("steps[0]"):])
@@ -224,7 +250,7 @@ def _shift_path(path: str, index: int) -> str:
 
 
 class Prompt:
-    """The incremental form for agent loops (SPEC §7).
+    """The incremental form for agent loops (docs/SPEC.md §7).
 
     ``Prompt(request)`` assembles ``request`` once; ``add_step(raw_output,
     observation)`` then appends one step at a cost independent of the history
@@ -235,15 +261,20 @@ class Prompt:
     with those k steps appended to its ``steps``.
 
     A Prompt is owned by one loop: it is not safe to add steps to the same
-    Prompt from several threads at once (the assembler it runs on is).
+    Prompt from several threads at once (the assembler it runs on is). To
+    branch (best-of-n, tree search), :meth:`copy` it: the copies share
+    nothing a step changes. A Prompt pickles (its assembler by reference).
 
     Raises:
         AssemblyError: from the constructor if ``request`` is invalid.
     """
 
-    def __init__(self, request: Union[Request, Mapping[str, Any]], *, assembler: Optional[Assembler] = None) -> None:
+    def __init__(self, request: Request, *, assembler: Optional[Assembler] = None) -> None:
         self._assembler = assembler if assembler is not None else default_assembler()
-        response = self._assembler.assemble(request)
+        raw = self._assembler.assemble_bytes(_encode(request))
+        response = _decode_ok(raw)
+        # The length of the whole response so far: add_step keeps it.
+        self._size = len(raw)
         template = request["observation_template"]
         budget = request.get("max_prompt_chars")
         self._budget: Optional[int] = None if budget is None else operator.index(budget)
@@ -255,10 +286,13 @@ class Prompt:
         self._prefix_digests: PrefixDigests = response["prefix_digests"]
         steps = request.get("steps")
         self._steps = 0 if steps is None else len(steps)
+        self._init_packer()
+
+    def _init_packer(self) -> None:
         self._packer = _codec.new_packer()
         pk = self._packer.pack
         self._step_head = (
-            b"\x83" + pk("v") + pk(1) + pk("observation_template") + pk(template) + pk("steps") + b"\x91\x82" + pk("raw_output")
+            b"\x83" + pk("v") + pk(1) + pk("observation_template") + pk(self._template) + pk("steps") + b"\x91\x82" + pk("raw_output")
         )
         self._step_mid = pk("observation")
 
@@ -269,12 +303,14 @@ class Prompt:
 
         Raises:
             AssemblyError: a bad value, with its path at the step's real index
-                (e.g. ``steps[7].observation``); the Prompt is then unchanged.
+                (e.g. ``steps[7].observation``), or ``too_large`` at "" when the
+                response would pass 1.5 GiB, as :func:`assemble` of the same
+                steps would say; the Prompt is then unchanged.
         """
         try:
             pk = self._packer.pack
             body = self._step_head + pk(raw_output) + self._step_mid + pk(observation)
-        except ValueError:
+        except Exception:  # anything msgpack cannot pack directly: the codec's slow way decides
             self._packer = _codec.new_packer()
             body = _encode(
                 {
@@ -283,16 +319,65 @@ class Prompt:
                     "steps": [{"raw_output": raw_output, "observation": observation}],
                 }
             )
-        response = _codec.decode(self._assembler.assemble_bytes(body))
-        if not (isinstance(response, dict) and response.get("ok") is True):
-            try:
-                _raise_error(response)
-            except AssemblyError as e:
-                raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message) from None
+        try:
+            raw = self._assembler.assemble_bytes(body)
+            response = _decode_ok(raw)
+        except AssemblyError as e:
+            raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message, offset=e.offset, detail=e.detail) from None
+        # The two new messages' bytes in the one-step response, then the
+        # whole prompt's length with them (array headers and prompt_chars
+        # change width as they grow).
+        chars = response["prompt_chars"]
+        added = len(raw) - _EMPTY_RESPONSE_FIXED - 2 * _hdr_size(2) - _uint_size(chars)
+        n, pc = len(self._messages), self._prompt_chars
+        size = self._size - 2 * _hdr_size(n) - _uint_size(pc) + added + 2 * _hdr_size(n + 2) + _uint_size(pc + chars)
+        if size > MAX_RESPONSE_BYTES:
+            raise AssemblyError("too_large", "", _TOO_LARGE_RESPONSE)
+        self._size = size
         self._messages.extend(response["messages"])
         self._message_chars.extend(response["message_chars"])
         self._prompt_chars += response["prompt_chars"]
         self._steps += 1
+
+    def copy(self) -> "Prompt":
+        """An independent copy to branch from: steps added to one do not change the other.
+
+        Costs a copy of the message list (not of the messages, which no step
+        changes); both copies run on the same assembler.
+        """
+        other = Prompt.__new__(Prompt)
+        other.__setstate__(self.__getstate__())
+        return other
+
+    def __copy__(self) -> "Prompt":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Prompt":
+        other = Prompt.__new__(Prompt)
+        state = self.__getstate__()
+        assembler = state.pop("_assembler")
+        state = _copy.deepcopy(state, memo)
+        state["_assembler"] = assembler
+        other.__setstate__(state)
+        return other
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {
+            "_assembler": self._assembler,
+            "_budget": self._budget,
+            "_template": self._template,
+            "_messages": list(self._messages),
+            "_message_chars": list(self._message_chars),
+            "_prompt_chars": self._prompt_chars,
+            "_injected": list(self._injected),
+            "_prefix_digests": self._prefix_digests,
+            "_steps": self._steps,
+            "_size": self._size,
+        }
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_packer()
 
     @property
     def messages(self) -> List[Message]:

@@ -1,4 +1,4 @@
-"""Typed shapes of the wire format v1 (SPEC §2 and §6) as TypedDicts.
+"""Typed shapes of the wire format v1 (docs/SPEC.md §2 and §6) as TypedDicts.
 
 They describe well-formed values for type checkers only: at run time any
 mapping is accepted and the WebAssembly core alone decides what is valid.
@@ -26,7 +26,7 @@ __all__ = [
 #: Roles of a message.
 Role = Literal["system", "user", "assistant"]
 
-#: Error codes of SPEC §6.
+#: Error codes of docs/SPEC.md §6.
 ErrorCode = Literal[
     "malformed_request",
     "unsupported_version",
@@ -77,7 +77,7 @@ class _RequestRequired(TypedDict):
 
 
 class Request(_RequestRequired, total=False):
-    """An assembly request (SPEC §2). Only ``observation_template`` is required."""
+    """An assembly request (docs/SPEC.md §2). Only ``observation_template`` is required."""
 
     v: int
     run_messages: List[Message]
@@ -105,7 +105,7 @@ class PrefixDigests(TypedDict):
 
 
 class Response(TypedDict):
-    """A successful assembly (SPEC §6); ``ok`` is always True."""
+    """A successful assembly (docs/SPEC.md §6); ``ok`` is always True."""
 
     v: int
     ok: bool
@@ -117,12 +117,17 @@ class Response(TypedDict):
     prefix_digests: PrefixDigests
 
 
-class ErrorDetail(TypedDict):
-    """The ``error`` member of an error response."""
-
+class _ErrorDetailRequired(TypedDict):
     code: ErrorCode
     message: str
     path: str
+
+
+class ErrorDetail(_ErrorDetailRequired, total=False):
+    """The ``error`` member of an error response; ``offset`` (the code-point
+    offset in the template) only in ``invalid_template`` errors."""
+
+    offset: int
 
 
 class ErrorResponse(TypedDict):

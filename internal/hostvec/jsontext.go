@@ -1,4 +1,4 @@
-package vectors
+package hostvec
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/vectors"
 )
 
 // JSONCase is one JSON-text vector of testdata/json-vectors (the format is in
@@ -19,11 +20,11 @@ type JSONCase struct {
 	File        string
 	Name        string
 	Description string
-	Text        []byte // the request as JSON text (any bytes: invalid UTF-8 too)
-	Msgpack     []byte // the msgpack request the text says; nil for a syntax error
-	Response    []byte // the exact response of an ok case; nil otherwise
-	Error       *Error // the error of an error case; nil otherwise
-	Syntax      bool   // a JSON syntax error (Error is malformed_request at "")
+	Text        []byte         // the request as JSON text (any bytes: invalid UTF-8 too)
+	Msgpack     []byte         // the msgpack request the text says; nil for a syntax error
+	Response    []byte         // the exact response of an ok case; nil otherwise
+	Error       *vectors.Error // the error of an error case; nil otherwise
+	Syntax      bool           // a JSON syntax error (Error is malformed_request at "")
 }
 
 // SyntaxPrefix starts the message of every JSON syntax error.
@@ -32,20 +33,20 @@ const SyntaxPrefix = "invalid JSON at byte "
 type jsonFile struct {
 	Description string `json:"description"`
 	Cases       []struct {
-		Name        string  `json:"name"`
-		Description string  `json:"description"`
-		Request     string  `json:"request"`
-		Msgpack     *string `json:"msgpack"`
-		Response    *string `json:"response"`
-		Error       *Error  `json:"error"`
-		Syntax      bool    `json:"syntax"`
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Request     string         `json:"request"`
+		Msgpack     *string        `json:"msgpack"`
+		Response    *string        `json:"response"`
+		Error       *vectors.Error `json:"error"`
+		Syntax      bool           `json:"syntax"`
 	} `json:"cases"`
 }
 
 // LoadJSON reads every *.json file of dir (testdata/json-vectors), in name
 // order, rejecting unknown keys, repeated names and inconsistent cases.
 func LoadJSON(dir string) ([]JSONCase, error) {
-	paths, err := files(dir)
+	paths, err := vectors.Files(dir)
 	if err != nil {
 		return nil, err
 	}

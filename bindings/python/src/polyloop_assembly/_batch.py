@@ -1,0 +1,217 @@
+"""Many requests on every core: :func:`assemble_many` and :func:`assemble_bytes_many`.
+
+The module call itself runs without the GIL (wasmtime's C API is called through
+``ctypes.CDLL``, which releases it), so threads over the instance pool run
+requests in parallel; encoding the request and building the response dict hold
+the GIL. Input is read lazily, at most ``window`` requests ahead of the
+response being yielded, so an unbounded stream runs in bounded memory.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Mapping, Optional, TypeVar, Union, overload
+
+from ._api import AssemblyError, Assembler, BytesLike, default_assembler
+from ._types import Request, Response
+
+__all__ = ["assemble_bytes_many", "assemble_many"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: What ``errors=`` accepts: ``"return"`` yields an :class:`AssemblyError` in
+#: the failed request's place; ``"raise"`` raises it there and stops.
+ErrorMode = Literal["return", "raise"]
+
+_CHUNK = 32  # requests per task: a task's own cost (~10 µs) stays small beside its calls
+
+
+def _default_workers(assembler: Assembler) -> int:
+    cap = getattr(assembler.pool, "max_instances", None) or os.cpu_count() or 1
+    return max(1, min(os.cpu_count() or 1, cap))
+
+
+class _Raised:
+    """An exception other than AssemblyError, raised again at its request's place."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _run_chunk(fn: Callable[[T], R], chunk: List[T]) -> List[Union[R, AssemblyError, _Raised]]:
+    out: List[Union[R, AssemblyError, _Raised]] = []
+    for item in chunk:
+        try:
+            out.append(fn(item))
+        except AssemblyError as e:
+            out.append(e)
+        except Exception as e:  # e.g. TypeError for a non-bytes item: raised at its place
+            out.append(_Raised(e))
+    return out
+
+
+def _emit(result: Any, errors: ErrorMode) -> Any:
+    if isinstance(result, _Raised):
+        raise result.exc
+    if errors == "raise" and isinstance(result, AssemblyError):
+        raise result
+    return result
+
+
+def _ordered(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    workers: Optional[int],
+    window: Optional[int],
+    errors: ErrorMode,
+    progress: Optional[Callable[[int], None]],
+    assembler: Assembler,
+) -> Iterator[Union[R, AssemblyError]]:
+    if errors not in ("return", "raise"):
+        raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
+    n = _default_workers(assembler) if workers is None else workers
+    if n < 1:
+        raise ValueError("workers must be at least 1, got %d" % n)
+    if window is not None and window < 1:
+        raise ValueError("window must be at least 1, got %d" % window)
+    return _generate(fn, iter(items), n, window, errors, progress)
+
+
+def _generate(
+    fn: Callable[[T], R],
+    it: Iterator[T],
+    n: int,
+    window: Optional[int],
+    errors: ErrorMode,
+    progress: Optional[Callable[[int], None]],
+) -> Iterator[Union[R, AssemblyError]]:
+    chunk = _CHUNK if window is None else max(1, min(_CHUNK, window // (2 * n)))
+    ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
+    done = 0
+    if n == 1:  # no thread: the calls run here, one by one
+        for item in it:
+            yield _emit(_run_chunk(fn, [item])[0], errors)
+            done += 1
+            if progress is not None:
+                progress(done)
+        return
+    pending: Deque["Future[List[Union[R, AssemblyError, _Raised]]]"] = collections.deque()
+    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="polyloop-assembly")
+    try:
+        while True:
+            while len(pending) < ahead:
+                batch = list(itertools.islice(it, chunk))
+                if not batch:
+                    break
+                pending.append(pool.submit(_run_chunk, fn, batch))
+            if not pending:
+                return
+            for result in pending.popleft().result():
+                yield _emit(result, errors)
+                done += 1
+                if progress is not None:
+                    progress(done)
+    finally:
+        # the consumer stopped early or a request raised: drop what is queued
+        for f in pending:
+            f.cancel()
+        pool.shutdown(wait=True)
+
+
+@overload
+def assemble_many(
+    requests: Iterable[Request],
+    *,
+    workers: Optional[int] = ...,
+    window: Optional[int] = ...,
+    errors: Literal["return"] = ...,
+    progress: Optional[Callable[[int], None]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> Iterator[Union[Response, AssemblyError]]: ...
+
+
+@overload
+def assemble_many(
+    requests: Iterable[Request],
+    *,
+    workers: Optional[int] = ...,
+    window: Optional[int] = ...,
+    errors: Literal["raise"],
+    progress: Optional[Callable[[int], None]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> Iterator[Response]: ...
+
+
+def assemble_many(
+    requests: Iterable[Request],
+    *,
+    workers: Optional[int] = None,
+    window: Optional[int] = None,
+    errors: ErrorMode = "return",
+    progress: Optional[Callable[[int], None]] = None,
+    assembler: Optional[Assembler] = None,
+) -> Iterator[Any]:
+    """Assemble many requests on every core; yield the responses in input order.
+
+    Each request is what :func:`assemble` takes; each result is what it
+    returns, equal to a serial ``assemble`` of the same request.
+
+    Args:
+        requests: any iterable, read lazily (a generator over a file of any
+            size is fine): at most ``window`` requests are read ahead of the
+            response being yielded.
+        workers: threads running calls (default: the number of CPUs, at most
+            the pool's ``max_instances``); ``1`` runs every call in the
+            consuming thread.
+        window: requests in flight at most (default ``64 × workers``); it bounds
+            memory to about ``window`` requests and responses.
+        errors: ``"return"`` (default) yields the :class:`AssemblyError` of an
+            invalid request in its place and goes on, so a data set gets one
+            row per request; ``"raise"`` raises it there and stops (requests
+            read ahead are dropped).
+        progress: called with the number of results yielded so far, after each.
+            (Or wrap the iterator: ``tqdm(assemble_many(reqs), total=n)``.)
+        assembler: the :class:`Assembler` whose pool runs the calls (default:
+            the process-wide one).
+
+    Yields:
+        The :data:`Response` of each request, or its :class:`AssemblyError`
+        (``errors="return"``).
+
+    Raises:
+        AssemblyError: with ``errors="raise"``, the first invalid request's.
+        ValueError: ``workers`` < 1 or an unknown ``errors``.
+    """
+    asm = assembler if assembler is not None else default_assembler()
+    return _ordered(asm.assemble, requests, workers, window, errors, progress, asm)
+
+
+def assemble_bytes_many(
+    requests: Iterable[BytesLike],
+    *,
+    workers: Optional[int] = None,
+    window: Optional[int] = None,
+    errors: ErrorMode = "return",
+    progress: Optional[Callable[[int], None]] = None,
+    assembler: Optional[Assembler] = None,
+) -> Iterator[Union[bytes, AssemblyError]]:
+    """The wire form of :func:`assemble_many`: msgpack request bytes in, response
+    bytes out, in input order, each equal to ``assemble_bytes`` of its request.
+
+    An invalid request is answered by its error response bytes, as
+    :func:`assemble_bytes` does; only an instance failure (``internal``) or a
+    request over 4 GiB (``too_large``) is an :class:`AssemblyError`, yielded in
+    its place (``errors="return"``) or raised (``errors="raise"``). The other
+    arguments are those of :func:`assemble_many`.
+
+    Raises:
+        TypeError: an item is not bytes-like (raised at its place).
+    """
+    asm = assembler if assembler is not None else default_assembler()
+    return _ordered(asm.assemble_bytes, requests, workers, window, errors, progress, asm)

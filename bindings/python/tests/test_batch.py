@@ -1,0 +1,135 @@
+"""assemble_many / assemble_bytes_many (issue 13 item 1): the serial answers, in
+input order, from threads over the pool; lazy input, bounded read-ahead,
+errors as values or raised, progress."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Iterator, List
+
+import msgpack
+import pytest
+
+import polyloop_assembly as pa
+from polyloop_assembly import _codec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
+import trajectories  # noqa: E402
+
+REQUESTS = [r for kind, r in trajectories.requests(600, seed=5) if kind != "not-json"]
+
+
+def _serial(reqs: List[Any]) -> List[Any]:
+    out: List[Any] = []
+    for r in reqs:
+        try:
+            out.append(pa.assemble(r))
+        except pa.AssemblyError as e:
+            out.append(e)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, pa.AssemblyError):
+        return isinstance(b, pa.AssemblyError) and (a.code, a.path, a.message) == (b.code, b.path, b.message)
+    return a == b
+
+
+SERIAL = _serial(REQUESTS)
+
+
+def test_the_set_has_both_kinds() -> None:
+    assert sum(isinstance(r, pa.AssemblyError) for r in SERIAL) > 30
+    assert sum(isinstance(r, dict) for r in SERIAL) > 300
+
+
+@pytest.mark.parametrize("workers,window", [(1, None), (2, None), (3, 7), (2, 1)])
+def test_equals_serial_in_order(workers: int, window: Any) -> None:
+    got = list(pa.assemble_many(REQUESTS, workers=workers, window=window))
+    assert len(got) == len(SERIAL)
+    assert all(_same(a, b) for a, b in zip(got, SERIAL))
+
+
+def test_bytes_equal_serial_bytes() -> None:
+    wires = [_codec.encode(r) for r in REQUESTS]
+    want = [pa.assemble_bytes(w) for w in wires]
+    assert list(pa.assemble_bytes_many(wires, workers=2)) == want
+    assert list(pa.assemble_bytes_many(iter(wires), workers=2, window=5)) == want
+    # the decoded error responses are the serial errors
+    for w, s in zip(want, SERIAL):
+        resp = msgpack.unpackb(w, raw=False)
+        if isinstance(s, pa.AssemblyError) and resp["ok"] is False:
+            assert (resp["error"]["code"], resp["error"]["path"]) == (s.code, s.path)
+
+
+def test_errors_raise_at_their_place() -> None:
+    first_bad = next(i for i, r in enumerate(SERIAL) if isinstance(r, pa.AssemblyError))
+    got: List[Any] = []
+    with pytest.raises(pa.AssemblyError) as info:
+        for r in pa.assemble_many(REQUESTS, workers=2, errors="raise"):
+            got.append(r)
+    assert len(got) == first_bad
+    assert _same(info.value, SERIAL[first_bad])
+
+
+def test_a_non_bytes_item_raises_at_its_place() -> None:
+    ok = _codec.encode(REQUESTS[0])
+    got: List[Any] = []
+    with pytest.raises(TypeError):
+        for r in pa.assemble_bytes_many([ok, ok, "not bytes", ok], workers=2):  # type: ignore[list-item]
+            got.append(r)
+    assert len(got) == 2
+
+
+def test_input_is_read_lazily_and_bounded() -> None:
+    read = itertools.count()
+    seen = [0]
+
+    def endless() -> Iterator[Any]:
+        for i in itertools.count():
+            seen[0] = next(read) + 1
+            yield REQUESTS[i % len(REQUESTS)]
+
+    it = pa.assemble_many(endless(), workers=2, window=16)
+    for k, _ in enumerate(it):
+        assert seen[0] <= k + 1 + 16  # never more than the window ahead
+        if k == 200:
+            break
+    it.close()  # type: ignore[attr-defined]
+
+
+def test_stopping_early_stops_the_threads() -> None:
+    before = threading.active_count()
+    it = pa.assemble_many(REQUESTS, workers=3)
+    next(it)
+    it.close()  # type: ignore[attr-defined]
+    assert threading.active_count() == before
+
+
+def test_progress_callback_and_tqdm() -> None:
+    calls: List[int] = []
+    n = len(list(pa.assemble_many(REQUESTS[:50], workers=2, progress=calls.append)))
+    assert calls == list(range(1, n + 1)) and n == 50
+    tqdm = pytest.importorskip("tqdm").tqdm
+    buf = io.StringIO()
+    got = list(tqdm(pa.assemble_many(REQUESTS[:40], workers=2), total=40, file=buf, mininterval=0))
+    assert all(_same(a, b) for a, b in zip(got, SERIAL[:40])) and "40/40" in buf.getvalue()
+
+
+def test_bad_arguments_fail_at_the_call() -> None:
+    with pytest.raises(ValueError, match="workers"):
+        pa.assemble_many(REQUESTS, workers=0)
+    with pytest.raises(ValueError, match="errors"):
+        pa.assemble_many(REQUESTS, errors="ignore")  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="window"):
+        pa.assemble_many(REQUESTS, window=0)
+
+
+def test_own_assembler() -> None:
+    asm = pa.Assembler(max_instances=2)
+    got = list(pa.assemble_many(REQUESTS[:100], assembler=asm))
+    assert all(_same(a, b) for a, b in zip(got, SERIAL[:100]))

@@ -1,0 +1,46 @@
+"""A user's script, type-checked with ``mypy --strict`` in make test (tests/test_typing.py):
+the public API as documented must type-check without casts or ignores."""
+
+from __future__ import annotations
+
+import copy
+from typing import List, Optional
+
+import polyloop_assembly as pa
+
+request: pa.Request = {
+    "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are an agent."}]}],
+    "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Find the file."}]}],
+    "observation_template": "Observation: {observation}",
+    "max_prompt_chars": 60_000,
+}
+
+response: pa.Response = pa.assemble(request)
+first: pa.Message = response["messages"][0]
+text: str = first["content"][0]["text"]
+chars: List[int] = response["message_chars"]
+
+pa.assemble({"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "b"}]})
+raw: bytes = pa.assemble_bytes(b"\x81\xb4observation_template\xad{observation}")
+
+try:
+    pa.validate_template("{observation")
+except pa.AssemblyError as e:
+    code: pa.ErrorCode = e.code
+    if e.code == "invalid_template":
+        where: Optional[int] = e.offset
+    detail: Optional[str] = e.detail
+    as_value_error: ValueError = e
+
+asm = pa.Assembler(max_instances=2, recycle_above_bytes=64 << 20, memory_limit_bytes=1 << 30)
+prompt: pa.Prompt = asm.prompt(request)
+prompt.add_step("Thought: list it.", "a.txt")
+branch: pa.Prompt = prompt.copy()
+other: pa.Prompt = copy.copy(prompt)
+overflow: bool = branch.context_overflow
+digests: pa.PrefixDigests = branch.prefix_digests
+
+version: str = pa.__version__
+sha: str = pa.module_sha256
+info: pa.CacheInfo = pa.warm()
+status: str = info.status

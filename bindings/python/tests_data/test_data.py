@@ -1,0 +1,166 @@
+"""Data sets (issue 13 items 1-3): 10,000 recorded requests, valid and invalid,
+rendered serially, by assemble_many, by the CLI's --batch (and --jobs when the
+CLI has it), on a local Ray cluster and by ``datasets.map(num_proc=2)``: every
+response byte-identical to the serial run, every invalid request an error row
+with its code and path, no row dropped.
+
+Run by ``make test.data`` (part of ``make test``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import msgpack
+import pytest
+
+import polyloop_assembly as pa
+from polyloop_assembly import _codec, data
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "examples" / "datasets"))
+import render  # noqa: E402
+import trajectories  # noqa: E402
+
+N = 10_000
+ITEMS = list(trajectories.requests(N, seed=13))
+LINES = trajectories.lines(N, seed=13)
+
+
+@pytest.fixture(scope="module")
+def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("data") / "trajectories.jsonl"
+    p.write_text("".join(line + "\n" for line in LINES), encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def serial() -> Dict[str, List[Any]]:
+    """The serial run: one assembler, one request after another."""
+    return data.render_rows(LINES, pa.Assembler(max_instances=1))
+
+
+def _check_rows(got: Dict[str, List[Any]], want: Dict[str, List[Any]]) -> None:
+    assert len(got["ok"]) == N, "a row was dropped or added"
+    for col in data.COLUMNS:
+        g, w = list(got[col]), want[col]
+        if g != w:
+            k = next(i for i in range(N) if g[i] != w[i])
+            raise AssertionError("column %s differs first at row %d: %r != %r" % (col, k, g[k], w[k]))
+
+
+def test_serial_rows(serial: Dict[str, List[Any]]) -> None:
+    kinds = [k for k, _ in ITEMS]
+    assert kinds.count("valid") > 8000 and kinds.count("invalid") > 1000 and kinds.count("not-json") > 50
+    codes = set()
+    for i, (kind, req) in enumerate(ITEMS):
+        ok = serial["ok"][i]
+        assert ok == (kind == "valid"), (i, kind, serial["error_code"][i], serial["error_message"][i])
+        if ok:
+            resp = pa.assemble(req)  # the object path agrees with the row
+            assert json.loads(serial["messages"][i]) == resp["messages"]
+            assert serial["prompt_chars"][i] == resp["prompt_chars"]
+            assert serial["context_overflow"][i] == resp["context_overflow"]
+            assert serial["prefix_digest_goal"][i] == resp["prefix_digests"]["goal"]
+            assert serial["error_code"][i] is None
+        else:
+            assert serial["error_code"][i] and serial["error_path"][i] is not None and serial["error_message"][i]
+            codes.add(serial["error_code"][i])
+            if kind == "invalid":
+                with pytest.raises(pa.AssemblyError) as info:
+                    pa.assemble(req)
+                assert (info.value.code, info.value.path) == (serial["error_code"][i], serial["error_path"][i])
+    assert {"invalid_role", "unknown_field", "invalid_budget", "invalid_template", "invalid_utf8",
+            "malformed_request", "missing_field", "unsupported_version", "invalid_entry_id"} <= codes
+    assert any(serial["context_overflow"][i] for i in range(N) if serial["ok"][i])
+
+
+def _wires() -> List[bytes]:
+    return [_codec.encode(r) for k, r in ITEMS if k != "not-json"]
+
+
+def _serial_responses(serial: Dict[str, List[Any]]) -> List[bytes]:
+    return [serial["response"][i] for i, (k, _) in enumerate(ITEMS) if k != "not-json"]
+
+
+def test_assemble_many_equals_serial(serial: Dict[str, List[Any]]) -> None:
+    want = _serial_responses(serial)
+    assert list(pa.assemble_bytes_many(_wires(), workers=2)) == want
+    objs = [r for k, r in ITEMS if k != "not-json"]
+    for got, w in zip(pa.assemble_many(objs, workers=2), want):
+        resp = msgpack.unpackb(w, raw=False)
+        if resp["ok"]:
+            assert got == resp
+        else:
+            assert isinstance(got, pa.AssemblyError)
+            assert (got.code, got.path, got.message) == (resp["error"]["code"], resp["error"]["path"],
+                                                          resp["error"]["message"])
+
+
+def _cli(tmp: Path) -> Path:
+    exe = tmp / "polyloop-assemble"
+    if not exe.exists():
+        subprocess.run(["go", "build", "-o", str(exe), "./cmd/polyloop-assemble"], cwd=REPO, check=True,
+                       env=dict(os.environ, CGO_ENABLED="0"))
+    return exe
+
+
+def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -> None:
+    exe = _cli(tmp_path)
+    stream = b"".join(_wires())
+    want = b"".join(_serial_responses(serial))
+    usage = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
+    runs = [["--batch"]]
+    if "--jobs" in usage.stdout + usage.stderr:
+        runs += [["--batch", "--jobs", "2"], ["--batch", "--jobs", "1"]]
+    for flags in runs:
+        out = subprocess.run([str(exe), "--in", "msgpack", "--out", "msgpack", *flags], input=stream,
+                             capture_output=True)
+        assert out.returncode == 1, out.stderr[-2000:]  # 1: some requests are assembly errors
+        assert out.stdout == want, flags
+
+
+def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        print("ray.init(num_cpus=2): %.1f s" % (time.perf_counter() - t0))
+        ds = render.ray_pipeline(str(jsonl), concurrency=2)
+        rows = ds.take_all()
+        got = {c: [r[c] for r in rows] for c in data.COLUMNS}
+        assert [r["text"] for r in rows] == LINES  # input order, every line
+        _check_rows(got, serial)
+        # the example's output: Parquet with the columns
+        ds.write_parquet(str(tmp_path / "prompts"))
+        back = ray.data.read_parquet(str(tmp_path / "prompts"))
+        assert back.count() == N and set(data.COLUMNS) <= set(back.schema().names)
+    finally:
+        ray.shutdown()
+
+
+def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
+    pytest.importorskip("datasets")
+    out = render.hf_pipeline(str(jsonl), num_proc=2, cache_dir=str(tmp_path / "hf"))
+    assert out["text"] == LINES
+    _check_rows({c: out[c] for c in data.COLUMNS}, serial)
+    out.to_parquet(str(tmp_path / "prompts.parquet"))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(str(tmp_path / "prompts.parquet"))
+    assert table.num_rows == N and table.column("response").to_pylist() == serial["response"]
+
+
+def test_render_batch_pickles_without_its_assembler() -> None:
+    import pickle
+
+    r = data.RenderBatch("text")
+    r({"text": LINES[:3]})
+    again = pickle.loads(pickle.dumps(r))
+    assert again._assembler is None and again({"text": LINES[:3]})["response"] == r({"text": LINES[:3]})["response"]

@@ -1,0 +1,78 @@
+package hosttest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/wasmhost"
+)
+
+// stubModule is a minimal module with the assembly ABI's exports whose
+// assemble and assemble_json run body (a function of type (i32, i32) -> i64).
+func stubModule(body ...byte) []byte {
+	section := func(id byte, content ...byte) []byte {
+		return append([]byte{id, byte(len(content))}, content...)
+	}
+	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	var exports []byte
+	for i, n := range []string{"_initialize", "alloc", "free", "assemble", "assemble_json"} {
+		exports = append(append(exports, name(n)...), 0x00, byte(i))
+	}
+	exports = append(append(exports, name("memory")...), 0x02, 0x00)
+	fn := func(b ...byte) []byte { return append([]byte{byte(len(b) + 1), 0x00}, b...) }
+	var code []byte
+	for _, f := range [][]byte{fn(0x0b), fn(0x41, 0x80, 0x08, 0x0b), fn(0x0b), fn(body...), fn(body...)} {
+		code = append(code, f...)
+	}
+	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+	m = append(m, section(1, 4, // types: ()->(), (i32)->i32, (i32)->(), (i32,i32)->i64
+		0x60, 0, 0,
+		0x60, 1, 0x7f, 1, 0x7f,
+		0x60, 1, 0x7f, 0,
+		0x60, 2, 0x7f, 0x7f, 1, 0x7e)...)
+	m = append(m, section(3, 5, 0, 1, 2, 3, 3)...) // functions
+	m = append(m, section(5, 1, 0x00, 1)...)       // one memory of one page
+	m = append(m, section(7, append([]byte{6}, exports...)...)...)
+	m = append(m, section(10, append([]byte{5}, code...)...)...)
+	return m
+}
+
+// TestFailureMessages: a module that traps, and one that answers bytes that
+// are not a response, give the same internal message on both engines, with
+// the engine's words in Detail; the next call gets a fresh instance.
+func TestFailureMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		module    []byte
+	}{
+		{"trap", "the assembly module trapped; the instance was discarded and the next call gets a fresh one",
+			stubModule(0x00, 0x0b)}, // unreachable
+		{"not a response", "the assembly module returned bytes that are not a response; is the module from the same release as this binding?",
+			stubModule(0x42, 0x08, 0x0b)}, // 8 zero bytes at address 0
+	} {
+		for _, k := range runnerKinds {
+			r, err := k.new(wasmhost.Options{Module: tc.module, CacheDir: "-", MaxInstances: 1})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", k.name, tc.name, err)
+			}
+			for range 2 { // the second call is served by a fresh instance
+				_, err := core.DecodeResponse(r.AssembleBytes([]byte{0x80}))
+				var e *core.Error
+				if !errors.As(err, &e) || e.Code != core.CodeInternal || e.Path != "" || e.Message != tc.msg {
+					t.Fatalf("%s: %s: AssembleBytes: got %v, want internal %q", k.name, tc.name, err, tc.msg)
+				}
+				_, err = core.DecodeResponse(r.AssembleJSON([]byte("{}")))
+				if !errors.As(err, &e) || e.Message != tc.msg {
+					t.Fatalf("%s: %s: AssembleJSON: got %v", k.name, tc.name, err)
+				}
+				_, err = r.Assemble(&core.Request{ObservationTemplate: "{observation}"})
+				if !errors.As(err, &e) || e.Message != tc.msg || e.Detail == "" {
+					t.Fatalf("%s: %s: Assemble: got %v (detail %q)", k.name, tc.name, err, e.Detail)
+				}
+				t.Logf("%s: %s: detail %.200q", k.name, tc.name, e.Detail)
+			}
+			r.Close()
+		}
+	}
+}
