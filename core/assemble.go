@@ -47,11 +47,11 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 	}
 	sc := getScratch()
 	defer sc.release()
-	req, tmpl, tc, err := decodeRequestCounted(request, sc)
+	req, tmpl, err := decodeRequest(request, sc)
 	if err != nil {
 		return append(dst, encodeError(err)...)
 	}
-	a := buildCounted(req, tmpl, tc, sc)
+	a := build(req, tmpl, sc)
 	size, err := a.encodedSize()
 	if err != nil {
 		return append(dst, encodeError(err)...)
@@ -102,12 +102,23 @@ func InternalErrorResponse(msg string) []byte {
 // problem in SPEC table order. The check holds a copy of the request's text
 // while it runs.
 func Assemble(req *Request) (*Response, error) {
-	tmpl, err := checkRequest(req)
+	sc := getScratch()
+	defer sc.release()
+	a, err := checkAndBuild(req, sc)
 	if err != nil {
 		return nil, err
 	}
-	a := build(req, tmpl)
 	return a.response()
+}
+
+// checkAndBuild checks req (checkRequest) and lays out its plan in sc, with
+// the code points the check counted.
+func checkAndBuild(req *Request, sc *scratch) (*assembly, *Error) {
+	tmpl, err := checkRequest(req, sc)
+	if err != nil {
+		return nil, err
+	}
+	return build(req, tmpl, sc), nil
 }
 
 // ---- the assembly plan ----
@@ -144,49 +155,31 @@ type assembly struct {
 	emptyText *string
 }
 
-// build lays out the messages of SPEC §3 and measures them (§4).
-func build(req *Request, tmpl *Template) *assembly {
-	return buildCounted(req, tmpl, nil, nil)
-}
-
-// buildCounted is build given, when tc is not nil, the code points the
-// decoder counted. With a scratch, the plan lives in it.
-func buildCounted(req *Request, tmpl *Template, tc *textCounts, sc *scratch) *assembly {
+// build lays out the messages of SPEC §3 and measures them (§4), in sc,
+// with the code points in sc.tc: the decoder counted them on req or on its
+// encoding (the same texts in the same order). Injections are counted here:
+// they are laid out in channel order, not in wire order.
+func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	nInj := 0
 	for _, e := range req.Injections {
 		nInj += len(e)
 	}
 	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
-	var a *assembly
-	if sc != nil {
-		a = &sc.a
-		a.msgs = slices.Grow(sc.out[:0], nMsgs)
-	} else {
-		a = &assembly{msgs: make([]outMsg, 0, nMsgs)}
-	}
+	a := &sc.a
+	a.msgs = slices.Grow(sc.out[:0], nMsgs)
 	a.tmpl, a.budget = tmpl, req.MaxPromptChars
-	var run, goal, steps []int
-	if tc != nil {
-		run, goal, steps = tc.run, tc.goal, tc.steps
-	}
+	run, goal, steps := sc.tc.run, sc.tc.goal, sc.tc.steps
 	for _, m := range req.RunMessages {
 		run = a.addCopy(m, run)
 	}
 	a.runEnd = len(a.msgs)
 	if nInj > 0 {
-		var keys []string
-		if sc != nil {
-			a.injected = slices.Grow(sc.injected[:0], nInj)
-			keys = sortedKeys(sc.keys[:0], req.Injections)
-			sc.keys = keys
-		} else {
-			a.injected = make([]Injected, 0, nInj)
-			keys = sortedKeys(make([]string, 0, len(req.Injections)), req.Injections)
-		}
-		for _, ch := range keys { // byte order = code-point order
+		a.injected = slices.Grow(sc.injected[:0], nInj)
+		sc.keys = sortedKeys(sc.keys[:0], req.Injections)
+		for _, ch := range sc.keys { // byte order = code-point order
 			for _, e := range req.Injections[ch] {
 				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
-				a.addText(RoleUser, e.Content)
+				a.addText(RoleUser, e.Content, codePoints(e.Content))
 			}
 		}
 	}
@@ -195,18 +188,10 @@ func buildCounted(req *Request, tmpl *Template, tc *textCounts, sc *scratch) *as
 		goal = a.addCopy(m, goal)
 	}
 	a.goalEnd = len(a.msgs)
-	if len(steps) == 2*len(req.Steps) {
-		for i, s := range req.Steps {
-			a.addStepCounted(s, steps[2*i], steps[2*i+1])
-		}
-	} else {
-		for _, s := range req.Steps {
-			a.addStep(s)
-		}
+	for i, s := range req.Steps {
+		a.addStep(s, steps[2*i], steps[2*i+1])
 	}
-	if sc != nil { // so that release clears what was used
-		sc.out, sc.injected = a.msgs, a.injected
-	}
+	sc.out, sc.injected = a.msgs, a.injected // so that release clears what was used
 	return a
 }
 
@@ -222,43 +207,29 @@ func sortedKeys(keys []string, m map[string][]Injection) []string {
 	return keys
 }
 
-// addCopy adds a run or goal message. counts, when it holds an entry per
-// block, gives the blocks' code points; it returns counts past those blocks.
+// addCopy adds a run or goal message; counts starts with the code points of
+// its blocks. It returns counts past those blocks.
 func (a *assembly) addCopy(m Message, counts []int) []int {
 	var chars int64
-	if len(counts) >= len(m.Content) {
-		for _, c := range counts[:len(m.Content)] {
-			chars += int64(c)
-		}
-		counts = counts[len(m.Content):]
-	} else {
-		for _, b := range m.Content {
-			chars += int64(codePoints(b.Text))
-		}
+	for _, c := range counts[:len(m.Content)] {
+		chars += int64(c)
 	}
+	counts = counts[len(m.Content):]
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
 	a.promptChars = addChars(a.promptChars, chars)
 	return counts
 }
 
-func (a *assembly) addText(role, text string) {
-	a.addTextCounted(role, text, codePoints(text))
-}
-
-func (a *assembly) addTextCounted(role, text string, chars int) {
+// addText adds a message of one text block of chars code points.
+func (a *assembly) addText(role, text string, chars int) {
 	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
 	a.promptChars = addChars(a.promptChars, int64(chars))
 }
 
-func (a *assembly) addStep(s Step) {
-	a.addStepCounted(s, codePoints(s.RawOutput), codePoints(s.Observation))
-}
-
-// addStepCounted adds a step whose texts have rawChars and obsChars code
-// points.
-func (a *assembly) addStepCounted(s Step, rawChars, obsChars int) {
-	a.addTextCounted(RoleAssistant, s.RawOutput, rawChars)
-	nb, chars := a.tmpl.renderSizeCounted(s.Observation, int64(obsChars))
+// addStep adds a step whose texts have rawChars and obsChars code points.
+func (a *assembly) addStep(s Step, rawChars, obsChars int) {
+	a.addText(RoleAssistant, s.RawOutput, rawChars)
+	nb, chars := a.tmpl.renderSize(s.Observation, int64(obsChars))
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
 	a.promptChars = addChars(a.promptChars, chars)
 }
@@ -658,10 +629,7 @@ func (a *assembly) response() (*Response, error) {
 		MessageChars:    make([]int64, len(a.msgs)),
 		PromptChars:     a.promptChars,
 		ContextOverflow: a.overflow(),
-		Injected:        a.injected,
-	}
-	if resp.Injected == nil { // empty, never nil: as DecodeResponse gives it
-		resp.Injected = []Injected{}
+		Injected:        append([]Injected{}, a.injected...), // a copy (a lives in a scratch); empty, never nil
 	}
 	for i := range a.msgs {
 		m := &a.msgs[i]

@@ -9,16 +9,15 @@ import "strconv"
 // same error code, path, message and offset on every host, and the rules of
 // SPEC §2 are written once.
 
-// checkRequest checks req as AssembleBytes checks its encoding and returns
+// checkRequest checks req as AssembleBytes checks its encoding, decoding
+// that into sc (so sc.tc holds the code points of req's texts), and returns
 // the parsed template.
-func checkRequest(req *Request) (*Template, *Error) {
+func checkRequest(req *Request, sc *scratch) (*Template, *Error) {
 	b := EncodeRequest(req) // a nil req: no bytes, malformed_request as on the wire
 	if err := checkRequestSize(len(b)); err != nil {
 		return nil, err
 	}
-	sc := getScratch()
-	defer sc.release()
-	_, tmpl, _, err := decodeRequestCounted(b, sc)
+	_, tmpl, err := decodeRequest(b, sc)
 	return tmpl, err
 }
 
@@ -31,10 +30,12 @@ func checkRequestSize(n int) *Error {
 	return newError(CodeTooLarge, "", "the request is "+strconv.Itoa(n)+" bytes, over the 1 GiB limit; split it into smaller requests")
 }
 
-// checkStep checks one step as the decoder checks steps[k] of a request.
-func checkStep(s Step, k int) *Error {
-	if _, _, _, _, err := decodeStep(appendStep(nil, s)); err != nil {
-		return err.within("steps" + indexSeg(k))
+// checkStep checks one step as the decoder checks steps[k] of a request and
+// returns the code points of its raw output and observation.
+func checkStep(s Step, k int) (rawChars, obsChars int, _ *Error) {
+	_, rawChars, obsChars, _, err := decodeStep(appendStep(nil, s))
+	if err != nil {
+		return 0, 0, err.within("steps" + indexSeg(k))
 	}
-	return nil
+	return rawChars, obsChars, nil
 }

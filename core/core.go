@@ -105,7 +105,8 @@ type Response struct {
 // DecodeRequest decodes a wire request strictly, as AssembleBytes does,
 // without assembling it. The returned strings do not alias b.
 func DecodeRequest(b []byte) (*Request, error) {
-	req, _, err := decodeRequest(append([]byte(nil), b...))
+	// A fresh scratch, never pooled: the request lives in it.
+	req, _, err := decodeRequest(append([]byte(nil), b...), new(scratch))
 	if err != nil {
 		return nil, err
 	}

@@ -27,38 +27,25 @@ type textCounts struct {
 	steps     []int // raw_output and observation of each step, in order
 }
 
-// decodeRequest decodes a whole request, trailing bytes included, and returns
-// it with its parsed template.
-func decodeRequest(b []byte) (*Request, *Template, *Error) {
-	req, tmpl, _, err := decodeRequestCounted(b, nil)
-	return req, tmpl, err
-}
-
-// decodeRequestCounted is decodeRequest that also returns the code points of
-// the texts it decoded. With a scratch, everything it returns lives in the
-// scratch (see scratch.go).
-func decodeRequestCounted(b []byte, sc *scratch) (*Request, *Template, *textCounts, *Error) {
+// decodeRequest decodes a whole request, trailing bytes included, into sc
+// and returns it with its parsed template; sc.tc then holds the code points
+// of its texts. Everything it returns lives in sc (see scratch.go).
+func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
 	if len(b) == 0 {
-		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+		return nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
 	if msgp.NextType(b) != msgp.MapType {
-		return nil, nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+		return nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
 	}
-	var tc *textCounts
-	if sc != nil {
-		tc = &sc.tc
-	} else {
-		tc = &textCounts{}
-	}
-	req, tmpl, rest, err := decodeRequestMap(b, tc, sc)
+	req, tmpl, rest, err := decodeRequestMap(b, sc)
 	if err != nil {
 		err.Path = trimDot(err.Path)
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if len(rest) != 0 {
-		return nil, nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+		return nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
 	}
-	return req, tmpl, tc, nil
+	return req, tmpl, nil
 }
 
 // lastTemplate caches the most recently parsed template: an agent loop sends
@@ -107,17 +94,12 @@ const (
 
 var requestFields = "v, run_messages, injections, goal_messages, steps, observation_template, max_prompt_chars"
 
-func decodeRequestMap(b []byte, tc *textCounts, sc *scratch) (*Request, *Template, []byte, *Error) {
+func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
 		return nil, nil, b, err
 	}
-	var req *Request
-	if sc != nil {
-		req = &sc.req
-	} else {
-		req = &Request{}
-	}
+	req, tc := &sc.req, &sc.tc
 	var tmpl *Template
 	var seen uint
 	for i := uint32(0); i < n; i++ {
@@ -187,13 +169,8 @@ func decodeRequestMap(b []byte, tc *textCounts, sc *scratch) (*Request, *Templat
 					if big {
 						v = 1<<63 - 1 // above any possible prompt
 					}
-					if sc != nil {
-						sc.budget = v
-						req.MaxPromptChars = &sc.budget
-					} else {
-						req.MaxPromptChars = new(int64)
-						*req.MaxPromptChars = v
-					}
+					sc.budget = v
+					req.MaxPromptChars = &sc.budget
 				}
 			}
 		default:
@@ -214,7 +191,7 @@ func decodeMessages(b []byte, counts *[]int, sc *scratch) ([]Message, []byte, *E
 	if err != nil {
 		return nil, b, err
 	}
-	msgs := reserve(sc.msgArena(), hint(n, len(b), 16))
+	msgs := reserve(&sc.msgs, hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var m Message
 		m, b, err = decodeMessage(b, counts, sc)
@@ -281,7 +258,7 @@ func decodeBlocks(b []byte, counts *[]int, sc *scratch) ([]Block, []byte, *Error
 	if err != nil {
 		return nil, b, err
 	}
-	blocks := reserve(sc.blockArena(), hint(n, len(b), 16))
+	blocks := reserve(&sc.blocks, hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var blk Block
 		var chars int
@@ -351,15 +328,10 @@ func decodeInjections(b []byte, sc *scratch) (map[string][]Injection, []byte, *E
 	if err != nil {
 		return nil, b, err
 	}
-	var inj map[string][]Injection
-	if sc != nil {
-		if sc.inj == nil {
-			sc.inj = make(map[string][]Injection)
-		}
-		inj = sc.inj
-	} else {
-		inj = make(map[string][]Injection, hint(n, len(b), 2))
+	if sc.inj == nil {
+		sc.inj = make(map[string][]Injection, hint(n, len(b), 2))
 	}
+	inj := sc.inj
 	for i := uint32(0); i < n; i++ {
 		var ch string
 		ch, b, err = readKey(b)
@@ -384,7 +356,7 @@ func decodeEntries(b []byte, sc *scratch) ([]Injection, []byte, *Error) {
 	if err != nil {
 		return nil, b, err
 	}
-	entries := reserve(sc.entryArena(), hint(n, len(b), 16))
+	entries := reserve(&sc.entries, hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var e Injection
 		e, b, err = decodeEntry(b)
@@ -451,7 +423,7 @@ func decodeSteps(b []byte, counts *[]int, sc *scratch) ([]Step, []byte, *Error) 
 	if err != nil {
 		return nil, b, err
 	}
-	steps := reserve(sc.stepArena(), hint(n, len(b), 16))
+	steps := reserve(&sc.steps, hint(n, len(b), 16))
 	for i := 0; i < int(n); i++ {
 		var s Step
 		var rawChars, obsChars int

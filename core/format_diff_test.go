@@ -187,7 +187,7 @@ func TestFormatDifferential(t *testing.T) {
 		if string(app) != "prefix"+*c.Output {
 			fail(&c, "AppendRender differs from CPython: %q", app)
 		}
-		nb, nc := tp.RenderSize(c.Observation)
+		nb, nc := tp.renderSize(c.Observation, -1)
 		if nb != len(*c.Output) || nc != int64(utf8.RuneCountInString(*c.Output)) {
 			fail(&c, "RenderSize = (%d bytes, %d chars), CPython's output has (%d, %d)", nb, nc, len(*c.Output), utf8.RuneCountInString(*c.Output))
 		}
@@ -312,7 +312,7 @@ func TestReprBlocksMatchPython(t *testing.T) {
 			want string
 		}{{rt, b.R}, {at, b.A}} {
 			got := c.tp.Render(b.S)
-			nb, nc := c.tp.RenderSize(b.S)
+			nb, nc := c.tp.renderSize(b.S, -1)
 			if got != c.want || nb != len(c.want) || nc != int64(utf8.RuneCountInString(c.want)) {
 				bad++
 				if bad <= 20 {

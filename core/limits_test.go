@@ -198,11 +198,12 @@ func TestEncodedSizeExact(t *testing.T) {
 	}
 	reqs = append(reqs, EncodeRequest(&Request{Injections: inj, Steps: make([]Step, 40000), ObservationTemplate: "{observation:300}"}))
 	for i, b := range reqs {
-		req, tmpl, derr := decodeRequest(append([]byte(nil), b...))
+		sc := new(scratch)
+		req, tmpl, derr := decodeRequest(append([]byte(nil), b...), sc)
 		if derr != nil {
 			t.Fatalf("request %d: %v", i, derr)
 		}
-		a := build(req, tmpl)
+		a := build(req, tmpl, sc)
 		size, serr := a.encodedSize()
 		resp := AssembleBytes(b)
 		if serr != nil || size != len(resp) {

@@ -24,16 +24,17 @@ type Prompt struct {
 
 // NewPrompt checks and assembles req, as Assemble does.
 func NewPrompt(req *Request) (*Prompt, error) {
-	tmpl, err := checkRequest(req)
+	sc := getScratch()
+	defer sc.release()
+	a, err := checkAndBuild(req, sc)
 	if err != nil {
 		return nil, err
 	}
-	a := build(req, tmpl)
 	resp, rerr := a.response()
 	if rerr != nil {
 		return nil, rerr
 	}
-	p := &Prompt{tmpl: tmpl, resp: resp, steps0: a.goalEnd, size: NewResponseSizer(resp), emptyText: a.emptyText}
+	p := &Prompt{tmpl: a.tmpl, resp: resp, steps0: a.goalEnd, size: NewResponseSizer(resp), emptyText: a.emptyText}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -48,12 +49,13 @@ func NewPrompt(req *Request) (*Prompt, error) {
 // response over MaxResponseBytes is too_large at "". The prompt is then
 // unchanged.
 func (p *Prompt) AddStep(rawOutput, observation string) error {
-	k := (len(p.resp.Messages) - p.historyStart()) / 2
-	if err := checkStep(Step{RawOutput: rawOutput, Observation: observation}, k); err != nil {
+	s := Step{RawOutput: rawOutput, Observation: observation}
+	rawChars, obsChars, err := checkStep(s, (len(p.resp.Messages)-p.steps0)/2)
+	if err != nil {
 		return err
 	}
 	a := &assembly{tmpl: p.tmpl, emptyText: p.emptyText}
-	a.addStep(Step{RawOutput: rawOutput, Observation: observation})
+	a.addStep(s, rawChars, obsChars)
 	size, pc := p.size.size, p.size.chars
 	for i := range a.msgs {
 		size += a.msgs[i].size()
@@ -73,9 +75,6 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 	r.ContextOverflow = p.budget != nil && r.PromptChars > *p.budget
 	return nil
 }
-
-// historyStart is the index of the first history message.
-func (p *Prompt) historyStart() int { return p.steps0 }
 
 // Response returns the assembled prompt so far. The Response is owned by the
 // Prompt and changes with the next AddStep; copy what you keep.

@@ -8,8 +8,10 @@ import "sync"
 // written to its own buffer), so it is pooled: a steady stream of calls then
 // allocates almost nothing but its response. In Go's WebAssembly code an
 // allocation costs several hundred nanoseconds, which is most of a small
-// request's time. The typed API (Assemble, DecodeRequest, Prompt) never uses
-// it: its results belong to the caller.
+// request's time. Every decode runs in a scratch: AssembleBytes and the typed
+// checks (Assemble, NewPrompt, ValidateTemplate) take a pooled one and copy
+// out what they return; DecodeRequest takes a fresh one and returns the
+// request in it, which then belongs to the caller.
 type scratch struct {
 	req      Request
 	budget   int64 // req.MaxPromptChars points here
@@ -41,12 +43,9 @@ func hint(n uint32, rest, minSize int) int {
 	return min(int(n), rest/minSize, maxHint)
 }
 
-// reserve cuts a slice of length 0 and capacity n from *arena (a fresh one
-// when sc is nil). Appending past n moves to the heap, as usual.
+// reserve cuts a slice of length 0 and capacity n from *arena. Appending
+// past n moves to the heap, as usual.
 func reserve[T any](arena *[]T, n int) []T {
-	if arena == nil {
-		return make([]T, 0, n)
-	}
 	a := *arena
 	if cap(a)-len(a) < n {
 		a = make([]T, 0, max(n, 2*cap(a), 16))
@@ -80,33 +79,4 @@ func (sc *scratch) release() {
 		return
 	}
 	scratchPool.Put(sc)
-}
-
-// arenas, for the decoder: nil when sc is nil.
-func (sc *scratch) msgArena() *[]Message {
-	if sc == nil {
-		return nil
-	}
-	return &sc.msgs
-}
-
-func (sc *scratch) blockArena() *[]Block {
-	if sc == nil {
-		return nil
-	}
-	return &sc.blocks
-}
-
-func (sc *scratch) entryArena() *[]Injection {
-	if sc == nil {
-		return nil
-	}
-	return &sc.entries
-}
-
-func (sc *scratch) stepArena() *[]Step {
-	if sc == nil {
-		return nil
-	}
-	return &sc.steps
 }

@@ -131,7 +131,9 @@ func ParseTemplate(t string) (*Template, *Error) {
 // are at most 1,048,576. Other braces must be doubled ({{ and }}). Attribute
 // access, indexing and nested fields in a format spec are not supported.
 func ValidateTemplate(t string) error {
-	if _, err := checkRequest(&Request{ObservationTemplate: t}); err != nil {
+	sc := getScratch()
+	defer sc.release()
+	if _, err := checkRequest(&Request{ObservationTemplate: t}, sc); err != nil {
 		return err
 	}
 	return nil
@@ -494,15 +496,10 @@ func quoteConv(r rune) string {
 	return q[1 : len(q)-1]
 }
 
-// RenderSize returns the UTF-8 byte length and code-point count of
-// t.format(observation=obs). obs must be valid UTF-8. It does not allocate.
-func (t *Template) RenderSize(obs string) (nbytes int, nchars int64) {
-	return t.renderSizeCounted(obs, -1)
-}
-
-// renderSizeCounted is RenderSize given obsChars, the code points of obs, or
-// -1 to count them when needed.
-func (t *Template) renderSizeCounted(obs string, obsChars int64) (nbytes int, nchars int64) {
+// renderSize returns the UTF-8 byte length and code-point count of
+// t.format(observation=obs), given obsChars, the code points of obs, or -1
+// to count them when needed. obs must be valid UTF-8. It does not allocate.
+func (t *Template) renderSize(obs string, obsChars int64) (nbytes int, nchars int64) {
 	nbytes, nchars = t.litBytes, t.litChars
 	if t.plain {
 		if obsChars < 0 {
@@ -607,7 +604,7 @@ func (t *Template) AppendRender(dst []byte, obs string) []byte {
 
 // Render returns t.format(observation=obs).
 func (t *Template) Render(obs string) string {
-	nb, _ := t.RenderSize(obs)
+	nb, _ := t.renderSize(obs, -1)
 	return string(t.AppendRender(make([]byte, 0, nb), obs))
 }
 
@@ -654,7 +651,7 @@ func appendFill(dst []byte, fill string, n int64) []byte {
 
 // countRunes counts the code points of an observation, which the decoder has
 // validated; for invalid UTF-8 (outside the contract) it is a count of
-// non-continuation bytes, used alike by RenderSize and AppendRender.
+// non-continuation bytes, used alike by renderSize and AppendRender.
 func countRunes(s string) int64 {
 	return int64(codePoints(s))
 }

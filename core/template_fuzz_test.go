@@ -14,7 +14,7 @@ import (
 //     code, an empty path, an offset inside the template named by its message,
 //     and the GAP prefix exactly on GAP classes;
 //   - an accepted template renders valid UTF-8 for a valid observation, and
-//     RenderSize, AppendRender and Render agree (for invalid UTF-8
+//     renderSize, AppendRender and Render agree (for invalid UTF-8
 //     observations, outside the contract, in bytes and without a panic).
 //
 // Seed corpus: testdata/fuzz/FuzzTemplate/. Run:
@@ -65,11 +65,11 @@ func FuzzTemplate(f *testing.F) {
 		}
 		check := func(obs string, countChars bool) string {
 			out := tp.Render(obs)
-			nb, nc := tp.RenderSize(obs)
+			nb, nc := tp.renderSize(obs, -1)
 			// Invalid bytes of two pastes of obs can join into one code
 			// point, so code points are compared only for valid UTF-8.
 			if nb != len(out) || countChars && nc != int64(utf8.RuneCountInString(out)) {
-				t.Fatalf("RenderSize(%q) = %d, %d; Render wrote %d bytes, %d code points", obs, nb, nc, len(out), utf8.RuneCountInString(out))
+				t.Fatalf("renderSize(%q) = %d, %d; Render wrote %d bytes, %d code points", obs, nb, nc, len(out), utf8.RuneCountInString(out))
 			}
 			if app := tp.AppendRender([]byte("x"), obs); string(app[1:]) != out || app[0] != 'x' {
 				t.Fatalf("AppendRender differs from Render")

@@ -189,7 +189,7 @@ func TestTemplateRenderMatchesCPython(t *testing.T) {
 		if got := string(tp.AppendRender([]byte("<>"), c.obs)); got != "<>"+c.want {
 			t.Errorf("AppendRender(%q, %q) = %q", c.tmpl, c.obs, got)
 		}
-		nb, nc := tp.RenderSize(c.obs)
+		nb, nc := tp.renderSize(c.obs, -1)
 		if nb != len(c.want) || nc != int64(utf8.RuneCountInString(c.want)) {
 			t.Errorf("RenderSize(%q, %q) = %d, %d; want %d, %d", c.tmpl, c.obs, nb, nc, len(c.want), utf8.RuneCountInString(c.want))
 		}
@@ -353,7 +353,7 @@ func TestTemplateMaxWidth(t *testing.T) {
 	if out != want {
 		t.Fatalf("render: %d bytes, want %d", len(out), len(want))
 	}
-	if nb, nc := tp.RenderSize("ab"); nb != len(want) || nc != 1048576 {
+	if nb, nc := tp.renderSize("ab", -1); nb != len(want) || nc != 1048576 {
 		t.Fatalf("RenderSize = %d, %d", nb, nc)
 	}
 }
@@ -369,7 +369,7 @@ func TestTemplateInvalidObservation(t *testing.T) {
 		}
 		for _, obs := range []string{"\xff", "a\xc3", "\xed\xa0\x80'\"", "\xf4\x90\x80\x80x"} {
 			out := tp.AppendRender(nil, obs)
-			nb, nc := tp.RenderSize(obs)
+			nb, nc := tp.renderSize(obs, -1)
 			if nb != len(out) || nc < 0 {
 				t.Errorf("%q %q: RenderSize %d,%d but wrote %q", tmpl, obs, nb, nc, out)
 			}
@@ -394,7 +394,7 @@ func TestTemplateRenderAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { buf = tp.AppendRender(buf[:0], obs) }); n != 0 {
 			t.Errorf("%q: AppendRender allocates %v times per call", tmpl, n)
 		}
-		if n := testing.AllocsPerRun(100, func() { tp.RenderSize(obs) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { tp.renderSize(obs, -1) }); n != 0 {
 			t.Errorf("%q: RenderSize allocates %v times per call", tmpl, n)
 		}
 	}
