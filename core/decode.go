@@ -3,13 +3,10 @@ package core
 import (
 	"encoding/binary"
 	"strconv"
-	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tinylib/msgp/msgp"
-
-	"github.com/polyloop/assembly/internal/jsonstr"
 )
 
 // This file is the strict wire decoder of SPEC §2 and testdata/DECISIONS.md:
@@ -47,32 +44,6 @@ func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
 	}
 	return req, tmpl, nil
 }
-
-// lastTemplate caches the most recently parsed template: an agent loop sends
-// the same template with every request, and parsing costs more than
-// assembling a small request (a Template is immutable, so sharing it is safe).
-var lastTemplate atomic.Pointer[Template]
-
-// parseTemplateCached is ParseTemplate with a one-entry cache for templates
-// of at most maxCachedTemplate bytes (a larger one is parsed each time: the
-// cache would hold a copy of it for the life of the process).
-func parseTemplateCached(src string) (*Template, *Error) {
-	if len(src) > maxCachedTemplate {
-		return ParseTemplate(src)
-	}
-	if t := lastTemplate.Load(); t != nil && t.src == src {
-		return t, nil
-	}
-	// src may alias a request buffer (decoded strings are not copied), and
-	// the template's literals are slices of its text: parse a copy.
-	t, err := ParseTemplate(string([]byte(src)))
-	if err == nil {
-		lastTemplate.Store(t)
-	}
-	return t, err
-}
-
-const maxCachedTemplate = 1 << 16
 
 func trimDot(p string) string {
 	if len(p) > 0 && p[0] == '.' {
@@ -481,123 +452,6 @@ func decodeStep(b []byte) (s Step, rawChars, obsChars int, _ []byte, _ *Error) {
 	return s, rawChars, obsChars, b, nil
 }
 
-// ---- fast paths ----
-
-// fastStep and fastBlock decode the common form of a step and of a text block
-// (a fixmap of the two keys, in either order, with valid str values) with few
-// calls, which are expensive in Go's WebAssembly code. Anything else,
-// including every error, makes them return a negative count and b unchanged;
-// the general decoder then decodes the value from the start, so errors and
-// their order are the general decoder's.
-
-var (
-	litRawOutput   = mkKeyLit("raw_output")
-	litObservation = mkKeyLit("observation")
-	litType        = mkKeyLit("type")
-	litText        = mkKeyLit("text")
-	litTextValue   = mkKeyLit("text") // the value "text" of a block's type
-)
-
-// keyLit is a short str encoded (fixstr header and bytes) as two
-// overlapping little-endian words, compared without a call.
-type keyLit struct {
-	n      int // encoded length, 5 to 16
-	w0, w1 uint64
-	wide   bool // 8-byte words; else 4-byte
-}
-
-func mkKeyLit(s string) keyLit {
-	enc := append([]byte{0xa0 | byte(len(s))}, s...)
-	k := keyLit{n: len(enc), wide: len(enc) >= 8}
-	if k.wide {
-		k.w0 = binary.LittleEndian.Uint64(enc)
-		k.w1 = binary.LittleEndian.Uint64(enc[len(enc)-8:])
-	} else {
-		k.w0 = uint64(binary.LittleEndian.Uint32(enc))
-		k.w1 = uint64(binary.LittleEndian.Uint32(enc[len(enc)-4:]))
-	}
-	return k
-}
-
-// at reports whether b[off:] starts with the encoded key.
-func (k *keyLit) at(b []byte, off int) bool {
-	if off+k.n > len(b) {
-		return false
-	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	if k.wide {
-		return load64(unsafe.Add(p, off)) == k.w0 && load64(unsafe.Add(p, off+k.n-8)) == k.w1
-	}
-	return uint64(load32(unsafe.Add(p, off))) == k.w0 && uint64(load32(unsafe.Add(p, off+k.n-4))) == k.w1
-}
-
-// fastStr reads a str value of valid UTF-8 at b[off:]; chars < 0 when it is
-// anything else.
-func fastStr(b []byte, off int) (s string, chars, next int) {
-	h, n, ok := strHeader(b[off:])
-	if !ok {
-		return "", -1, off
-	}
-	v := b[off+h : off+h+n]
-	chars, ok = utf8Count(v)
-	if !ok {
-		return "", -1, off
-	}
-	return unsafe.String(unsafe.SliceData(v), n), chars, off + h + n
-}
-
-func fastStep(b []byte) (s Step, rawChars, obsChars int, rest []byte) {
-	if len(b) == 0 || b[0] != 0x82 {
-		return s, -1, -1, b
-	}
-	off := 1
-	for range 2 {
-		var v string
-		var c int
-		switch {
-		case rawChars == 0 && litRawOutput.at(b, off):
-			if v, c, off = fastStr(b, off+litRawOutput.n); c < 0 {
-				return Step{}, -1, -1, b
-			}
-			s.RawOutput, rawChars = v, c+1
-		case obsChars == 0 && litObservation.at(b, off):
-			if v, c, off = fastStr(b, off+litObservation.n); c < 0 {
-				return Step{}, -1, -1, b
-			}
-			s.Observation, obsChars = v, c+1
-		default:
-			return Step{}, -1, -1, b
-		}
-	}
-	return s, rawChars - 1, obsChars - 1, b[off:]
-}
-
-func fastBlock(b []byte) (blk Block, chars int, rest []byte) {
-	if len(b) == 0 || b[0] != 0x82 {
-		return blk, -1, b
-	}
-	off := 1
-	chars = -1
-	for range 2 {
-		switch {
-		case blk.Type == "" && litType.at(b, off) && litTextValue.at(b, off+litType.n):
-			blk.Type = BlockTypeText
-			off += litType.n + litTextValue.n
-		case chars < 0 && litText.at(b, off):
-			var c int
-			if blk.Text, c, off = fastStr(b, off+litText.n); c < 0 {
-				return Block{}, -1, b
-			}
-			chars = c
-		default:
-			return Block{}, -1, b
-		}
-	}
-	return blk, chars, b[off:]
-}
-
-// ---- primitives ----
-
 func endsEarly() *Error {
 	return newError(CodeMalformedRequest, "", "the request ends in the middle of this value; it was cut short")
 }
@@ -809,44 +663,3 @@ func unknownField(key, where, known string) *Error {
 func missingField(key, where string) *Error {
 	return newError(CodeMissingField, "."+key, where+" needs the field "+quote(key))
 }
-
-// within prepends a path segment to e's path and returns e.
-func (e *Error) within(seg string) *Error {
-	e.Path = seg + e.Path
-	return e
-}
-
-// ---- path segments ----
-
-func indexSeg(i int) string { return "[" + strconv.Itoa(i) + "]" }
-
-func channelSeg(name string) string { return "[" + quote(name) + "]" }
-
-// fieldSeg is the path segment of a map key: `.name` for identifiers, else
-// `["name"]`.
-func fieldSeg(key string) string {
-	if isIdent(key) {
-		return "." + key
-	}
-	return "[" + quote(key) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// quote quotes a value or key for a message or a path as Python's
-// json.dumps(s, ensure_ascii=False) does, cut to its first
-// jsonstr.ExcerptChars code points and "…" when longer (docs/SPEC.md §6: an
-// error response stays a few KB whatever the request holds).
-func quote(s string) string { return jsonstr.QuoteExcerpt(s) }

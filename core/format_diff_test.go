@@ -189,7 +189,7 @@ func TestFormatDifferential(t *testing.T) {
 		}
 		nb, nc := tp.renderSize(c.Observation, -1)
 		if nb != len(*c.Output) || nc != int64(utf8.RuneCountInString(*c.Output)) {
-			fail(&c, "RenderSize = (%d bytes, %d chars), CPython's output has (%d, %d)", nb, nc, len(*c.Output), utf8.RuneCountInString(*c.Output))
+			fail(&c, "renderSize = (%d bytes, %d chars), CPython's output has (%d, %d)", nb, nc, len(*c.Output), utf8.RuneCountInString(*c.Output))
 		}
 	})
 	if cases != count {
@@ -290,7 +290,7 @@ func TestDecimalMatchesPython(t *testing.T) {
 
 // TestReprBlocksMatchPython renders {observation!r} and {observation!a} of
 // every code point (in blocks of 64, plus quote and backslash mixes) and
-// compares with CPython's repr() and ascii(), and checks RenderSize.
+// compares with CPython's repr() and ascii(), and checks renderSize.
 func TestReprBlocksMatchPython(t *testing.T) {
 	rt, err := ParseTemplate("{observation!r}")
 	if err != nil {

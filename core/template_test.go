@@ -191,7 +191,7 @@ func TestTemplateRenderMatchesCPython(t *testing.T) {
 		}
 		nb, nc := tp.renderSize(c.obs, -1)
 		if nb != len(c.want) || nc != int64(utf8.RuneCountInString(c.want)) {
-			t.Errorf("RenderSize(%q, %q) = %d, %d; want %d, %d", c.tmpl, c.obs, nb, nc, len(c.want), utf8.RuneCountInString(c.want))
+			t.Errorf("renderSize(%q, %q) = %d, %d; want %d, %d", c.tmpl, c.obs, nb, nc, len(c.want), utf8.RuneCountInString(c.want))
 		}
 		if err := ValidateTemplate(c.tmpl); err != nil {
 			t.Errorf("ValidateTemplate(%q) = %v", c.tmpl, err)
@@ -354,12 +354,12 @@ func TestTemplateMaxWidth(t *testing.T) {
 		t.Fatalf("render: %d bytes, want %d", len(out), len(want))
 	}
 	if nb, nc := tp.renderSize("ab", -1); nb != len(want) || nc != 1048576 {
-		t.Fatalf("RenderSize = %d, %d", nb, nc)
+		t.Fatalf("renderSize = %d, %d", nb, nc)
 	}
 }
 
 // An observation that is not valid UTF-8 breaks the contract; the engine
-// must still not panic and RenderSize must give the bytes AppendRender
+// must still not panic and renderSize must give the bytes AppendRender
 // writes (its code-point count is defined for valid UTF-8 only).
 func TestTemplateInvalidObservation(t *testing.T) {
 	for _, tmpl := range []string{"{observation}", "{observation!r}", "{observation!a:^9.4}", "{observation:*>8.3}", "{observation!r:.5}"} {
@@ -371,7 +371,7 @@ func TestTemplateInvalidObservation(t *testing.T) {
 			out := tp.AppendRender(nil, obs)
 			nb, nc := tp.renderSize(obs, -1)
 			if nb != len(out) || nc < 0 {
-				t.Errorf("%q %q: RenderSize %d,%d but wrote %q", tmpl, obs, nb, nc, out)
+				t.Errorf("%q %q: renderSize %d,%d but wrote %q", tmpl, obs, nb, nc, out)
 			}
 		}
 	}
@@ -395,7 +395,7 @@ func TestTemplateRenderAllocs(t *testing.T) {
 			t.Errorf("%q: AppendRender allocates %v times per call", tmpl, n)
 		}
 		if n := testing.AllocsPerRun(100, func() { tp.renderSize(obs, -1) }); n != 0 {
-			t.Errorf("%q: RenderSize allocates %v times per call", tmpl, n)
+			t.Errorf("%q: renderSize allocates %v times per call", tmpl, n)
 		}
 	}
 }

@@ -1,0 +1,46 @@
+package core
+
+import (
+	"encoding/hex"
+	"sync/atomic"
+)
+
+// The prefix digests of SPEC §6: SHA-256 (sha256.go) of the canonical
+// encoding of the messages up to the end of each segment.
+
+// prefixDigests hashes the canonical encoding of messages[0:count[k]], given
+// the encoded messages and the byte offset where each prefix ends.
+func prefixDigests(encoded []byte, byteEnd, count [3]int) [3]string {
+	prefix := encoded[:byteEnd[2]]
+	if c := lastDigests.Load(); c != nil && c.byteEnd == byteEnd && c.count == count && string(c.prefix) == string(prefix) {
+		return c.digests
+	}
+	var d [3]string
+	var hdr [5]byte
+	for k := range 3 {
+		if k > 0 && count[k] == count[k-1] {
+			d[k] = d[k-1] // an empty segment: the same prefix
+			continue
+		}
+		sum := sha256Sum(appendArrayHeader(hdr[:0], count[k]), encoded[:byteEnd[k]])
+		d[k] = hex.EncodeToString(sum[:])
+	}
+	if len(prefix) <= maxCachedPrefix {
+		lastDigests.Store(&digestCache{prefix: string(prefix), byteEnd: byteEnd, count: count, digests: d})
+	}
+	return d
+}
+
+// lastDigests remembers the digests of the last prefix hashed: an agent loop
+// sends the same run, injection and goal messages with every step, and
+// comparing the prefix costs far less than hashing it three times (in the
+// WebAssembly module SHA-256 runs at about 40 MB/s).
+var lastDigests atomic.Pointer[digestCache]
+
+const maxCachedPrefix = 1 << 16
+
+type digestCache struct {
+	prefix         string
+	byteEnd, count [3]int
+	digests        [3]string
+}

@@ -1,0 +1,183 @@
+package core
+
+import (
+	"math"
+	"slices"
+)
+
+// The assembly plan of SPEC §3 and §4: which message goes where, and its
+// code points. Messages are not copied: the plan points at the request's
+// texts, and encode.go writes them out.
+
+type outKind uint8
+
+const (
+	kCopy outKind = iota // a run or goal message, copied block by block
+	kText                // one text block: an injection or a raw_output
+	kObs                 // one text block: the rendered observation
+)
+
+type outMsg struct {
+	kind   outKind
+	role   string
+	blocks []Block // kCopy
+	text   string  // kText: the text; kObs: the observation
+	chars  int64
+	nbytes int // kObs: bytes of the rendering
+}
+
+type assembly struct {
+	msgs                    []outMsg
+	runEnd, injEnd, goalEnd int // message index where each segment ends
+	injected                []Injected
+	tmpl                    *Template
+	promptChars             int64
+	budget                  *int64
+	// emptyObs is where the rendering of an empty observation was written
+	// by appendTo, once it was.
+	emptyObs span
+	// emptyText is the rendering of an empty observation for message,
+	// once made.
+	emptyText *string
+}
+
+// build lays out the messages of SPEC §3 and measures them (§4), in sc,
+// with the code points in sc.tc: the decoder counted them on req or on its
+// encoding (the same texts in the same order). Injections are counted here:
+// they are laid out in channel order, not in wire order.
+func build(req *Request, tmpl *Template, sc *scratch) *assembly {
+	nInj := 0
+	for _, e := range req.Injections {
+		nInj += len(e)
+	}
+	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
+	a := &sc.a
+	a.msgs = slices.Grow(sc.out[:0], nMsgs)
+	a.tmpl, a.budget = tmpl, req.MaxPromptChars
+	run, goal, steps := sc.tc.run, sc.tc.goal, sc.tc.steps
+	for _, m := range req.RunMessages {
+		run = a.addCopy(m, run)
+	}
+	a.runEnd = len(a.msgs)
+	if nInj > 0 {
+		a.injected = slices.Grow(sc.injected[:0], nInj)
+		sc.keys = sortedKeys(sc.keys[:0], req.Injections)
+		for _, ch := range sc.keys { // byte order = code-point order
+			for _, e := range req.Injections[ch] {
+				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
+				a.addText(RoleUser, e.Content, codePoints(e.Content))
+			}
+		}
+	}
+	a.injEnd = len(a.msgs)
+	for _, m := range req.GoalMessages {
+		goal = a.addCopy(m, goal)
+	}
+	a.goalEnd = len(a.msgs)
+	for i, s := range req.Steps {
+		a.addStep(s, steps[2*i], steps[2*i+1])
+	}
+	sc.out, sc.injected = a.msgs, a.injected // so that release clears what was used
+	return a
+}
+
+// sortedKeys appends the channel names to keys in byte order (= code-point
+// order).
+func sortedKeys(keys []string, m map[string][]Injection) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	if len(keys) > 1 {
+		slices.Sort(keys)
+	}
+	return keys
+}
+
+// addCopy adds a run or goal message; counts starts with the code points of
+// its blocks. It returns counts past those blocks.
+func (a *assembly) addCopy(m Message, counts []int) []int {
+	var chars int64
+	for _, c := range counts[:len(m.Content)] {
+		chars += int64(c)
+	}
+	counts = counts[len(m.Content):]
+	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
+	a.promptChars = addChars(a.promptChars, chars)
+	return counts
+}
+
+// addText adds a message of one text block of chars code points.
+func (a *assembly) addText(role, text string, chars int) {
+	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
+	a.promptChars = addChars(a.promptChars, int64(chars))
+}
+
+// addStep adds a step whose texts have rawChars and obsChars code points.
+func (a *assembly) addStep(s Step, rawChars, obsChars int) {
+	a.addText(RoleAssistant, s.RawOutput, rawChars)
+	nb, chars := a.tmpl.renderSize(s.Observation, int64(obsChars))
+	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
+	a.promptChars = addChars(a.promptChars, chars)
+}
+
+// addChars adds code-point counts, saturating at the largest int64: the sum
+// over many steps of a wide template can pass it, and such a response is
+// too_large anyway (a code point takes at least one byte).
+func addChars(sum, n int64) int64 {
+	if sum > math.MaxInt64-n {
+		return math.MaxInt64
+	}
+	return sum + n
+}
+
+func (a *assembly) overflow() bool {
+	return a.budget != nil && a.promptChars > *a.budget
+}
+
+// response builds the typed Response (Assemble's result), or too_large when
+// the wire response would be over MaxResponseBytes, as AssembleBytes does.
+func (a *assembly) response() (*Response, error) {
+	if _, err := a.encodedSize(); err != nil {
+		return nil, err
+	}
+	resp := &Response{
+		Messages:        make([]Message, len(a.msgs)),
+		MessageChars:    make([]int64, len(a.msgs)),
+		PromptChars:     a.promptChars,
+		ContextOverflow: a.overflow(),
+		Injected:        append([]Injected{}, a.injected...), // a copy (a lives in a scratch); empty, never nil
+	}
+	for i := range a.msgs {
+		m := &a.msgs[i]
+		resp.Messages[i] = a.message(m)
+		resp.MessageChars[i] = m.chars
+	}
+	// The digests cover only run, injection and goal messages: encode those.
+	enc, ends := a.appendMessages(nil, a.msgs[:a.goalEnd])
+	d := prefixDigests(enc, ends, a.segments())
+	resp.PrefixDigests = PrefixDigests{Run: d[0], Injections: d[1], Goal: d[2]}
+	return resp, nil
+}
+
+func (a *assembly) message(m *outMsg) Message {
+	switch m.kind {
+	case kCopy:
+		return Message{Role: m.role, Content: append([]Block{}, m.blocks...)} // empty, never nil
+	case kText:
+		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: m.text}}}
+	default:
+		return Message{Role: m.role, Content: []Block{{Type: BlockTypeText, Text: a.render(m.text)}}}
+	}
+}
+
+// render renders obs, rendering an empty observation only once.
+func (a *assembly) render(obs string) string {
+	if obs != "" {
+		return a.tmpl.Render(obs)
+	}
+	if a.emptyText == nil {
+		r := a.tmpl.Render("")
+		a.emptyText = &r
+	}
+	return *a.emptyText
+}

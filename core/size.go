@@ -1,0 +1,169 @@
+package core
+
+// The exact size of the ok response, computed before it is written: the
+// response is allocated once, and one that would pass MaxResponseBytes is
+// too_large before anything is written (SPEC §6). The writers it mirrors
+// are in encode.go; TestEncodedSizeExact pins that the two agree.
+
+// MaxResponseBytes bounds the size of a response. A request whose response
+// would be larger (a wide template field repeated over many steps, say) is
+// answered with CodeTooLarge instead of exhausting memory.
+const MaxResponseBytes = 3 << 29 // 1.5 GiB
+
+// maxResponse is MaxResponseBytes; tests lower it to check the limit at
+// the boundary without building 1.5 GiB.
+var maxResponse = MaxResponseBytes
+
+// encodedSize returns the exact size of the ok response, or too_large: the
+// response is too_large exactly when its canonical encoding would be longer
+// than MaxResponseBytes. The sum saturates: it stops past MaxResponseBytes,
+// so no request can make it overflow.
+func (a *assembly) encodedSize() (int, *Error) {
+	size := a.fixedSize() + 2*hdrSize(len(a.msgs)) + uintSize(uint64(a.promptChars))
+	for i := range a.msgs {
+		if size += a.msgs[i].size(); size > maxResponse {
+			break
+		}
+	}
+	return size, checkResponseSize(size)
+}
+
+// size is what m adds to the response: the message and its message_chars
+// entry. A message's parts are each below 2^62 bytes (a rendering is at
+// most 4 bytes per code point of the observation times 2^30 fields), so the
+// sum does not overflow.
+func (m *outMsg) size() int {
+	return m.encodedSize() + uintSize(uint64(m.chars))
+}
+
+func (m *outMsg) encodedSize() int {
+	n := msgSize() + strSize(len(m.role))
+	switch m.kind {
+	case kCopy:
+		n += blocksSize(m.blocks)
+	case kText:
+		n += len(oneTextBlock) + strSize(len(m.text))
+	case kObs:
+		n += len(oneTextBlock) + strSize(m.nbytes)
+	}
+	return n
+}
+
+// fixedSize is the size of the ok response but its messages, the headers
+// of the messages and message_chars arrays and the prompt_chars value.
+func (a *assembly) fixedSize() int { return fixedSize(a.injected) }
+
+func fixedSize(injected []Injected) int {
+	size := 1 + len(keyV) + 1 + len(keyOK) + 1 + len(keyMessages) + len(keyMessageChars)
+	size += len(keyPromptChars) + len(keyContextOverflow) + 1 + len(keyInjected) + hdrSize(len(injected))
+	for _, in := range injected {
+		size += 1 + len(keyChannel) + strSize(len(in.Channel)) + len(keyEntryID) + strSize(len(in.EntryID))
+		size += len(keyMessageIndex) + uintSize(uint64(in.MessageIndex))
+	}
+	// prefix_digests: a map of three keys, each a 64-digit hex str.
+	return size + len(keyPrefixDigests) + 1 + len(keyRun) + len(keyInjections) + len(keyGoal) + 3*strSize(64)
+}
+
+// msgSize is the size of a message's map header and keys: {role: ...,
+// content: ...}.
+func msgSize() int { return len(msgHead) + len(keyContent) }
+
+// blocksSize is the size of a content array.
+func blocksSize(blocks []Block) int {
+	n := hdrSize(len(blocks))
+	for _, b := range blocks {
+		n += len(blockHead) + strSize(len(b.Type)) + len(keyText) + strSize(len(b.Text))
+	}
+	return n
+}
+
+func strSize(n int) int {
+	switch {
+	case n <= 31:
+		return 1 + n
+	case n <= 0xff:
+		return 2 + n
+	case n <= 0xffff:
+		return 3 + n
+	}
+	return 5 + n
+}
+
+func hdrSize(n int) int {
+	switch {
+	case n <= 15:
+		return 1
+	case n <= 0xffff:
+		return 3
+	}
+	return 5
+}
+
+func uintSize(u uint64) int {
+	switch {
+	case u <= 0x7f:
+		return 1
+	case u <= 0xff:
+		return 2
+	case u <= 0xffff:
+		return 3
+	case u <= 0xffffffff:
+		return 5
+	}
+	return 9
+}
+
+// checkResponseSize is too_large when size is over MaxResponseBytes.
+func checkResponseSize(size int) *Error {
+	if size <= maxResponse {
+		return nil
+	}
+	return newError(CodeTooLarge, "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
+}
+
+// ResponseSizer keeps the wire size of a Response that grows by whole
+// messages, so that a prompt assembled step by step applies
+// MaxResponseBytes exactly as AssembleBytes of the same steps does
+// (Prompt.AddStep and the hosts' prompts use it). The zero value is not
+// ready: use NewResponseSizer.
+type ResponseSizer struct {
+	size  int   // all but the headers of the two arrays of one entry per message and prompt_chars
+	n     int   // messages
+	chars int64 // prompt_chars
+}
+
+// NewResponseSizer returns the sizer of resp, which must be the Response of
+// an Assemble (or a prompt) and so within the limit.
+func NewResponseSizer(resp *Response) ResponseSizer {
+	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages), chars: resp.PromptChars}
+	for i := range resp.Messages {
+		s.size += messageSize(&resp.Messages[i], resp.MessageChars[i])
+	}
+	return s
+}
+
+// Add accounts for msgs (with their code points chars) appended to the
+// response, or returns too_large (and accounts for nothing) when the
+// response would then pass MaxResponseBytes.
+func (s *ResponseSizer) Add(msgs []Message, chars []int64) error {
+	size, pc := s.size, s.chars
+	for i := range msgs {
+		size += messageSize(&msgs[i], chars[i])
+		pc = addChars(pc, chars[i])
+	}
+	return s.add(size, len(msgs), pc)
+}
+
+func (s *ResponseSizer) add(size, n int, chars int64) error {
+	if err := checkResponseSize(size + 2*hdrSize(s.n+n) + uintSize(uint64(chars))); err != nil {
+		return err
+	}
+	s.size, s.n, s.chars = size, s.n+n, chars
+	return nil
+}
+
+// messageSize is what m, of chars code points, adds to a response (the
+// message and its message_chars entry), as outMsg.size counts it.
+func messageSize(m *Message, chars int64) int {
+	return msgSize() + strSize(len(m.Role)) + blocksSize(m.Content) + uintSize(uint64(chars))
+}
