@@ -114,21 +114,19 @@ func parseStrSpec(spec string, off int) (fieldSpec, *Error, gapClass) {
 	at := func(pos int) int { return off + utf8.RuneCountInString(spec[:pos]) }
 	end := len(spec)
 	pos := 0
-	fillSpecified, alignSpecified := false, false
+	fillSpecified := false // for a str the 0 flag never changes the alignment: only the fill matters
 	var align byte = '<'
 	alignPos := -1
 	if r, w := utf8.DecodeRuneInString(spec); w < end && isAlignToken(spec[w]) {
 		fs.fill, align = r, spec[w]
-		fillSpecified, alignSpecified = true, true
+		fillSpecified = true
 		alignPos = w
 		pos = w + 1
 	} else if isAlignToken(spec[0]) {
 		align = spec[0]
-		alignSpecified = true
 		alignPos = 0
 		pos = 1
 	}
-	_ = alignSpecified // for a str the 0 flag never changes the alignment
 	signPos, zPos, altPos := -1, -1, -1
 	if pos < end && (spec[pos] == ' ' || spec[pos] == '+' || spec[pos] == '-') {
 		signPos = pos

@@ -66,13 +66,13 @@ func keep(b []byte) {
 	}
 }
 
-// take returns the spare buffer with at least min bytes of capacity (the
+// take returns the spare buffer with at least size bytes of capacity (the
 // smaller one when both qualify), or, when largest is set, the larger spare
 // whatever its size; nil when there is none.
-func take(min int, largest bool) []byte {
+func take(size int, largest bool) []byte {
 	i := -1
 	for j, b := range spare {
-		if b == nil || cap(b) < min {
+		if b == nil || cap(b) < size {
 			continue
 		}
 		if i < 0 || largest == (cap(b) > cap(spare[i])) {

@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,8 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 		ObservationTemplate: p.tmpl,
 	})
 	if err != nil {
-		if e, ok := err.(*core.Error); ok && strings.HasPrefix(e.Path, "steps[0]") {
+		var e *core.Error
+		if errors.As(err, &e) && strings.HasPrefix(e.Path, "steps[0]") {
 			e.Path = "steps[" + strconv.Itoa(p.steps) + "]" + strings.TrimPrefix(e.Path, "steps[0]")
 		}
 		return err

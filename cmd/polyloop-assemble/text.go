@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +15,8 @@ import (
 func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error {
 	resp, err := core.DecodeResponse(respBytes)
 	if err != nil {
-		if e, ok := err.(*core.Error); ok {
+		var e *core.Error
+		if errors.As(err, &e) {
 			fmt.Fprintf(w, "error %s", e.Code)
 			if e.Path != "" {
 				fmt.Fprintf(w, " at %s", visible(e.Path))

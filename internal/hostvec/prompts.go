@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -144,8 +145,8 @@ func RunPrompt[P Prompt](c PromptCase, newPrompt func(*core.Request) (P, error))
 	for i, s := range c.Steps {
 		err := p.AddStep(s.RawOutput, s.Observation)
 		if s.Error != nil {
-			e, ok := err.(*core.Error)
-			if !ok || string(e.Code) != s.Error.Code || e.Path != s.Error.Path || e.Offset != -1 {
+			var e *core.Error
+			if !errors.As(err, &e) || string(e.Code) != s.Error.Code || e.Path != s.Error.Path || e.Offset != -1 {
 				return fmt.Errorf("%s: step %d: got %#v, want %s at %q", c.Name, i, err, s.Error.Code, s.Error.Path)
 			}
 		} else {
