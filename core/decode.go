@@ -79,35 +79,14 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		if err != nil {
 			return nil, nil, b, err
 		}
-		var bit uint
-		switch key {
-		case "v":
-			bit = fV
-		case "run_messages":
-			bit = fRunMessages
-		case "injections":
-			bit = fInjections
-		case "goal_messages":
-			bit = fGoalMessages
-		case "steps":
-			bit = fSteps
-		case "observation_template":
-			bit = fTemplate
-		case "max_prompt_chars":
-			bit = fBudget
-		}
+		bit := requestField(key)
 		if bit != 0 && seen&bit != 0 {
 			return nil, nil, b, duplicateKey(key)
 		}
 		seen |= bit
 		switch bit {
 		case fV:
-			var v int64
-			var big bool
-			v, big, b, err = readInt(b)
-			if err == nil && (big || v != WireVersion) {
-				err = newError(CodeUnsupportedVersion, "", "wire version "+intText(v, big)+" is not supported; this library speaks version 1")
-			}
+			b, err = decodeVersion(b)
 		case fRunMessages:
 			req.RunMessages, b, err = decodeMessages(b, &tc.run, sc)
 		case fInjections:
@@ -119,31 +98,10 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		case fTemplate:
 			req.ObservationTemplate, b, err = readStr(b)
 			if err == nil {
-				var terr *Error
-				if tmpl, terr = parseTemplateCached(req.ObservationTemplate); terr != nil {
-					err = terr
-				}
+				tmpl, err = parseTemplateCached(req.ObservationTemplate)
 			}
 		case fBudget:
-			if len(b) > 0 && msgp.NextType(b) == msgp.NilType {
-				b = b[1:]
-				req.MaxPromptChars = nil
-				break
-			}
-			var v int64
-			var big bool
-			v, big, b, err = readInt(b)
-			if err == nil {
-				if v < 0 {
-					err = newError(CodeInvalidBudget, "", "max_prompt_chars is "+strconv.FormatInt(v, 10)+"; give a budget of 0 or more code points, or nil for no budget")
-				} else {
-					if big {
-						v = 1<<63 - 1 // above any possible prompt
-					}
-					sc.budget = v
-					req.MaxPromptChars = &sc.budget
-				}
-			}
+			req.MaxPromptChars, b, err = decodeBudget(b, sc)
 		default:
 			return nil, nil, b, unknownField(key, "the request", requestFields)
 		}
@@ -155,6 +113,56 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		return nil, nil, b, missingField("observation_template", "the request")
 	}
 	return req, tmpl, b, nil
+}
+
+// requestField is the field bit of a key of the request map, 0 for an
+// unknown key.
+func requestField(key string) uint {
+	switch key {
+	case "v":
+		return fV
+	case "run_messages":
+		return fRunMessages
+	case "injections":
+		return fInjections
+	case "goal_messages":
+		return fGoalMessages
+	case "steps":
+		return fSteps
+	case "observation_template":
+		return fTemplate
+	case "max_prompt_chars":
+		return fBudget
+	}
+	return 0
+}
+
+func decodeVersion(b []byte) ([]byte, *Error) {
+	v, big, b, err := readInt(b)
+	if err == nil && (big || v != WireVersion) {
+		err = newError(CodeUnsupportedVersion, "", "wire version "+intText(v, big)+" is not supported; this library speaks version 1")
+	}
+	return b, err
+}
+
+// decodeBudget decodes max_prompt_chars: nil, or an int ≥ 0 (one above the
+// int64 range is above any prompt), kept in sc.budget.
+func decodeBudget(b []byte, sc *scratch) (*int64, []byte, *Error) {
+	if len(b) > 0 && msgp.NextType(b) == msgp.NilType {
+		return nil, b[1:], nil
+	}
+	v, big, b, err := readInt(b)
+	if err != nil {
+		return nil, b, err
+	}
+	if v < 0 {
+		return nil, b, newError(CodeInvalidBudget, "", "max_prompt_chars is "+strconv.FormatInt(v, 10)+"; give a budget of 0 or more code points, or nil for no budget")
+	}
+	if big {
+		v = 1<<63 - 1 // above any possible prompt
+	}
+	sc.budget = v
+	return &sc.budget, b, nil
 }
 
 func decodeMessages(b []byte, counts *[]int, sc *scratch) ([]Message, []byte, *Error) {

@@ -48,10 +48,23 @@ var (
 	// Runs written together, one append each on the hot path: a message up
 	// to its role, its content key and one text block, a block up to its
 	// type.
-	msgHead        = string(appendMapHeader(nil, 2)) + keyRole
-	contentOneText = keyContent + oneTextBlock
-	blockHead      = string(appendMapHeader(nil, 2)) + keyType
+	msgHead   = string(appendMapHeader(nil, 2)) + keyRole
+	blockHead = string(appendMapHeader(nil, 2)) + keyType
+	// A message of one text block up to its text, for the two roles such
+	// messages have (injections and observations are user messages, raw
+	// outputs assistant ones).
+	userTextHead      = msgHead + key(RoleUser) + keyContent + oneTextBlock
+	assistantTextHead = msgHead + key(RoleAssistant) + keyContent + oneTextBlock
 )
+
+// textHead is the start of a message of one text block from role, which is
+// user or assistant.
+func textHead(role string) string {
+	if role == RoleUser {
+		return userTextHead
+	}
+	return assistantTextHead
+}
 
 // key returns s encoded as a msgpack str.
 func key(s string) string { return string(appendStr(nil, s)) }
@@ -102,10 +115,10 @@ func (a *assembly) appendMessages(dst []byte, msgs []outMsg) ([]byte, [3]int) {
 }
 
 func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
-	dst = append(dst, msgHead...)
-	dst = appendStr(dst, m.role)
 	switch m.kind {
 	case kCopy:
+		dst = append(dst, msgHead...)
+		dst = appendStr(dst, m.role)
 		dst = append(dst, keyContent...)
 		dst = appendArrayHeader(dst, len(m.blocks))
 		for _, b := range m.blocks {
@@ -115,10 +128,10 @@ func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
 			dst = appendStr(dst, b.Text)
 		}
 	case kText:
-		dst = append(dst, contentOneText...)
+		dst = append(dst, textHead(m.role)...)
 		dst = appendStr(dst, m.text)
 	case kObs:
-		dst = append(dst, contentOneText...)
+		dst = append(dst, textHead(m.role)...)
 		dst = appendStrHeader(dst, m.nbytes)
 		if m.text == "" && a.emptyObs.set {
 			// The same rendering again: copy it (a template of many
