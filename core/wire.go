@@ -30,45 +30,14 @@ func EncodeRequest(req *Request) []byte {
 	b := msgp.AppendMapHeader(nil, uint32(n))
 	b = msgp.AppendString(b, "v")
 	b = msgp.AppendInt64(b, WireVersion)
-	appendMsgs := func(key string, msgs []Message) {
-		b = msgp.AppendString(b, key)
-		b = msgp.AppendArrayHeader(b, uint32(len(msgs)))
-		for _, m := range msgs {
-			b = msgp.AppendMapHeader(b, 2)
-			b = msgp.AppendString(b, "role")
-			b = msgp.AppendString(b, m.Role)
-			b = msgp.AppendString(b, "content")
-			b = msgp.AppendArrayHeader(b, uint32(len(m.Content)))
-			for _, blk := range m.Content {
-				b = msgp.AppendMapHeader(b, 2)
-				b = msgp.AppendString(b, "type")
-				b = msgp.AppendString(b, blk.Type)
-				b = msgp.AppendString(b, "text")
-				b = msgp.AppendString(b, blk.Text)
-			}
-		}
-	}
 	if fields[0] {
-		appendMsgs("run_messages", req.RunMessages)
+		b = appendMessages(b, "run_messages", req.RunMessages)
 	}
 	if fields[1] {
-		b = msgp.AppendString(b, "injections")
-		b = msgp.AppendMapHeader(b, uint32(len(req.Injections)))
-		for _, ch := range slices.Sorted(maps.Keys(req.Injections)) {
-			b = msgp.AppendString(b, ch)
-			entries := req.Injections[ch]
-			b = msgp.AppendArrayHeader(b, uint32(len(entries)))
-			for _, e := range entries {
-				b = msgp.AppendMapHeader(b, 2)
-				b = msgp.AppendString(b, "entry_id")
-				b = msgp.AppendString(b, e.EntryID)
-				b = msgp.AppendString(b, "content")
-				b = msgp.AppendString(b, e.Content)
-			}
-		}
+		b = appendInjections(b, req.Injections)
 	}
 	if fields[2] {
-		appendMsgs("goal_messages", req.GoalMessages)
+		b = appendMessages(b, "goal_messages", req.GoalMessages)
 	}
 	if fields[3] {
 		b = msgp.AppendString(b, "steps")
@@ -82,6 +51,47 @@ func EncodeRequest(req *Request) []byte {
 	if req.MaxPromptChars != nil {
 		b = msgp.AppendString(b, "max_prompt_chars")
 		b = msgp.AppendInt64(b, *req.MaxPromptChars)
+	}
+	return b
+}
+
+// appendMessages appends the field key with its array of messages.
+func appendMessages(b []byte, key string, msgs []Message) []byte {
+	b = msgp.AppendString(b, key)
+	b = msgp.AppendArrayHeader(b, uint32(len(msgs)))
+	for _, m := range msgs {
+		b = msgp.AppendMapHeader(b, 2)
+		b = msgp.AppendString(b, "role")
+		b = msgp.AppendString(b, m.Role)
+		b = msgp.AppendString(b, "content")
+		b = msgp.AppendArrayHeader(b, uint32(len(m.Content)))
+		for _, blk := range m.Content {
+			b = msgp.AppendMapHeader(b, 2)
+			b = msgp.AppendString(b, "type")
+			b = msgp.AppendString(b, blk.Type)
+			b = msgp.AppendString(b, "text")
+			b = msgp.AppendString(b, blk.Text)
+		}
+	}
+	return b
+}
+
+// appendInjections appends the injections field, channels in code-point
+// order.
+func appendInjections(b []byte, inj map[string][]Injection) []byte {
+	b = msgp.AppendString(b, "injections")
+	b = msgp.AppendMapHeader(b, uint32(len(inj)))
+	for _, ch := range slices.Sorted(maps.Keys(inj)) {
+		b = msgp.AppendString(b, ch)
+		entries := inj[ch]
+		b = msgp.AppendArrayHeader(b, uint32(len(entries)))
+		for _, e := range entries {
+			b = msgp.AppendMapHeader(b, 2)
+			b = msgp.AppendString(b, "entry_id")
+			b = msgp.AppendString(b, e.EntryID)
+			b = msgp.AppendString(b, "content")
+			b = msgp.AppendString(b, e.Content)
+		}
 	}
 	return b
 }
@@ -111,72 +121,92 @@ func DecodeResponse(b []byte) (*Response, error) {
 		return nil, ErrBadResponse
 	}
 	if m["ok"] == false {
-		e, _ := m["error"].(map[string]any)
-		code, _ := e["code"].(string)
-		path, _ := e["path"].(string)
-		msg, _ := e["message"].(string)
-		if code == "" {
-			return nil, ErrBadResponse
-		}
-		offset := -1
-		switch n := e["offset"].(type) {
-		case int64:
-			offset = int(n)
-		case uint64:
-			offset = int(n)
-		}
-		return nil, &Error{Code: Code(code), Path: path, Message: msg, Offset: offset}
+		return nil, errorOf(m)
 	}
+	var d respDecoder
+	r := d.response(m)
+	if d.bad {
+		return nil, ErrBadResponse
+	}
+	return r, nil
+}
+
+// errorOf returns the *Error of an error response, or
+// ErrBadResponse.
+func errorOf(m map[string]any) error {
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	path, _ := e["path"].(string)
+	msg, _ := e["message"].(string)
+	if code == "" {
+		return ErrBadResponse
+	}
+	offset := -1
+	switch n := e["offset"].(type) {
+	case int64:
+		offset = int(n)
+	case uint64:
+		offset = int(n)
+	}
+	return &Error{Code: Code(code), Path: path, Message: msg, Offset: offset}
+}
+
+// respDecoder reads the generic form of an ok response; bad records any
+// value of the wrong type.
+type respDecoder struct{ bad bool }
+
+func (d *respDecoder) response(m map[string]any) *Response {
 	r := Response{Messages: []Message{}, MessageChars: []int64{}, Injected: []Injected{}}
-	bad := false
-	str := func(x any) string {
-		s, ok := x.(string)
-		bad = bad || !ok
-		return s
-	}
-	num := func(x any) int64 {
-		switch n := x.(type) {
-		case int64:
-			return n
-		case uint64:
-			return int64(n)
-		}
-		bad = true
-		return 0
-	}
-	list := func(x any) []any {
-		l, ok := x.([]any)
-		bad = bad || !ok
-		return l
-	}
-	obj := func(x any) map[string]any {
-		o, ok := x.(map[string]any)
-		bad = bad || !ok
-		return o
-	}
-	for _, x := range list(m["messages"]) {
-		mm := obj(x)
-		msg := Message{Role: str(mm["role"]), Content: []Block{}}
-		for _, y := range list(mm["content"]) {
-			bb := obj(y)
-			msg.Content = append(msg.Content, Block{Type: str(bb["type"]), Text: str(bb["text"])})
+	for _, x := range d.list(m["messages"]) {
+		mm := d.obj(x)
+		msg := Message{Role: d.str(mm["role"]), Content: []Block{}}
+		for _, y := range d.list(mm["content"]) {
+			bb := d.obj(y)
+			msg.Content = append(msg.Content, Block{Type: d.str(bb["type"]), Text: d.str(bb["text"])})
 		}
 		r.Messages = append(r.Messages, msg)
 	}
-	for _, x := range list(m["message_chars"]) {
-		r.MessageChars = append(r.MessageChars, num(x))
+	for _, x := range d.list(m["message_chars"]) {
+		r.MessageChars = append(r.MessageChars, d.num(x))
 	}
-	r.PromptChars = num(m["prompt_chars"])
+	r.PromptChars = d.num(m["prompt_chars"])
+	var ok bool
 	r.ContextOverflow, ok = m["context_overflow"].(bool)
-	bad = bad || !ok
-	for _, x := range list(m["injected"]) {
-		in := obj(x)
-		r.Injected = append(r.Injected, Injected{Channel: str(in["channel"]), EntryID: str(in["entry_id"]), MessageIndex: int(num(in["message_index"]))})
+	d.bad = d.bad || !ok
+	for _, x := range d.list(m["injected"]) {
+		in := d.obj(x)
+		r.Injected = append(r.Injected, Injected{Channel: d.str(in["channel"]), EntryID: d.str(in["entry_id"]), MessageIndex: int(d.num(in["message_index"]))})
 	}
-	d := obj(m["prefix_digests"])
-	r.PrefixDigests = PrefixDigests{Run: str(d["run"]), Injections: str(d["injections"]), Goal: str(d["goal"])}
-	if bad {
-		return nil, ErrBadResponse
+	pd := d.obj(m["prefix_digests"])
+	r.PrefixDigests = PrefixDigests{Run: d.str(pd["run"]), Injections: d.str(pd["injections"]), Goal: d.str(pd["goal"])}
+	return &r
+}
+
+func (d *respDecoder) str(x any) string {
+	s, ok := x.(string)
+	d.bad = d.bad || !ok
+	return s
+}
+
+func (d *respDecoder) num(x any) int64 {
+	switch n := x.(type) {
+	case int64:
+		return n
+	case uint64:
+		return int64(n)
 	}
-	return &r, nil
+	d.bad = true
+	return 0
+}
+
+func (d *respDecoder) list(x any) []any {
+	l, ok := x.([]any)
+	d.bad = d.bad || !ok
+	return l
+}
+
+func (d *respDecoder) obj(x any) map[string]any {
+	o, ok := x.(map[string]any)
+	d.bad = d.bad || !ok
+	return o
 }

@@ -158,11 +158,12 @@ func runOne(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng e
 		it.msgpack = b
 	}
 	res := answer(it, o, eng)
-	if _, err := w.Write(res.out); err == nil {
-		err = w.Flush()
+	_, werr := w.Write(res.out)
+	if werr == nil {
+		werr = w.Flush()
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", err)
+	if werr != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", werr)
 		return 2
 	}
 	if res.err != nil {
