@@ -66,11 +66,7 @@ func appendMessages(b []byte, key string, msgs []Message) []byte {
 		b = msgp.AppendString(b, "content")
 		b = msgp.AppendArrayHeader(b, uint32(len(m.Content)))
 		for _, blk := range m.Content {
-			b = msgp.AppendMapHeader(b, 2)
-			b = msgp.AppendString(b, "type")
-			b = msgp.AppendString(b, blk.Type)
-			b = msgp.AppendString(b, "text")
-			b = msgp.AppendString(b, blk.Text)
+			b = appendPair(b, "type", blk.Type, "text", blk.Text)
 		}
 	}
 	return b
@@ -86,11 +82,7 @@ func appendInjections(b []byte, inj map[string][]Injection) []byte {
 		entries := inj[ch]
 		b = msgp.AppendArrayHeader(b, uint32(len(entries)))
 		for _, e := range entries {
-			b = msgp.AppendMapHeader(b, 2)
-			b = msgp.AppendString(b, "entry_id")
-			b = msgp.AppendString(b, e.EntryID)
-			b = msgp.AppendString(b, "content")
-			b = msgp.AppendString(b, e.Content)
+			b = appendPair(b, "entry_id", e.EntryID, "content", e.Content)
 		}
 	}
 	return b
@@ -98,11 +90,16 @@ func appendInjections(b []byte, inj map[string][]Injection) []byte {
 
 // appendStep appends the canonical encoding of one step.
 func appendStep(b []byte, s Step) []byte {
+	return appendPair(b, "raw_output", s.RawOutput, "observation", s.Observation)
+}
+
+// appendPair appends a map of two str fields, k1: v1 and k2: v2.
+func appendPair(b []byte, k1, v1, k2, v2 string) []byte {
 	b = msgp.AppendMapHeader(b, 2)
-	b = msgp.AppendString(b, "raw_output")
-	b = msgp.AppendString(b, s.RawOutput)
-	b = msgp.AppendString(b, "observation")
-	return msgp.AppendString(b, s.Observation)
+	b = msgp.AppendString(b, k1)
+	b = msgp.AppendString(b, v1)
+	b = msgp.AppendString(b, k2)
+	return msgp.AppendString(b, v2)
 }
 
 // ErrBadResponse reports bytes that are not a response of wire version 1.
