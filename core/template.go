@@ -267,25 +267,8 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 	nfields := 0
 	i := 0
 	for i < n {
-		// Literal text, through escaped braces, up to a field or the end.
-		start, j, esc := i, i, 0
-		for {
-			k := strings.IndexAny(s[j:], "{}")
-			if k < 0 {
-				j = n
-				break
-			}
-			j += k
-			if j+1 < n && s[j+1] == s[j] {
-				if s[j] == '{' && p.escapedOpen < 0 {
-					p.escapedOpen = j
-				}
-				esc++
-				j += 2
-				continue
-			}
-			break
-		}
+		start := i
+		j, esc := p.scanLit(i)
 		if j > start {
 			p.segs = append(p.segs, litSeg{start, j, esc})
 		}
@@ -312,15 +295,43 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 	t.tail = p.takeLit()
 	t.tailChars = int64(utf8.RuneCountInString(t.tail))
 	if nfields == 0 {
-		// GAP (SPEC §5 no-field rule): CPython formats a template without
-		// fields fine, but the observation would silently vanish.
-		if p.escapedOpen >= 0 {
-			off := p.cp(p.escapedOpen)
-			return tmplErr(off, "the template has no {observation} field, so the observation would never appear; '{{' at offset %d is an escaped literal brace, write {observation} with single braces", off), gapNoField
-		}
-		return tmplErr(0, "the template has no {observation} field (offset 0), so the observation would never appear; add {observation} where it belongs"), gapNoField
+		return p.noField(), gapNoField
 	}
 	return nil, gapNone
+}
+
+// scanLit scans literal text from i, through escaped braces, up to a field
+// or the end: it returns where the literal ends and how many escaped braces
+// it holds.
+func (p *parser) scanLit(i int) (end, esc int) {
+	s, j := p.s, i
+	for {
+		k := strings.IndexAny(s[j:], "{}")
+		if k < 0 {
+			return len(s), esc
+		}
+		j += k
+		if j+1 < len(s) && s[j+1] == s[j] {
+			if s[j] == '{' && p.escapedOpen < 0 {
+				p.escapedOpen = j
+			}
+			esc++
+			j += 2
+			continue
+		}
+		return j, esc
+	}
+}
+
+// noField is the error of a template without fields. GAP (SPEC §5 no-field
+// rule): CPython formats such a template fine, but the observation would
+// silently vanish.
+func (p *parser) noField() *Error {
+	if p.escapedOpen >= 0 {
+		off := p.cp(p.escapedOpen)
+		return tmplErr(off, "the template has no {observation} field, so the observation would never appear; '{{' at offset %d is an escaped literal brace, write {observation} with single braces", off)
+	}
+	return tmplErr(0, "the template has no {observation} field (offset 0), so the observation would never appear; add {observation} where it belongs")
 }
 
 // field parses the replacement field whose '{' is at byte offset open, as
@@ -328,110 +339,34 @@ func (p *parser) parse(t *Template) (*Error, gapClass) {
 // name, conversion, format spec). It returns the byte offset after the
 // closing '}'.
 func (p *parser) field(open int, f *fspec) (int, *Error, gapClass) {
-	s := p.s
-	n := len(s)
-	i := open + 1
-	nameStart := i
-	var c byte
-	term := false
-	for i < n {
-		c = s[i]
-		i++
-		if c == '{' {
-			return 0, tmplErr(p.cp(i-1), "unexpected '{' at offset %d inside the field opened at offset %d; a field is written {observation}, and '{{' writes a literal '{'", p.cp(i-1), p.cp(open)), gapNone
-		}
-		if c == '[' {
-			for i < n && s[i] != ']' {
-				i++
-			}
-			continue
-		}
-		if c == '}' || c == ':' || c == '!' {
-			term = true
-			break
-		}
+	i, c, err := p.fieldName(open)
+	if err != nil {
+		return 0, err, gapNone
 	}
-	if !term {
-		return 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end it with '}' as in {observation}, or write '{{' for a literal '{'", p.cp(open)), gapNone
-	}
-	name := s[nameStart : i-1]
-	var conv rune
-	convPos := -1
-	specStart, specEnd := -1, -1
-	nested := -1
+	name := p.s[open+1 : i-1]
+	fp := fieldParts{convPos: -1, specStart: -1, specEnd: -1, nested: -1}
 	if c == '!' || c == ':' {
-		if c == '!' {
-			if i >= n {
-				return 0, tmplErr(p.cp(i-1), "'!' at offset %d ends the template; a conversion is !s, !r or !a followed by '}'", p.cp(i-1)), gapNone
-			}
-			var w int
-			conv, w = utf8.DecodeRuneInString(s[i:])
-			convPos = i
-			i += w
-			if conv == '}' {
-				// CPython reads '}' as the conversion character and then
-				// raises "Unknown conversion specifier }" or "unmatched '{'".
-				return 0, tmplErr(p.cp(convPos-1), "missing conversion after '!' at offset %d; write !s, !r or !a before the '}'", p.cp(convPos-1)), gapNone
-			}
-			if i < n {
-				c2, w := utf8.DecodeRuneInString(s[i:])
-				c2Pos := i
-				i += w
-				if c2 == '}' {
-					goto checked
-				}
-				if c2 != ':' {
-					return 0, tmplErr(p.cp(c2Pos), "expected ':' or '}' after the conversion at offset %d, found %s at offset %d; a conversion is one character: !s, !r or !a", p.cp(convPos), quoteRune(c2), p.cp(c2Pos)), gapNone
-				}
-			}
+		if i, err = p.convAndSpec(i, c, open, &fp); err != nil {
+			return 0, err, gapNone
 		}
-		// The format spec runs to the '}' that balances the field's '{'.
-		specStart = i
-		count := 1
-		for i < n {
-			c = s[i]
-			i++
-			if c == '{' {
-				if nested < 0 {
-					nested = i - 1
-				}
-				count++
-			} else if c == '}' {
-				count--
-				if count == 0 {
-					specEnd = i - 1
-					goto checked
-				}
-			}
-		}
-		return 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end its format spec with '}'", p.cp(open)), gapNone
 	}
-checked:
-	if err, gap := p.checkName(name, nameStart, open); err != nil {
+	if err, gap := p.checkName(name, open+1, open); err != nil {
 		return 0, err, gap
 	}
-	switch conv {
-	case 0, 's':
-		// No conversion; CPython also treats a NUL conversion character as none.
-		f.conv = convNone
-	case 'r':
-		f.conv = convRepr
-	case 'a':
-		f.conv = convASCII
-	default:
-		return 0, tmplErr(p.cp(convPos), "unknown conversion !%s at offset %d; use !s, !r or !a", quoteConv(conv), p.cp(convPos)), gapNone
+	if err := p.setConv(f, fp.conv, fp.convPos); err != nil {
+		return 0, err, gapNone
 	}
 	f.fill, f.align, f.width, f.prec = " ", '<', -1, -1
-	if specStart < 0 {
+	if fp.specStart < 0 {
 		return i, nil, gapNone
 	}
-	if nested >= 0 {
+	if fp.nested >= 0 {
 		// GAP: CPython expands fields nested in a format spec
 		// ({observation:{w}}); this engine has only one value, so a nested
 		// field could only be the observation used as a spec.
-		return 0, tmplErr(p.cp(nested), gapPrefix+"a brace at offset %d inside the format spec of the field opened at offset %d (nested fields); write the width and precision as plain numbers", p.cp(nested), p.cp(open)), gapNested
+		return 0, tmplErr(p.cp(fp.nested), gapPrefix+"a brace at offset %d inside the format spec of the field opened at offset %d (nested fields); write the width and precision as plain numbers", p.cp(fp.nested), p.cp(open)), gapNested
 	}
-	fs, err, gap := parseStrSpec(s[specStart:specEnd], p.cp(specStart))
+	fs, err, gap := parseStrSpec(p.s[fp.specStart:fp.specEnd], p.cp(fp.specStart))
 	if err != nil {
 		return 0, err, gap
 	}
@@ -441,6 +376,112 @@ checked:
 	f.prec = fs.prec
 	f.formatted = fs.width > 0 || fs.prec >= 0
 	return i, nil, gapNone
+}
+
+// fieldParts are the positions field finds after the field name: the
+// conversion character and where it is, the format spec's bounds and the
+// first '{' inside it (-1 when absent).
+type fieldParts struct {
+	conv                                rune
+	convPos, specStart, specEnd, nested int
+}
+
+// fieldName scans the field name of the field opened at open, up to the
+// '}', ':' or '!' that ends it: it returns the index after that character
+// and the character.
+func (p *parser) fieldName(open int) (int, byte, *Error) {
+	s, n := p.s, len(p.s)
+	for i := open + 1; i < n; {
+		c := s[i]
+		i++
+		if c == '{' {
+			return 0, 0, tmplErr(p.cp(i-1), "unexpected '{' at offset %d inside the field opened at offset %d; a field is written {observation}, and '{{' writes a literal '{'", p.cp(i-1), p.cp(open))
+		}
+		if c == '[' {
+			for i < n && s[i] != ']' {
+				i++
+			}
+			continue
+		}
+		if c == '}' || c == ':' || c == '!' {
+			return i, c, nil
+		}
+	}
+	return 0, 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end it with '}' as in {observation}, or write '{{' for a literal '{'", p.cp(open))
+}
+
+// convAndSpec scans what follows the field name when c, just before i, is
+// '!' (a conversion, then maybe ':' and a format spec) or ':' (a format
+// spec), into fp; it returns the index after the field's closing '}'.
+func (p *parser) convAndSpec(i int, c byte, open int, fp *fieldParts) (int, *Error) {
+	s, n := p.s, len(p.s)
+	if c == '!' {
+		if i >= n {
+			return 0, tmplErr(p.cp(i-1), "'!' at offset %d ends the template; a conversion is !s, !r or !a followed by '}'", p.cp(i-1))
+		}
+		var w int
+		fp.conv, w = utf8.DecodeRuneInString(s[i:])
+		fp.convPos = i
+		i += w
+		if fp.conv == '}' {
+			// CPython reads '}' as the conversion character and then
+			// raises "Unknown conversion specifier }" or "unmatched '{'".
+			return 0, tmplErr(p.cp(fp.convPos-1), "missing conversion after '!' at offset %d; write !s, !r or !a before the '}'", p.cp(fp.convPos-1))
+		}
+		if i < n {
+			c2, w := utf8.DecodeRuneInString(s[i:])
+			c2Pos := i
+			i += w
+			if c2 == '}' {
+				return i, nil
+			}
+			if c2 != ':' {
+				return 0, tmplErr(p.cp(c2Pos), "expected ':' or '}' after the conversion at offset %d, found %s at offset %d; a conversion is one character: !s, !r or !a", p.cp(fp.convPos), quoteRune(c2), p.cp(c2Pos))
+			}
+		}
+	}
+	return p.spec(i, open, fp)
+}
+
+// spec scans a format spec from i to the '}' that balances the field's '{'.
+func (p *parser) spec(i, open int, fp *fieldParts) (int, *Error) {
+	s, n := p.s, len(p.s)
+	fp.specStart = i
+	count := 1
+	for i < n {
+		c := s[i]
+		i++
+		if c == '{' {
+			if fp.nested < 0 {
+				fp.nested = i - 1
+			}
+			count++
+		} else if c == '}' {
+			count--
+			if count == 0 {
+				fp.specEnd = i - 1
+				return i, nil
+			}
+		}
+	}
+	return 0, tmplErr(p.cp(open), "the field opened at offset %d is never closed; end its format spec with '}'", p.cp(open))
+}
+
+// setConv sets f's conversion from the conversion character at convPos (0:
+// none).
+func (p *parser) setConv(f *fspec, conv rune, convPos int) *Error {
+	switch conv {
+	case 0, 's':
+		// No conversion; CPython also treats a NUL conversion character as none.
+		f.conv = convNone
+	case 'r':
+		f.conv = convRepr
+	case 'a':
+		f.conv = convASCII
+	default:
+		return tmplErr(p.cp(convPos), "unknown conversion !%s at offset %d; use !s, !r or !a", quoteConv(conv), p.cp(convPos))
+	}
+	return nil
 }
 
 // checkName checks a field name (at byte offset off; the field opens at
