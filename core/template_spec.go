@@ -107,120 +107,165 @@ type fieldSpec struct {
 // ASCII). On failure it returns the error and its GAP class (gapNone for the
 // rejections CPython makes too).
 func parseStrSpec(spec string, off int) (fieldSpec, *Error, gapClass) {
-	fs := fieldSpec{fill: ' ', align: '<', width: -1, prec: -1}
-	if len(spec) == 0 {
-		return fs, nil, gapNone
+	sp := specParts{
+		spec: spec, off: off, fs: fieldSpec{fill: ' ', align: '<', width: -1, prec: -1},
+		align: '<', alignPos: -1, signPos: -1, zPos: -1, altPos: -1, groupPos: -1, typ: 's', typePos: -1,
 	}
-	at := func(pos int) int { return off + utf8.RuneCountInString(spec[:pos]) }
-	end := len(spec)
-	pos := 0
+	if len(spec) == 0 {
+		return sp.fs, nil, gapNone
+	}
+	pos := sp.scanHead()
+	if err := sp.scanTail(pos); err != nil {
+		return sp.fs, err, gapNone
+	}
+	return sp.check()
+}
+
+// specParts is a format spec as scanned: what it says and where (byte
+// positions in spec, -1 when absent), before the checks of a str.
+type specParts struct {
+	spec                                      string
+	off                                       int // code-point offset of spec[0] in the template
+	fs                                        fieldSpec
+	align, group                              byte
+	typ                                       rune
+	alignPos, signPos, zPos, altPos, groupPos int
+	widthPos, typePos                         int
+}
+
+// at is the template's code-point offset of spec[pos].
+func (sp *specParts) at(pos int) int { return sp.off + utf8.RuneCountInString(sp.spec[:pos]) }
+
+// scanHead scans [[fill]align][sign][z][#][0] and returns the position
+// after it.
+func (sp *specParts) scanHead() int {
+	spec, end, pos := sp.spec, len(sp.spec), 0
 	fillSpecified := false // for a str the 0 flag never changes the alignment: only the fill matters
-	var align byte = '<'
-	alignPos := -1
 	if r, w := utf8.DecodeRuneInString(spec); w < end && isAlignToken(spec[w]) {
-		fs.fill, align = r, spec[w]
+		sp.fs.fill, sp.align = r, spec[w]
 		fillSpecified = true
-		alignPos = w
+		sp.alignPos = w
 		pos = w + 1
 	} else if isAlignToken(spec[0]) {
-		align = spec[0]
-		alignPos = 0
+		sp.align = spec[0]
+		sp.alignPos = 0
 		pos = 1
 	}
-	signPos, zPos, altPos := -1, -1, -1
 	if pos < end && (spec[pos] == ' ' || spec[pos] == '+' || spec[pos] == '-') {
-		signPos = pos
+		sp.signPos = pos
 		pos++
 	}
 	if pos < end && spec[pos] == 'z' {
-		zPos = pos
+		sp.zPos = pos
 		pos++
 	}
 	if pos < end && spec[pos] == '#' {
-		altPos = pos
+		sp.altPos = pos
 		pos++
 	}
 	// The 0 flag (backwards compatibility): fill with '0'. CPython switches
 	// to '=' alignment only for types that align right by default; a str
 	// aligns left, so the alignment stays as given (default '<').
 	if !fillSpecified && pos < end && spec[pos] == '0' {
-		fs.fill = '0'
+		sp.fs.fill = '0'
 		pos++
 	}
-	widthPos := pos
+	return pos
+}
+
+// scanTail scans [width][grouping][.precision][type] from pos; its errors
+// are CPython's parse errors.
+func (sp *specParts) scanTail(pos int) *Error {
+	spec, end := sp.spec, len(sp.spec)
+	sp.widthPos = pos
 	w, next, consumed, ok := getInteger(spec, pos)
 	if !ok {
-		return fs, tmplErr(at(widthPos), "the width at offset %d has too many digits (the largest CPython accepts is 9223372036854775807, this engine 1048576); use a smaller width", at(widthPos)), gapNone
+		return tmplErr(sp.at(pos), "the width at offset %d has too many digits (the largest CPython accepts is 9223372036854775807, this engine 1048576); use a smaller width", sp.at(pos))
 	}
 	pos = next
 	if consumed > 0 {
-		fs.width = w
+		sp.fs.width = w
 	}
-	groupPos := -1
-	var group byte
-	if pos < end && spec[pos] == ',' {
-		group, groupPos = ',', pos
-		pos++
-	}
-	if pos < end && spec[pos] == '_' {
-		if group != 0 {
-			return fs, tmplErr(at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", at(pos)), gapNone
-		}
-		group, groupPos = '_', pos
-		pos++
-	}
-	if pos < end && spec[pos] == ',' && group == '_' {
-		return fs, tmplErr(at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", at(pos)), gapNone
+	pos, err := sp.scanGrouping(pos)
+	if err != nil {
+		return err
 	}
 	if pos < end && spec[pos] == '.' {
-		dot := pos
-		pos++
-		p, next, consumed, ok := getInteger(spec, pos)
-		if !ok {
-			return fs, tmplErr(at(pos), "the precision at offset %d has too many digits (the largest is 9223372036854775807); use a smaller precision", at(pos)), gapNone
+		if pos, err = sp.scanPrecision(pos); err != nil {
+			return err
 		}
-		if consumed == 0 {
-			return fs, tmplErr(at(dot), "'.' at offset %d is not followed by a precision; write the number of code points to keep, as in {observation:.100}, or remove the '.'", at(dot)), gapNone
-		}
-		fs.prec = p
-		pos = next
 	}
-	typ := rune('s')
-	typePos := -1
 	if pos < end {
 		r, w := utf8.DecodeRuneInString(spec[pos:])
 		if pos+w < end {
-			return fs, tmplErr(at(pos), "invalid format spec %s: unexpected %s at offset %d; the form is [[fill]align][0][width][.precision][s]", quoteRunes(spec), quoteRunes(spec[pos:]), at(pos)), gapNone
+			return tmplErr(sp.at(pos), "invalid format spec %s: unexpected %s at offset %d; the form is [[fill]align][0][width][.precision][s]", quoteRunes(spec), quoteRunes(spec[pos:]), sp.at(pos))
 		}
-		typ, typePos = r, pos
+		sp.typ, sp.typePos = r, pos
 	}
-	if group != 0 {
+	return nil
+}
+
+// scanGrouping scans a ',' or '_' grouping option at pos.
+func (sp *specParts) scanGrouping(pos int) (int, *Error) {
+	spec, end := sp.spec, len(sp.spec)
+	if pos < end && spec[pos] == ',' {
+		sp.group, sp.groupPos = ',', pos
+		pos++
+	}
+	if pos < end && spec[pos] == '_' {
+		if sp.group != 0 {
+			return 0, tmplErr(sp.at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", sp.at(pos))
+		}
+		sp.group, sp.groupPos = '_', pos
+		pos++
+	}
+	if pos < end && spec[pos] == ',' && sp.group == '_' {
+		return 0, tmplErr(sp.at(pos), "both ',' and '_' at offset %d; a text field takes no grouping option, remove them", sp.at(pos))
+	}
+	return pos, nil
+}
+
+// scanPrecision scans '.' and the precision at dot.
+func (sp *specParts) scanPrecision(dot int) (int, *Error) {
+	pos := dot + 1
+	p, next, consumed, ok := getInteger(sp.spec, pos)
+	if !ok {
+		return 0, tmplErr(sp.at(pos), "the precision at offset %d has too many digits (the largest is 9223372036854775807); use a smaller precision", sp.at(pos))
+	}
+	if consumed == 0 {
+		return 0, tmplErr(sp.at(dot), "'.' at offset %d is not followed by a precision; write the number of code points to keep, as in {observation:.100}, or remove the '.'", sp.at(dot))
+	}
+	sp.fs.prec = p
+	return next, nil
+}
+
+// check refuses what a str does not take, in CPython's order, and the
+// widths this engine does not take.
+func (sp *specParts) check() (fieldSpec, *Error, gapClass) {
+	fs, at := sp.fs, sp.at
+	switch {
+	case sp.group != 0:
 		// CPython allows ',' and '_' only with numeric types (all of which
 		// a str then refuses); with 's' it raises "Cannot specify ...".
-		return fs, tmplErr(at(groupPos), "grouping option %s at offset %d is not allowed for text; remove it", quoteRune(rune(group)), at(groupPos)), gapNone
+		return fs, tmplErr(at(sp.groupPos), "grouping option %s at offset %d is not allowed for text; remove it", quoteRune(rune(sp.group)), at(sp.groupPos)), gapNone
+	case sp.typ != 's':
+		return fs, tmplErr(at(sp.typePos), "format type %s at offset %d is not allowed for text; use 's' or no type", quoteRune(sp.typ), at(sp.typePos)), gapNone
+	case sp.signPos >= 0:
+		return fs, tmplErr(at(sp.signPos), "sign %s at offset %d is not allowed for text; remove it", quoteRune(rune(sp.spec[sp.signPos])), at(sp.signPos)), gapNone
+	case sp.zPos >= 0:
+		return fs, tmplErr(at(sp.zPos), "'z' (negative zero coercion) at offset %d is not allowed for text; remove it", at(sp.zPos)), gapNone
+	case sp.altPos >= 0:
+		return fs, tmplErr(at(sp.altPos), "'#' (alternate form) at offset %d is not allowed for text; remove it", at(sp.altPos)), gapNone
+	case sp.align == '=':
+		return fs, tmplErr(at(sp.alignPos), "'=' alignment at offset %d is not allowed for text; use '<', '>' or '^'", at(sp.alignPos)), gapNone
+	case fs.width > maxFieldWidth:
+		// GAP: CPython accepts any width up to 2**63-1 and allocates the
+		// padding (or raises MemoryError); this engine refuses widths above
+		// 1,048,576 so that a template can never make a host allocate
+		// gigabytes per step.
+		return fs, tmplErr(at(sp.widthPos), gapPrefix+"width %d at offset %d is above the maximum %d; use a width of at most %d", fs.width, at(sp.widthPos), maxFieldWidth, maxFieldWidth), gapWidth
 	}
-	if typ != 's' {
-		return fs, tmplErr(at(typePos), "format type %s at offset %d is not allowed for text; use 's' or no type", quoteRune(typ), at(typePos)), gapNone
-	}
-	if signPos >= 0 {
-		return fs, tmplErr(at(signPos), "sign %s at offset %d is not allowed for text; remove it", quoteRune(rune(spec[signPos])), at(signPos)), gapNone
-	}
-	if zPos >= 0 {
-		return fs, tmplErr(at(zPos), "'z' (negative zero coercion) at offset %d is not allowed for text; remove it", at(zPos)), gapNone
-	}
-	if altPos >= 0 {
-		return fs, tmplErr(at(altPos), "'#' (alternate form) at offset %d is not allowed for text; remove it", at(altPos)), gapNone
-	}
-	if align == '=' {
-		return fs, tmplErr(at(alignPos), "'=' alignment at offset %d is not allowed for text; use '<', '>' or '^'", at(alignPos)), gapNone
-	}
-	// GAP: CPython accepts any width up to 2**63-1 and allocates the padding
-	// (or raises MemoryError); this engine refuses widths above 1,048,576 so
-	// that a template can never make a host allocate gigabytes per step.
-	if fs.width > maxFieldWidth {
-		return fs, tmplErr(at(widthPos), gapPrefix+"width %d at offset %d is above the maximum %d; use a width of at most %d", fs.width, at(widthPos), maxFieldWidth, maxFieldWidth), gapWidth
-	}
-	fs.align = align
+	fs.align = sp.align
 	return fs, nil, gapNone
 }
 
