@@ -74,26 +74,11 @@ func utf8Count(b []byte) (n int, ok bool) {
 			k := bits.TrailingZeros64(w) >> 3
 			i += k
 			n += k + 1
-			x := load32(unsafe.Add(p, i))
-			switch {
-			case x&0xc0e0 == 0x80c0:
-				if x&0x1e == 0 {
-					return n, false
-				}
-				i += 2
-			case x&0xc0c0f0 == 0x8080e0:
-				if t := x & 0x200f; t == 0 || t == 0x200d {
-					return n, false
-				}
-				i += 3
-			case x&0xc0c0c0f8 == 0x808080f0:
-				if cp := (x&7)<<18 | (x>>8&0x3f)<<12; cp < 0x10000 || cp > 0x10ffff {
-					return n, false
-				}
-				i += 4
-			default:
+			size := seqLen(load32(unsafe.Add(p, i)))
+			if size == 0 {
 				return n, false
 			}
+			i += size
 		}
 		if w := load64(unsafe.Add(p, i)) & 0x8080808080808080; w == 0 {
 			i += 8
@@ -102,26 +87,11 @@ func utf8Count(b []byte) (n int, ok bool) {
 			k := bits.TrailingZeros64(w) >> 3
 			i += k
 			n += k + 1
-			x := load32(unsafe.Add(p, i))
-			switch {
-			case x&0xc0e0 == 0x80c0:
-				if x&0x1e == 0 {
-					return n, false
-				}
-				i += 2
-			case x&0xc0c0f0 == 0x8080e0:
-				if t := x & 0x200f; t == 0 || t == 0x200d {
-					return n, false
-				}
-				i += 3
-			case x&0xc0c0c0f8 == 0x808080f0:
-				if cp := (x&7)<<18 | (x>>8&0x3f)<<12; cp < 0x10000 || cp > 0x10ffff {
-					return n, false
-				}
-				i += 4
-			default:
+			size := seqLen(load32(unsafe.Add(p, i)))
+			if size == 0 {
 				return n, false
 			}
+			i += size
 		}
 	}
 	for i+4 <= end {
@@ -144,29 +114,13 @@ func utf8Count(b []byte) (n int, ok bool) {
 			continue
 		}
 		n++
-		// b[i] >= 0x80 starts a multi-byte character (Table 3-7 of the
-		// Unicode standard lists the well-formed sequences); four bytes are
+		// b[i] >= 0x80 starts a multi-byte character; four bytes are
 		// readable.
-		x := load32(unsafe.Add(p, i)) // b[i] in the low byte
-		switch {
-		case x&0xc0e0 == 0x80c0: // 110xxxxx 10xxxxxx
-			if x&0x1e == 0 { // C0, C1: overlong
-				return n, false
-			}
-			i += 2
-		case x&0xc0c0f0 == 0x8080e0: // 1110xxxx 10xxxxxx 10xxxxxx
-			if t := x & 0x200f; t == 0 || t == 0x200d { // E0 80-9F: overlong; ED A0-BF: surrogates
-				return n, false
-			}
-			i += 3
-		case x&0xc0c0c0f8 == 0x808080f0: // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
-			if cp := (x&7)<<18 | (x>>8&0x3f)<<12; cp < 0x10000 || cp > 0x10ffff { // overlong; above U+10FFFF
-				return n, false
-			}
-			i += 4
-		default:
+		size := seqLen(load32(unsafe.Add(p, i)))
+		if size == 0 {
 			return n, false
 		}
+		i += size
 	}
 	// The last three bytes, one character at a time.
 	for i < end {
@@ -183,6 +137,31 @@ func utf8Count(b []byte) (n int, ok bool) {
 		i += size
 	}
 	return n, true
+}
+
+// seqLen is the length of the well-formed multi-byte character that x, the
+// four bytes from its first (in the low byte), starts; 0 when it is not one.
+// Table 3-7 of the Unicode standard lists the well-formed sequences. It is
+// inlined into utf8Count's loop (no call).
+func seqLen(x uint32) int {
+	switch {
+	case x&0xc0e0 == 0x80c0: // 110xxxxx 10xxxxxx
+		if x&0x1e == 0 { // C0, C1: overlong
+			return 0
+		}
+		return 2
+	case x&0xc0c0f0 == 0x8080e0: // 1110xxxx 10xxxxxx 10xxxxxx
+		if t := x & 0x200f; t == 0 || t == 0x200d { // E0 80-9F: overlong; ED A0-BF: surrogates
+			return 0
+		}
+		return 3
+	case x&0xc0c0c0f8 == 0x808080f0: // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
+		if cp := (x&7)<<18 | (x>>8&0x3f)<<12; cp < 0x10000 || cp > 0x10ffff { // overlong; above U+10FFFF
+			return 0
+		}
+		return 4
+	}
+	return 0
 }
 
 // load32 returns the four bytes at p as a little-endian word.
