@@ -38,31 +38,25 @@ func decimalValue(r rune) int {
 	}
 	if r <= 0xffff {
 		t := unicode.Nd.R16
-		lo, hi := 0, len(t)
-		for lo < hi {
-			m := (lo + hi) / 2
-			switch {
-			case uint16(r) < t[m].Lo:
-				hi = m
-			case uint16(r) > t[m].Hi:
-				lo = m + 1
-			default:
-				return int(uint16(r)-t[m].Lo) % 10
-			}
-		}
-		return -1
+		return digitIn(len(t), uint32(r), func(m int) (lo, hi uint32) { return uint32(t[m].Lo), uint32(t[m].Hi) })
 	}
 	t := unicode.Nd.R32
-	lo, hi := 0, len(t)
+	return digitIn(len(t), uint32(r), func(m int) (lo, hi uint32) { return t[m].Lo, t[m].Hi })
+}
+
+// digitIn searches the n sorted ranges of a table (rng gives the bounds of
+// the m-th) for r and returns its digit value, or -1.
+func digitIn(n int, r uint32, rng func(m int) (lo, hi uint32)) int {
+	lo, hi := 0, n
 	for lo < hi {
 		m := (lo + hi) / 2
-		switch {
-		case uint32(r) < t[m].Lo:
+		switch l, h := rng(m); {
+		case r < l:
 			hi = m
-		case uint32(r) > t[m].Hi:
+		case r > h:
 			lo = m + 1
 		default:
-			return int(uint32(r)-t[m].Lo) % 10
+			return int(r-l) % 10
 		}
 	}
 	return -1
