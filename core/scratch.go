@@ -44,10 +44,11 @@ func hint(n uint32, rest, minSize int) int {
 }
 
 // reserve cuts a slice of length 0 and capacity n from *arena. Appending
-// past n moves to the heap, as usual.
+// past n moves to the heap, as usual. The slice is never nil (an empty array
+// decodes as an empty slice, as DecodeRequest has always returned it).
 func reserve[T any](arena *[]T, n int) []T {
 	a := *arena
-	if cap(a)-len(a) < n {
+	if a == nil || cap(a)-len(a) < n {
 		a = make([]T, 0, max(n, 2*cap(a), 16))
 	}
 	s := a[len(a) : len(a) : len(a)+n]
