@@ -13,7 +13,7 @@ import (
 // alive at once.
 type fake struct {
 	alive, most atomic.Int64
-	fail        func(req []byte) (error, string) // a call error and the module's stderr
+	fail        func(req []byte) (string, error) // the module's stderr and a call error
 }
 
 type fakeInstance struct {
@@ -40,7 +40,7 @@ func (i *fakeInstance) Alloc(size uint32) (uint32, error) { return 0, nil }
 func (i *fakeInstance) Call(fn Export, ptr, size uint32) (uint64, error) {
 	time.Sleep(time.Millisecond) // a call takes a while: callers overlap
 	if i.e.fail != nil {
-		if err, stderr := i.e.fail(i.mem[:size]); err != nil {
+		if stderr, err := i.e.fail(i.mem[:size]); err != nil {
 			i.stderr = stderr
 			return 0, err
 		}
@@ -91,14 +91,14 @@ func TestMaxInstancesIsTheMostAlive(t *testing.T) {
 // TestFailureMessages: a failed call gets the host-independent message of its
 // kind, the engine's words go to Detail, and the instance is discarded.
 func TestFailureMessages(t *testing.T) {
-	e := &fake{fail: func(req []byte) (error, string) {
+	e := &fake{fail: func(req []byte) (string, error) {
 		switch string(req) {
 		case "oom":
-			return errors.New("wasm error: unreachable\nwasm stack trace: ..."), "runtime: out of memory: cannot allocate 84410368-byte block\nfatal error: out of memory\n"
+			return "runtime: out of memory: cannot allocate 84410368-byte block\nfatal error: out of memory\n", errors.New("wasm error: unreachable\nwasm stack trace: ...")
 		case "trap":
-			return errors.New("wasm error: integer divide by zero\nwasm stack trace: ..."), "panic: runtime error\n"
+			return "panic: runtime error\n", errors.New("wasm error: integer divide by zero\nwasm stack trace: ...")
 		}
-		return nil, ""
+		return "", nil
 	}}
 	p := NewPool(e, Config{MaxInstances: 1})
 	for _, tc := range []struct{ req, msg, detail string }{
