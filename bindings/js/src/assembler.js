@@ -20,6 +20,7 @@ import {
   encodeWtf8Into,
   wtf8Length,
 } from "./wire.js";
+import { MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE, ResponseSize } from "./size.js";
 
 export { MAX_REQUEST_BYTES };
 
@@ -358,6 +359,18 @@ export class Assembler {
    *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
+    return this.assembleSized(request, undefined);
+  }
+
+  /**
+   * @private
+   * assemble(), and the size of the response bytes in `sized.bytes` (set
+   * before they are decoded, so also when decoding throws).
+   * @param {object} request
+   * @param {{bytes: number} | undefined} sized
+   * @returns {import("./index.js").AssembleResponse}
+   */
+  assembleSized(request, sized) {
     const encoder = acquireEncoder();
     try {
       let bytes;
@@ -369,7 +382,10 @@ export class Assembler {
       }
       const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
       const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, "assemble", (r) => this.read(r, source));
+      return this.run(bytes, "assemble", (r) => {
+        if (sized) sized.bytes = r.length;
+        return this.read(r, source);
+      });
     } finally {
       encoder.done();
     }
@@ -431,7 +447,9 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    return new Prompt(this, request, this.assemble(request));
+    const sized = { bytes: 0 };
+    const response = this.assembleSized(request, sized);
+    return new Prompt(this, request, response, sized.bytes);
   }
 
   /**
@@ -526,8 +544,9 @@ export class Prompt {
    * @param {Assembler} assembler
    * @param {any} request
    * @param {import("./index.js").AssembleResponse} response
+   * @param {number} responseBytes the size of `response`'s bytes
    */
-  constructor(assembler, request, response) {
+  constructor(assembler, request, response, responseBytes) {
     // The core accepted the request, so these fields are what it read: a
     // string, an array, an int or nil (the request may be a plain object or
     // a Map).
@@ -540,6 +559,8 @@ export class Prompt {
     this.budget = field("max_prompt_chars") ?? null;
     /** Number of steps held (those of the request plus those added). */
     this.stepCount = field("steps")?.length ?? 0;
+    /** @private The exact size of the whole response (the 1.5 GiB limit; src/size.js). */
+    this.size = new ResponseSize(responseBytes, response.messages.length, response.prompt_chars);
     /** @type {import("./index.js").Message[]} */
     this.messages = response.messages;
     /** @type {number[]} */
@@ -562,35 +583,58 @@ export class Prompt {
    * @param {string} observation
    * @returns {this}
    * @throws {AssemblyError} with the path of this step in the whole request
-   *   (`steps[k].observation`); the prompt is unchanged then.
+   *   (`steps[k].observation`); `too_large` at path "" when the whole
+   *   response would be over 1.5 GiB, as one assemble() of the same steps
+   *   would be. The prompt is unchanged then.
    */
   addStep(rawOutput, observation) {
+    const sized = { bytes: 0 };
     let r;
     try {
-      r = this.assembler.assemble({
-        v: 1,
-        observation_template: this.template,
-        steps: [{ raw_output: rawOutput, observation }],
-      });
+      r = this.assembler.assembleSized(
+        {
+          v: 1,
+          observation_template: this.template,
+          steps: [{ raw_output: rawOutput, observation }],
+        },
+        sized,
+      );
     } catch (e) {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
         throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
       }
       const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
       if (m) {
-        // A string of this step's response over the engine's ceiling: its
-        // place in the whole prompt.
+        // A string of this step's response over the engine's ceiling. The
+        // core refuses a whole response over 1.5 GiB before any string is
+        // made, so that comes first. The string has at least 2^28 code points
+        // (V8's ceiling is 2^29 − 24 UTF-16 units) and the response under
+        // 1.5 GiB fewer than 2^32, so prompt_chars takes 5 bytes either way.
+        if (this.size.after(sized.bytes, 2, 2 ** 28) > MAX_RESPONSE_BYTES) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
+        // Else its place in the whole prompt.
         const at = `messages[${this.messages.length + Number(m[1])}]`;
         throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), { offset: e.offset, detail: e.detail });
       }
       throw e;
     }
+    // The limit on the whole response, as one assemble() of all the steps has it.
+    if (!this.size.add(sized.bytes, r.messages.length, r.prompt_chars)) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
     this.messages.push(r.messages[0], r.messages[1]);
     this.message_chars.push(r.message_chars[0], r.message_chars[1]);
     this.prompt_chars += r.prompt_chars;
     this.context_overflow = this.budget !== null && this.prompt_chars > this.budget;
     this.stepCount++;
     return this;
+  }
+
+  /**
+   * The size in bytes of the prompt's canonical response: what
+   * assembleBytes() returns for the request with the same steps.
+   *
+   * @returns {number}
+   */
+  get responseBytes() {
+    return this.size.bytes;
   }
 
   /**
