@@ -12,10 +12,7 @@ import "strconv"
 // checkRequest checks req as AssembleBytes checks its encoding and returns
 // the parsed template.
 func checkRequest(req *Request) (*Template, *Error) {
-	if req == nil {
-		return nil, newError(CodeMalformedRequest, "", "the request is nil")
-	}
-	b := EncodeRequest(req)
+	b := EncodeRequest(req) // a nil req: no bytes, malformed_request as on the wire
 	if err := checkRequestSize(len(b)); err != nil {
 		return nil, err
 	}
@@ -25,7 +22,8 @@ func checkRequest(req *Request) (*Template, *Error) {
 	return tmpl, err
 }
 
-// checkRequestSize is too_large for a request of more than MaxRequestBytes.
+// checkRequestSize is too_large for a request of more than MaxRequestBytes
+// (the wire function's first check, and the typed check's).
 func checkRequestSize(n int) *Error {
 	if n <= MaxRequestBytes {
 		return nil

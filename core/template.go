@@ -173,7 +173,8 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 }
 
 // parser walks the template's bytes; positions are byte offsets, turned
-// into code-point offsets (cp) only for an error. '{', '}', '[', ']', '!'
+// into code-point offsets (cp, counted on from the last one asked) for
+// messages and format specs. '{', '}', '[', ']', '!'
 // and ':' are ASCII, so a byte equal to one of them is that character, never
 // part of a longer UTF-8 sequence. The template is never converted to runes
 // and its literal text is kept as slices of it (copied only where an escaped

@@ -11,8 +11,12 @@ import (
 // EncodeRequest returns the canonical wire encoding of req (keys in SPEC table
 // order, channels in code-point order, shortest headers). Sandboxed hosts use
 // it to offer the typed API over the wire function, and the native typed API
-// checks requests by decoding it (check.go). It does not validate req.
+// checks requests by decoding it (check.go). It does not validate req. A nil
+// req encodes as no bytes.
 func EncodeRequest(req *Request) []byte {
+	if req == nil {
+		return nil // no request: every host answers it malformed_request, as Assemble(nil)
+	}
 	n := 2
 	if req.MaxPromptChars != nil {
 		n = 3

@@ -10,14 +10,20 @@ CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.js.dist test.js.limits dist.js preview bench.js
+.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.js.dist test.js.limits dist.js test.preview preview bench.js bench.preview
 
-# `make test` includes the JavaScript binding and its built tarball; `make
-# dist` writes the tarball; `make test.limits` runs the full-size limit cases;
-# `make bench` runs its bench through internal/benchreport.
+# `make test` includes the JavaScript binding, its built tarball and the
+# prompt preview; `make dist` writes the tarball; `make test.limits` runs the
+# full-size limit cases; `make bench` runs its benches through
+# internal/benchreport (the preview's in Chromium).
 test: test.js test.js.dist
+test: test.preview
 dist: dist.js
 test.limits: test.js.limits
+bench: js.chromium js.example
+
+# The preview's Chromium tests, run by test.preview (not test.js).
+JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/preview*.test.mjs))
 
 # node_modules from the committed package-lock.json (npm ci: exact pins).
 js.deps: $(JS_STAMP)
@@ -70,7 +76,7 @@ dist.js: js.wasm
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
 # Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
-JS_TESTS = $$(ls test/*.test.mjs | grep -v test/dist.test.mjs)
+JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e test/preview)
 test.js: js.deps js.wasm js.chromium js.example
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
@@ -96,6 +102,17 @@ test.js.limits: js.deps js.wasm
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs
+
+# The prompt preview in Chromium (test/preview*.test.mjs: the page, the
+# trajectory viewer, everyday comforts and axe-core, <polyloop-prompt-view> in
+# a Vite app). One summary line (scripts/suite; the log in
+# artifacts/test/preview.log), screenshots in artifacts/.
+test.preview: js.deps js.wasm js.chromium js.example
+	@$(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'
+
+# The preview's Chromium benchmark alone (make bench reports it in BENCHMARKS.md).
+bench.preview: js.deps js.wasm js.chromium js.example
+	node $(JS_DIR)/bench/preview.mjs
 
 # Serves the preview on 127.0.0.1 and prints its URL (PORT=… to choose).
 preview: js.deps js.wasm js.example

@@ -55,6 +55,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "Markdown table to write")
 	jsonOut := flag.String("json", "BENCHMARKS.json", "machine-readable results to write")
 	readme := flag.String("readme", "", "README to update between its benchmark markers (empty: none)")
+	previewFrom := flag.String("preview-from", "", "measure nothing: re-render the report recorded in -json with the prompt preview's figures from this output of bindings/js/bench/preview.mjs --json")
 	flag.Parse()
 
 	p := plan{Quick: *quick, Samples: 7, SampleSec: 0.15, Requests: []string{"tiny", "typical", "1MB", "16MB"},
@@ -63,7 +64,13 @@ func main() {
 		p = plan{Quick: true, Samples: 3, SampleSec: 0.03, Requests: []string{"tiny", "typical", "1MB"},
 			Histories: []int{10, 1000}, Cold: 1}
 	}
-	rep, err := run(p, *python, *node)
+	var rep *Report
+	var err error
+	if *previewFrom != "" {
+		rep, err = withPreview(*jsonOut, *previewFrom)
+	} else {
+		rep, err = run(p, *python, *node)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
@@ -200,6 +207,7 @@ type Report struct {
 	Memory     []MemRow          `json:"peak_memory"`
 	Module     map[string]int    `json:"module_bytes"`
 	Goals      []Goal            `json:"goals"`
+	Preview    *Preview          `json:"preview,omitempty"`
 	Skipped    map[string]string `json:"skipped,omitempty"`
 	Reference  map[string]string `json:"references"`
 }
@@ -428,8 +436,15 @@ func run(p plan, python, node string) (*Report, error) {
 	} else {
 		rep.Skipped["Node"] = "no -node executable given"
 	}
+	if node != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: the prompt preview in Chromium (bindings/js/bench/preview.mjs --json)")
+		if err := runPreview(rep, p, node); err != nil {
+			rep.Skipped["Chromium preview"] = err.Error()
+		}
+	}
 	rep.Machine["load average (end)"] = loadavg()
 	finish(rep)
+	previewGoals(rep)
 	return rep, nil
 }
 

@@ -154,6 +154,7 @@ func markdown(rep *Report, svg string) string {
 		w("| peak linear memory of one instance, %s, after %s | %d (%s) |\n", m.Host, m.Request, m.Bytes, kb(int(m.Bytes)))
 	}
 	w("\nLinear memory never shrinks, so the peak after a request is what one instance keeps; the Go hosts recycle an instance above 256 MiB.\n")
+	w("%s", previewMarkdown(rep))
 	if len(rep.Skipped) > 0 {
 		w("\n## Not measured\n\n")
 		for _, k := range sortedKeys(rep.Skipped) {

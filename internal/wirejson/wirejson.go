@@ -148,7 +148,7 @@ func (p *parser) run() error {
 		case p.lit("null"):
 			p.put(0xc0)
 		default:
-			return p.fail("unexpected character " + strconv.QuoteRune(rune(c)))
+			return p.fail("unexpected " + p.charAt())
 		}
 		// After a value: close containers or read the next member.
 		for {
@@ -479,4 +479,15 @@ const ones, highs = 0x0101010101010101, 0x8080808080808080
 func special(x uint64) bool {
 	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
 	return hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|(x-ones*0x20)&^x&highs != 0
+}
+
+// charAt names the character at the read position, decoded as UTF-8 (a
+// byte-order mark is character '\ufeff', not its first byte), or the byte
+// when it starts no valid UTF-8.
+func (p *parser) charAt() string {
+	r, n := utf8.DecodeRune(p.src[p.i:])
+	if r == utf8.RuneError && n <= 1 {
+		return "byte 0x" + strconv.FormatUint(uint64(p.src[p.i]), 16)
+	}
+	return "character " + strconv.QuoteRuneToASCII(r)
 }

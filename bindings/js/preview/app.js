@@ -1,342 +1,447 @@
-// The prompt preview: edit a request (JSON) on the left, see on the right the
-// messages the very same WebAssembly module gives every other host — roles,
-// segments, character counts (code points), the budget, template errors with
-// their column, the prefix digests.
+// The prompt preview page: a CodeMirror 6 editor holding the request (JSON),
+// and <polyloop-prompt-view> (src/preview/), which assembles it in a Web
+// Worker with the same module every other host runs and shows the prompt.
+// The editor sends the view its changes, not the whole text, so a 16 MB
+// request costs the page's thread almost nothing per keystroke; the view
+// assembles the newest text once its worker is free (edits typed meanwhile
+// are coalesced). The editor (editor.js, CodeMirror) is loaded in parallel
+// with the first assembly. Bundled by serve.mjs (esbuild) into app.bundle.js
+// and its chunks.
 //
-// Request data is only ever put into the page as text nodes (createTextNode,
-// textContent): never innerHTML, so markup inside an observation shows up
-// literally.
+// Request text only ever reaches the page as text: CodeMirror's document and
+// the view's text nodes. Never innerHTML.
 
-import { loadAssembler, AssemblyError } from "@polyloop/assembly";
+import { definePromptView } from "@polyloop/assembly/preview";
 
 /** Used when examples/react.json was not copied beside the page. */
-const FALLBACK_EXAMPLE = {
-  v: 1,
-  run_messages: [{ role: "system", content: [{ type: "text", text: "You are a ReAct agent. Think, then call one tool." }] }],
-  injections: { memory: [{ entry_id: "mem-1", content: "The user prefers metric units." }] },
-  goal_messages: [{ role: "user", content: [{ type: "text", text: "How tall is the Eiffel Tower?" }] }],
-  steps: [{ raw_output: "Thought: look it up.\nAction: search(\"Eiffel Tower height\")", observation: "330 m (with antennas)" }],
-  observation_template: "Observation: {observation}",
-  max_prompt_chars: 400,
-};
+const FALLBACK_EXAMPLE = JSON.stringify(
+  {
+    v: 1,
+    run_messages: [{ role: "system", content: [{ type: "text", text: "You are a ReAct agent. Think, then call one tool." }] }],
+    injections: { memory: [{ entry_id: "mem-1", content: "The user prefers metric units." }] },
+    goal_messages: [{ role: "user", content: [{ type: "text", text: "How tall is the Eiffel Tower?" }] }],
+    steps: [{ raw_output: 'Thought: look it up.\nAction: search("Eiffel Tower height")', observation: "330 m (with antennas)" }],
+    observation_template: "Observation: {observation}",
+    max_prompt_chars: 400,
+  },
+  null,
+  2,
+);
+
+/** localStorage keys; texts larger than STORE_LIMIT are not kept. */
+const STORE_KEY = "polyloop-preview:request";
+const THEME_KEY = "polyloop-preview:theme";
+const STORE_LIMIT = 2_000_000;
+/** The longest share link fragment (characters after `#req=`). */
+export const SHARE_LIMIT = 60_000;
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-const editor = /** @type {HTMLTextAreaElement} */ ($("request"));
-
-/**
- * Creates an element. Children are nodes or strings; strings become text
- * nodes. Attributes are set with setAttribute (class, title, data-*), never as
- * HTML.
- *
- * @param {string} tag
- * @param {Record<string, string | number | undefined>} [attrs]
- * @param {...(Node | string | null | undefined | false)} children
- */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(typeof c === "string" ? document.createTextNode(c) : c);
-  }
-  return el;
-}
-
-/** A text block: the exact text, with each line break marked (the mark is CSS
- * generated content, so textContent and copy-paste keep the exact text). */
-function textBlock(text) {
-  const pre = h("pre", { class: text === "" ? "block empty" : "block" });
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line) pre.append(document.createTextNode(line));
-    if (i < lines.length - 1) pre.append(h("span", { class: "nl" }, "\n"));
-  });
-  return pre;
-}
-
 const fmt = new Intl.NumberFormat("en-US");
-const plural = (n, one, many = one + "s") => `${fmt.format(n)} ${n === 1 ? one : many}`;
 
-/** JSON string quoting, as the wire paths quote channel names. */
-const quote = (s) => JSON.stringify(s);
+performance.mark("polyloop:app-start");
+definePromptView();
+const view = /** @type {import("@polyloop/assembly/preview").PromptView} */ ($("view"));
 
-/**
- * Labels every message with its segment and where it comes from in the
- * request.
- *
- * @param {any} req a request the core accepted
- * @param {any} resp its response
- */
-function segmentsOf(req, resp) {
-  const nRun = req.run_messages?.length ?? 0;
-  const nInj = resp.injected.length;
-  const nGoal = req.goal_messages?.length ?? 0;
-  const perChannel = new Map();
-  return resp.messages.map((m, i) => {
-    if (i < nRun) return { seg: "run", where: `run_messages[${i}]` };
-    if (i < nRun + nInj) {
-      const inj = resp.injected[i - nRun];
-      const k = perChannel.get(inj.channel) ?? 0;
-      perChannel.set(inj.channel, k + 1);
-      return { seg: "injection", where: `injections[${quote(inj.channel)}][${k}]`, entry: inj.entry_id };
-    }
-    if (i < nRun + nInj + nGoal) return { seg: "goal", where: `goal_messages[${i - nRun - nInj}]` };
-    const j = i - nRun - nInj - nGoal;
-    const s = Math.floor(j / 2);
-    return { seg: "history", where: j % 2 === 0 ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)` };
-  });
+function notice(text, cls = "") {
+  const n = $("notice");
+  n.textContent = text;
+  n.className = cls;
 }
 
-const SEGMENT_TITLES = { run: "Run messages", injection: "Injection slot", goal: "Goal messages", history: "History" };
+// ---- editor ----------------------------------------------------------------
 
-/** @param {any} req @param {any} resp */
-function renderMessages(req, resp) {
-  const labels = segmentsOf(req, resp);
-  const counts = { run: 0, injection: 0, goal: 0, history: 0 };
-  for (const l of labels) counts[l.seg]++;
-  const channels = new Set(resp.injected.map((x) => x.channel)).size;
-  const detail = {
-    run: plural(counts.run, "message"),
-    injection: counts.injection ? `${plural(counts.injection, "entry", "entries")} from ${plural(channels, "channel")}, by code point` : "empty",
-    goal: plural(counts.goal, "message"),
-    history: plural(counts.history / 2, "step"),
-  };
-  const frag = document.createDocumentFragment();
-  let seg = null;
-  const heads = ["run", "injection", "goal", "history"];
-  const head = (s) => frag.append(h("div", { class: `segment-head`, "data-segment": s }, `${SEGMENT_TITLES[s]} · ${detail[s]}`));
-  resp.messages.forEach((m, i) => {
-    const l = labels[i];
-    if (l.seg !== seg) {
-      // Heads of the segments before this one that have no message.
-      for (const s of heads.slice(seg ? heads.indexOf(seg) + 1 : 0, heads.indexOf(l.seg))) head(s);
-      head(l.seg);
-      seg = l.seg;
-    }
-    frag.append(
-      h(
-        "article",
-        { class: `msg seg-${l.seg}`, "data-index": i, "data-segment": l.seg },
-        h(
-          "div",
-          { class: "meta" },
-          h("span", { class: "role" }, m.role),
-          h("span", { class: "where" }, `#${i} · ${l.where}`),
-          l.entry !== undefined ? h("span", { class: "entry", title: "entry_id" }, `entry ${l.entry}`) : null,
-          h("span", { class: "chars", title: "message_chars: code points" }, plural(resp.message_chars[i], "char")),
-        ),
-        ...m.content.map((b) => textBlock(b.text)),
-      ),
-    );
-  });
-  for (const s of heads.slice(seg ? heads.indexOf(seg) + 1 : 0)) head(s);
-  $("messages").replaceChildren(frag);
-}
+/** Set while the page replaces the whole document (so it is sent as text). */
+let replacing = false;
+/** The document came from msgpack bytes: the view shows those bytes until the
+ * first edit, then the editor's JSON text. */
+let fromBytes = false;
 
-/** @param {any} req @param {any} resp */
-function renderTotals(req, resp) {
-  $("total-chars").textContent = resp ? `${plural(resp.prompt_chars, "char")} · ${plural(resp.messages.length, "message")}` : "–";
-  const gauge = $("gauge");
-  const fill = /** @type {HTMLElement} */ (gauge.querySelector(".fill"));
-  const label = /** @type {HTMLElement} */ (gauge.querySelector(".label"));
-  const budget = req && typeof req === "object" ? req.max_prompt_chars : undefined;
-  gauge.className = "gauge";
-  if (!resp) {
-    fill.style.width = "0";
-    label.textContent = "–";
-    gauge.classList.add("none");
-  } else if (budget === null || budget === undefined) {
-    fill.style.width = "0";
-    label.textContent = "no budget";
-    gauge.classList.add("none");
+/** The editor module (CodeMirror), loading from the start. */
+const cm = import("./editor.js");
+/** @type {import("@codemirror/view").EditorView} */
+let editor;
+
+/** A change to the document, sent to the view's worker as it is made. @param {import("@codemirror/state").Transaction} tr */
+function onEditorChange(tr) {
+  if (replacing) return;
+  if (fromBytes) {
+    fromBytes = false;
+    view.setText(tr.newDoc.toString());
   } else {
-    const b = Number(budget);
-    const ratio = b > 0 ? resp.prompt_chars / b : resp.prompt_chars > 0 ? Infinity : 0;
-    fill.style.width = `${Math.min(100, ratio * 100)}%`;
-    if (resp.context_overflow) {
-      gauge.classList.add("over");
-      label.textContent = `context overflow · ${fmt.format(resp.prompt_chars)} / ${fmt.format(b)}`;
-    } else {
-      if (ratio > 0.9) gauge.classList.add("warn");
-      label.textContent = `${fmt.format(resp.prompt_chars)} / ${fmt.format(b)}`;
-    }
+    /** @type {[number, number, string][]} */
+    const changes = [];
+    tr.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
+    view.applyChanges(changes);
   }
 }
 
-/** @param {any} resp */
-function renderDigests(resp) {
-  const box = $("digests");
-  if (!resp) {
-    box.replaceChildren();
+function onEditorUpdate() {
+  if (!replacing) docChanged();
+}
+
+/** Replaces the whole document and sends it to the view as text. */
+function setDoc(text, { bytes = /** @type {Uint8Array | null} */ (null) } = {}) {
+  if (!editor) throw new Error("the editor is still loading");
+  replacing = true;
+  try {
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text }, selection: { anchor: 0 }, scrollIntoView: true });
+  } finally {
+    replacing = false;
+  }
+  fromBytes = Boolean(bytes);
+  const gen = bytes ? ((view.request = bytes), view.generation) : view.setText(text);
+  docChanged();
+  return gen;
+}
+
+function docChanged() {
+  const n = editor.state.doc.length;
+  $("doc-size").textContent = `${fmt.format(n)} characters · ${fmt.format(editor.state.doc.lines)} lines`;
+  scheduleSave();
+}
+
+// ---- results, errors, lint marks --------------------------------------------
+
+/** Whether lint marks were set (the gutter keeps its marker through edits
+ * that delete the marked range, so they are cleared by a new set). */
+let marked = false;
+
+view.addEventListener("polyloop-result", () => {
+  if (marked) cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [])));
+  marked = false;
+  /** @type {HTMLButtonElement} */ ($("copy")).disabled = false;
+  syncSteps();
+});
+
+view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
+  const e = ev.detail;
+  /** @type {HTMLButtonElement} */ ($("copy")).disabled = true;
+  // The error's positions are in the text of generation e.gen; mark them only
+  // if no edit came since (the next result will mark again).
+  if (e.gen !== view.generation || !e.location || fromBytes || !editor) return;
+  const len = editor.state.doc.length;
+  const from = Math.min(e.location.from, len);
+  const to = Math.max(from, Math.min(e.location.to, len));
+  const what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
+  marked = true;
+  cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }])));
+});
+
+view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
+  const { from, to } = ev.detail;
+  const len = editor.state.doc.length;
+  editor.dispatch({ selection: { anchor: Math.min(from, len), head: Math.min(to, len) }, scrollIntoView: true });
+  editor.focus();
+});
+
+// ---- step by step ------------------------------------------------------------
+
+const stepInput = /** @type {HTMLInputElement} */ ($("step"));
+const byStep = /** @type {HTMLInputElement} */ ($("by-step"));
+
+function syncSteps() {
+  const n = view.stepCount;
+  if (!byStep.checked || n === null) {
+    stepInput.disabled = true;
+    $("step-label").textContent = "";
     return;
   }
-  const rows = ["run", "injections", "goal"].map((k) => h("tr", {}, h("td", {}, `${k}`), h("td", { "data-digest": k }, resp.prefix_digests[k])));
-  box.replaceChildren(h("div", { class: "title", title: "SHA-256 of the canonical encoding of messages up to the end of each segment" }, "Prefix digests"), h("table", {}, h("tbody", {}, ...rows)));
+  stepInput.disabled = false;
+  stepInput.max = String(n);
+  if (view.step === null || view.step > n) {
+    stepInput.value = String(n);
+    view.step = n;
+  }
+  $("step-label").textContent = `${view.step} / ${n}`;
 }
+
+byStep.addEventListener("change", () => {
+  if (byStep.checked) view.trajectory = true;
+  else {
+    view.step = null;
+    view.trajectory = false;
+  }
+  syncSteps();
+});
+stepInput.addEventListener("input", () => {
+  view.step = Number(stepInput.value);
+  $("step-label").textContent = `${view.step} / ${view.stepCount}`;
+});
+
+// ---- files: picker and drag-and-drop ----------------------------------------
+
+/** @type {{label: string, text?: string, bytes?: Uint8Array}[]} */
+let fileRequests = [];
 
 /**
- * The error panel. For a template error the template is shown with the
- * offending code point marked (the offset the core gives counts code points).
+ * Splits a file into requests: msgpack (one request), JSON lines (one per
+ * non-empty line) or JSON text (one request). The module judges each.
  *
- * @param {AssemblyError} e
- * @param {any} req
+ * @param {Uint8Array} bytes
+ * @param {string} name
  */
-function renderError(e, req) {
-  const panel = $("error");
-  const parts = [
-    h("div", {}, h("span", { class: "code" }, e.code), e.path ? " at " : "", e.path ? h("span", { class: "path" }, e.path) : ""),
-    h("div", { class: "message" }, e.message),
-  ];
-  const m = /\boffset (\d+)\b/.exec(e.message);
-  const template = req && typeof req === "object" ? req.observation_template : undefined;
-  if (e.code === "invalid_template" && m && typeof template === "string") {
-    const offset = Number(m[1]);
-    const cps = [...template];
-    const before = cps.slice(0, offset).join("");
-    const at = cps[offset];
-    const after = cps.slice(offset + 1).join("");
-    const line = before.split("\n").length;
-    const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
-    const mark =
-      at === undefined
-        ? h("mark", { class: "end", "data-offset": offset, title: "end of the template" }, "\u2038")
-        : h("mark", { "data-offset": offset }, at === "\n" ? "\u21b5\n" : at);
-    parts.push(
-      h("div", { class: "template", "data-template": "" }, before, mark, after),
-      h("div", { class: "column", "data-column": column, "data-line": line }, `line ${line}, column ${column} (code-point offset ${offset})`),
-    );
+export function requestsOfFile(bytes, name) {
+  let i = 0;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  const b = bytes[i];
+  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) return [{ label: `${name} (msgpack)`, bytes }];
+  const text = new TextDecoder().decode(bytes);
+  const lines = text.split("\n");
+  const nonEmpty = lines.map((l, k) => [l, k]).filter(([l]) => l.trim() !== "");
+  const jsonl = /\.(jsonl|ndjson)$/i.test(name) || (nonEmpty.length > 1 && nonEmpty.every(([l]) => l.trimStart().startsWith("{") && l.trimEnd().endsWith("}")));
+  if (!jsonl) return [{ label: name, text }];
+  return nonEmpty.map(([l, k]) => ({ label: `line ${k + 1}`, text: l }));
+}
+
+async function openFile(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  fileRequests = requestsOfFile(bytes, file.name);
+  const pick = /** @type {HTMLSelectElement} */ ($("pick"));
+  pick.replaceChildren(...fileRequests.map((r, k) => new Option(`${k + 1}. ${r.label}`, String(k))));
+  $("pick-label").hidden = fileRequests.length < 2;
+  notice(`Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one)`}.`);
+  loadPicked(0);
+}
+
+async function loadPicked(k) {
+  const r = fileRequests[k];
+  if (!r) return;
+  if (r.bytes) {
+    let shown;
+    try {
+      const { decode: decodeMsgpack } = await import("@msgpack/msgpack");
+      shown = JSON.stringify(decodeMsgpack(r.bytes, { useBigInt64: true }), (_k, v) => (typeof v === "bigint" ? Number(v) : v), 2);
+    } catch {
+      shown = "";
+    }
+    setDoc(shown ?? "", { bytes: r.bytes });
+    notice("msgpack file: the prompt is assembled from the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
+  } else setDoc(/** @type {string} */ (r.text));
+}
+
+$("open").addEventListener("click", () => /** @type {HTMLInputElement} */ ($("file")).click());
+$("file").addEventListener("change", (ev) => {
+  const f = /** @type {HTMLInputElement} */ (ev.target).files?.[0];
+  if (f) openFile(f);
+});
+$("pick").addEventListener("change", (ev) => loadPicked(Number(/** @type {HTMLSelectElement} */ (ev.target).value)));
+let dragDepth = 0;
+window.addEventListener("dragenter", (e) => {
+  if (!e.dataTransfer?.types.includes("Files")) return;
+  dragDepth++;
+  $("drop").hidden = false;
+});
+window.addEventListener("dragleave", () => {
+  if (--dragDepth <= 0) {
+    dragDepth = 0;
+    $("drop").hidden = true;
   }
-  panel.replaceChildren(...parts);
-  panel.hidden = false;
+});
+window.addEventListener("dragover", (e) => e.preventDefault());
+window.addEventListener("drop", (e) => {
+  e.preventDefault();
+  dragDepth = 0;
+  $("drop").hidden = true;
+  const f = e.dataTransfer?.files?.[0];
+  if (f) openFile(f);
+});
+
+// ---- everyday comforts: storage, share link, reset, theme, copy ----------------
+
+let saveTimer = 0;
+function scheduleSave() {
+  clearTimeout(saveTimer);
+  saveTimer = window.setTimeout(() => {
+    if (fromBytes) return;
+    if (editor.state.doc.length > STORE_LIMIT) {
+      localStorage.removeItem(STORE_KEY);
+      notice(`This request (${fmt.format(editor.state.doc.length)} characters) is too large to keep across reloads (limit ${fmt.format(STORE_LIMIT)}); save it as a file.`);
+      return;
+    }
+    try {
+      localStorage.setItem(STORE_KEY, editor.state.doc.toString());
+    } catch {
+      notice("The browser refused to store this request (storage full); it will not survive a reload.");
+    }
+  }, 400);
 }
 
-const state = {
-  /** @type {any} */ asm: null,
-  /** @type {any} */ lastResponse: null,
-  /** @type {AssemblyError | null} */ lastError: null,
-  renders: 0,
+const b64url = (u8) => {
+  let s = "";
+  for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
+  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 };
+const unb64url = (s) => Uint8Array.from(atob(s.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
 
-function setStatus(text, cls) {
-  const s = $("status");
-  s.textContent = text;
-  s.className = cls ?? "";
+async function pipe(bytes, stream) {
+  const out = new Blob([bytes]).stream().pipeThrough(stream);
+  return new Uint8Array(await new Response(out).arrayBuffer());
 }
 
-/** Parses the editor and re-renders the right pane. */
-function update() {
-  const src = editor.value;
-  const jsonError = $("json-error");
-  let req;
+/** The share link of a request text: deflate-raw, base64url, in the
+ * fragment (never sent to a server). Null beyond SHARE_LIMIT. */
+export async function shareLink(text) {
+  const packed = b64url(await pipe(new TextEncoder().encode(text), new CompressionStream("deflate-raw")));
+  if (packed.length > SHARE_LIMIT) return { url: null, size: packed.length };
+  const u = new URL(location.href);
+  u.search = "";
+  u.hash = `req=${packed}`;
+  return { url: u.href, size: packed.length };
+}
+
+async function fromShareLink() {
+  const m = /^#req=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!m) return null;
   try {
-    req = JSON.parse(src);
-    jsonError.hidden = true;
-  } catch (err) {
-    jsonError.textContent = `JSON: ${err.message}`;
-    jsonError.hidden = false;
-    document.body.dataset.state = "json-error";
-    finish();
+    const bytes = await pipe(unb64url(m[1]), new DecompressionStream("deflate-raw"));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    notice("The share link in the address is damaged; it was ignored.", "bad");
+    return null;
+  }
+}
+
+$("share").addEventListener("click", async () => {
+  const { url, size } = await shareLink(editor.state.doc.toString());
+  if (!url) {
+    notice(`Too large for a share link: ${fmt.format(size)} characters compressed, the limit is ${fmt.format(SHARE_LIMIT)}. Share the file instead.`, "bad");
     return;
   }
-  try {
-    const t0 = performance.now();
-    const resp = state.asm.assemble(req);
-    const ms = performance.now() - t0;
-    state.lastResponse = resp;
-    state.lastError = null;
-    $("error").hidden = true;
-    renderMessages(req, resp);
-    renderTotals(req, resp);
-    renderDigests(resp);
-    setStatus(`assembled in ${ms.toFixed(1)} ms`, "ok");
-    document.body.dataset.state = "ok";
-  } catch (err) {
-    if (!(err instanceof AssemblyError)) throw err;
-    state.lastResponse = null;
-    state.lastError = err;
-    renderError(err, req);
-    $("messages").replaceChildren();
-    renderTotals(req, null);
-    renderDigests(null);
-    setStatus(`error: ${err.code}`, "bad");
-    document.body.dataset.state = "error";
-  }
-  finish();
-}
+  await copyText(url);
+  notice(`Share link copied (${fmt.format(url.length)} characters; the request travels in the link's fragment, never to a server).`);
+});
 
-function finish() {
-  /** @type {HTMLButtonElement} */ ($("copy")).disabled = !state.lastResponse || document.body.dataset.state !== "ok";
-  state.renders++;
-  document.body.dataset.renders = String(state.renders);
-}
-
-let timer = 0;
-function scheduleUpdate() {
-  clearTimeout(timer);
-  timer = setTimeout(update, 60);
-}
-
-async function copyResponse() {
-  if (!state.lastResponse) return;
-  const text = JSON.stringify(state.lastResponse, null, 2);
-  const button = /** @type {HTMLButtonElement} */ ($("copy"));
+async function copyText(text) {
   try {
     await navigator.clipboard.writeText(text);
   } catch {
-    const ta = h("textarea", {});
-    /** @type {HTMLTextAreaElement} */ (ta).value = text;
+    const ta = document.createElement("textarea");
+    ta.value = text;
     document.body.append(ta);
-    /** @type {HTMLTextAreaElement} */ (ta).select();
+    ta.select();
     document.execCommand("copy");
     ta.remove();
   }
-  button.textContent = "Copied";
-  setTimeout(() => (button.textContent = "Copy response JSON"), 1200);
 }
 
+$("copy").addEventListener("click", async () => {
+  const text = await view.responseJSON();
+  if (text === null) return;
+  await copyText(text);
+  notice("Response JSON copied.");
+});
+
+let example = FALLBACK_EXAMPLE;
 async function loadExample() {
   try {
-    const r = await fetch("./react.json", { cache: "no-store" });
+    const r = await fetch("./react.json", { cache: "no-cache" });
     if (r.ok) return await r.text();
   } catch {
     // fall through
   }
-  return JSON.stringify(FALLBACK_EXAMPLE, null, 2);
+  return FALLBACK_EXAMPLE;
 }
+
+$("reset").addEventListener("click", () => {
+  if (editor.state.doc.toString() === example) return;
+  const d = /** @type {HTMLDialogElement} */ ($("confirm-reset"));
+  d.returnValue = "";
+  d.showModal();
+});
+$("confirm-reset").addEventListener("close", () => {
+  const d = /** @type {HTMLDialogElement} */ ($("confirm-reset"));
+  if (d.returnValue !== "discard") return;
+  localStorage.removeItem(STORE_KEY);
+  setDoc(example);
+  notice("Reset to the example request.");
+});
+
+const THEMES = ["auto", "light", "dark"];
+function applyTheme(t) {
+  const dark = t === "dark" || (t === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.documentElement.dataset.theme = t;
+  if (t === "auto") view.removeAttribute("theme");
+  else view.setAttribute("theme", t);
+  if (editor) cm.then(({ setDark }) => setDark(editor, dark));
+  $("theme").textContent = `Theme: ${t}`;
+  $("theme").title = `Colour theme: ${t === "auto" ? "auto follows the system" : t}; click to change`;
+}
+$("theme").addEventListener("click", () => {
+  const t = THEMES[(THEMES.indexOf(document.documentElement.dataset.theme ?? "auto") + 1) % THEMES.length];
+  localStorage.setItem(THEME_KEY, t);
+  applyTheme(t);
+});
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => applyTheme(document.documentElement.dataset.theme ?? "auto"));
+
+// ---- start -------------------------------------------------------------------
+
+/** @type {{asm: any, firstPainted: number | null}} */
+const state = { asm: null, firstPainted: null };
 
 async function main() {
-  const [asm, example] = await Promise.all([loadAssembler(), loadExample()]);
-  state.asm = asm;
-  setStatus("module ready", "ok");
-  editor.value = example;
-  editor.addEventListener("input", scheduleUpdate);
-  $("copy").addEventListener("click", copyResponse);
-  $("reset").addEventListener("click", async () => {
-    editor.value = await loadExample();
-    update();
-  });
-  update();
+  applyTheme(localStorage.getItem(THEME_KEY) ?? "auto");
+  const shared = await fromShareLink();
+  const stored = localStorage.getItem(STORE_KEY);
+  example = await loadExample();
+  let text = example;
+  if (shared !== null) {
+    text = shared;
+    history.replaceState(null, "", location.pathname + location.search);
+    notice("Loaded the request from the share link.");
+  } else if (stored !== null) {
+    text = stored;
+    if (stored !== example && !location.hash) notice("Restored your edits from the last visit (Reset example discards them).");
+  }
+  // The request goes to the view's worker first; the editor gets it when its
+  // code has loaded.
+  const gen = view.setText(text);
+  await view.whenRendered(gen);
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  state.firstPainted = performance.now();
+  performance.mark("polyloop:first-prompt-painted");
+  const { createEditor } = await cm;
+  const dark = document.documentElement.dataset.theme === "dark" || (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
+  editor = createEditor($("editor"), text, onEditorChange, onEditorUpdate, dark);
+  docChanged();
+  // The lint mark of an error found before the editor existed.
+  if (view.error && view.state !== "ok") view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));
+  // A page-thread assembler for the console and the tests (the view has its
+  // own, in its worker), compiled once the first prompt is on screen.
+  const { loadAssembler } = await import("@polyloop/assembly");
+  state.asm = await loadAssembler({ url: new URL("../assembly.wasm", location.href) });
 }
 
-/** For tests and the console: the page's assembler, its last result, and a
- * way to render now instead of after the typing debounce. */
+/** For tests, the benchmark and the console. */
 const ready = main().catch((err) => {
-  setStatus(`cannot load the module: ${err.message}`, "bad");
+  notice(`cannot start: ${err.message}`, "bad");
   document.body.dataset.state = "load-error";
   throw err;
 });
+
 Object.assign(window, {
   preview: {
     ready,
-    update,
+    view,
+    get editor() {
+      return editor;
+    },
+    shareLink,
+    requestsOfFile,
+    /** Replaces the text; resolves when its result is rendered. */
+    setText: (text) => view.whenRendered(setDoc(text)),
+    /** One edit as a user makes it; resolves when its result is rendered. */
+    edit: (from, to, insert) => {
+      editor.dispatch({ changes: { from, to, insert } });
+      return view.whenRendered(view.generation);
+    },
+    get state() {
+      return view.state;
+    },
     get asm() {
       return state.asm;
     },
-    get lastResponse() {
-      return state.lastResponse;
-    },
-    get lastError() {
-      return state.lastError;
+    get firstPainted() {
+      return state.firstPainted;
     },
   },
 });

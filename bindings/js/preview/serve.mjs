@@ -4,14 +4,21 @@
  *
  *   node preview/serve.mjs [--port N]      (default 8377; 0 = any free port)
  *
- * It serves, from bindings/js/: /preview/ (the page), /src/ (the package),
- * /assembly.wasm (the module, as application/wasm for streaming compilation)
- * and the two runtime dependencies under /node_modules/. Nothing else: no
- * directory listings, no paths outside those.
+ * It serves, from bindings/js/: /preview/ (the page), /src/ (the package) and
+ * /assembly.wasm (the module, as application/wasm for streaming compilation),
+ * and two bundles it builds with esbuild when it starts (kept in memory, never
+ * written): /preview/app.bundle.js (the page: app.js and the
+ * <polyloop-prompt-view> element; the editor, CodeMirror, in a chunk under
+ * /preview/chunks/ loaded in parallel) and /preview/worker.js (the element's
+ * worker: the package and the module's runtime). Nothing else: no directory
+ * listings, no paths outside those. Every response carries an ETag and
+ * `cache-control: no-cache`, so a reload revalidates (304) and the browser
+ * keeps the compiled module in its code cache.
  *
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
@@ -24,9 +31,44 @@ const ALLOWED = [
   "preview/",
   "src/",
   "assembly.wasm",
-  "node_modules/@bjorn3/browser_wasi_shim/dist/",
-  "node_modules/@msgpack/msgpack/dist.esm/",
 ];
+
+/**
+ * Bundles the page and the element's worker with esbuild (in memory).
+ * `@polyloop/assembly` and `@polyloop/assembly/preview` resolve to this
+ * package's browser sources.
+ *
+ * @returns {Promise<Map<string, Uint8Array>>} URL path → bytes
+ */
+export async function buildPreview() {
+  const { build } = await import("esbuild");
+  const self = {
+    name: "polyloop-self",
+    setup(b) {
+      b.onResolve({ filter: /^@polyloop\/assembly(\/preview)?$/ }, (a) => ({
+        path: join(ROOT, a.path.endsWith("/preview") ? "src/preview/index.js" : "src/browser.js"),
+      }));
+    },
+  };
+  const out = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { "preview/app.bundle": "preview/app.js", "preview/worker": "src/preview/worker.js" },
+    bundle: true,
+    format: "esm",
+    splitting: true,
+    chunkNames: "preview/chunks/[name]-[hash]",
+    target: "es2022",
+    minify: true,
+    sourcemap: "linked",
+    write: false,
+    outdir: ROOT,
+    logLevel: "error",
+    plugins: [self],
+  });
+  const files = new Map();
+  for (const f of out.outputFiles) files.set("/" + f.path.slice(ROOT.length).split(sep).join("/"), f.contents);
+  return files;
+}
 
 const TYPES = {
   ".html": "text/html; charset=utf-8",
@@ -63,6 +105,7 @@ async function resolveFile(urlPath) {
  * @returns {Promise<{server: import("node:http").Server, url: string, close: () => Promise<void>}>}
  */
 export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
+  const bundles = await buildPreview();
   const server = createServer(async (req, res) => {
     try {
       const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -70,17 +113,25 @@ export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
         res.writeHead(302, { location: "/preview/" }).end();
         return;
       }
-      const file = await resolveFile(path);
+      const built = bundles.get(path);
+      const file = built ? path : await resolveFile(path);
       if (!file || (req.method !== "GET" && req.method !== "HEAD")) {
         res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found\n");
         return;
       }
-      const body = await readFile(file);
-      res.writeHead(200, {
+      const body = built ?? (await readFile(file));
+      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+      const headers = {
         "content-type": TYPES[extname(file)] ?? "application/octet-stream",
-        "cache-control": "no-store",
+        "cache-control": "no-cache",
+        etag,
         "x-content-type-options": "nosniff",
-      });
+      };
+      if (req.headers["if-none-match"] === etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
+      res.writeHead(200, headers);
       res.end(req.method === "HEAD" ? undefined : body);
     } catch (e) {
       res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`error: ${e.message}\n`);

@@ -182,3 +182,33 @@ test("10.6: addStep past 1.5 GiB is too_large as assemble() of the same steps", 
   assert.equal(kept, n, "the prompt's size and assembleBytes of its five steps");
   console.log(`10.6 addStep     node     5 steps ${kept} B, the sixth too_large as assemble()  ${seconds.toFixed(2)} s`);
 });
+
+test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assemble() gives", async () => {
+  const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
+  const { STEP_FIXED } = await import("../src/size.js");
+  const { Encoder } = await import("@msgpack/msgpack");
+  const asm = await loadAssembler();
+  const pack = (v) => new Encoder().encode(v);
+  assert.equal(asm.assembleBytes(pack({ observation_template: "{observation}" })).length, STEP_FIXED + 2 + 1);
+  const req = {
+    run_messages: [{ role: "system", content: [{ type: "text", text: "sys" }] }],
+    injections: { a: [{ entry_id: "1", content: "x".repeat(300) }], ["b".repeat(40)]: [{ entry_id: "2", content: "y" }] },
+    observation_template: "<{observation:^300}|{observation!r}>",
+  };
+  const p = asm.prompt(req);
+  const steps = [];
+  for (let i = 0; i < 260; i++) { // past 15 and 255 messages, prompt_chars past 65,535
+    const step = { raw_output: "r".repeat(i % 7), observation: "\u00e9".repeat(i % 50) };
+    p.addStep(step.raw_output, step.observation);
+    steps.push(step);
+    if ([0, 6, 7, 100, 126, 127, 200, 259].includes(i)) {
+      assert.equal(p.responseBytes, asm.assembleBytes(pack({ ...req, steps })).length, `after ${i + 1} steps`);
+    }
+  }
+  // A refused step changes nothing (the limit lowered by shrinking the room).
+  const before = [p.messages.length, p.prompt_chars];
+  p.size.body += 3 * 2 ** 29 - p.responseBytes - 100;
+  const at = p.responseBytes;
+  assert.throws(() => p.addStep("r", "o"), (e) => e instanceof AssemblyError && e.code === "too_large" && e.path === "");
+  assert.deepEqual([p.messages.length, p.prompt_chars, p.responseBytes], [before[0], before[1], at]);
+});

@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { AssemblyError, ERROR_CODES } from "@polyloop/assembly";
-import { VECTORS_DIR, assembler, decode, errorOf } from "./common.mjs";
+import { VECTORS_DIR, assembler, errorOf } from "./common.mjs";
 import { decodeErrorResponse } from "./strict.mjs";
 import { requestToJs, Unrepresentable } from "./jsvalue.mjs";
 import { encodeRequest } from "../src/wire.js";
@@ -139,7 +139,9 @@ for (const lv of vectors) {
   test(`vector ${lv.file.replace(/\.json$/, "")}/${lv.c.name} (assemble)`, () => {
     if (lv.c.error === undefined) {
       stats.ok++;
-      assert.deepEqual(asm.assemble(js), decode(lv.response));
+      // The expected response read by the suite's own msgpack reader: the
+      // binding's decoding library must not be the judge of its own output.
+      assert.deepEqual(asm.assemble(js), requestToJs(lv.response));
       assert.deepEqual(asm.assembleBytes(encodeRequest(js)), lv.response);
       return;
     }

@@ -5,7 +5,7 @@ VERSION, the licence and its metadata), then, for each CPython given, create a
 fresh venv, install the WHEEL into it (never the source tree) with the pinned
 dependencies, warm its compile cache with ``python -m polyloop_assembly warm``,
 and run the shared vectors and the package checks (tests/test_vectors.py,
-tests/test_prompt_vectors.py, tests/test_package.py) against the installed
+tests/test_json_vectors.py, tests/test_prompt_vectors.py, tests/test_package.py) against the installed
 package. One summary line on
 stdout; each interpreter's log under ``--artifacts``, printed on failure.
 
@@ -31,7 +31,11 @@ PKG = HERE.parent  # bindings/python
 REPO = PKG.parents[1]
 CONSTRAINTS = PKG / "constraints.txt"
 # The shared vectors (and the prompt vectors where this checkout has them) and the package checks.
-TEST_FILES = [p for p in (HERE / "test_vectors.py", HERE / "test_prompt_vectors.py", HERE / "test_package.py") if p.exists()]
+TEST_FILES = [
+    p
+    for p in (HERE / "test_vectors.py", HERE / "test_json_vectors.py", HERE / "test_prompt_vectors.py", HERE / "test_package.py")
+    if p.exists()
+]
 
 
 class Failure(Exception):

@@ -54,6 +54,29 @@ def test_equals_serial_in_order(workers: int, window: Any) -> None:
     assert all(_same(a, b) for a, b in zip(got, SERIAL))
 
 
+def test_json_lines_equal_serial(tmp_path: Path) -> None:
+    """assemble_json_many over the lines of a file as read (newlines kept): the
+    serial assemble_json answers in order; a blank line is an error in its place."""
+    lines = trajectories.lines(300, seed=7)
+    lines.insert(5, "")
+    lines.append('{"v": 1, "v": 1, "observation_template": "{observation}"}')
+    p = tmp_path / "t.jsonl"
+    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    want: List[Any] = []
+    for line in lines:
+        try:
+            want.append(pa.assemble_json(line + "\n"))
+        except pa.AssemblyError as e:
+            want.append(e)
+    with open(p, encoding="utf-8") as f:
+        got = list(pa.assemble_json_many(f, workers=2))
+    assert len(got) == len(lines) and all(_same(a, b) for a, b in zip(got, want))
+    assert isinstance(got[5], pa.AssemblyError) and (got[5].code, got[5].path) == ("malformed_request", "")
+    assert isinstance(got[-1], pa.AssemblyError) and (got[-1].code, got[-1].path) == ("duplicate_key", "v")
+    with open(p, "rb") as fb:  # bytes lines too
+        assert all(_same(a, b) for a, b in zip(pa.assemble_json_many(fb, workers=1), want))
+
+
 def test_bytes_equal_serial_bytes() -> None:
     wires = [_codec.encode(r) for r in REQUESTS]
     want = [pa.assemble_bytes(w) for w in wires]

@@ -34,6 +34,11 @@ def test_every_kind_of_request_is_one_row() -> None:
     bad = dict(OK, max_prompt_chars=-1)
     reqs = [json.dumps(OK), _codec.encode(OK), OK, json.dumps(bad), _codec.encode(bad), bad,
             "{not json", '{"v": NaN}', dict(OK, steps=Broken()), 5, b"\xc1"]
+    # JSON text gets the CLI's verdict (assemble_json), not Python's json module's
+    dup = '{"steps": [{"raw_output": "first", "raw_output": "second", "observation": "o"}], ' \
+          '"observation_template": "{observation}"}'
+    big = '{"observation_template": "{observation}", "max_prompt_chars": 9007199254740993}'
+    reqs += [dup, '{"v": 1.0, "observation_template": "{observation}"}', big]
     cols = data.render_rows(reqs)
     assert list(cols) == list(data.COLUMNS)
     assert all(len(v) == len(reqs) for v in cols.values())
@@ -49,13 +54,17 @@ def test_every_kind_of_request_is_one_row() -> None:
     for i in range(3, 6):
         assert (cols["ok"][i], cols["error_code"][i], cols["error_path"][i]) == (False, "invalid_budget", "max_prompt_chars")
         assert cols["response"][i] == bad_bytes and cols["messages"][i] is None and cols["prompt_chars"][i] is None
-    assert (cols["error_code"][6], cols["error_path"][6], cols["response"][6]) == ("malformed_request", "", None)
-    assert cols["error_message"][6].startswith("invalid JSON")
+    assert (cols["error_code"][6], cols["error_path"][6]) == ("malformed_request", "")
+    assert cols["error_message"][6].startswith("invalid JSON at byte 1")
+    assert cols["response"][6] == pa.assemble_json_bytes("{not json")  # the module's error response
     assert (cols["error_code"][7], cols["error_path"][7]) == ("malformed_request", "")  # NaN is not JSON
     assert (cols["error_code"][8], cols["error_path"][8]) == ("malformed_request", "steps")
     assert "broken" in cols["error_message"][8]
     assert cols["error_code"][9] == "malformed_request" and cols["response"][9] is not None  # the core's answer
     assert cols["error_code"][10] == "malformed_request" and cols["response"][10] == pa.assemble_bytes(b"\xc1")
+    assert (cols["error_code"][11], cols["error_path"][11]) == ("duplicate_key", "steps[0].raw_output")
+    assert (cols["error_code"][12], cols["error_path"][12]) == ("malformed_request", "v")  # a float version
+    assert cols["ok"][13] is True  # an integer beyond 2**53 is exact
 
 
 def test_render_batch_keeps_columns_and_takes_numpy_and_arrow() -> None:

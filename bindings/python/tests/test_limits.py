@@ -7,10 +7,10 @@ KB, within the memory budget (peak RSS of a child process, measured by GNU
 time). ``make test`` runs the family at 1 MiB; ``make test.limits``
 (``POLYLOOP_LIMITS=full``) at the issue's sizes, with the time budget.
 
-Cases whose fix belongs to another change are skipped, with the issue item
-named, only when the binding shows the old behaviour: 10.5 (a request of
-just under 4 GiB is copied into the module and answered ``internal``) and
-10.6 (``add_step`` past the 1.5 GiB response limit).
+At full size also 10.5 (a request of just under 4 GiB is ``too_large``,
+answered before it is copied into the module) and 10.6 (``add_step`` past
+the 1.5 GiB response limit is ``too_large``, as ``assemble`` of the same
+steps is); each fails, never skips, if the binding regresses.
 """
 
 from __future__ import annotations
@@ -151,10 +151,8 @@ def test_just_under_4gib() -> None:
         assert out["n"] <= MAX_ERROR_BYTES
         e = decode_error(base64.b64decode(out["resp"]))
         code, path = e["code"], e["path"]
-    if code == "internal":
-        pytest.skip("issue 10.5 (size check before copying, Python) has not landed: internal, peak %d MB" % (
-            out["rss"] >> 20))
-    assert (code, path) == ("too_large", "")
+    assert (code, path) == ("too_large", ""), "a request of 4 GiB - 1 bytes: %s at %r, peak %d MB" % (
+        code, path, out["rss"] >> 20)
     # The request itself is in memory once; nothing like a second copy.
     assert out["rss"] < 0 or out["rss"] <= n + (512 << 20), "peak RSS %d MB: the request was copied" % (out["rss"] >> 20)
 
@@ -171,11 +169,9 @@ def test_prompt_at_the_limit() -> None:
     p = pa.Prompt({"observation_template": template})
     p.add_step("", "")
     p.add_step("", "")
-    try:
+    size = p._response_size()
+    with pytest.raises(pa.AssemblyError) as again:
         p.add_step("", "")
-    except pa.AssemblyError as e:
-        assert (e.code, e.path) == ("too_large", "")
-        assert len(p.messages) == 4
-        return
-    pytest.skip("issue 10.6 (the response limit in add_step) is not applied by the Python Prompt: "
-                "the third add_step succeeded where assemble is too_large")
+    assert (again.value.code, again.value.path, again.value.message) == (
+        "too_large", "", ei.value.message), "the third add_step is not refused as assemble of the same steps is"
+    assert (len(p), p.steps, p._response_size()) == (4, 2, size), "the refused step changed the prompt"

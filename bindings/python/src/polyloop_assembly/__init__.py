@@ -8,6 +8,9 @@ Entry points (docs/SPEC.md §7):
 
 - :func:`assemble` ``(request: Mapping) -> dict`` — raises :class:`AssemblyError`.
 - :func:`assemble_bytes` ``(bytes) -> bytes`` — the msgpack wire function.
+- :func:`assemble_json` ``(str | bytes) -> dict`` — a request written as JSON
+  text, judged as the command-line tool judges it (``assemble_json_bytes``:
+  the response bytes).
 - :func:`validate_template` ``(str) -> None`` — check a template before a run.
 - :class:`Prompt` ``(request)`` with ``add_step(raw_output, observation)`` — the
   incremental form for agent loops.
@@ -27,10 +30,12 @@ from ._api import (
     Prompt,
     assemble,
     assemble_bytes,
+    assemble_json,
+    assemble_json_bytes,
     default_assembler,
     validate_template,
 )
-from ._batch import assemble_bytes_many, assemble_many
+from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
 from ._types import (
@@ -83,6 +88,9 @@ __all__ = [
     "assemble",
     "assemble_bytes",
     "assemble_bytes_many",
+    "assemble_json",
+    "assemble_json_bytes",
+    "assemble_json_many",
     "assemble_many",
     "cache_dir",
     "default_assembler",

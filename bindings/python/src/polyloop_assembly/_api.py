@@ -1,4 +1,4 @@
-"""The public API: assemble, assemble_bytes, validate_template, Prompt, Assembler."""
+"""The public API: assemble, assemble_bytes, assemble_json, validate_template, Prompt, Assembler."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import weakref
 from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
-from . import _codec, _fork
+from . import _codec, _fork, _respsize
 from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, raise_error_response, too_large_response
 from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
 from ._types import Injected, Message, PrefixDigests, Request, Response
@@ -20,11 +20,19 @@ __all__ = [
     "Prompt",
     "assemble",
     "assemble_bytes",
+    "assemble_json",
+    "assemble_json_bytes",
     "default_assembler",
     "validate_template",
 ]
 
 BytesLike = Union[bytes, bytearray, memoryview]
+JSONText = Union[str, bytes, bytearray, memoryview]
+
+#: The largest buffer the module's 32-bit ABI can be handed (JSON text up to
+#: this size goes into the module: only after reading it is it known whether
+#: the request it says is over 1 GiB).
+_MAX_MODULE_BUFFER = 0xFFFFFFFF
 
 _tokens = itertools.count(1)
 #: Assemblers of this process by token: unpickling one gives back the same object.
@@ -113,6 +121,74 @@ class Assembler:
             return self._pool.call(data)
         except InstanceFailure as e:
             raise e.to_error() from None
+
+    def assemble_json_bytes(self, text: JSONText) -> bytes:
+        """The wire function for a request written as JSON text: the canonical
+        msgpack response bytes, with the command-line tool's verdict on JSON.
+
+        The text is read inside the module by the project's one JSON reader
+        (the module's ``assemble_json`` export, the same Go code as the
+        command-line tool's), not by Python's ``json``: a repeated key is
+        ``duplicate_key`` (never "the last one wins"), ``1.0`` or ``1e2``
+        where an integer belongs is ``malformed_request``, integers are exact
+        to 64 bits, and a syntax error is ``malformed_request`` at path ``""``
+        whose message starts ``invalid JSON at byte N``. For JSON that says a
+        valid request, the response is byte for byte that of
+        :meth:`assemble_bytes` of the same request in msgpack.
+
+        Args:
+            text: the JSON text of one request: ``bytes``-like (UTF-8; any
+                bytes are judged as they are), or a ``str``, encoded as UTF-8
+                with ``surrogatepass`` so a lone surrogate reaches the module as
+                the same bytes the command-line tool would read
+                (``invalid_utf8`` at its path).
+
+        Errors are returned as error responses, not raised. Text over
+        4 GiB - 1 bytes (the module's 32-bit ABI) is answered ``too_large``
+        at once; below that it goes into the module, since whether the
+        request it says is over the 1 GiB limit is known only after reading
+        it (text much larger than 1 GiB can run the module out of memory:
+        ``internal``).
+
+        Raises:
+            TypeError: ``text`` is neither str nor bytes-like.
+            AssemblyError: ``code="internal"`` if the instance failed.
+        """
+        if isinstance(text, str):
+            data = text.encode("utf-8", "surrogatepass")
+        elif isinstance(text, bytes):
+            data = text
+        elif isinstance(text, (bytearray, memoryview)):
+            if (text.nbytes if isinstance(text, memoryview) else len(text)) > _MAX_MODULE_BUFFER:
+                return too_large_response(text.nbytes if isinstance(text, memoryview) else len(text))
+            data = bytes(text)
+        else:
+            raise TypeError(
+                "assemble_json() takes the JSON text of one request as str, bytes, bytearray or memoryview, not %s"
+                % type(text).__name__
+            )
+        if len(data) > _MAX_MODULE_BUFFER:
+            return too_large_response(len(data))
+        try:
+            return self._pool.call(data, json=True)
+        except InstanceFailure as e:
+            raise e.to_error() from None
+
+    def assemble_json(self, text: JSONText) -> Response:
+        """Assemble a request written as JSON text and return the response.
+
+        The JSON is judged by the module, as the command-line tool judges it
+        (see :meth:`assemble_json_bytes`): use this, not ``json.loads`` and
+        :meth:`assemble`, when requests come as JSON (a JSON-lines file).
+
+        Raises:
+            AssemblyError: the text is not JSON (``malformed_request`` at ``""``,
+                ``invalid JSON at byte N: ...``) or the request is invalid (the
+                same code and path as the request in msgpack), or the instance
+                failed (``internal``).
+            TypeError: ``text`` is neither str nor bytes-like.
+        """
+        return _decode_ok(self.assemble_json_bytes(text))
 
     def assemble(self, request: Request) -> Response:
         """Assemble a request (docs/SPEC.md §2) and return the response (§6).
@@ -214,6 +290,24 @@ def assemble_bytes(request: BytesLike) -> bytes:
     return default_assembler().assemble_bytes(request)
 
 
+def assemble_json(text: JSONText) -> Response:
+    """Assemble a request written as JSON text (str or UTF-8 bytes), with the
+    command-line tool's verdict on JSON (a repeated key is ``duplicate_key``,
+    ``1.0`` for an int ``malformed_request``, a syntax error
+    ``malformed_request`` at ``""``). Thread-safe. See :meth:`Assembler.assemble_json`.
+
+    Raises:
+        AssemblyError: with ``code``, ``path`` and ``message``.
+    """
+    return default_assembler().assemble_json(text)
+
+
+def assemble_json_bytes(text: JSONText) -> bytes:
+    """JSON text of one request in, canonical msgpack response bytes out
+    (errors as error responses). Thread-safe. See :meth:`Assembler.assemble_json_bytes`."""
+    return default_assembler().assemble_json_bytes(text)
+
+
 def validate_template(template: str) -> None:
     """Raise :class:`AssemblyError` (``invalid_template``) if ``template`` is not
     a valid observation template; return None otherwise. Thread-safe."""
@@ -248,7 +342,8 @@ class Prompt:
 
     def __init__(self, request: Request, *, assembler: Optional[Assembler] = None) -> None:
         self._assembler = assembler if assembler is not None else default_assembler()
-        response = self._assembler.assemble(request)
+        response_bytes = self._assembler.assemble_bytes(_encode(request))
+        response = _decode_ok(response_bytes)
         template = request["observation_template"]
         budget = request.get("max_prompt_chars")
         self._budget: Optional[int] = None if budget is None else operator.index(budget)
@@ -260,6 +355,8 @@ class Prompt:
         self._prefix_digests: PrefixDigests = response["prefix_digests"]
         steps = request.get("steps")
         self._steps = 0 if steps is None else len(steps)
+        # The response's size but its headers and prompt_chars (_respsize.rest).
+        self._size_rest = _respsize.rest(len(response_bytes), len(self._messages), self._prompt_chars)
         self._init_packer()
 
     def _init_packer(self) -> None:
@@ -277,7 +374,10 @@ class Prompt:
 
         Raises:
             AssemblyError: a bad value, with its path at the step's real index
-                (e.g. ``steps[7].observation``); the Prompt is then unchanged.
+                (e.g. ``steps[7].observation``); or ``too_large`` at ``""``
+                when the whole response would pass the 1.5 GiB limit, exactly
+                when one :func:`assemble` of the request with all the steps
+                would be ``too_large``. The Prompt is then unchanged.
         """
         try:
             pk = self._packer.pack
@@ -292,12 +392,19 @@ class Prompt:
                 }
             )
         try:
-            response = _decode_ok(self._assembler.assemble_bytes(body))
+            response_bytes = self._assembler.assemble_bytes(body)
+            response = _decode_ok(response_bytes)
         except AssemblyError as e:
             raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message, offset=e.offset, detail=e.detail) from None
-        self._messages.extend(response["messages"])
+        messages, chars = response["messages"], response["prompt_chars"]
+        # The limit on the whole response, as one assemble of all the steps has it.
+        rest = self._size_rest + _respsize.step_entries(len(response_bytes), len(messages), chars)
+        prompt_chars = self._prompt_chars + chars
+        _respsize.check(_respsize.size(rest, len(self._messages) + len(messages), prompt_chars))
+        self._messages.extend(messages)
         self._message_chars.extend(response["message_chars"])
-        self._prompt_chars += response["prompt_chars"]
+        self._prompt_chars = prompt_chars
+        self._size_rest = rest
         self._steps += 1
 
     def copy(self) -> "Prompt":
@@ -333,6 +440,7 @@ class Prompt:
             "_injected": list(self._injected),
             "_prefix_digests": self._prefix_digests,
             "_steps": self._steps,
+            "_size_rest": self._size_rest,
         }
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -387,6 +495,11 @@ class Prompt:
             "prefix_digests": dict(self._prefix_digests),
         }
         return cast(Response, out)
+
+    def _response_size(self) -> int:
+        """The size in bytes of the canonical response one :func:`assemble` of
+        the request with all steps so far would return (kept step by step)."""
+        return _respsize.size(self._size_rest, len(self._messages), self._prompt_chars)
 
     def __len__(self) -> int:
         return len(self._messages)

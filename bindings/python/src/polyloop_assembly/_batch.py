@@ -1,4 +1,5 @@
-"""Many requests on every core: :func:`assemble_many` and :func:`assemble_bytes_many`.
+"""Many requests on every core: :func:`assemble_many`, :func:`assemble_json_many`
+and :func:`assemble_bytes_many`.
 
 The module call itself runs without the GIL (wasmtime's C API is called through
 ``ctypes.CDLL``, which releases it), so threads over the instance pool run
@@ -15,10 +16,10 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Mapping, Optional, TypeVar, Union, overload
 
-from ._api import AssemblyError, Assembler, BytesLike, default_assembler
+from ._api import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
 from ._types import Request, Response
 
-__all__ = ["assemble_bytes_many", "assemble_many"]
+__all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -215,3 +216,50 @@ def assemble_bytes_many(
     """
     asm = assembler if assembler is not None else default_assembler()
     return _ordered(asm.assemble_bytes, requests, workers, window, errors, progress, asm)
+
+
+@overload
+def assemble_json_many(
+    requests: Iterable[JSONText],
+    *,
+    workers: Optional[int] = ...,
+    window: Optional[int] = ...,
+    errors: Literal["return"] = ...,
+    progress: Optional[Callable[[int], None]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> Iterator[Union[Response, AssemblyError]]: ...
+
+
+@overload
+def assemble_json_many(
+    requests: Iterable[JSONText],
+    *,
+    workers: Optional[int] = ...,
+    window: Optional[int] = ...,
+    errors: Literal["raise"],
+    progress: Optional[Callable[[int], None]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> Iterator[Response]: ...
+
+
+def assemble_json_many(
+    requests: Iterable[JSONText],
+    *,
+    workers: Optional[int] = None,
+    window: Optional[int] = None,
+    errors: ErrorMode = "return",
+    progress: Optional[Callable[[int], None]] = None,
+    assembler: Optional[Assembler] = None,
+) -> Iterator[Any]:
+    """:func:`assemble_many` for requests written as JSON text (str or UTF-8
+    bytes), each judged as :func:`assemble_json` judges it (the command-line
+    tool's verdict on JSON: a repeated key is ``duplicate_key``, a syntax
+    error ``malformed_request`` at ``""``). The lines of a JSON-lines file
+    can be passed as they are read (``open(path, encoding="utf-8")``): the
+    white space around a request, its newline included, is allowed; a blank
+    line is a syntax error in its place, as in the command-line tool's
+    ``--batch``. The other arguments and the results are those of
+    :func:`assemble_many`.
+    """
+    asm = assembler if assembler is not None else default_assembler()
+    return _ordered(asm.assemble_json, requests, workers, window, errors, progress, asm)

@@ -1,8 +1,9 @@
 """One instance of the module in its own store, and the fast call path.
 
-Module ABI (see ``wasm/main.go``): ``_initialize`` once per instance, then per
+Module ABI (see ``wasm/README.md``): ``_initialize`` once per instance, then per
 call ``alloc(size) -> ptr``, write the request at ``ptr``, ``assemble(ptr,
-size) -> resp_ptr << 32 | resp_len`` (consumes the request buffer), copy the
+size) -> resp_ptr << 32 | resp_len`` (consumes the request buffer; or
+``assemble_json``, the same for a request written as JSON text), copy the
 response out, ``free(resp_ptr)``.
 
 The fast call path: wasmtime's ``Func.__call__`` re-reads the function type and
@@ -82,6 +83,7 @@ def _check_version() -> None:
 _SIGNATURES = {
     "alloc": (("i32",), ("i32",)),
     "assemble": (("i32", "i32"), ("i64",)),
+    "assemble_json": (("i32", "i32"), ("i64",)),
     "free": (("i32",), ()),
 }
 
@@ -124,7 +126,7 @@ class Instance:
             instance = pre.instantiate(store)
             exports = instance.exports(store)
             funcs: Dict[str, wasmtime.Func] = {}
-            for name in ("_initialize", "alloc", "assemble", "free"):
+            for name in ("_initialize", "alloc", "assemble", "assemble_json", "free"):
                 func = exports.get(name)
                 if not isinstance(func, wasmtime.Func):
                     raise RuntimeError(
@@ -142,6 +144,7 @@ class Instance:
         self._memory = memory
         self._alloc = funcs["alloc"]
         self._assemble = funcs["assemble"]
+        self._assemble_json = funcs["assemble_json"]
         self._free = funcs["free"]
         self.memory_bytes = 0
         self.fast = False
@@ -182,7 +185,12 @@ class Instance:
     # the fast path -------------------------------------------------------
 
     def _setup_fast(self) -> None:
-        for name, func in (("alloc", self._alloc), ("assemble", self._assemble), ("free", self._free)):
+        for name, func in (
+            ("alloc", self._alloc),
+            ("assemble", self._assemble),
+            ("assemble_json", self._assemble_json),
+            ("free", self._free),
+        ):
             got = _signature(func, self._store)
             if got != _SIGNATURES[name]:
                 raise RuntimeError(
@@ -193,6 +201,7 @@ class Instance:
         self._mem_ref = ctypes.byref(self._memory._memory)
         self._alloc_ref = ctypes.byref(self._alloc._func)
         self._assemble_ref = ctypes.byref(self._assemble._func)
+        self._assemble_json_ref = ctypes.byref(self._assemble_json._func)
         self._free_ref = ctypes.byref(self._free._func)
         self._raw = (_c_raw_t * 2)()  # arguments in, results out
         self._trap = _c_trap_ptr_t()
@@ -243,8 +252,10 @@ class Instance:
 
     # the call ------------------------------------------------------------
 
-    def call(self, request: bytes) -> bytes:
+    def call(self, request: bytes, json: bool = False) -> bytes:
         """Run ``assemble`` on one request (at most 4 GiB - 1 bytes); return the response bytes.
+
+        With ``json`` the request is JSON text and runs ``assemble_json``.
 
         Raises:
             InstanceFailure: the instance trapped, exited or ran out of memory; discard it.
@@ -258,7 +269,7 @@ class Instance:
                 raise InstanceFailure("alloc returned a buffer outside linear memory")
             if n:
                 ctypes.memmove(base + ptr, request, n)
-            packed = call(self._assemble_ref, ptr, n)[0].i64 & _MASK64
+            packed = call(self._assemble_json_ref if json else self._assemble_ref, ptr, n)[0].i64 & _MASK64
             rptr, rlen = packed >> 32, packed & _MASK32
             base, size = self._view()
             if rptr + rlen > size:
@@ -273,7 +284,7 @@ class Instance:
             raise InstanceFailure("alloc returned a buffer outside linear memory")
         if n:
             ctypes.memmove(self._memory_base() + ptr, request, n)
-        packed = call_public(self._assemble, ptr, n) & _MASK64
+        packed = call_public(self._assemble_json if json else self._assemble, ptr, n) & _MASK64
         rptr, rlen = packed >> 32, packed & _MASK32
         size = self._memory_size()
         if rptr + rlen > size:

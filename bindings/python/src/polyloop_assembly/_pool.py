@@ -94,8 +94,9 @@ class Pool:
                 self._live -= 1
             self._cond.notify()
 
-    def call(self, request: bytes) -> bytes:
-        """Run one request on a pooled instance.
+    def call(self, request: bytes, json: bool = False) -> bytes:
+        """Run one request on a pooled instance (``json``: JSON text, the
+        module's ``assemble_json``).
 
         Raises:
             InstanceFailure: the instance failed (it has been discarded; the
@@ -104,7 +105,7 @@ class Pool:
         instance = self._acquire()
         keep = False
         try:
-            out = instance.call(request)
+            out = instance.call(request, json)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
             else:

@@ -7,8 +7,10 @@ an exception that fails the job and never a dropped row.
 A request may be given as
 
 - ``str``: the JSON text of one request (a line of a JSON-lines file), read
-  with Python's ``json`` module (a repeated key keeps its last value; text
-  that is not JSON is an error row ``malformed_request`` at ``""``);
+  by :func:`polyloop_assembly.assemble_json`: the command-line tool's verdict
+  on JSON (a repeated key is ``duplicate_key``, ``1.0`` for an int
+  ``malformed_request``, integers exact to 64 bits; text that is not JSON is
+  an error row ``malformed_request`` at ``""``, ``invalid JSON at byte N``);
 - ``bytes``: the msgpack request of the wire (SPEC §2), as ``assemble_bytes``
   takes it;
 - a ``Mapping``: the request as :func:`polyloop_assembly.assemble` takes it.
@@ -30,9 +32,10 @@ column                      type         value
 ``error_path``              str | null   the error's path, e.g. ``steps[3].observation``
 ``error_message``           str | null   what is wrong and what to do
 ``response``                binary|null  the response bytes exactly as ``assemble_bytes``
-                                         returns them (error responses included); null only
-                                         when the binding refused the request before the core
-                                         (JSON syntax, an unreadable value, ``internal``)
+                                         returns them (error responses included; for JSON
+                                         text, as ``assemble_json_bytes``); null only when the
+                                         binding refused the request before the core (an
+                                         unreadable value, ``internal``)
 ==========================  ===========  =====================================================
 
 Ray Data::
@@ -116,18 +119,11 @@ def _response_row(response: bytes) -> Dict[str, Any]:
     return _error_row(str(err.get("code")), str(err.get("path")), str(err.get("message")), response)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError("%s is not JSON" % name)
-
-
 def render(request: Any, assembler: Assembler) -> Dict[str, Any]:
     """One row (a dict of :data:`COLUMNS`) for one request (str, bytes or Mapping)."""
     try:
-        if isinstance(request, str):
-            try:
-                request = json.loads(request, parse_constant=_refuse_constant)
-            except ValueError as e:  # JSONDecodeError, NaN/Infinity, or a number Python refuses
-                return _error_row("malformed_request", "", "invalid JSON: %s" % e, None)
+        if isinstance(request, str):  # JSON text: judged inside the module, as the CLI judges it
+            return _response_row(assembler.assemble_json_bytes(request))
         if isinstance(request, (bytes, bytearray, memoryview)):
             wire = bytes(request)
         else:

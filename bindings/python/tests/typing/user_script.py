@@ -22,6 +22,10 @@ chars: List[int] = response["message_chars"]
 
 pa.assemble({"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "b"}]})
 raw: bytes = pa.assemble_bytes(b"\x81\xb4observation_template\xad{observation}")
+from_json: pa.Response = pa.assemble_json('{"observation_template": "{observation}"}')
+raw_json: bytes = pa.assemble_json_bytes(b'{"observation_template": "{observation}"}')
+for line_response in pa.assemble_json_many(['{"observation_template": "{observation}"}'], errors="raise"):
+    line_messages: List[pa.Message] = line_response["messages"]
 
 try:
     pa.validate_template("{observation")

@@ -1,0 +1,78 @@
+// The preview's editor: CodeMirror 6 with the JSON language, line numbers,
+// folding, search and a lint gutter (the marks come from the module's
+// verdict, set by app.js). Loaded by app.js with a dynamic import, so the
+// first prompt is assembled and painted while this (the larger part of the
+// page's code) is still loading.
+
+import { EditorView, basicSetup } from "codemirror";
+import { EditorState, Compartment } from "@codemirror/state";
+import { json } from "@codemirror/lang-json";
+import { setDiagnostics, lintGutter } from "@codemirror/lint";
+import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { tags } from "@lezer/highlight";
+
+export { setDiagnostics };
+
+const themeCompartment = new Compartment();
+const darkHighlight = HighlightStyle.define([
+  { tag: tags.propertyName, color: "#8ab4ff" },
+  { tag: tags.string, color: "#a8e6a1" },
+  { tag: tags.number, color: "#f0b34a" },
+  { tag: [tags.bool, tags.null], color: "#c3a6ff" },
+  { tag: tags.invalid, color: "#ff8a80" },
+]);
+const darkTheme = [
+  EditorView.theme(
+    {
+      "&": { backgroundColor: "#1e2128", color: "#e6e7eb" },
+      ".cm-gutters": { backgroundColor: "#1a1c22", color: "#8d93a1", borderRight: "1px solid #383c47" },
+      ".cm-activeLine": { backgroundColor: "#262a33" },
+      ".cm-activeLineGutter": { backgroundColor: "#262a33" },
+      "&.cm-focused .cm-cursor": { borderLeftColor: "#e6e7eb" },
+      "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection": { backgroundColor: "#36507a !important" },
+      ".cm-tooltip": { backgroundColor: "#1e2128", color: "#e6e7eb" },
+    },
+    { dark: true },
+  ),
+  syntaxHighlighting(darkHighlight),
+];
+
+/**
+ * The editor, holding `doc`. `onChange` gets each transaction that changes
+ * the document as it is made, before the editor applies it (and re-parses
+ * the JSON for its highlighting): the assembly worker starts meanwhile.
+ * `onUpdate` gets each view update that changed the document, after.
+ *
+ * @param {HTMLElement} parent
+ * @param {string} doc
+ * @param {(tr: import("@codemirror/state").Transaction) => void} onChange
+ * @param {(u: import("@codemirror/view").ViewUpdate) => void} onUpdate
+ * @param {boolean} dark
+ */
+export function createEditor(parent, doc, onChange, onUpdate, dark) {
+  return new EditorView({
+    parent,
+    state: EditorState.create({
+      doc,
+      extensions: [
+        basicSetup,
+        json(),
+        lintGutter(),
+        themeCompartment.of(dark ? darkTheme : []),
+        EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
+        EditorState.transactionExtender.of((tr) => {
+          if (tr.docChanged) onChange(tr);
+          return null;
+        }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) onUpdate(u);
+        }),
+      ],
+    }),
+  });
+}
+
+/** Switches the editor's colours. @param {EditorView} editor @param {boolean} dark */
+export function setDark(editor, dark) {
+  editor.dispatch({ effects: themeCompartment.reconfigure(dark ? darkTheme : []) });
+}

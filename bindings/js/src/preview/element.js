@@ -1,0 +1,791 @@
+/**
+ * `<polyloop-prompt-view>`: a framework-free custom element that shows the
+ * prompt a request assembles to, with the same WebAssembly module every other
+ * host runs, assembled and decoded in a Web Worker, in a virtualised list
+ * (only the rows in view are in the DOM; long texts collapsed with a button to
+ * expand them).
+ *
+ * ```js
+ * import { definePromptView } from "@polyloop/assembly/preview";
+ * definePromptView();                      // registers <polyloop-prompt-view>
+ * const view = document.querySelector("polyloop-prompt-view");
+ * view.request = { observation_template: "{observation}", steps: [...] };
+ * view.addEventListener("polyloop-result", (e) => console.log(e.detail.promptChars));
+ * view.addEventListener("polyloop-error", (e) => console.log(e.detail.code, e.detail.path));
+ * ```
+ *
+ * Request text is only ever put into the page as text (textContent, text
+ * nodes): never innerHTML.
+ *
+ * @module
+ */
+
+import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, measureElement } from "@tanstack/virtual-core";
+import { CSS } from "./styles.js";
+import { blockText } from "./columns.js";
+
+/** Texts longer than this (UTF-16 units) or with more lines are collapsed. */
+export const COLLAPSE_CHARS = 1200;
+export const COLLAPSE_LINES = 14;
+
+const SEGMENTS = /** @type {const} */ (["run", "injection", "goal", "history"]);
+const SEGMENT_TITLES = { run: "Run messages", injection: "Injection slot", goal: "Goal messages", history: "History" };
+
+const fmt = new Intl.NumberFormat("en-US");
+const plural = (n, one, many = one + "s") => `${fmt.format(n)} ${n === 1 ? one : many}`;
+
+/**
+ * Creates an element; strings become text nodes, attributes are set with
+ * setAttribute: request text never becomes markup.
+ *
+ * @param {string} tag
+ * @param {Record<string, string | number | boolean | undefined>} [attrs]
+ * @param {...(Node | string | null | undefined | false)} children
+ * @returns {HTMLElement}
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== false) el.setAttribute(k, v === true ? "" : String(v));
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+  return el;
+}
+
+/** The exact text, each line break marked (the mark is CSS generated content,
+ * so textContent and copy-paste keep the exact text). */
+function textBlock(text) {
+  const pre = h("pre", { class: text === "" ? "block empty" : "block" });
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line) pre.append(document.createTextNode(line));
+    if (i < lines.length - 1) pre.append(h("span", { class: "nl" }, "\n"));
+  });
+  return pre;
+}
+
+/** The first lines of a long text, cut at COLLAPSE_CHARS / COLLAPSE_LINES. */
+function collapsed(text) {
+  let cut = Math.min(text.length, COLLAPSE_CHARS);
+  let nl = -1;
+  for (let k = 0; k < COLLAPSE_LINES; k++) {
+    nl = text.indexOf("\n", nl + 1);
+    if (nl < 0 || nl >= cut) break;
+    if (k === COLLAPSE_LINES - 1) cut = nl;
+  }
+  // Never cut a surrogate pair in two.
+  const c = text.charCodeAt(cut - 1);
+  if (c >= 0xd800 && c < 0xdc00) cut--;
+  return cut < text.length ? text.slice(0, cut) : null;
+}
+
+const quote = (s) => JSON.stringify(s);
+
+/**
+ * @typedef {object} View the compact form of a response the worker sends
+ * @property {number} count
+ * @property {string[]} roleNames
+ * @property {Uint16Array} roles
+ * @property {Float64Array} chars
+ * @property {Uint8Array} segs
+ * @property {Uint32Array} blockStart
+ * @property {Uint8Array} bytes the response bytes; texts are byte ranges of them
+ * @property {Uint32Array} starts
+ * @property {Uint32Array} ends
+ * @property {number} nRun
+ * @property {number} nInj
+ * @property {number} nGoal
+ * @property {{channel: string, entry_id: string}[]} injected
+ * @property {number} prompt_chars
+ * @property {boolean} context_overflow
+ * @property {{run: string, injections: string, goal: string}} prefix_digests
+ * @property {number | null} budget
+ * @property {number} firstOver
+ * @property {number} changedFrom
+ * @property {{run: boolean, injections: boolean, goal: boolean} | null} sameDigests
+ */
+
+export class PromptView extends HTMLElement {
+  static observedAttributes = ["request", "step", "theme"];
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: "open" });
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+    root.adoptedStyleSheets = [sheet];
+    /** @private */ this.ui = this.build(root);
+    /** @private @type {Worker | null} */ this.worker = null;
+    /** @private */ this.gen = 0;
+    /** @private */ this.shownGen = -1;
+    /** @private @type {View | null} */ this.view = null;
+    /** @private @type {any} */ this.trajectoryInfo = null;
+    /** @private @type {any} */ this.lastError = null;
+    /** @private @type {number | null} */ this._step = null;
+    /** @private */ this._trajectory = false;
+    /** @private @type {any} */ this._request = undefined;
+    /** @private @type {Set<number>} */ this.expanded = new Set();
+    /** @private @type {Set<number>} */ this.collapsedSegs = new Set();
+    /** @private */ this.rows = new Int32Array(0);
+    /** @private @type {Map<number, HTMLElement>} */ this.rowCache = new Map();
+    /** @private */ this.focusRow = 0;
+    /** @private @type {((gen: number) => void)[]} */ this.waiters = [];
+    /** @private */ this.jsonId = 0;
+    /** @private @type {Map<number, (t: string | null) => void>} */ this.jsonWaiters = new Map();
+    /** "loading" | "ok" | "stale" | "error" | "empty" */
+    this.state = "empty";
+    /** @private */
+    this.virtualizer = new Virtualizer({
+      count: 0,
+      getScrollElement: () => this.ui.list,
+      estimateSize: () => 90,
+      overscan: 4,
+      observeElementRect,
+      observeElementOffset,
+      scrollToFn: elementScroll,
+      measureElement,
+      onChange: () => this.paintRows(),
+    });
+    /** @private @type {(() => void) | null} */ this.unmount = null;
+    /** @private */ this.painting = false;
+    /** @private */ this.repaint = false;
+  }
+
+  connectedCallback() {
+    this.ensureWorker();
+    if (!this.unmount) {
+      this.unmount = this.virtualizer._didMount();
+      this.virtualizer._willUpdate();
+    }
+  }
+
+  disconnectedCallback() {
+    this.unmount?.();
+    this.unmount = null;
+  }
+
+  /** @param {string} name @param {string | null} _old @param {string | null} value */
+  attributeChangedCallback(name, _old, value) {
+    if (name === "request" && value !== null && value !== this._attrText) this.setText(value);
+    if (name === "step") this.step = value === null || value === "" ? null : Number(value);
+  }
+
+  /** Stops the worker (the element can be connected again; a new one starts). */
+  terminate() {
+    this.worker?.terminate();
+    this.worker = null;
+  }
+
+  // ---- public API ---------------------------------------------------------
+
+  /** The request: an object (encoded by the binding), JSON text (judged by
+   * the module, as the CLI does) or msgpack bytes (a Uint8Array). */
+  get request() {
+    return this._request;
+  }
+
+  set request(value) {
+    if (typeof value === "string") this.setText(value);
+    else if (value instanceof Uint8Array) this.post({ type: "bytes", bytes: value.slice() }, value);
+    else this.post({ type: "object", request: value }, value);
+  }
+
+  /**
+   * Sets the request as JSON text.
+   * @param {string} text
+   * @returns {number} the generation its result will carry
+   */
+  setText(text) {
+    return this.post({ type: "text", text }, text);
+  }
+
+  /**
+   * Applies edits to the JSON text set with setText (an editor's changes, so
+   * a 16 MB document is not copied on every keystroke): `[from, to, insert]`,
+   * ascending, in positions of the text before the edit.
+   *
+   * @param {[number, number, string][]} changes
+   * @returns {number} the generation its result will carry
+   */
+  applyChanges(changes) {
+    return this.post({ type: "edit", changes });
+  }
+
+  /** Show the prompt as sent before step `k` (after k completed steps),
+   * built with the incremental prompt; null shows the whole request. */
+  get step() {
+    return this._step;
+  }
+
+  set step(k) {
+    const v = k === null || k === undefined || Number.isNaN(Number(k)) ? null : Math.max(0, Math.floor(Number(k)));
+    if (v === this._step) return;
+    this._step = v;
+    if (v !== null && !this._trajectory) this.trajectory = true;
+    else this.render();
+  }
+
+  /** Whether the prompt is also built step by step (for `step`). */
+  get trajectory() {
+    return this._trajectory;
+  }
+
+  set trajectory(on) {
+    this._trajectory = Boolean(on);
+    this.post({ type: "trajectory", on: this._trajectory });
+  }
+
+  /** Number of steps of the request (known once assembled in trajectory mode). */
+  get stepCount() {
+    return this.trajectoryInfo?.steps ?? null;
+  }
+
+  /** The generation of the newest request sent, and of the one shown. */
+  get generation() {
+    return this.gen;
+  }
+
+  get shownGeneration() {
+    return this.shownGen;
+  }
+
+  /** The last error (code, path, message, offset, location), or null. */
+  get error() {
+    return this.lastError;
+  }
+
+  /** Summary of what is shown. */
+  get summary() {
+    const v = this.view;
+    if (!v) return null;
+    const lim = this.limit();
+    return { messages: lim, promptChars: this.prefixChars(lim), contextOverflow: this.overflowAt(lim), stale: this.state === "stale" };
+  }
+
+  /** Resolves once the result of generation `gen` (or a newer one) is in the DOM. */
+  whenRendered(gen = this.gen) {
+    if (this.shownGen >= gen) return Promise.resolve(this.shownGen);
+    return new Promise((resolve) => this.waiters.push((g) => g >= gen && (resolve(g), true)));
+  }
+
+  /** The full response of the last accepted request as JSON text. */
+  responseJSON() {
+    const id = ++this.jsonId;
+    return new Promise((resolve) => {
+      this.jsonWaiters.set(id, resolve);
+      this.ensureWorker().postMessage({ type: "json", id });
+    });
+  }
+
+  /** Scrolls message `i` into view and focuses its row. */
+  scrollToMessage(i) {
+    const row = this.rows.indexOf(i);
+    if (row < 0) return;
+    this.focusRow = row;
+    this.virtualizer.scrollToIndex(row, { align: "start" });
+    requestAnimationFrame(() => this.rowCache.get(row)?.focus());
+  }
+
+  /** The texts of message `i`'s blocks (for tests and tools). */
+  messageTexts(i) {
+    const v = this.view;
+    if (!v || i < 0 || i >= v.count) return null;
+    const out = [];
+    for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(blockText(/** @type {any} */ (v), b));
+    return out;
+  }
+
+  // ---- worker -------------------------------------------------------------
+
+  /** @private */
+  ensureWorker() {
+    if (this.worker) return this.worker;
+    const custom = this.getAttribute("worker-url");
+    const w = custom ? new Worker(custom, { type: "module" }) : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    w.onmessage = (ev) => this.onWorker(ev.data);
+    w.onerror = (ev) => this.fatal(`the assembly worker failed: ${ev.message ?? "unknown error"}`);
+    const wasm = this.getAttribute("wasm-url");
+    w.postMessage({ type: "init", wasmUrl: wasm === null ? undefined : new URL(wasm, document.baseURI).href });
+    this.worker = w;
+    if (this.state === "empty") this.setState("loading");
+    return w;
+  }
+
+  /** @private */
+  post(msg, request) {
+    if (request !== undefined) this._request = request;
+    const gen = ++this.gen;
+    this.ensureWorker().postMessage({ ...msg, gen });
+    return gen;
+  }
+
+  /** @private */
+  onWorker(m) {
+    const tIn = performance.now();
+    if (m.type === "json") {
+      this.jsonWaiters.get(m.id)?.(m.text);
+      this.jsonWaiters.delete(m.id);
+      return;
+    }
+    if (m.type === "fatal") return this.fatal(m.message);
+    if (m.type === "ready") {
+      performance.mark("polyloop:worker-ready");
+      return;
+    }
+    if (m.type !== "result" || m.gen < this.shownGen) return;
+    this.shownGen = m.gen;
+    if (m.ok) {
+      const first = !this.view;
+      this.view = m.view;
+      this.trajectoryInfo = m.trajectory;
+      this.lastError = null;
+      if (first) this.focusRow = 0;
+      this.setState("ok");
+      this.render();
+      const s = this.summary;
+      this.emit("polyloop-result", { gen: m.gen, ...s, ms: m.ms, stepCount: this.stepCount });
+    } else {
+      this.lastError = { ...m.error, location: m.location ?? null, syntax: Boolean(m.syntax), template: m.template ?? null };
+      this.setState(this.view ? "stale" : "error");
+      this.renderError();
+      this.emit("polyloop-error", { gen: m.gen, ...this.lastError });
+    }
+    /** Timing of the last result (ms): in the worker, and rendering here. */
+    this.lastTiming = { ...(m.timing ?? {}), worker: m.msTotal ?? m.ms, render: performance.now() - tIn };
+    this.settle(m.gen);
+  }
+
+  /** @private */
+  settle(gen) {
+    this.waiters = this.waiters.filter((w) => !w(gen));
+    this.emit("polyloop-rendered", { gen });
+  }
+
+  /** @private */
+  fatal(message) {
+    this.lastError = { code: "internal", path: "", message, location: null, syntax: false, template: null };
+    this.setState(this.view ? "stale" : "error");
+    this.renderError();
+    this.emit("polyloop-error", { gen: this.gen, ...this.lastError });
+    this.settle(this.gen);
+  }
+
+  /** @private */
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+  }
+
+  // ---- DOM ----------------------------------------------------------------
+
+  /** @private @param {ShadowRoot} root */
+  build(root) {
+    const state = h("span", { class: "state", role: "status", "aria-live": "polite" });
+    const totals = h("span", { class: "totals" });
+    const fill = h("div", { class: "fill" });
+    const label = h("span", { class: "label" });
+    const gauge = h("div", { class: "gauge none", title: "prompt_chars against max_prompt_chars" }, fill, label);
+    const legend = h("span", { class: "legend", "aria-hidden": "true" }, ...SEGMENTS.map((s) => h("span", { class: `seg-${s}` }, s)));
+    const bar = h("div", { class: "bar", part: "bar" }, state, totals, gauge, legend);
+    const banner = h("div", { class: "stale-banner", hidden: true });
+    const error = h("div", { class: "error", role: "alert", hidden: true });
+    const cache = h("div", { class: "cache", "aria-live": "polite" });
+    const rows = h("div", { class: "rows" });
+    const list = h("div", { class: "list", tabindex: "0", role: "region", "aria-label": "Assembled messages (arrow keys move between rows, Enter expands)" }, rows);
+    const digestBody = h("tbody");
+    const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests"), h("table", {}, digestBody));
+    root.append(bar, banner, error, cache, list, digests);
+    list.addEventListener("keydown", (e) => this.onKey(e));
+    rows.addEventListener("click", (e) => this.onClick(e));
+    return { state, totals, gauge, fill, label, banner, error, cache, list, rows, digests, digestBody };
+  }
+
+  /** @private */
+  setState(s) {
+    this.state = s;
+    this.dataset.state = s;
+    this.classList.toggle("stale-view", s === "stale");
+    const text = { loading: "loading…", ok: "assembled", stale: "stale", error: "error", empty: "no request" }[s];
+    this.ui.state.textContent = text;
+    this.ui.state.dataset.state = s;
+    const e = this.lastError;
+    this.ui.banner.hidden = s !== "stale";
+    if (s === "stale" && e) {
+      this.ui.banner.textContent = e.syntax
+        ? "Stale: the request is not valid JSON; the prompt below is from the last request that assembled."
+        : `Stale: the request is rejected (${e.code}); the prompt below is from the last request that assembled.`;
+    }
+    if (s === "ok") this.ui.error.hidden = true;
+  }
+
+  /** @private messages shown: all, or those before step `step`. */
+  limit() {
+    const v = this.view;
+    if (!v) return 0;
+    const t = this.trajectoryInfo;
+    if (this._step === null || !t) return v.count;
+    const k = Math.min(this._step, t.steps);
+    return t.baseCount + 2 * k;
+  }
+
+  /** @private */
+  prefixChars(n) {
+    let s = 0;
+    const c = /** @type {View} */ (this.view).chars;
+    for (let i = 0; i < n; i++) s += c[i];
+    return s;
+  }
+
+  /** @private */
+  overflowAt(n) {
+    const v = /** @type {View} */ (this.view);
+    return v.budget !== null && this.prefixChars(n) > v.budget;
+  }
+
+  /** @private Rebuilds the row index and repaints. */
+  render() {
+    const v = this.view;
+    if (!v) return;
+    const lim = this.limit();
+    const rows = [];
+    let seg = -1;
+    for (let i = 0; i < lim; i++) {
+      const s = v.segs[i];
+      while (seg < s) {
+        seg++;
+        rows.push(-1 - seg);
+      }
+      if (!this.collapsedSegs.has(s)) rows.push(i);
+    }
+    while (seg < 3) rows.push(-1 - ++seg);
+    this.rows = Int32Array.from(rows);
+    this.rowCache.clear();
+    this.ui.rows.replaceChildren();
+    this.virtualizer.setOptions({ ...this.virtualizer.options, count: this.rows.length, getItemKey: (i) => `${this.rows[i]}:${this.expanded.has(this.rows[i]) ? 1 : 0}` });
+    this.virtualizer._willUpdate();
+    this.renderTotals(lim);
+    this.renderCache(lim);
+    this.renderDigests();
+    this.paintRows();
+  }
+
+  /** @private Puts the visible rows (only those) into the DOM: new rows are
+   * added and measured, rows out of view removed, the others moved. Calls
+   * made while painting (the virtualizer reacting to a measurement) repaint
+   * once more instead of recursing. */
+  paintRows() {
+    if (!this.view) return;
+    if (this.painting) {
+      this.repaint = true;
+      return;
+    }
+    this.painting = true;
+    try {
+      for (let pass = 0; pass < 4; pass++) {
+        this.repaint = false;
+        const items = this.virtualizer.getVirtualItems();
+        const height = `${this.virtualizer.getTotalSize()}px`;
+        if (this.ui.rows.style.height !== height) this.ui.rows.style.height = height;
+        const keep = new Set();
+        const fresh = [];
+        for (const it of items) {
+          keep.add(it.index);
+          let el = this.rowCache.get(it.index);
+          if (!el) {
+            el = this.rowElement(it.index);
+            this.rowCache.set(it.index, el);
+            this.ui.rows.append(el);
+            fresh.push(el);
+          }
+          const tr = `translateY(${it.start}px)`;
+          if (el.style.transform !== tr) el.style.transform = tr;
+        }
+        for (const [i, el] of this.rowCache) {
+          if (!keep.has(i)) {
+            el.remove();
+            this.rowCache.delete(i);
+          }
+        }
+        for (const el of fresh) this.virtualizer.measureElement(el);
+        if (!this.repaint) break;
+      }
+    } finally {
+      this.painting = false;
+    }
+  }
+
+  /** @private @param {number} row */
+  rowElement(row) {
+    const v = /** @type {View} */ (this.view);
+    const r = this.rows[row];
+    if (r < 0) {
+      const s = -1 - r;
+      const name = SEGMENTS[s];
+      const folded = this.collapsedSegs.has(s);
+      const n = this.segmentCount(s);
+      const detail = s === 3 ? plural(n / 2, "step") : s === 1 ? (n ? `${plural(n, "entry", "entries")}, by code point` : "empty") : plural(n, "message");
+      const el = h(
+        "div",
+        { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "2", tabindex: "-1" },
+        `${SEGMENT_TITLES[name]} · ${detail}`,
+        n ? h("button", { type: "button", "data-fold": s, "aria-expanded": String(!folded), "aria-label": `${folded ? "Expand" : "Collapse"} ${SEGMENT_TITLES[name]}` }, folded ? "expand" : "collapse") : null,
+      );
+      return el;
+    }
+    const i = r;
+    const seg = SEGMENTS[v.segs[i]];
+    const texts = this.messageTexts(i) ?? [];
+    const t = this.trajectoryInfo;
+    const lim = this.limit();
+    const isNew = this._step !== null && t && this._step > 0 && i >= lim - 2 && i >= t.baseCount;
+    const firstOver = v.firstOver >= 0 && v.firstOver < lim ? v.firstOver : -1;
+    const isOver = i === firstOver;
+    const isChanged = this._step === null && v.changedFrom === i && v.changedFrom >= 0;
+    const open = this.expanded.has(i);
+    const blocks = [];
+    let long = false;
+    for (const text of texts) {
+      const cut = open ? null : collapsed(text);
+      if (cut !== null) long = true;
+      blocks.push(textBlock(cut ?? text));
+    }
+    const total = texts.reduce((a, b) => a + b.length, 0);
+    const anyLong = open || long;
+    const el = h(
+      "article",
+      {
+        class: `row`,
+        "data-index": row,
+        "data-message": i,
+        tabindex: "-1",
+        "aria-label": `message ${i}, ${v.roleNames[v.roles[i]]}, ${plural(v.chars[i], "char")}`,
+      },
+      h(
+        "div",
+        { class: `msg seg-${seg}${isNew ? " is-new" : ""}${isOver ? " is-over" : ""}`, "data-segment": seg },
+        h(
+          "div",
+          { class: "meta" },
+          h("span", { class: "role" }, v.roleNames[v.roles[i]]),
+          h("span", { class: "where" }, `#${i} · ${this.where(i)}`),
+          seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.nRun].entry_id}`) : null,
+          isNew ? h("span", { class: "badge new", title: `added by step ${this._step}` }, `new at step ${this._step}`) : null,
+          isOver ? h("span", { class: "badge over", title: "the budget (max_prompt_chars) is first exceeded in this message" }, "budget exceeded here") : null,
+          isChanged ? h("span", { class: "badge changed", title: "the first message that differs from the previous result; those above are byte-identical" }, "changed since last result") : null,
+          h("span", { class: "chars", title: "message_chars: code points" }, plural(v.chars[i], "char")),
+        ),
+        ...blocks,
+        anyLong
+          ? h("button", { type: "button", class: "more", "data-expand": i, "aria-expanded": String(open) }, open ? "Collapse" : `Show all (${plural(total, "character")})`)
+          : null,
+      ),
+    );
+    return el;
+  }
+
+  /** @private messages of segment s (within the shown limit) */
+  segmentCount(s) {
+    const v = /** @type {View} */ (this.view);
+    const lim = this.limit();
+    const start = [0, v.nRun, v.nRun + v.nInj, v.nRun + v.nInj + v.nGoal][s];
+    const end = s === 3 ? lim : [v.nRun, v.nRun + v.nInj, v.nRun + v.nInj + v.nGoal][s];
+    return Math.max(0, Math.min(end, lim) - start);
+  }
+
+  /** @private where message i comes from in the request */
+  where(i) {
+    const v = /** @type {View} */ (this.view);
+    if (i < v.nRun) return `run_messages[${i}]`;
+    if (i < v.nRun + v.nInj) {
+      const inj = v.injected[i - v.nRun];
+      let k = 0;
+      for (let j = v.nRun; j < i; j++) if (v.injected[j - v.nRun].channel === inj.channel) k++;
+      return `injections[${quote(inj.channel)}][${k}]`;
+    }
+    if (i < v.nRun + v.nInj + v.nGoal) return `goal_messages[${i - v.nRun - v.nInj}]`;
+    const j = i - v.nRun - v.nInj - v.nGoal;
+    const s = Math.floor(j / 2);
+    return j % 2 === 0 ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
+  }
+
+  /** @private */
+  renderTotals(lim) {
+    const v = /** @type {View} */ (this.view);
+    const chars = this.prefixChars(lim);
+    const t = this.trajectoryInfo;
+    const stepNote = this._step !== null && t ? ` · as sent after ${Math.min(this._step, t.steps)} of ${plural(t.steps, "step")}` : "";
+    this.ui.totals.textContent = `${plural(chars, "char")} · ${plural(lim, "message")}${stepNote}`;
+    const { gauge, fill, label } = this.ui;
+    gauge.className = "gauge";
+    if (v.budget === null) {
+      fill.style.width = "0";
+      label.textContent = "no budget";
+      gauge.classList.add("none");
+      return;
+    }
+    const b = v.budget;
+    const ratio = b > 0 ? chars / b : chars > 0 ? Infinity : 0;
+    fill.style.width = `${Math.min(100, ratio * 100)}%`;
+    if (chars > b) {
+      gauge.classList.add("over");
+      label.textContent = `context overflow · ${fmt.format(chars)} / ${fmt.format(b)}`;
+    } else {
+      if (ratio > 0.9) gauge.classList.add("warn");
+      label.textContent = `${fmt.format(chars)} / ${fmt.format(b)}`;
+    }
+  }
+
+  /** @private what stayed byte-identical (cacheable) */
+  renderCache(lim) {
+    const v = /** @type {View} */ (this.view);
+    const c = this.ui.cache;
+    const t = this.trajectoryInfo;
+    if (this._step !== null && t) {
+      const k = Math.min(this._step, t.steps);
+      if (k === 0) {
+        c.replaceChildren(h("b", {}, "Step 0: "), "the prompt before any step (run, injections, goal).");
+      } else {
+        const prev = this.prefixChars(lim - 2);
+        c.replaceChildren(
+          h("b", {}, `Step ${k}: `),
+          h("span", { class: "same" }, "run, injections and goal unchanged (same prefix digests)"),
+          `; the whole prompt of step ${k - 1} (${plural(prev, "char")}) is a byte-identical prefix: cacheable. Step ${k} added ${plural(v.chars[lim - 2] + v.chars[lim - 1], "char")}.`,
+        );
+      }
+      return;
+    }
+    if (!v.sameDigests) {
+      c.replaceChildren();
+      return;
+    }
+    const parts = [h("b", {}, "Since the previous result: ")];
+    for (const [k, name] of /** @type {const} */ ([["run", "run"], ["injections", "injections"], ["goal", "goal"]])) {
+      parts.push(h("span", { class: v.sameDigests[k] ? "same" : "changed", "data-digest-state": k }, `${name} ${v.sameDigests[k] ? "identical" : "changed"}`), " · ");
+    }
+    if (v.changedFrom < 0) parts.push("every message byte-identical.");
+    else parts.push(`messages before #${v.changedFrom} byte-identical (${plural(this.prefixChars(v.changedFrom), "char")} cacheable).`);
+    c.replaceChildren(...parts);
+  }
+
+  /** @private */
+  renderDigests() {
+    const v = /** @type {View} */ (this.view);
+    this.ui.digestBody.replaceChildren(
+      ...["run", "injections", "goal"].map((k) =>
+        h(
+          "tr",
+          {},
+          h("td", {}, k),
+          h("td", { class: "d", "data-digest": k }, v.prefix_digests[k]),
+          h("td", {}, v.sameDigests ? (v.sameDigests[k] ? "unchanged" : "changed") : ""),
+        ),
+      ),
+    );
+  }
+
+  /** @private */
+  renderError() {
+    const e = this.lastError;
+    const panel = this.ui.error;
+    if (!e) {
+      panel.hidden = true;
+      return;
+    }
+    const parts = [
+      h("div", {}, h("span", { class: "code" }, e.code), e.path ? " at " : "", e.path ? h("span", { class: "path" }, e.path) : ""),
+      h("div", { class: "message" }, e.message),
+    ];
+    const tpl = e.template;
+    if (tpl) {
+      const cps = [...tpl.text];
+      const offset = tpl.offset;
+      const before = cps.slice(0, offset).join("");
+      const at = cps[offset];
+      const after = cps.slice(offset + 1).join("");
+      const line = before.split("\n").length;
+      const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
+      const mark = at === undefined ? h("mark", { class: "end", "data-offset": offset, title: "end of the template" }, "\u2038") : h("mark", { "data-offset": offset }, at === "\n" ? "\u21b5\n" : at);
+      parts.push(
+        h("div", { class: "template", "data-template": "" }, before, mark, after),
+        h("div", { class: "column", "data-column": column, "data-line": line }, `line ${line}, column ${column} (code-point offset ${offset})`),
+      );
+    }
+    if (e.location) {
+      const b = h("button", { type: "button", class: "locate" }, e.syntax ? "Show the syntax error in the editor" : `Show ${e.path || "the request"} in the editor`);
+      b.addEventListener("click", () => this.emit("polyloop-locate", { ...e.location, code: e.code, path: e.path }));
+      parts.push(h("div", {}, b));
+    }
+    panel.replaceChildren(...parts);
+    panel.hidden = false;
+  }
+
+  /** @private */
+  onClick(e) {
+    const t = /** @type {HTMLElement} */ (e.target);
+    const fold = t.closest?.("[data-fold]");
+    if (fold) {
+      const s = Number(fold.getAttribute("data-fold"));
+      if (this.collapsedSegs.has(s)) this.collapsedSegs.delete(s);
+      else this.collapsedSegs.add(s);
+      this.render();
+      return;
+    }
+    const more = t.closest?.("[data-expand]");
+    if (more) this.toggleExpand(Number(more.getAttribute("data-expand")));
+  }
+
+  /** @private */
+  toggleExpand(i) {
+    if (this.expanded.has(i)) this.expanded.delete(i);
+    else this.expanded.add(i);
+    const row = this.rows.indexOf(i);
+    this.rowCache.get(row)?.remove();
+    this.rowCache.delete(row);
+    this.virtualizer.setOptions({ ...this.virtualizer.options });
+    this.paintRows();
+  }
+
+  /** @private keyboard: arrows move between rows, Enter expands, Home/End */
+  onKey(e) {
+    const n = this.rows.length;
+    if (!n) return;
+    let r = this.focusRow;
+    if (e.key === "ArrowDown" || e.key === "j") r = Math.min(n - 1, r + 1);
+    else if (e.key === "ArrowUp" || e.key === "k") r = Math.max(0, r - 1);
+    else if (e.key === "Home") r = 0;
+    else if (e.key === "End") r = n - 1;
+    else if (e.key === "PageDown") r = Math.min(n - 1, r + 8);
+    else if (e.key === "PageUp") r = Math.max(0, r - 8);
+    else if (e.key === "Enter" || e.key === " ") {
+      const m = this.rows[r];
+      if (m >= 0) this.toggleExpand(m);
+      else {
+        const s = -1 - m;
+        if (this.collapsedSegs.has(s)) this.collapsedSegs.delete(s);
+        else this.collapsedSegs.add(s);
+        this.render();
+      }
+      e.preventDefault();
+      return;
+    } else return;
+    e.preventDefault();
+    this.focusRow = r;
+    this.virtualizer.scrollToIndex(r, { align: "auto" });
+    requestAnimationFrame(() => {
+      this.paintRows();
+      for (const el of this.rowCache.values()) el.classList.remove("focused");
+      const el = this.rowCache.get(r);
+      el?.setAttribute("aria-current", "true");
+      el?.focus({ preventScroll: true });
+    });
+  }
+}
+
+/**
+ * Registers the element (once) as `name` (default `polyloop-prompt-view`).
+ * @param {string} [name]
+ */
+export function definePromptView(name = "polyloop-prompt-view") {
+  if (!customElements.get(name)) customElements.define(name, class extends PromptView {});
+  return customElements.get(name);
+}

@@ -1,0 +1,106 @@
+// Types of `@polyloop/assembly/preview`: the <polyloop-prompt-view> element.
+
+/** A position in the request's JSON text (UTF-16 indexes), for an editor. */
+export interface TextRange {
+  from: number;
+  to: number;
+  /** false when the path leads to a value that does not exist (a missing field): the range is its deepest existing container */
+  exact: boolean;
+}
+
+/** `detail` of `polyloop-result`. */
+export interface PromptViewResult {
+  /** the generation of the request this result is for (see {@link PromptView.generation}) */
+  gen: number;
+  /** messages shown (all of them, or those before the chosen step) */
+  messages: number;
+  /** code points of the messages shown */
+  promptChars: number;
+  contextOverflow: boolean;
+  stale: boolean;
+  /** milliseconds the worker spent assembling */
+  ms: number;
+  /** steps of the request, once known (trajectory mode), else null */
+  stepCount: number | null;
+}
+
+/** `detail` of `polyloop-error` (and {@link PromptView.error}). */
+export interface PromptViewError {
+  gen: number;
+  /** a wire error code (docs/SPEC.md §6), e.g. `invalid_template`, `malformed_request` */
+  code: string;
+  /** the offending value, e.g. `steps[3].observation`; "" for the whole request */
+  path: string;
+  message: string;
+  /** code-point offset into the template, for `invalid_template` */
+  offset?: number;
+  /** where the error is in the request's JSON text, when the request was set as text */
+  location: TextRange | null;
+  /** true for a JSON syntax error */
+  syntax: boolean;
+  /** the template and the offending code point, for `invalid_template` */
+  template: { text: string; offset: number } | null;
+}
+
+/** `detail` of `polyloop-locate`: the user asked to see the error in the editor. */
+export interface PromptViewLocate extends TextRange {
+  code: string;
+  path: string;
+}
+
+/** Texts longer than this many UTF-16 units are collapsed (with a button to expand). */
+export declare const COLLAPSE_CHARS: number;
+/** Texts with more lines than this are collapsed. */
+export declare const COLLAPSE_LINES: number;
+
+/**
+ * `<polyloop-prompt-view>`: the prompt a request assembles to, assembled in a
+ * Web Worker by the same WebAssembly module every host runs, in a virtualised
+ * list. Attributes: `request` (JSON text), `step`, `theme` (`light` | `dark`;
+ * absent: the system's), `worker-url`, `wasm-url`. Events (bubbling,
+ * composed): `polyloop-result`, `polyloop-error`, `polyloop-rendered`,
+ * `polyloop-locate`.
+ */
+export declare class PromptView extends HTMLElement {
+  /** The request: an object (encoded by the binding), JSON text (judged by the module as the CLI judges it) or msgpack bytes. */
+  request: object | string | Uint8Array | undefined;
+  /** Sets the request as JSON text; returns the generation its result will carry. */
+  setText(text: string): number;
+  /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
+  applyChanges(changes: [number, number, string][]): number;
+  /** Show the prompt as sent after `step` completed steps (built with the incremental prompt); null: the whole request. */
+  step: number | null;
+  /** Whether the prompt is also built step by step (set by `step`). */
+  trajectory: boolean;
+  readonly stepCount: number | null;
+  readonly generation: number;
+  readonly shownGeneration: number;
+  /** "empty" | "loading" | "ok" | "stale" (an older prompt shown: the request does not parse or is rejected) | "error" */
+  readonly state: "empty" | "loading" | "ok" | "stale" | "error";
+  readonly error: PromptViewError | null;
+  readonly summary: { messages: number; promptChars: number; contextOverflow: boolean; stale: boolean } | null;
+  /** Resolves once the result of generation `gen` (default: the newest) is in the DOM. */
+  whenRendered(gen?: number): Promise<number>;
+  /** The full response of the last accepted request as JSON text (null if none). */
+  responseJSON(): Promise<string | null>;
+  scrollToMessage(index: number): void;
+  /** The block texts of message `index`, or null. */
+  messageTexts(index: number): string[] | null;
+  /** Stops the worker. */
+  terminate(): void;
+}
+
+/** Registers the element as `name` (default `polyloop-prompt-view`) once; returns its class. */
+export declare function definePromptView(name?: string): typeof PromptView;
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "polyloop-prompt-view": PromptView;
+  }
+  interface HTMLElementEventMap {
+    "polyloop-result": CustomEvent<PromptViewResult>;
+    "polyloop-error": CustomEvent<PromptViewError>;
+    "polyloop-rendered": CustomEvent<{ gen: number }>;
+    "polyloop-locate": CustomEvent<PromptViewLocate>;
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * `@polyloop/assembly/preview`: the `<polyloop-prompt-view>` custom element
+ * (see element.js and the package README). Call {@link definePromptView} once
+ * to register it.
+ *
+ * @module
+ */
+
+export { PromptView, definePromptView, COLLAPSE_CHARS, COLLAPSE_LINES } from "./element.js";

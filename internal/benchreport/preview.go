@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// PreviewRow is one request of the prompt preview's Chromium benchmark
+// (bindings/js/bench/preview.mjs): a one-character edit in the editor until
+// its result is painted, and the longest main-thread task meanwhile.
+type PreviewRow struct {
+	Name         string    `json:"name"`
+	Bytes        int       `json:"bytes"`
+	EditMs       []float64 `json:"edit_ms"`
+	MedianMs     float64   `json:"median_ms"`
+	LongestTask  float64   `json:"longest_task_ms"`
+	LongTasks    int       `json:"long_tasks"`
+	State        string    `json:"state"`
+	WorkerMedian float64   `json:"worker_median_ms,omitempty"`
+}
+
+// Preview is what bench/preview.mjs --json writes.
+type Preview struct {
+	LoadStart float64      `json:"loadavg_start"`
+	LoadEnd   float64      `json:"loadavg_end"`
+	Sizes     []PreviewRow `json:"sizes"`
+	Load      struct {
+		Ms       []float64 `json:"ms"`
+		MedianMs float64   `json:"median_ms"`
+	} `json:"load"`
+}
+
+// runPreview runs the preview benchmark in headless Chromium.
+func runPreview(rep *Report, p plan, node string) error {
+	f, err := os.CreateTemp("", "benchreport-preview-*.json")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	args := []string{"bindings/js/bench/preview.mjs", "--json", f.Name()}
+	if p.Quick {
+		args = append(args, "--quick")
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s failed: %v", node, strings.Join(args, " "), err)
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		return err
+	}
+	var r Preview
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("bench/preview.mjs wrote unreadable JSON: %v", err)
+	}
+	rep.Preview = &r
+	return nil
+}
+
+// withPreview reads the report recorded in reportPath and puts the preview
+// figures of previewPath (bench/preview.mjs --json) in it, replacing any.
+func withPreview(reportPath, previewPath string) (*Report, error) {
+	var rep Report
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %v", reportPath, err)
+	}
+	if b, err = os.ReadFile(previewPath); err != nil {
+		return nil, err
+	}
+	var pr Preview
+	if err := json.Unmarshal(b, &pr); err != nil {
+		return nil, fmt.Errorf("%s: %v", previewPath, err)
+	}
+	rep.Preview = &pr
+	goals := rep.Goals[:0]
+	for _, g := range rep.Goals {
+		if !strings.HasPrefix(g.Figure, "preview: ") {
+			goals = append(goals, g)
+		}
+	}
+	rep.Goals = goals
+	delete(rep.Skipped, "Chromium preview")
+	previewGoals(&rep)
+	return &rep, nil
+}
+
+// previewGoals adds the budgets of issue 12 to the goals.
+func previewGoals(rep *Report) {
+	row := func(prefix string) *PreviewRow {
+		if rep.Preview == nil {
+			return nil
+		}
+		for i := range rep.Preview.Sizes {
+			if strings.HasPrefix(rep.Preview.Sizes[i].Name, prefix) {
+				return &rep.Preview.Sizes[i]
+			}
+		}
+		return nil
+	}
+	goal := func(figure, want, reached string, met bool) {
+		rep.Goals = append(rep.Goals, Goal{figure, want, reached, met})
+	}
+	if r := row("1,000 steps"); r != nil {
+		goal("preview: edit → painted, 1,000 steps × 1 KB", "≤ 50 ms", fmt.Sprintf("%.0f ms (median of %d)", r.MedianMs, len(r.EditMs)), r.MedianMs <= 50)
+	} else {
+		goal("preview: edit → painted, 1,000 steps × 1 KB", "≤ 50 ms", "not measured", false)
+	}
+	if r := row("16 MB"); r != nil {
+		goal("preview: edit → painted, 16 MB request", "≤ 500 ms, no main-thread task over 50 ms",
+			fmt.Sprintf("%.0f ms (median of %d); longest task %.0f ms, %d over 50 ms", r.MedianMs, len(r.EditMs), r.LongestTask, r.LongTasks),
+			r.MedianMs <= 500 && r.LongTasks == 0)
+	} else {
+		goal("preview: edit → painted, 16 MB request", "≤ 500 ms, no main-thread task over 50 ms", "not measured", false)
+	}
+	if rep.Preview != nil && len(rep.Preview.Load.Ms) > 0 {
+		l := rep.Preview.Load
+		goal("preview: page load → first prompt painted (warm HTTP cache)", "≤ 300 ms", fmt.Sprintf("%.0f ms (median of %d)", l.MedianMs, len(l.Ms)), l.MedianMs <= 300)
+	}
+}
+
+// previewMarkdown is the preview's section of BENCHMARKS.md.
+func previewMarkdown(rep *Report) string {
+	if rep.Preview == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Prompt preview in Chromium (bindings/js/bench/preview.mjs)\n\n")
+	b.WriteString("A one-character edit in the editor until its result is painted (assembly and decoding in the page's Web Worker); long tasks are main-thread tasks over 50 ms (PerformanceObserver `longtask`) during those edits.\n\n")
+	b.WriteString("| request | JSON size | edit → painted, median | all edits | worker (median) | longest main-thread task | tasks over 50 ms |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rep.Preview.Sizes {
+		all := make([]string, len(r.EditMs))
+		for i, x := range r.EditMs {
+			all[i] = fmt.Sprintf("%.0f", x)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %d |\n", r.Name, kb(r.Bytes), r.MedianMs, strings.Join(all, ", "), r.WorkerMedian, r.LongestTask, r.LongTasks)
+	}
+	fmt.Fprintf(&b, "\nPage load → first assembled prompt painted, warm HTTP cache: median %.0f ms (loads: %v ms).\n", rep.Preview.Load.MedianMs, rounded(rep.Preview.Load.Ms))
+	fmt.Fprintf(&b, "\nMachine load average (1 min) during this run: %.1f at the start, %.1f at the end (2 cores).\n", rep.Preview.LoadStart, rep.Preview.LoadEnd)
+	return b.String()
+}
+
+func rounded(xs []float64) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x + 0.5)
+	}
+	return out
+}
