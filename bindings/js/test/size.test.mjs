@@ -136,3 +136,19 @@ test("addStep past the limit is too_large at path \"\" with the core's message; 
   assert.equal(p.stepCount, 1);
   assert.ok(p.responseBytes > before);
 });
+
+test("a step both over the response limit and over the engine's string ceiling is the limit's too_large, as assemble() of the whole is", async () => {
+  const { loadAssembler } = await import("@polyloop/assembly");
+  const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
+  a.maxStringUnits = 1000; // stands in for V8's 536,870,888 units
+  const p = a.prompt({ observation_template: "{observation}" });
+  const size = /** @type {any} */ (p).size;
+  // Within the limit, the ceiling's error names the string.
+  const e1 = errorOf(() => p.addStep("", "x".repeat(1001)));
+  assert.deepEqual([e1.code, e1.path], ["too_large", "messages[1].content[0].text"]);
+  // With the history near 1.5 GiB, the core would refuse the whole response first.
+  size.body += MAX_RESPONSE_BYTES - size.bytes - 500;
+  const e2 = errorOf(() => p.addStep("", "x".repeat(1001)));
+  assert.deepEqual([e2.code, e2.path], ["too_large", ""]);
+  assert.equal(p.messages.length, 0);
+});
