@@ -20,7 +20,7 @@ const MaxResponseBytes = 3 << 29 // 1.5 GiB
 // the boundary without building 1.5 GiB.
 var maxResponse = MaxResponseBytes
 
-// AssembleBytes is the wire function of SPEC §2-6: it decodes a msgpack
+// AssembleBytes is the wire function of docs/SPEC.md §2-6: it decodes a msgpack
 // request, assembles it and returns the canonical msgpack response, ok or
 // error. It never panics (a panic is recovered into an internal error
 // response) and never writes to stdout.
@@ -99,7 +99,7 @@ func InternalErrorResponse(msg string) []byte {
 // decoder (on its canonical encoding, EncodeRequest: channels in code-point
 // order), so an invalid request gets the *Error AssembleBytes would answer
 // for that encoding: the same code, path, message and offset, the first
-// problem in SPEC table order. The check holds a copy of the request's text
+// problem in the table order of docs/SPEC.md. The check holds a copy of the request's text
 // while it runs.
 func Assemble(req *Request) (*Response, error) {
 	tmpl, err := checkRequest(req)
@@ -144,7 +144,7 @@ type assembly struct {
 	emptyText *string
 }
 
-// build lays out the messages of SPEC §3 and measures them (§4).
+// build lays out the messages of docs/SPEC.md §3 and measures them (§4).
 func build(req *Request, tmpl *Template) *assembly {
 	return buildCounted(req, tmpl, nil, nil)
 }
@@ -701,7 +701,7 @@ func (a *assembly) render(obs string) string {
 // ---- errors ----
 
 // encodeError writes {v: 1, ok: false, error: {code, message, path}}; an
-// invalid_template error carries a fourth key, offset (SPEC §6).
+// invalid_template error carries a fourth key, offset (docs/SPEC.md §6).
 func encodeError(e *Error) []byte {
 	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = append(out, 0x83)

@@ -275,7 +275,7 @@ export function limitModuleMemory(bytes, limitBytes) {
 }
 
 /**
- * The core's own `too_large` response for a request of `size` bytes (SPEC
+ * The core's own `too_large` response for a request of `size` bytes (docs/SPEC.md
  * §4), answered without copying the request into the module.
  *
  * @param {number} size
@@ -347,7 +347,7 @@ export class Assembler {
   }
 
   /**
-   * Assembles a request object (SPEC §2; see README for how JavaScript values
+   * Assembles a request object (docs/SPEC.md §2; see README for how JavaScript values
    * map to msgpack) and returns the response object
    * `{v, ok: true, messages, message_chars, prompt_chars, context_overflow,
    * injected, prefix_digests}`.
@@ -533,7 +533,7 @@ function failure(e, stderr, what) {
 }
 
 /**
- * An incremental prompt (SPEC §7): after k calls of addStep its messages,
+ * An incremental prompt (docs/SPEC.md §7): after k calls of addStep its messages,
  * message_chars, prompt_chars, context_overflow, injected and prefix_digests
  * equal those of one assemble() of the request with those k steps added.
  * addStep sends only `{v: 1, observation_template, steps: [the new step]}` to

@@ -141,7 +141,7 @@ function isPlainObject(o) {
   return Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(o) === "[object Object]";
 }
 
-/** The largest request the core decodes (SPEC §4): 1 GiB. */
+/** The largest request the core decodes (docs/SPEC.md §4): 1 GiB. */
 export const MAX_REQUEST_BYTES = 1 << 30;
 
 /** The encoder's buffer starts this big, and a buffer grown past
@@ -929,7 +929,7 @@ export function decodeResponse(bytes, options) {
 }
 
 /**
- * Every error code of the wire format (SPEC §6), in its order.
+ * Every error code of the wire format (docs/SPEC.md §6), in its order.
  * @type {readonly string[]}
  */
 export const ERROR_CODES = Object.freeze([
@@ -949,7 +949,7 @@ export const ERROR_CODES = Object.freeze([
 ]);
 
 /**
- * The error of every failed assembly: `code` is one of the wire codes of SPEC
+ * The error of every failed assembly: `code` is one of the wire codes of docs/SPEC.md
  * §6 (`malformed_request`, `invalid_utf8`, `invalid_template`, …, `internal`),
  * `path` names the offending value (`steps[3].observation`; empty for the whole
  * request) and `message` is the core's message, unchanged. `offset` is the
