@@ -180,11 +180,15 @@ export class Prompt {
   readonly context_overflow: boolean;
   readonly injected: Injected[];
   readonly prefix_digests: PrefixDigests;
+  /** The size in bytes of the prompt's canonical response: what `assembleBytes()` returns for the request with the same steps. */
+  readonly responseBytes: number;
   /**
    * Appends one step (assistant `rawOutput`, then the user message rendered
    * from `observation`). Sends only this step to the module: the cost does not
    * grow with the history.
-   * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); the prompt is unchanged then.
+   * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); `too_large` at
+   * path "" when the whole response would be over 1.5 GiB, as one `assemble()` of the same steps would be.
+   * The prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
   /** The prompt as the response `assemble()` gives for the request with the same steps. */
