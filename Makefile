@@ -10,7 +10,7 @@ export CGO_ENABLED ?= 1
 PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.12"; [ -x "$$p" ] && echo "$$p" || command -v python3.12)
 
 WASM := wasm/assembly.wasm
-WASM_SRC := $(wildcard core/*.go) wasm/main.go go.mod go.sum
+WASM_SRC := $(wildcard core/*.go internal/wirejson/*.go internal/jsonstr/*.go) wasm/main.go go.mod go.sum
 
 .PHONY: all wasm demo test test.begin test.go test.format test.format-full test.host test.limits test.reproducible fuzz bench bench.quick bench.go vectors check-python312
 

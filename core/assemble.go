@@ -7,7 +7,7 @@ import "slices"
 // decode.go (the request), plan.go (the messages), size.go (the response
 // limit), encode.go (the response) and digest.go (its prefix digests).
 
-// AssembleBytes is the wire function of SPEC §2-6: it decodes a msgpack
+// AssembleBytes is the wire function of docs/SPEC.md §2-6: it decodes a msgpack
 // request, assembles it and returns the canonical msgpack response, ok or
 // error. It never panics (a panic is recovered into an internal error
 // response) and never writes to stdout.
@@ -71,7 +71,7 @@ func InternalErrorResponse(msg string) []byte {
 // decoder (on its canonical encoding, EncodeRequest: channels in code-point
 // order), so an invalid request gets the *Error AssembleBytes would answer
 // for that encoding: the same code, path, message and offset, the first
-// problem in SPEC table order. The check holds a copy of the request's text
+// problem in the table order of docs/SPEC.md. The check holds a copy of the request's text
 // while it runs.
 func Assemble(req *Request) (*Response, error) {
 	sc := getScratch()

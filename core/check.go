@@ -7,7 +7,7 @@ import "strconv"
 // request is encoded (EncodeRequest, the encoding every sandboxed host sends)
 // and decoded by the code AssembleBytes runs, so a typed request gets the
 // same error code, path, message and offset on every host, and the rules of
-// SPEC §2 are written once.
+// docs/SPEC.md §2 are written once.
 
 // checkRequest checks req as AssembleBytes checks its encoding, decoding
 // that into sc (so sc.tc holds the code points of req's texts), and returns

@@ -18,7 +18,7 @@
 // [NewPrompt] offers the incremental form for agent loops that add one step at
 // a time.
 //
-// The wire format is version 1 of SPEC.md; see README.md and RATIONALE.md.
+// The wire format is version 1 of docs/SPEC.md; see README.md and RATIONALE.md.
 package core
 
 // WireVersion is the only wire version this package speaks.

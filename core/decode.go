@@ -9,7 +9,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
-// This file is the strict wire decoder of SPEC §2 and testdata/DECISIONS.md:
+// This file is the strict wire decoder of docs/SPEC.md §2 and testdata/DECISIONS.md:
 // one forward pass over the bytes, the first problem wins. Strings are not
 // copied: they point into the request buffer, which the caller must leave
 // untouched until the response is built.
@@ -52,7 +52,7 @@ func trimDot(p string) string {
 	return p
 }
 
-// Field bits of the request map, in SPEC table order.
+// Field bits of the request map, in the table order of docs/SPEC.md.
 const (
 	fV = 1 << iota
 	fRunMessages

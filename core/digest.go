@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// The prefix digests of SPEC §6: SHA-256 (sha256.go) of the canonical
+// The prefix digests of docs/SPEC.md §6: SHA-256 (sha256.go) of the canonical
 // encoding of the messages up to the end of each segment.
 
 // prefixDigests hashes the canonical encoding of messages[0:count[k]], given

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// The canonical msgpack encoding of a response (SPEC §6): the ok response
+// The canonical msgpack encoding of a response (docs/SPEC.md §6): the ok response
 // written from the plan, and the error response. One set of writers (the
 // shortest form of each header, as msgp writes it) and one set of keys,
 // each encoded once.
@@ -191,7 +191,7 @@ func appendDigests(out []byte, d [3]string) []byte {
 }
 
 // encodeError writes {v: 1, ok: false, error: {code, message, path}}; an
-// invalid_template error carries a fourth key, offset (SPEC §6).
+// invalid_template error carries a fourth key, offset (docs/SPEC.md §6).
 func encodeError(e *Error) []byte {
 	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = appendHead(out, 3, false)

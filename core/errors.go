@@ -3,7 +3,7 @@ package core
 // Code is a machine-readable error code of the wire format.
 type Code string
 
-// The error codes of SPEC §6.
+// The error codes of docs/SPEC.md §6.
 const (
 	CodeMalformedRequest   Code = "malformed_request"
 	CodeUnsupportedVersion Code = "unsupported_version"

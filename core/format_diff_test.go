@@ -85,7 +85,7 @@ type diffCase struct {
 	Error         string   `json:"error"`
 	Gaps          []string `json:"gaps"`
 	Skipped       string   `json:"skipped"`
-	// Offset is where reference.py's offset rules (SPEC §5) place the
+	// Offset is where reference.py's offset rules (docs/SPEC.md §5) place the
 	// first problem of the template; nil when it has none.
 	Offset *int `json:"offset"`
 }

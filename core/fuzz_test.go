@@ -104,7 +104,7 @@ var responseSchemas = map[string][]string{
 	"ok":       {"v", "ok", "messages", "message_chars", "prompt_chars", "context_overflow", "injected", "prefix_digests"},
 	"error":    {"v", "ok", "error"},
 	"errorMap": {"code", "message", "path"},
-	// an invalid_template error carries the offset (SPEC §6)
+	// an invalid_template error carries the offset (docs/SPEC.md §6)
 	"templateErrorMap": {"code", "message", "path", "offset"},
 	"message":          {"role", "content"},
 	"block":            {"type", "text"},

@@ -6,7 +6,7 @@ import (
 	"github.com/polyloop/assembly/internal/jsonstr"
 )
 
-// Error paths (SPEC §6): built only on failure, each level of the decoder
+// Error paths (docs/SPEC.md §6): built only on failure, each level of the decoder
 // prepending its own segment.
 
 // within prepends a path segment to e's path and returns e.

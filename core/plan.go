@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// The assembly plan of SPEC §3 and §4: which message goes where, and its
+// The assembly plan of docs/SPEC.md §3 and §4: which message goes where, and its
 // code points. Messages are not copied: the plan points at the request's
 // texts, and encode.go writes them out.
 
@@ -41,7 +41,7 @@ type assembly struct {
 	emptyText *string
 }
 
-// build lays out the messages of SPEC §3 and measures them (§4), in sc,
+// build lays out the messages of docs/SPEC.md §3 and measures them (§4), in sc,
 // with the code points in sc.tc: the decoder counted them on req or on its
 // encoding (the same texts in the same order). Injections are counted here:
 // they are laid out in channel order, not in wire order.

@@ -2,7 +2,7 @@ package core
 
 // The exact size of the ok response, computed before it is written: the
 // response is allocated once, and one that would pass MaxResponseBytes is
-// too_large before anything is written (SPEC §6). The writers it mirrors
+// too_large before anything is written (docs/SPEC.md §6). The writers it mirrors
 // are in encode.go; TestEncodedSizeExact pins that the two agree.
 
 // MaxResponseBytes bounds the size of a response. A request whose response

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The observation template (SPEC §5).
+// The observation template (docs/SPEC.md §5).
 //
 // render(t, obs) equals CPython 3.12's t.format(observation=obs) byte for byte.
 // The parser is a port of CPython's MarkupIterator_next and parse_field
@@ -17,14 +17,14 @@ import (
 // conversions Objects/unicodeobject.c (repr.go). It accepts a template only if
 // CPython formats it without raising for every str observation, and renders it
 // exactly as CPython does. It is stricter than CPython in the cases marked
-// GAP below (and in the SPEC's rule that an observation field must exist),
+// GAP below (and in docs/SPEC.md's rule that an observation field must exist),
 // each with its own message starting with gapPrefix.
 //
 // Offsets in messages and in Error.Offset count code points from the start of
 // the template.
 
 // gapClass names a template CPython accepts that this engine rejects on
-// purpose (SPEC §5). The differential test checks that every rejection of a
+// purpose (docs/SPEC.md §5). The differential test checks that every rejection of a
 // template CPython accepts is one of these.
 type gapClass uint8
 
@@ -34,7 +34,7 @@ const (
 	gapIndex              // {observation[0]}
 	gapNested             // a brace inside a format spec, {observation:{w}}
 	gapWidth              // a width above maxFieldWidth
-	gapNoField            // no {observation} field at all (the SPEC's own rule)
+	gapNoField            // no {observation} field at all (docs/SPEC.md's own rule)
 )
 
 var gapClassNames = [...]string{"", "attribute", "index", "nested", "width", "nofield"}
@@ -323,8 +323,8 @@ func (p *parser) scanLit(i int) (end, esc int) {
 	}
 }
 
-// noField is the error of a template without fields. GAP (SPEC §5 no-field
-// rule): CPython formats such a template fine, but the observation would
+// noField is the error of a template without fields. GAP (docs/SPEC.md §5
+// no-field rule): CPython formats such a template fine, but the observation would
 // silently vanish.
 func (p *parser) noField() *Error {
 	if p.escapedOpen >= 0 {

@@ -216,7 +216,7 @@ func declaredCodes(t *testing.T) map[string]bool {
 }
 
 // TestVectorsEmptyInjections: a request without injections, with {}, and with
-// only empty channels give byte-identical responses (SPEC §3).
+// only empty channels give byte-identical responses (docs/SPEC.md §3).
 func TestVectorsEmptyInjections(t *testing.T) {
 	names := []string{"injections-empty-absent", "injections-empty-map", "injections-empty-channels"}
 	byName := map[string]loadedVector{}

@@ -8,7 +8,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
-// EncodeRequest returns the canonical wire encoding of req (keys in SPEC table
+// EncodeRequest returns the canonical wire encoding of req (keys in docs/SPEC.md table
 // order, channels in code-point order, shortest headers). Sandboxed hosts use
 // it to offer the typed API over the wire function, and the native typed API
 // checks requests by decoding it (check.go). It does not validate req. A nil

@@ -34,6 +34,35 @@ func BenchmarkEngines(b *testing.B) {
 	}
 }
 
+// BenchmarkAssembleJSON: assemble_json (JSON text in) against assemble
+// (the same request as msgpack) on each engine, side by side; the difference
+// is the JSON → msgpack conversion inside the module. MB/s is JSON text.
+func BenchmarkAssembleJSON(b *testing.B) {
+	for _, n := range benchreq.Set() {
+		mp := core.EncodeRequest(n.Request)
+		text := benchreq.JSONText(n.Request)
+		want := core.AssembleBytes(mp)
+		for _, r := range runners {
+			calls := []struct {
+				name string
+				in   []byte
+				fn   func([]byte) []byte
+			}{{"json", text, r.AssembleJSON}, {"msgpack", mp, r.AssembleBytes}}
+			for _, c := range calls {
+				b.Run(n.Name+"/"+r.Engine()+"/"+c.name, func(b *testing.B) {
+					if !bytes.Equal(c.fn(c.in), want) {
+						b.Fatalf("%s answers differently", c.name)
+					}
+					b.SetBytes(int64(len(text)))
+					for b.Loop() {
+						c.fn(c.in)
+					}
+				})
+			}
+		}
+	}
+}
+
 type newRunner func(wasmhost.Options) (*wasmhost.Runner, error)
 
 var runnerKinds = []struct {

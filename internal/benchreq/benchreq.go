@@ -5,10 +5,13 @@
 package benchreq
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // Template is the ReAct observation template of the examples.
@@ -102,4 +105,18 @@ func Set() []Named {
 type Named struct {
 	Name    string
 	Request *core.Request
+}
+
+// JSONText is r as JSON text indented by two spaces, as the preview's editor
+// holds a request (the JSON-text benchmarks of assemble_json).
+func JSONText(r *core.Request) []byte {
+	compact, _, err := wirejson.FromMsgpack(nil, core.EncodeRequest(r))
+	if err != nil {
+		panic("benchreq: " + err.Error()) // an encoded request is always valid msgpack
+	}
+	var text bytes.Buffer
+	if err := json.Indent(&text, compact, "", "  "); err != nil {
+		panic("benchreq: " + err.Error())
+	}
+	return text.Bytes()
 }

@@ -151,7 +151,7 @@ func Mutate(r *rand.Rand, b []byte) []byte {
 	return b
 }
 
-// corruptions break a string in the ways the wire rejects (SPEC §2).
+// corruptions break a string in the ways the wire rejects (docs/SPEC.md §2).
 var corruptions = []func(string) string{
 	func(s string) string { return s + "\xff" },
 	func(s string) string { return "\xed\xa0\x80" + s },                       // a surrogate

@@ -19,6 +19,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,54 +46,51 @@ const maxDepth = 10000
 // ToMsgpack converts one JSON value (surrounding white space allowed) to
 // msgpack, appending to dst.
 //
-// It reads the text twice. The first pass checks the syntax and records the
-// member count of every object and array with 16 or more members and the
-// length of every string of 32 bytes or more (a msgpack header's size depends
-// on them); the second writes the msgpack, each byte once: a smaller
-// container or string gets a one-byte header patched when it ends.
+// It reads the text once, writing each value as it is read. A msgpack
+// header's size depends on a count or length known only at the value's end,
+// so every string and container gets a one-byte header, patched when it ends
+// (a fixstr of fewer than 32 bytes, a fixmap or fixarray of fewer than 16
+// members: almost every value). The few that need a longer header are noted,
+// and one sweep at the end moves the bytes after each of them up to make room
+// (each byte moved at most once). The output is the shortest form either
+// way.
 func ToMsgpack(dst, src []byte) ([]byte, error) {
 	if len(src) > math.MaxUint32 {
 		// Every count and length then fits the msgpack headers' 32 bits
 		// (and the wire's limit is 1 GiB anyway).
 		return nil, &SyntaxError{Offset: 0, Msg: "the text is over 4 GiB; a request is at most 1 GiB"}
 	}
-	p := parser{src: src}
+	// The msgpack is rarely longer than the text (quotes and white space
+	// go; only short floats grow): room for it, and for the longer headers.
+	p := parser{src: src, out: slices.Grow(dst, len(src)+len(src)/8+16)}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
-	// Containers close inner first; the second pass needs them in the
-	// order they open.
-	slices.SortFunc(p.big, func(a, b bigCount) int { return cmp.Compare(a.index, b.index) })
-	p = parser{src: src, emit: true, out: dst, big: p.big, long: p.long, stack: p.stack[:0]}
-	p.run()
-	return p.out, nil
+	return p.widen(), nil
 }
 
 type parser struct {
-	src  []byte
-	i    int
-	emit bool // second pass: write p.out
-	out  []byte
-	// big holds, in the order the containers open, the container index and
-	// member count of every object or array with 16 or more members (first
-	// pass: appended; second pass: consumed from the front).
-	big    []bigCount
-	opened uint32  // containers opened so far
-	stack  []frame // the open containers, innermost last
-	// long holds, in order, the index and decoded length of every string of
-	// 32 bytes or more (a longer header than a fixstr's); strs counts the
-	// strings read so far.
-	long []bigCount
-	strs uint32
+	src   []byte
+	i     int
+	out   []byte
+	stack []frame // the open containers, innermost last
+	// strs holds every string of 32 bytes or more, in order; boxes every
+	// container of 16 or more members, in the order they close. Each has a
+	// one-byte header in out that widen replaces.
+	strs, boxes []wide
 }
 
-type bigCount struct{ index, n uint32 }
+// wide is a value whose header is longer than the byte reserved for it.
+type wide struct {
+	at  int    // the reserved header byte in out
+	n   uint32 // length or member count
+	tag byte   // 0xa0 str, 0x80 map, 0x90 array
+}
 
 type frame struct {
-	obj   bool
-	index uint32 // the how-manieth container opened
-	n     uint32 // members so far
-	hdr   int    // second pass: offset of a fixmap/fixarray header to patch, or -1
+	obj bool
+	n   uint32 // members so far
+	hdr int    // offset of the reserved header byte
 }
 
 func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.i, Msg: msg} }
@@ -118,9 +116,14 @@ func (p *parser) run() error {
 			return p.fail("unexpected end of input, expected a value")
 		}
 		switch c := p.src[p.i]; {
+		case c == '"':
+			if err := p.str(); err != nil {
+				return err
+			}
 		case c == '{' || c == '[':
 			p.i++
-			p.open(c == '{')
+			p.stack = append(p.stack, frame{obj: c == '{', hdr: len(p.out)})
+			p.out = append(p.out, 0)
 			p.ws()
 			if p.i < len(p.src) && p.src[p.i] == c+2 { // '}' or ']'
 				p.i++
@@ -133,20 +136,16 @@ func (p *parser) run() error {
 				}
 			}
 			continue // the first member's value
-		case c == '"':
-			if err := p.str(); err != nil {
-				return err
-			}
 		case c == '-' || c >= '0' && c <= '9':
 			if err := p.number(); err != nil {
 				return err
 			}
 		case p.lit("true"):
-			p.put(0xc3)
+			p.out = append(p.out, 0xc3)
 		case p.lit("false"):
-			p.put(0xc2)
+			p.out = append(p.out, 0xc2)
 		case p.lit("null"):
-			p.put(0xc0)
+			p.out = append(p.out, 0xc0)
 		default:
 			return p.fail("unexpected " + p.charAt())
 		}
@@ -189,49 +188,75 @@ func (p *parser) run() error {
 	}
 }
 
-func (p *parser) put(b byte) {
-	if p.emit {
-		p.out = append(p.out, b)
-	}
-}
-
-// open starts a container: in the second pass its header is written now
-// when its count is recorded, else reserved as one byte.
-func (p *parser) open(obj bool) {
-	f := frame{obj: obj, index: p.opened, hdr: -1}
-	if p.emit {
-		if len(p.big) > 0 && p.big[0].index == p.opened {
-			if obj {
-				p.out = msgp.AppendMapHeader(p.out, p.big[0].n)
-			} else {
-				p.out = msgp.AppendArrayHeader(p.out, p.big[0].n)
-			}
-			p.big = p.big[1:]
-		} else {
-			f.hdr = len(p.out)
-			p.out = append(p.out, 0)
-		}
-	}
-	p.stack = append(p.stack, f)
-	p.opened++
-}
-
 // close ends the innermost container (its closing bracket is read).
 func (p *parser) close() {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
-	switch {
-	case !p.emit:
-		if f.n >= 16 {
-			p.big = append(p.big, bigCount{index: f.index, n: f.n})
-		}
-	case f.hdr >= 0:
-		tag := byte(0x90)
-		if f.obj {
-			tag = 0x80
-		}
-		p.out[f.hdr] = tag | byte(f.n)
+	tag := byte(0x90)
+	if f.obj {
+		tag = 0x80
 	}
+	if f.n < 16 {
+		p.out[f.hdr] = tag | byte(f.n)
+		return
+	}
+	p.boxes = append(p.boxes, wide{at: f.hdr, n: f.n, tag: tag})
+}
+
+// widen gives every wide value its header: the bytes after each reserved
+// byte move up by the header bytes added before them, the last first, so
+// that each byte moves once, within out when it has room.
+func (p *parser) widen() []byte {
+	if len(p.strs)+len(p.boxes) == 0 {
+		return p.out
+	}
+	// Containers close inner first; strings are already in order.
+	slices.SortFunc(p.boxes, func(a, b wide) int { return cmp.Compare(a.at, b.at) })
+	extra := 0
+	for _, w := range p.strs {
+		extra += len(w.header(nil)) - 1
+	}
+	for _, w := range p.boxes {
+		extra += len(w.header(nil)) - 1
+	}
+	src, dst := p.out, p.out
+	if extra <= cap(src)-len(src) {
+		dst = src[:len(src)+extra]
+	} else {
+		first := p.strs[0].at
+		if len(p.boxes) > 0 && (len(p.strs) == 0 || p.boxes[0].at < first) {
+			first = p.boxes[0].at
+		}
+		dst = make([]byte, len(src)+extra, len(src)+extra+len(src)/8)
+		copy(dst, src[:first])
+	}
+	end, s, b := len(src), len(p.strs)-1, len(p.boxes)-1
+	var buf [5]byte
+	for s >= 0 || b >= 0 {
+		var w wide
+		if b < 0 || s >= 0 && p.strs[s].at > p.boxes[b].at {
+			w, s = p.strs[s], s-1
+		} else {
+			w, b = p.boxes[b], b-1
+		}
+		copy(dst[w.at+1+extra:], src[w.at+1:end])
+		h := w.header(buf[:0])
+		extra -= len(h) - 1
+		copy(dst[w.at+extra:], h)
+		end = w.at
+	}
+	return dst
+}
+
+// header appends w's msgpack header to b.
+func (w wide) header(b []byte) []byte {
+	switch w.tag {
+	case 0x80:
+		return msgp.AppendMapHeader(b, w.n)
+	case 0x90:
+		return msgp.AppendArrayHeader(b, w.n)
+	}
+	return appendStrHeader(b, int(w.n))
 }
 
 // key reads an object key and the colon after it.
@@ -259,93 +284,61 @@ func (p *parser) lit(s string) bool {
 	return false
 }
 
-// str reads a JSON string into a msgpack str. Raw bytes are kept as they are
-// (invalid UTF-8 included); a \u escape of a lone surrogate becomes its
-// three-byte generalized UTF-8 form, which no UTF-8 decoder accepts. The
-// first pass checks it and notes a long one's length; the second writes it.
+// str reads the JSON string at p.i (its opening quote) into a msgpack str.
+// Raw bytes are kept as they are (invalid UTF-8 included); a \u escape of a
+// lone surrogate becomes its three-byte generalized UTF-8 form, which no
+// UTF-8 decoder accepts.
 func (p *parser) str() error {
-	k := p.strs
-	p.strs++
-	if !p.emit {
-		_, n, err := p.scanStr(nil, false)
-		if n >= 32 {
-			p.long = append(p.long, bigCount{index: k, n: uint32(n)})
-		}
-		return err
-	}
-	if len(p.long) > 0 && p.long[0].index == k {
-		p.out = appendStrHeader(p.out, int(p.long[0].n))
-		p.long = p.long[1:]
-		p.out, _, _ = p.scanStr(p.out, true)
-		return nil
-	}
-	hdr := len(p.out) // a fixstr: its length is patched in
-	p.out = append(p.out, 0xa0)
-	p.out, _, _ = p.scanStr(p.out, true)
-	p.out[hdr] |= byte(len(p.out) - hdr - 1)
-	return nil
-}
-
-// scanStr reads the string at p.i (its opening quote) and returns its decoded
-// length and, when write is set, dst with the decoded bytes appended.
-func (p *parser) scanStr(dst []byte, write bool) ([]byte, int, error) {
-	p.i++ // opening quote
-	n := 0
+	hdr := len(p.out)
+	out := append(p.out, 0xa0)
+	src, i := p.src, p.i+1
 	for {
-		// a run of bytes that stand for themselves: eight at a time while
-		// none of them is '"', '\\' or a control character
-		j := p.i
-		for j+8 <= len(p.src) && !special(binary.LittleEndian.Uint64(p.src[j:])) {
-			j += 8
+		// a run of bytes that stand for themselves, copied at once
+		j := plain(src, i)
+		out = append(out, src[i:j]...)
+		if j >= len(src) {
+			p.i = j
+			return p.fail("unterminated string")
 		}
-		for j < len(p.src) {
-			c := p.src[j]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
-			j++
-		}
-		n += j - p.i
-		if write {
-			dst = append(dst, p.src[p.i:j]...)
-		}
-		p.i = j
-		if p.i >= len(p.src) {
-			return dst, 0, p.fail("unterminated string")
-		}
-		c := p.src[p.i]
+		c := src[j]
 		if c == '"' {
-			p.i++
-			return dst, n, nil
+			p.i, p.out = j+1, out
+			if n := len(out) - hdr - 1; n < 32 {
+				out[hdr] |= byte(n)
+			} else {
+				p.strs = append(p.strs, wide{at: hdr, n: uint32(n), tag: 0xa0})
+			}
+			return nil
 		}
 		if c < 0x20 {
-			return dst, 0, p.fail("control character in a string; escape it")
+			p.i = j
+			return p.fail("control character in a string; escape it")
 		}
-		if p.i+1 >= len(p.src) {
-			return dst, 0, p.fail("unterminated escape")
+		if j+1 >= len(src) {
+			p.i = j
+			return p.fail("unterminated escape")
 		}
-		e := p.src[p.i+1]
-		var one byte
-		switch e {
-		case '"', '\\', '/':
-			one = e
-		case 'b':
-			one = '\b'
-		case 'f':
-			one = '\f'
+		i = j + 2
+		switch e := src[j+1]; e {
 		case 'n':
-			one = '\n'
-		case 'r':
-			one = '\r'
+			out = append(out, '\n')
+		case '"', '\\', '/':
+			out = append(out, e)
 		case 't':
-			one = '\t'
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
 		case 'u':
-			p.i += 2
+			p.i = i
 			r, ok := p.hex4()
 			if !ok {
-				return dst, 0, p.fail("\\u must be followed by four hex digits")
+				return p.fail("\\u must be followed by four hex digits")
 			}
-			if r >= 0xd800 && r < 0xdc00 && p.i+1 < len(p.src) && p.src[p.i] == '\\' && p.src[p.i+1] == 'u' {
+			if r >= 0xd800 && r < 0xdc00 && p.i+1 < len(src) && src[p.i] == '\\' && src[p.i+1] == 'u' {
 				save := p.i
 				p.i += 2
 				if r2, ok := p.hex4(); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
@@ -354,28 +347,33 @@ func (p *parser) scanStr(dst []byte, write bool) ([]byte, int, error) {
 					p.i = save
 				}
 			}
-			var buf [4]byte
-			var b []byte
 			if utf16.IsSurrogate(r) {
-				b = append(buf[:0], 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+				out = append(out, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
 			} else {
-				b = utf8.AppendRune(buf[:0], r)
+				out = utf8.AppendRune(out, r)
 			}
-			n += len(b)
-			if write {
-				dst = append(dst, b...)
-			}
-			continue
+			i = p.i
 		default:
-			p.i++
-			return dst, 0, p.fail("invalid escape \\" + string(rune(e)))
-		}
-		p.i += 2
-		n++
-		if write {
-			dst = append(dst, one)
+			p.i = j + 1
+			return p.fail("invalid escape \\" + string(rune(e)))
 		}
 	}
+}
+
+// plain returns the index of the first byte of src at or after i that is
+// '"', '\\' or a control character, or len(src): eight bytes at a time.
+func plain(src []byte, i int) int {
+	for ; i+8 <= len(src); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(src); i++ {
+		if c := src[i]; c == '"' || c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	return i
 }
 
 func (p *parser) hex4() (rune, bool) {
@@ -437,9 +435,6 @@ func (p *parser) number() error {
 			return p.fail("expected a digit in the exponent")
 		}
 	}
-	if !p.emit {
-		return nil
-	}
 	text := string(p.src[start:p.i])
 	if isInt {
 		// canonical: the shortest form, unsigned for a non-negative value
@@ -474,11 +469,14 @@ func appendStrHeader(b []byte, n int) []byte {
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
-// special reports whether any byte of the word x is '"', '\\' or below 0x20
-// (the classic "has a zero byte" and "has a byte less than n" tests).
-func special(x uint64) bool {
+// special returns, for the word x read little-endian, a mask whose lowest
+// set bit is the high bit of the first byte that is '"', '\\' or below 0x20
+// (0 when there is none): the classic "has a zero byte" and "has a byte less
+// than n" tests. Bits above the lowest may be false alarms (a borrow out of
+// a flagged byte); only the lowest counts.
+func special(x uint64) uint64 {
 	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	return hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|(x-ones*0x20)&^x&highs != 0
+	return hasZero(x^(ones*'"')) | hasZero(x^(ones*'\\')) | (x-ones*0x20)&^x&highs
 }
 
 // charAt names the character at the read position, decoded as UTF-8 (a

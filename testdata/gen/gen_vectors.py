@@ -134,7 +134,7 @@ def with_key(pairs, *more):
 
 
 # ===========================================================================
-B.file("order", "Assembly order (SPEC 3): run messages, injection slot, goal messages, "
+B.file("order", "Assembly order (docs/SPEC.md §3): run messages, injection slot, goal messages, "
        "then each step as assistant raw_output and user render; copying; no merging.")
 
 RUN = [msg("system", "You are a careful agent."), msg("user", "demo question"),
@@ -197,7 +197,7 @@ B.ok("order-many-everything", "17 run, 17 injected, 17 goal messages and 17 step
              steps=[step(f"a{i}", f"o{i}") for i in range(17)]))
 
 # ===========================================================================
-B.file("injections", "The injection slot (SPEC 3.2): channels sorted by code point, entries "
+B.file("injections", "The injection slot (docs/SPEC.md §3): channels sorted by code point, entries "
        "in the given order, one user message per entry, `injected` records; empty injections invisible.")
 
 BASE = dict(run_messages=[msg("system", "run")], goal_messages=[msg("user", "goal")],
@@ -270,7 +270,7 @@ B.ok("injections-astral-channel-and-ids", "astral characters in channel, entry_i
      request(injections={"\U0001F4DA": [inj("\U0001F516", "\U0001F600 smile")]}))
 
 # ===========================================================================
-B.file("history", "History (SPEC 3.4): per step an assistant message with raw_output as "
+B.file("history", "History (docs/SPEC.md §3): per step an assistant message with raw_output as "
        "given and a user message with the rendered observation.")
 
 B.ok("history-one-step", "one step", request(steps=[step("run tests", "PASS")]))
@@ -306,7 +306,7 @@ B.ok("history-template-not-applied-to-raw-output", "the template wraps observati
      request(steps=[step("raw", "obs")], observation_template="<{observation}>"), chars=8)
 
 # ===========================================================================
-B.file("template-render", "Observation rendering (SPEC 5): accepted templates render exactly "
+B.file("template-render", "Observation rendering (docs/SPEC.md §5): accepted templates render exactly "
        "like CPython 3.12's template.format(observation=obs).")
 
 
@@ -411,7 +411,7 @@ B.ok("template-render-width-limit-after-precision", "a precision above the width
      request(observation_template="{observation:.1048577}", steps=[step("", "ab")]))
 
 # ===========================================================================
-B.file("template-reject", "Template rejection (SPEC 5): invalid_template at "
+B.file("template-reject", "Template rejection (docs/SPEC.md §5): invalid_template at "
        "observation_template for every template CPython raises on, every template without a "
        "field, and the four GAP classes.")
 
@@ -516,7 +516,7 @@ reject("template-reject-type-before-sign", "{observation:+d}", 14, "the type is 
 reject("template-reject-gap-nested-after-align", "{observation:>{}}", 14, "GAP: a nested field after an alignment")
 
 # ===========================================================================
-B.file("sizes", "Sizes (SPEC 4): a text block's size is its number of Unicode code points "
+B.file("sizes", "Sizes (docs/SPEC.md §4): a text block's size is its number of Unicode code points "
        "(Python len()), never UTF-16 units or bytes; message_chars per message, prompt_chars the sum.")
 
 
@@ -566,7 +566,7 @@ B.ok("sizes-render-template-literal-counted", "template literal text counts; {{ 
      request(steps=[step("", "x")], observation_template="{{\u00e9{observation}}}"), chars=4)
 
 # ===========================================================================
-B.file("budget", "Budget (SPEC 4): context_overflow is true iff max_prompt_chars is given and "
+B.file("budget", "Budget (docs/SPEC.md §4): context_overflow is true iff max_prompt_chars is given and "
        "prompt_chars > max_prompt_chars; the messages are never truncated.")
 
 FIVE = dict(goal_messages=[msg("user", "hello")])  # 5 code points
@@ -625,7 +625,7 @@ B.err("budget-array", "an array budget", request(**FIVE, max_prompt_chars=[5]), 
 B.err("budget-ext", "an ext budget", request(**FIVE, max_prompt_chars=Ext(1, b"\x05")), MAL, "max_prompt_chars")
 
 # ===========================================================================
-B.file("digests", "prefix_digests (SPEC 6): lowercase hex SHA-256 of the canonical msgpack of "
+B.file("digests", "prefix_digests (docs/SPEC.md §6): lowercase hex SHA-256 of the canonical msgpack of "
        "messages[0:end of run], [0:end of injections], [0:end of goal].")
 
 B.ok("digests-all-empty", "three digests of the empty array (sha256 of 0x90)", request())
@@ -656,8 +656,8 @@ assert full_a["prefix_digests"]["injections"] == full_b["prefix_digests"]["injec
 assert full_a["prefix_digests"]["goal"] != full_b["prefix_digests"]["goal"]
 
 # ===========================================================================
-B.file("encoding", "Decoding accepts any valid msgpack encoding (SPEC 2) and the response is "
-       "canonical (SPEC 6). Cases named encoding-<form>-<base> of one base give identical responses.")
+B.file("encoding", "Decoding accepts any valid msgpack encoding (docs/SPEC.md §2) and the response is "
+       "canonical (docs/SPEC.md §6). Cases named encoding-<form>-<base> of one base give identical responses.")
 
 BASE_A = dict(v=1, run_messages=[msg("system", "sys")], injections={"c": [inj("e", "inj")]},
               goal_messages=[msg("user", "goal")], steps=[step("raw", "obs")],
@@ -766,7 +766,7 @@ B.ok("encoding-out-bools", "ok true, context_overflow true", request(goal_messag
      overflow=True)
 
 # ===========================================================================
-B.file("utf8", "UTF-8 (SPEC 2): every str must be valid UTF-8 (surrogates, overlongs and "
+B.file("utf8", "UTF-8 (docs/SPEC.md §2): every str must be valid UTF-8 (surrogates, overlongs and "
        "code points above U+10FFFF are invalid); invalid_utf8 at the value's path, at the map's "
        "path for a key, at injections for a channel name. Valid edge cases are accepted.")
 
@@ -904,7 +904,7 @@ B.err("decode-cut-str-with-bad-utf8", "a str cut short whose present bytes are i
       b"\x81" + pack("observation_template") + b"\xa5\xff\xfe", MAL, "observation_template")
 
 # ===========================================================================
-B.file("errors-types", "Wrong msgpack types (SPEC 2, DECISIONS value rules): malformed_request at "
+B.file("errors-types", "Wrong msgpack types (docs/SPEC.md §2, DECISIONS value rules): malformed_request at "
        "the value's path; a non-str key at the map's path; nil is absent only for max_prompt_chars.")
 
 WRONG_FOR_STR = {
@@ -1153,7 +1153,7 @@ B.err("paths-missing-nested-deep", "a missing text in the second block of the fi
       "run_messages[0].content[1].text")
 
 # ===========================================================================
-B.file("errors-order", "Decoding order (SPEC 2, DECISIONS 'One forward pass'): with several "
+B.file("errors-order", "Decoding order (docs/SPEC.md §2, DECISIONS 'One forward pass'): with several "
        "problems, the first one met in wire order wins; key before value; missing keys at the end "
        "of their map in table order; trailing bytes last.")
 

@@ -1,7 +1,7 @@
 """Pure-Python reference of polyloop-assembly wire format v1.
 
 This is the independent oracle of the shared test vectors. It implements
-SPEC.md §2-6 and testdata/DECISIONS.md from scratch, with the CPython 3.12
+docs/SPEC.md §2-6 and testdata/DECISIONS.md from scratch, with the CPython 3.12
 standard library only: its own small msgpack reader and writer, CPython's
 own ``str.format`` for rendering, ``len()`` for sizes, ``sorted()`` for the
 channel order, ``hashlib.sha256`` for the prefix digests. It shares no code
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # ---------------------------------------------------------------------------
-# Error codes (SPEC §6)
+# Error codes (docs/SPEC.md §6)
 
 MALFORMED = "malformed_request"
 UNSUPPORTED_VERSION = "unsupported_version"
@@ -245,7 +245,7 @@ entry_id_str = checked_str(lambda s: None if s else INVALID_ENTRY_ID)
 
 
 def template_str(r: Reader, path: str) -> str:
-    """The template: a str, then SPEC §5 (invalid_template with its offset)."""
+    """The template: a str, then docs/SPEC.md §5 (invalid_template with its offset)."""
     t = r.str_value(path)
     offset = template_error_offset(t)
     if (offset is None) != (validate_template(t) is None):
@@ -336,7 +336,7 @@ def decode_request(data: bytes) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# Observation template (SPEC §5)
+# Observation template (docs/SPEC.md §5)
 
 def spec_width(spec: str) -> tuple[int, int, int] | None:
     """(width, start, end) of the width digits of a str format spec, parsed
@@ -373,7 +373,7 @@ def _spec_width(spec: str) -> int | None:
 
 
 def validate_template(t: str) -> str | None:
-    """None if t is accepted, else a short reason (SPEC §5).
+    """None if t is accepted, else a short reason (docs/SPEC.md §5).
 
     The GAP classes are checked before calling format, because a huge width
     would allocate."""
@@ -404,7 +404,7 @@ def render(t: str, obs: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Where a template's problem is (SPEC §5 "Offsets", §6 `offset`)
+# Where a template's problem is (docs/SPEC.md §5 "Offsets", §6 `offset`)
 #
 # CPython accepts or rejects (validate_template); these rules only say where.
 # The template is walked with CPython's own lazy parser, _string.formatter_parser:
@@ -427,7 +427,7 @@ _SSIZE_MAX = (1 << 63) - 1
 
 def _spec_offset(spec: str) -> int | None:
     """Index in spec (no braces in it) of its first problem as the format spec
-    of a str, in this order (SPEC §5), or None."""
+    of a str, in this order (docs/SPEC.md §5), or None."""
     m = _SPEC.fullmatch(spec)
     width, group, prec, rest = m["width"], m["group"] or "", m["prec"], m["rest"]
     if width and int(width) > _SSIZE_MAX:
@@ -530,7 +530,7 @@ def _syntax_offset(t: str, pos: int, message: str) -> int:
 
 
 def template_error_offset(t: str) -> int | None:
-    """The code-point offset of the first problem of template t (SPEC §5), or
+    """The code-point offset of the first problem of template t (docs/SPEC.md §5), or
     None when t has none (then validate_template(t) is None too)."""
     pos = 0  # where the next item of the parser starts in t
     first_escape = None
@@ -565,7 +565,7 @@ def template_error_offset(t: str) -> int | None:
 
 
 # ---------------------------------------------------------------------------
-# Canonical msgpack writer (SPEC §6) and the non-canonical node types
+# Canonical msgpack writer (docs/SPEC.md §6) and the non-canonical node types
 
 @dataclass
 class Raw:
@@ -756,7 +756,7 @@ def step(raw_output: str, observation: str) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# Assembly (SPEC §3, §4, §6)
+# Assembly (docs/SPEC.md §3, §4, §6)
 
 def assemble(req: dict) -> dict:
     """Assemble a decoded request into the ok response (a plain dict in

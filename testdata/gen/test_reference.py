@@ -1,6 +1,6 @@
 """Self-test of the pure-Python reference, against hand-written bytes.
 
-The expected values here are written by hand from SPEC.md and DECISIONS.md
+The expected values here are written by hand from docs/SPEC.md and DECISIONS.md
 (msgpack bytes spelled out, digests from hashlib over hand-written bytes),
 never taken from the reference's own output.
 
@@ -185,7 +185,7 @@ class TestTemplates(unittest.TestCase):
             self.assertIsNotNone(R.validate_template(t), t)
 
     def test_offsets(self):
-        # Each offset counted by hand in code points (SPEC §5 "Offsets").
+        # Each offset counted by hand in code points (docs/SPEC.md §5 "Offsets").
         cases = {
             "": 0, "plain": 0, "a{{b": 1, "{}": 0, "{0}": 1, "{obs}": 1, "x{observation.y}": 13,
             "{observation[0]}": 12, "{observation:{x}}": 13, "\u00e9{observation:1048577}": 14,

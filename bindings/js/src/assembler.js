@@ -20,6 +20,7 @@ import {
   encodeWtf8Into,
   wtf8Length,
 } from "./wire.js";
+import { MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE, ResponseSize } from "./size.js";
 
 export { MAX_REQUEST_BYTES };
 
@@ -274,7 +275,7 @@ export function limitModuleMemory(bytes, limitBytes) {
 }
 
 /**
- * The core's own `too_large` response for a request of `size` bytes (SPEC
+ * The core's own `too_large` response for a request of `size` bytes (docs/SPEC.md
  * §4), answered without copying the request into the module.
  *
  * @param {number} size
@@ -346,7 +347,7 @@ export class Assembler {
   }
 
   /**
-   * Assembles a request object (SPEC §2; see README for how JavaScript values
+   * Assembles a request object (docs/SPEC.md §2; see README for how JavaScript values
    * map to msgpack) and returns the response object
    * `{v, ok: true, messages, message_chars, prompt_chars, context_overflow,
    * injected, prefix_digests}`.
@@ -358,27 +359,33 @@ export class Assembler {
    *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
-    return this.assembleSized(request).response;
+    return this.assembleSized(request, undefined);
   }
 
   /**
-   * @private assemble(), with the length of the wire response (Prompt keeps
-   * the length of the whole prompt's response to apply the core's limit).
-   * @returns {{response: import("./index.js").AssembleResponse, size: number}}
+   * @private
+   * assemble(), and the size of the response bytes in `sized.bytes` (set
+   * before they are decoded, so also when decoding throws).
+   * @param {object} request
+   * @param {{bytes: number} | undefined} sized
+   * @returns {import("./index.js").AssembleResponse}
    */
-  assembleSized(request) {
+  assembleSized(request, sized) {
     const encoder = acquireEncoder();
     try {
       let bytes;
       try {
         bytes = encoder.encodeShared(request);
       } catch (e) {
-        if (e instanceof RequestTooLarge) return { response: this.read(tooLargeResponse(e.size)), size: 0 };
+        if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
         throw e;
       }
       const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
       const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, "assemble", (r) => ({ response: this.read(r, source), size: r.length }));
+      return this.run(bytes, "assemble", (r) => {
+        if (sized) sized.bytes = r.length;
+        return this.read(r, source);
+      });
     } finally {
       encoder.done();
     }
@@ -440,8 +447,9 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    const { response, size } = this.assembleSized(request);
-    return new Prompt(this, request, response, size);
+    const sized = { bytes: 0 };
+    const response = this.assembleSized(request, sized);
+    return new Prompt(this, request, response, sized.bytes);
   }
 
   /**
@@ -525,7 +533,7 @@ function failure(e, stderr, what) {
 }
 
 /**
- * An incremental prompt (SPEC §7): after k calls of addStep its messages,
+ * An incremental prompt (docs/SPEC.md §7): after k calls of addStep its messages,
  * message_chars, prompt_chars, context_overflow, injected and prefix_digests
  * equal those of one assemble() of the request with those k steps added.
  * addStep sends only `{v: 1, observation_template, steps: [the new step]}` to
@@ -536,9 +544,9 @@ export class Prompt {
    * @param {Assembler} assembler
    * @param {any} request
    * @param {import("./index.js").AssembleResponse} response
-   * @param {number} size the length of the wire response
+   * @param {number} responseBytes the size of `response`'s bytes
    */
-  constructor(assembler, request, response, size) {
+  constructor(assembler, request, response, responseBytes) {
     // The core accepted the request, so these fields are what it read: a
     // string, an array, an int or nil (the request may be a plain object or
     // a Map).
@@ -551,6 +559,8 @@ export class Prompt {
     this.budget = field("max_prompt_chars") ?? null;
     /** Number of steps held (those of the request plus those added). */
     this.stepCount = field("steps")?.length ?? 0;
+    /** @private The exact size of the whole response (the 1.5 GiB limit; src/size.js). */
+    this.size = new ResponseSize(responseBytes, response.messages.length, response.prompt_chars);
     /** @type {import("./index.js").Message[]} */
     this.messages = response.messages;
     /** @type {number[]} */
@@ -563,8 +573,6 @@ export class Prompt {
     this.injected = response.injected;
     /** @type {import("./index.js").PrefixDigests} */
     this.prefix_digests = response.prefix_digests;
-    /** @private The length of the whole prompt's wire response. */
-    this.size = size;
   }
 
   /**
@@ -575,47 +583,58 @@ export class Prompt {
    * @param {string} observation
    * @returns {this}
    * @throws {AssemblyError} with the path of this step in the whole request
-   *   (`steps[k].observation`), or `too_large` at "" when the response would
-   *   pass 1.5 GiB, as assemble() of the same steps says; the prompt is
-   *   unchanged then.
+   *   (`steps[k].observation`); `too_large` at path "" when the whole
+   *   response would be over 1.5 GiB, as one assemble() of the same steps
+   *   would be. The prompt is unchanged then.
    */
   addStep(rawOutput, observation) {
-    let r, oneSize;
+    const sized = { bytes: 0 };
+    let r;
     try {
-      ({ response: r, size: oneSize } = this.assembler.assembleSized({
-        v: 1,
-        observation_template: this.template,
-        steps: [{ raw_output: rawOutput, observation }],
-      }));
+      r = this.assembler.assembleSized(
+        {
+          v: 1,
+          observation_template: this.template,
+          steps: [{ raw_output: rawOutput, observation }],
+        },
+        sized,
+      );
     } catch (e) {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
         throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
       }
       const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
       if (m) {
-        // A string of this step's response over the engine's ceiling: its
-        // place in the whole prompt.
+        // A string of this step's response over the engine's ceiling. The
+        // core refuses a whole response over 1.5 GiB before any string is
+        // made, so that comes first. The string has at least 2^28 code points
+        // (V8's ceiling is 2^29 − 24 UTF-16 units) and the response under
+        // 1.5 GiB fewer than 2^32, so prompt_chars takes 5 bytes either way.
+        if (this.size.after(sized.bytes, 2, 2 ** 28) > MAX_RESPONSE_BYTES) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
+        // Else its place in the whole prompt.
         const at = `messages[${this.messages.length + Number(m[1])}]`;
         throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), { offset: e.offset, detail: e.detail });
       }
       throw e;
     }
-    // The two new messages' bytes in the one-step response, then the whole
-    // prompt's length with them (array headers and prompt_chars change width
-    // as they grow): the core's limit, as one assemble() applies it.
-    const added = oneSize - EMPTY_RESPONSE_FIXED - 2 * hdrSize(2) - uintSize(r.prompt_chars);
-    const n = this.messages.length;
-    const size = this.size - 2 * hdrSize(n) - uintSize(this.prompt_chars) + added + 2 * hdrSize(n + 2) + uintSize(this.prompt_chars + r.prompt_chars);
-    if (size > MAX_RESPONSE_BYTES) {
-      throw new AssemblyError("too_large", "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)");
-    }
-    this.size = size;
+    // The limit on the whole response, as one assemble() of all the steps has it.
+    if (!this.size.add(sized.bytes, r.messages.length, r.prompt_chars)) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
     this.messages.push(r.messages[0], r.messages[1]);
     this.message_chars.push(r.message_chars[0], r.message_chars[1]);
     this.prompt_chars += r.prompt_chars;
     this.context_overflow = this.budget !== null && this.prompt_chars > this.budget;
     this.stepCount++;
     return this;
+  }
+
+  /**
+   * The size in bytes of the prompt's canonical response: what
+   * assembleBytes() returns for the request with the same steps.
+   *
+   * @returns {number}
+   */
+  get responseBytes() {
+    return this.size.bytes;
   }
 
   /**
@@ -640,24 +659,6 @@ export class Prompt {
   toJSON() {
     return this.toResponse();
   }
-}
-
-// The response limit (docs/SPEC.md §6; core.ResponseSizer is the Go form):
-// too_large exactly when the canonical ok response would be longer.
-const MAX_RESPONSE_BYTES = 3 * 2 ** 29;
-// Length of the ok response with no messages and no injections, less its two
-// empty array headers and its prompt_chars value (checked against the core by
-// test/limits.test.mjs).
-export const EMPTY_RESPONSE_FIXED = 306;
-
-/** Bytes of a msgpack array header for n elements. @param {number} n */
-function hdrSize(n) {
-  return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
-}
-
-/** Bytes of a msgpack unsigned int in its shortest form. @param {number} u */
-function uintSize(u) {
-  return u <= 0x7f ? 1 : u <= 0xff ? 2 : u <= 0xffff ? 3 : u <= 0xffffffff ? 5 : 9;
 }
 
 /** @param {any} response */

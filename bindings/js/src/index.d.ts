@@ -6,7 +6,7 @@
  * Wire format v1: see docs/SPEC.md §2–7 of the repository (https://github.com/polyloop/assembly).
  */
 
-/** Every error code of the wire format (SPEC §6). */
+/** Every error code of the wire format (docs/SPEC.md §6). */
 export type ErrorCode =
   | "malformed_request"
   | "unsupported_version"
@@ -22,7 +22,7 @@ export type ErrorCode =
   | "too_large"
   | "internal";
 
-/** The error codes, in SPEC order. */
+/** The error codes, in docs/SPEC.md order. */
 export const ERROR_CODES: readonly ErrorCode[];
 
 /** The project's version (one for the Go module, the wheel, this package, the CLI and the module). */
@@ -81,7 +81,7 @@ export interface Step {
 }
 
 /**
- * A request (SPEC §2). Plain objects, arrays and strings; `injections` may
+ * A request (docs/SPEC.md §2). Plain objects, arrays and strings; `injections` may
  * also be a `Map`. Any other JavaScript value is encoded faithfully (or as a
  * value the core rejects) so that a mistake gets the core's own error code and
  * path; see README "JavaScript values".
@@ -115,7 +115,7 @@ export interface PrefixDigests {
   goal: string;
 }
 
-/** A successful response (SPEC §6). */
+/** A successful response (docs/SPEC.md §6). */
 export interface AssembleResponse {
   v: 1;
   ok: true;
@@ -180,11 +180,15 @@ export class Prompt {
   readonly context_overflow: boolean;
   readonly injected: Injected[];
   readonly prefix_digests: PrefixDigests;
+  /** The size in bytes of the prompt's canonical response: what `assembleBytes()` returns for the request with the same steps. */
+  readonly responseBytes: number;
   /**
    * Appends one step (assistant `rawOutput`, then the user message rendered
    * from `observation`). Sends only this step to the module: the cost does not
    * grow with the history.
-   * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); the prompt is unchanged then.
+   * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); `too_large` at
+   * path "" when the whole response would be over 1.5 GiB, as one `assemble()` of the same steps would be.
+   * The prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
   /** The prompt as the response `assemble()` gives for the request with the same steps. */

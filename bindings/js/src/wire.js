@@ -141,7 +141,7 @@ function isPlainObject(o) {
   return Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(o) === "[object Object]";
 }
 
-/** The largest request the core decodes (SPEC §4): 1 GiB. */
+/** The largest request the core decodes (docs/SPEC.md §4): 1 GiB. */
 export const MAX_REQUEST_BYTES = 1 << 30;
 
 /** The encoder's buffer starts this big, and a buffer grown past
@@ -441,14 +441,18 @@ export class RequestEncoder extends Encoder {
     this.ensureBufferSizeToWrite(5 + max);
     const guess = strHeaderSize(max);
     const start = this.pos + guess;
-    const wellFormed = isWellFormed(s);
-    const written = wellFormed ? textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written : encodeWtf8Into(s, this.bytes, start);
+    let written = textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written;
+    // TextEncoder writes a lone surrogate as U+FFFD, so only a string whose
+    // bytes hold U+FFFD can have one: the scan of the string is skipped for
+    // all others (WTF-8 takes the same 3 bytes, so `max` holds either).
+    const wellFormed = !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
+    if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
     const real = strHeaderSize(written);
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
     if (wellFormed) {
       this.strings.push(s, this.pos, written);
-      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes.slice(this.pos, this.pos + written));
+      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes, this.pos, written);
     }
     this.pos += written;
   }
@@ -461,29 +465,59 @@ export class RequestEncoder extends Encoder {
  * {@link CACHE_MAX_UNITS} units (V8 hashes longer strings by length alone, so
  * a lookup would compare contents); {@link CACHE_MAX_BYTES} in all, then the
  * cache starts over. Keys are string values, so a hit is exact by definition.
+ * The bytes are copied into chunks of {@link CACHE_CHUNK_BYTES} (a copy of
+ * its own per string would cost an allocation each); a string's value is a
+ * view of its bytes there.
  *
  * @type {Map<string, Uint8Array>}
  */
 const encodedStrings = new Map();
 const CACHE_MAX_UNITS = 16383;
 const CACHE_MAX_BYTES = 8 * 1024 * 1024;
+const CACHE_CHUNK_BYTES = 1024 * 1024;
 let cachedBytes = 0;
+let chunk = new Uint8Array(0);
+let chunkUsed = 0;
 
 /** Empties the cache of encoded strings (benchmarks measure the cold path with it). */
 export function forgetEncodedStrings() {
   encodedStrings.clear();
   cachedBytes = 0;
+  chunkUsed = 0; // the views into the chunk went with the map
 }
 
-/** @param {string} s @param {Uint8Array} bytes */
-function remember(s, bytes) {
-  if (cachedBytes + bytes.length > CACHE_MAX_BYTES) {
-    encodedStrings.clear();
-    cachedBytes = 0;
+/** @param {string} s @param {Uint8Array} bytes @param {number} start @param {number} n */
+function remember(s, bytes, start, n) {
+  if (cachedBytes + n > CACHE_MAX_BYTES) forgetEncodedStrings();
+  if (chunkUsed + n > chunk.length) {
+    chunk = new Uint8Array(Math.max(CACHE_CHUNK_BYTES, n));
+    chunkUsed = 0;
   }
-  encodedStrings.set(s, bytes);
-  cachedBytes += bytes.length;
+  const view = chunk.subarray(chunkUsed, chunkUsed + n);
+  view.set(bytes.subarray(start, start + n));
+  chunkUsed += n;
+  encodedStrings.set(s, view);
+  cachedBytes += n;
 }
+
+/** U+FFFD in UTF-8. */
+const REPLACEMENT = Uint8Array.of(0xef, 0xbf, 0xbd);
+
+/**
+ * Whether bytes[start, end) hold U+FFFD (what TextEncoder makes of a lone
+ * surrogate). Node's entry point swaps in Buffer#indexOf (a native search)
+ * for {@link holdsReplacement}.
+ *
+ * @param {Uint8Array} bytes @param {number} start @param {number} end
+ */
+export function holdsReplacementScan(bytes, start, end) {
+  const v = bytes.subarray(start, end);
+  for (let i = v.indexOf(0xef); i >= 0 && i + 2 < v.length; i = v.indexOf(0xef, i + 1)) {
+    if (v[i + 1] === 0xbf && v[i + 2] === 0xbd) return true;
+  }
+  return false;
+}
+let holdsReplacement = holdsReplacementScan;
 
 const sharedEncoder = new RequestEncoder();
 
@@ -568,6 +602,8 @@ export function useNodeBuffer(Buffer) {
   decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
   compareView = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
   bytesEqual = (a, aStart, b, bStart, n) => a.compare(b, bStart, bStart + n, aStart, aStart + n) === 0;
+  const replacement = Buffer.from(REPLACEMENT);
+  holdsReplacement = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).indexOf(replacement) >= 0;
 }
 
 /**
@@ -893,7 +929,7 @@ export function decodeResponse(bytes, options) {
 }
 
 /**
- * Every error code of the wire format (SPEC §6), in its order.
+ * Every error code of the wire format (docs/SPEC.md §6), in its order.
  * @type {readonly string[]}
  */
 export const ERROR_CODES = Object.freeze([
@@ -913,7 +949,7 @@ export const ERROR_CODES = Object.freeze([
 ]);
 
 /**
- * The error of every failed assembly: `code` is one of the wire codes of SPEC
+ * The error of every failed assembly: `code` is one of the wire codes of docs/SPEC.md
  * §6 (`malformed_request`, `invalid_utf8`, `invalid_template`, …, `internal`),
  * `path` names the offending value (`steps[3].observation`; empty for the whole
  * request) and `message` is the core's message, unchanged. `offset` is the

@@ -96,7 +96,7 @@ export function loadPromptVectors() {
   return doc.cases;
 }
 
-/** Compares strings by Unicode code point (the order SPEC §3 asks for),
+/** Compares strings by Unicode code point (the order docs/SPEC.md §3 asks for),
  * written without any sort of the engine: code point by code point. */
 export function compareCodePoints(a, b) {
   const x = [...a].map((c) => c.codePointAt(0));

@@ -7,11 +7,12 @@
 // by GNU time). `make test` runs the family at 1 MiB; `make test.limits`
 // (POLYLOOP_LIMITS=full) at the issue's sizes, with the time budget.
 //
-// Cases whose fix belongs to another change are skipped, with the issue item
-// named, only when the binding shows the old behaviour: 10.4 (assemble() of a
-// response over V8's string length throws `internal`), 10.5 (a request of
-// just under 4 GiB is copied and answered `internal`), 10.6 (addStep past the
-// 1.5 GiB response limit), 10.7 (the encoder keeps its largest buffer).
+// The JavaScript cases of items 10.4 (assemble() of a response over V8's
+// string length is a coded too_large), 10.5 (a request of just under 4 GiB is
+// too_large before it is copied), 10.6 (addStep past the 1.5 GiB response
+// limit is too_large as assemble() of the same steps) and 10.7 (the encoder
+// gives its large buffer back) fail when the fix regresses; they are skipped
+// only below full size (make test.limits sets POLYLOOP_LIMITS=full).
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -20,7 +21,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPO, decode } from "./common.mjs";
+import { REPO, decode, errorOf } from "./common.mjs";
 
 const FULL = process.env.POLYLOOP_LIMITS === "full";
 const GNU_TIME = "/usr/bin/time";
@@ -130,67 +131,65 @@ test("every case: the native core's bytes, code and path; small errors; the budg
   }
 });
 
-test("10.4: assemble() of a response over V8's string length is a coded too_large; assembleBytes works", { skip: (!FULL && "a 629 MB response: run by make test.limits (POLYLOOP_LIMITS=full)") || (!hasGo() && "go is not on PATH") }, (t) => {
+test("10.4: assemble() of a response over V8's string length is a coded too_large; assembleBytes works", { skip: (!FULL && "a 629 MB response: run by make test.limits (POLYLOOP_LIMITS=full)") || (!hasGo() && "go is not on PATH") }, () => {
   const c = cases().find((x) => x.name === "wide-response");
   const bytes = runChild("file", c.file);
   assert.deepEqual([bytes.n, bytes.sha256], [c.response_bytes, c.response_sha256]);
   const obj = runChild("object", c.file);
-  if (obj.raised?.[0] === "internal") {
-    t.skip("issue 10.4 (the JS string ceiling) has not landed: assemble() throws internal");
-    return;
-  }
-  assert.equal(obj.raised?.[0], "too_large", JSON.stringify(obj));
+  assert.equal(obj.raised?.[0], "too_large", `assemble() of a ${c.response_bytes}-byte response: ${JSON.stringify(obj)}`);
+  assert.match(obj.raised[1], /^messages\[\d+\]\.content\[0\]\.text$/, "the path of the string over the ceiling");
+  console.log(`10.4 wide-response node  assemble() too_large at ${obj.raised[1]}  ${obj.seconds.toFixed(2)} s  peak ${Math.round(obj.rss / 2 ** 20)} MB`);
 });
 
-test("10.5: a request of 4 GiB - 1 byte is too_large, checked before it is copied", { skip: !FULL && "a 4 GiB request: run by make test.limits (POLYLOOP_LIMITS=full)" }, (t) => {
+test("10.5: a request of 4 GiB - 1 byte is too_large, checked before it is copied", { skip: !FULL && "a 4 GiB request: run by make test.limits (POLYLOOP_LIMITS=full)" }, () => {
   const n = 4 * 2 ** 30 - 1;
   const out = runChild("zeros", String(n));
   let code, path;
   if (out.raised) [code, path] = out.raised;
   else ({ code, path } = decode(Buffer.from(out.resp, "base64")).error);
-  if (code === "internal") {
-    t.skip(`issue 10.5 (size check before copying, JS) has not landed: internal, peak ${out.rss >> 20} MB`);
-    return;
-  }
-  assert.deepEqual([code, path], ["too_large", ""]);
+  assert.deepEqual([code, path], ["too_large", ""], `a request of ${n} bytes (peak ${Math.round(out.rss / 2 ** 20)} MB)`);
   assert.ok(out.rss < 0 || out.rss <= n + 512 * 2 ** 20, `peak RSS ${out.rss >> 20} MB: the request was copied`);
+  console.log(`10.5 4GiB-1      node     too_large  ${out.seconds.toFixed(2)} s  peak ${Math.round(out.rss / 2 ** 20)} MB`);
 });
 
-test("10.7: the encoder gives back the buffer of a 100 M-character request", { skip: !FULL && "a 100 M-character request: run by make test.limits (POLYLOOP_LIMITS=full)" }, (t) => {
+test("10.7: the encoder gives back the buffer of a 100 M-character request", { skip: !FULL && "a 100 M-character request: run by make test.limits (POLYLOOP_LIMITS=full)" }, () => {
   const out = runChild("shrink");
-  if (out.arrayBuffers > 64 * 2 ** 20) {
-    t.skip(`issue 10.7 (JS encoder buffer shrink) has not landed: ${out.arrayBuffers >> 20} MB of ArrayBuffers kept`);
-    return;
-  }
-  assert.ok(out.arrayBuffers <= 64 * 2 ** 20);
+  assert.ok(out.arrayBuffers <= 64 * 2 ** 20, `${out.arrayBuffers >> 20} MB of ArrayBuffers kept after a 100 M-character request and 1,000 small ones`);
+  console.log(`10.7 shrink      node     ${(out.arrayBuffers / 2 ** 20).toFixed(1)} MB of ArrayBuffers kept  ${out.seconds.toFixed(2)} s  peak ${Math.round(out.rss / 2 ** 20)} MB`);
 });
 
-test("10.6: addStep past 1.5 GiB is too_large as assemble() of the same steps", { skip: !FULL && "holds 1.3 GB: run by make test.limits (POLYLOOP_LIMITS=full)" }, async (t) => {
+test("10.6: addStep past 1.5 GiB is too_large as assemble() of the same steps", { skip: !FULL && "holds about 1.6 GB of strings: run by make test.limits (POLYLOOP_LIMITS=full)" }, async () => {
   const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
-  const asm = await loadAssembler();
-  const template = "{observation:1048576}".repeat(600); // 629 MB per step
-  assert.throws(() => asm.assemble({ observation_template: template, steps: Array(3).fill({ raw_output: "", observation: "" }) }),
-    (e) => e instanceof AssemblyError && e.code === "too_large");
-  const p = asm.prompt({ observation_template: "{observation:1048576}".repeat(300) }); // 315 MB per step: JS strings hold it
-  let k = 0;
-  try {
-    for (; k < 6; k++) p.addStep("", "");
-  } catch (e) {
-    assert.ok(e instanceof AssemblyError && e.code === "too_large" && e.path === "", String(e));
-    assert.equal(k, 5);
-    assert.equal(p.messages.length, 10);
-    return;
-  }
-  t.skip("issue 10.6 (the response limit in addStep) is not applied by the JS Prompt: the sixth addStep succeeded where assemble is too_large");
+  const { encodeRequest } = await import("../src/wire.js");
+  const asm = await loadAssembler({ maxInstances: 1 });
+  // 300 fields of width 1,048,576: 315 MB per step (JS strings hold it);
+  // five steps fit in 1.5 GiB, six do not.
+  const template = "{observation:1048576}".repeat(300);
+  const steps = (k) => Array.from({ length: k }, () => ({ raw_output: "", observation: "" }));
+  const start = performance.now();
+  const p = asm.prompt({ observation_template: template });
+  for (let k = 0; k < 5; k++) p.addStep("", "");
+  const e = errorOf(() => p.addStep("", ""));
+  const whole = errorOf(() => asm.assemble({ observation_template: template, steps: steps(6) }));
+  assert.ok(whole instanceof AssemblyError && whole.code === "too_large", `assemble() of six steps: ${whole}`);
+  assert.ok(e instanceof AssemblyError, `the sixth addStep: ${e}`);
+  assert.deepEqual([e.code, e.path, e.message], [whole.code, whole.path, whole.message], "the sixth addStep and assemble() of six steps");
+  assert.deepEqual([p.messages.length, p.stepCount], [10, 5], "the prompt is unchanged");
+  const kept = p.responseBytes;
+  const seconds = (performance.now() - start) / 1000;
+  // The size the prompt keeps is the length of the whole response.
+  const n = asm.assembleBytes(encodeRequest({ observation_template: template, steps: steps(5) })).length;
+  assert.equal(kept, n, "the prompt's size and assembleBytes of its five steps");
+  console.log(`10.6 addStep     node     5 steps ${kept} B, the sixth too_large as assemble()  ${seconds.toFixed(2)} s`);
 });
 
 test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assemble() gives", async () => {
   const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
-  const { EMPTY_RESPONSE_FIXED } = await import("../src/assembler.js");
+  const { STEP_FIXED } = await import("../src/size.js");
   const { Encoder } = await import("@msgpack/msgpack");
   const asm = await loadAssembler();
   const pack = (v) => new Encoder().encode(v);
-  assert.equal(asm.assembleBytes(pack({ observation_template: "{observation}" })).length, EMPTY_RESPONSE_FIXED + 2 + 1);
+  assert.equal(asm.assembleBytes(pack({ observation_template: "{observation}" })).length, STEP_FIXED + 2 + 1);
   const req = {
     run_messages: [{ role: "system", content: [{ type: "text", text: "sys" }] }],
     injections: { a: [{ entry_id: "1", content: "x".repeat(300) }], ["b".repeat(40)]: [{ entry_id: "2", content: "y" }] },
@@ -203,13 +202,13 @@ test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assem
     p.addStep(step.raw_output, step.observation);
     steps.push(step);
     if ([0, 6, 7, 100, 126, 127, 200, 259].includes(i)) {
-      assert.equal(p.size, asm.assembleBytes(pack({ ...req, steps })).length, `after ${i + 1} steps`);
+      assert.equal(p.responseBytes, asm.assembleBytes(pack({ ...req, steps })).length, `after ${i + 1} steps`);
     }
   }
   // A refused step changes nothing (the limit lowered by shrinking the room).
-  const before = [p.messages.length, p.prompt_chars, p.size];
-  p.size += 3 * 2 ** 29 - p.size - 100;
-  const at = p.size;
+  const before = [p.messages.length, p.prompt_chars];
+  p.size.body += 3 * 2 ** 29 - p.responseBytes - 100;
+  const at = p.responseBytes;
   assert.throws(() => p.addStep("r", "o"), (e) => e instanceof AssemblyError && e.code === "too_large" && e.path === "");
-  assert.deepEqual([p.messages.length, p.prompt_chars, p.size], [before[0], before[1], at]);
+  assert.deepEqual([p.messages.length, p.prompt_chars, p.responseBytes], [before[0], before[1], at]);
 });

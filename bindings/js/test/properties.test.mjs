@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, compareCodePoints, errorOf } from "./common.mjs";
-import { encodeRequest, encodeWtf8Into } from "../src/wire.js";
+import { encodeRequest, encodeWtf8Into, holdsReplacementScan } from "../src/wire.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
@@ -150,13 +150,29 @@ function strHeader(n) {
 
 test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest header, on every path", () => {
   fc.assert(
-    fc.property(fc.oneof(anyText, withLoneSurrogate, fc.string({ unit: fc.constantFrom("a", "é", "😀", "\uD800", "\uDC00"), maxLength: 30000 })), (s) => {
+    fc.property(fc.oneof(anyText, withLoneSurrogate, fc.string({ unit: fc.constantFrom("a", "é", "😀", "\uD800", "\uDC00", "\uFFFD", "\uEFBF"), maxLength: 30000 })), (s) => {
       const want = wtf8Oracle(s);
       if (s.isWellFormed()) assert.ok(want.equals(Buffer.from(s, "utf8")));
       assert.ok(Buffer.from(encodeRequest(s)).equals(Buffer.concat([strHeader(want.length), want])));
       const out = new Uint8Array(3 * s.length);
       assert.ok(Buffer.from(out.subarray(0, encodeWtf8Into(s, out, 0))).equals(want));
+      // The encoder scans a string for lone surrogates only when its UTF-8
+      // holds U+FFFD; the search without Node's Buffer (browsers) agrees.
+      assert.equal(holdsReplacementScan(want, 0, want.length), want.includes(Buffer.from([0xef, 0xbf, 0xbd])));
     }),
     { numRuns: Math.min(RUNS, 100) },
   );
+});
+
+test("the encoder's cache of long strings answers their own bytes, across its growth and its restart at 8 MiB", () => {
+  // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded twice in
+  // a row (the second from the cache) and all again (the cache started over).
+  const strings = Array.from({ length: 700 }, (_, i) => `${i}:` + "é日a\uFFFD".repeat(1500).slice(0, 6000 + (i % 7)));
+  for (let round = 0; round < 2; round++) {
+    for (const s of strings) {
+      const want = Buffer.concat([strHeader(Buffer.byteLength(s)), Buffer.from(s, "utf8")]);
+      assert.ok(Buffer.from(encodeRequest(s)).equals(want));
+      assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
+    }
+  }
 });

@@ -1,4 +1,4 @@
-// JavaScript's own values (SPEC §7 "a host binding turns the host's own bad
+// JavaScript's own values (docs/SPEC.md §7 "a host binding turns the host's own bad
 // values into the same error codes"): every row is a JavaScript request and the
 // hand-made wire bytes of the same request. The row states the code and path
 // the core must give; assemble(object) must throw exactly what the core answers

@@ -1,5 +1,5 @@
 """The incremental Prompt: after k steps it equals one assemble of the request
-with those k steps (SPEC §7), and add_step never re-sends the history."""
+with those k steps (docs/SPEC.md §7), and add_step never re-sends the history."""
 
 from __future__ import annotations
 

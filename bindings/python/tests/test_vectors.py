@@ -245,7 +245,7 @@ def test_vectors_cover_every_error_code() -> None:
 
 def test_vectors_empty_injections() -> None:
     """A request without injections, with {}, and with only empty channels give
-    byte-identical responses (SPEC §3)."""
+    byte-identical responses (docs/SPEC.md §3)."""
     names = ["injections-empty-absent", "injections-empty-map", "injections-empty-channels"]
     by_name = {lv.name: lv for lv in VECTORS}
     first: Optional[bytes] = None

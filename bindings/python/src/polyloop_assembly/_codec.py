@@ -14,7 +14,7 @@ and path that the same mistake gets on the wire:
   range has no msgpack form: it packs as the float nearest to it (±inf beyond
   the float range), which the core rejects as ``malformed_request`` at its
   path ("expected an int, found a float"), as the JavaScript binding does for
-  such a bigint. It is never clamped (SPEC §2: ints are 64-bit);
+  such a bigint. It is never clamped (docs/SPEC.md §2: ints are 64-bit);
 - any other ``Mapping`` packs as a map, any other non-text ``Sequence`` as an
   array, an object with ``__index__`` (e.g. a NumPy integer) as an int;
 - anything msgpack cannot represent (a set, a datetime, an arbitrary object)
@@ -163,7 +163,7 @@ def encode(request: Any) -> bytes:
 
 def _seg(parent: str, key: Any) -> Optional[str]:
     """The path of the value under ``key`` in the map at ``parent`` (the core's
-    path syntax, SPEC §6), or None for a key that is not a str."""
+    path syntax, docs/SPEC.md §6), or None for a key that is not a str."""
     if not isinstance(key, str):
         return None
     try:
