@@ -219,12 +219,16 @@ func (p *parser) widen() []byte {
 	for _, w := range p.boxes {
 		extra += len(w.header(nil)) - 1
 	}
-	src, dst := p.out, p.out
+	src := p.out
+	var dst []byte
 	if extra <= cap(src)-len(src) {
 		dst = src[:len(src)+extra]
 	} else {
-		first := p.strs[0].at
-		if len(p.boxes) > 0 && (len(p.strs) == 0 || p.boxes[0].at < first) {
+		first := len(src) // the first reserved byte: nothing before it moves
+		if len(p.strs) > 0 {
+			first = p.strs[0].at
+		}
+		if len(p.boxes) > 0 && p.boxes[0].at < first {
 			first = p.boxes[0].at
 		}
 		dst = make([]byte, len(src)+extra, len(src)+extra+len(src)/8)

@@ -159,7 +159,7 @@ def _cli_binary(tmp: str) -> Tuple[str, bool]:
 def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> List[Dict[str, Any]]:
     """Requests/s of `count` copies of one request through assemble_many (dict
     in, dict out), assemble_bytes_many (bytes) and the CLI's --batch (msgpack in
-    and out, the Go native engine; --jobs when the CLI has it), each at 1 and
+    and out, the Go native and wazero engines; --jobs when the CLI has it), each at 1 and
     N workers, the runs side by side (every round runs each once)."""
     import msgpack
 
@@ -182,15 +182,21 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
         stream = os.path.join(tmp, "requests.msgpack")
         with open(stream, "wb") as f:
             f.write(wire * count)
-        for w in (workers if has_jobs else [1]):
-            def cli(w: int = w) -> None:
-                flags = ["--jobs", str(w)] if has_jobs else []
-                with open(stream, "rb") as f:
-                    out = subprocess.run([exe, "--in", "msgpack", "--out", "msgpack", "--batch", *flags], stdin=f,
-                                         capture_output=True, check=True)
-                assert out.stdout == resp * count
+        # The native engine answers a typical request in microseconds, so the
+        # CLI's one reader and one writer are a large part of its time; the
+        # wazero engine shows how --jobs scales when the assembly dominates.
+        wasm = os.path.join(REPO, "wasm", "assembly.wasm")
+        engines = [("native", [])] + ([("wazero", ["--engine", "wazero", "--wasm", wasm])] if os.path.exists(wasm) else [])
+        for engine, eflags in engines:
+            for w in (workers if has_jobs else [1]):
+                def cli(w: int = w, eflags: List[str] = eflags) -> None:
+                    flags = ["--jobs", str(w)] if has_jobs else []
+                    with open(stream, "rb") as f:
+                        out = subprocess.run([exe, *eflags, "--in", "msgpack", "--out", "msgpack", "--batch", *flags],
+                                             stdin=f, capture_output=True, check=True)
+                    assert out.stdout == resp * count
 
-            runs.append(("CLI --batch%s (Go, native engine)" % (" --jobs N" if has_jobs else ""), w, cli))
+                runs.append(("CLI --batch%s (Go, %s engine)" % (" --jobs N" if has_jobs else "", engine), w, cli))
     times: List[List[float]] = [[] for _ in runs]
     for _ in range(samples):
         for k, (_, _, fn) in enumerate(runs):
