@@ -113,17 +113,7 @@ func free(ptr uint32) {
 //
 //go:wasmexport assemble
 func assemble(ptr, size uint32) uint64 {
-	req, ok := unpin(ptr)
-	var resp []byte
-	if !ok || uint64(size) > uint64(len(req)) {
-		resp = core.InternalErrorResponse("assemble: the request buffer was not returned by alloc, or is shorter than the size given")
-	} else {
-		resp = core.AppendAssembleBytes(take(0, true)[:0], req[:size])
-	}
-	if ok {
-		keep(req) // the response holds no reference into the request
-	}
-	return uint64(pin(resp))<<32 | uint64(len(resp))
+	return answer("assemble", ptr, size, core.AppendAssembleBytes)
 }
 
 // assemble_json is assemble for a request written as JSON text (UTF-8): the
@@ -132,15 +122,22 @@ func assemble(ptr, size uint32) uint64 {
 //
 //go:wasmexport assemble_json
 func assembleJSON(ptr, size uint32) uint64 {
+	return answer("assemble_json", ptr, size, wirejson.AppendAssemble)
+}
+
+// answer runs one export: the request from the alloc'ed buffer at ptr is
+// released, the response appended to a spare buffer by fn is pinned, and
+// its place returned as ptr<<32 | len.
+func answer(export string, ptr, size uint32, fn func(dst, req []byte) []byte) uint64 {
 	req, ok := unpin(ptr)
 	var resp []byte
 	if !ok || uint64(size) > uint64(len(req)) {
-		resp = core.InternalErrorResponse("assemble_json: the request buffer was not returned by alloc, or is shorter than the size given")
+		resp = core.InternalErrorResponse(export + ": the request buffer was not returned by alloc, or is shorter than the size given")
 	} else {
-		resp = wirejson.AppendAssemble(take(0, true)[:0], req[:size])
+		resp = fn(take(0, true)[:0], req[:size])
 	}
 	if ok {
-		keep(req)
+		keep(req) // the response holds no reference into the request
 	}
 	return uint64(pin(resp))<<32 | uint64(len(resp))
 }
