@@ -5,42 +5,17 @@
 // test/preview*.test.mjs. POLYLOOP_SKIP_BROWSER=1 skips it.
 
 import test from "node:test";
-import { loadPromptVectors } from "./common.mjs";
-import { requestToJs } from "./jsvalue.mjs";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
-import { startServer } from "../preview/serve.mjs";
-import { REPO, assembler, loadVectors } from "./common.mjs";
-
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
+import { assembler, loadPromptVectors, loadVectors } from "./common.mjs";
+import { requestToJs } from "./jsvalue.mjs";
+import { open, skip, withPreview } from "./preview-harness.mjs";
 
 const b64 = (u8) => Buffer.from(u8).toString("base64");
 
 test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run \`make js.chromium\` (apt-get install chromium)`);
   const asm = await assembler();
-  const server = await startServer({ port: 0 });
-  const profile = mkdtempSync(join(tmpdir(), "polyloop-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 1280, height: 800 },
-    deviceScaleFactor: 1,
-  });
-  const problems = [];
-  try {
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(server.url).origin });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-    await page.goto(server.url);
-    await page.evaluate(() => window.preview.ready);
+  await withPreview(async ({ page, url, problems }) => {
+    await open(page, url);
 
     await t.test("every vector: the page's assembleBytes equals Node's, byte for byte", async () => {
       const vectors = loadVectors();
@@ -96,9 +71,5 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
     });
 
     assert.deepEqual(problems, [], "the page logged errors");
-  } finally {
-    await context.close();
-    await server.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  });
 });
