@@ -1,0 +1,57 @@
+// One side of the A/B benchmark (scripts/ab/run) for Node: imports the binding
+// of --src (a bindings/js directory) and prints one JSON object of medians
+// (seconds per call). The runner alternates old and new processes.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const arg = (k) => (process.argv.includes(k) ? process.argv[process.argv.indexOf(k) + 1] : undefined);
+const src = arg("--src");
+const reqs = arg("--reqs");
+const seconds = Number(arg("--seconds") ?? 0.4);
+const { loadAssembler, Prompt } = await import(pathToFileURL(join(src, "src/node.js")).href);
+const asm = await loadAssembler();
+
+function perCall(fn, samples = 5) {
+  fn();
+  let n = 1;
+  let dt;
+  for (;;) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn();
+    dt = (performance.now() - t0) / 1000;
+    if (dt >= seconds / samples / 4) break;
+    n *= 2;
+  }
+  n = Math.max(1, Math.floor((n * (seconds / samples)) / Math.max(dt, 1e-9)));
+  const out = [];
+  for (let s = 0; s < samples; s++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn();
+    out.push((performance.now() - t0) / 1000 / n);
+  }
+  out.sort((a, b) => a - b);
+  return out[out.length >> 1];
+}
+
+const out = {};
+for (const name of ["tiny", "typical", "1MB"]) {
+  const req = JSON.parse(readFileSync(join(reqs, name + ".json"), "utf8"));
+  out["assemble " + name] = perCall(() => asm.assemble(req));
+}
+const base = JSON.parse(readFileSync(join(reqs, "addstep.json"), "utf8"));
+const step = base.step;
+delete base.step;
+for (const h of [10, 1000, 10000]) {
+  const samples = [];
+  for (let s = 0; s < 7; s++) {
+    const p = asm.prompt ? asm.prompt(base) : new Prompt(asm, base);
+    for (let i = 0; i < h; i++) p.addStep(step.raw_output, step.observation);
+    const t0 = performance.now();
+    for (let i = 0; i < 200; i++) p.addStep(step.raw_output, step.observation);
+    samples.push((performance.now() - t0) / 1000 / 200);
+  }
+  samples.sort((a, b) => a - b);
+  out[`add_step at ${h}`] = samples[samples.length >> 1];
+}
+console.log(JSON.stringify(out));
