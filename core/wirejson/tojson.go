@@ -7,7 +7,7 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
-	"github.com/polyloop/assembly/internal/jsonstr"
+	"github.com/polyloop/assembly/core/jsonstr"
 )
 
 // FromMsgpack converts one msgpack value to deterministic JSON (map order
