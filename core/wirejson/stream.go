@@ -30,79 +30,98 @@ func NextMsgpack(r *bufio.Reader, dst []byte) ([]byte, error) {
 		first = false
 		dst = append(dst, c)
 		pending--
-		var extra, lenBytes int // fixed payload bytes; bytes of a length prefix
-		var add, perLen int     // values added by a container; payload per unit of length
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c >= 0x80 && c <= 0x8f:
-			pending += 2 * int(c&0x0f)
-		case c >= 0x90 && c <= 0x9f:
-			pending += int(c & 0x0f)
-		case c >= 0xa0 && c <= 0xbf:
-			extra = int(c & 0x1f)
-		case c == 0xc4 || c == 0xd9: // bin8, str8
-			lenBytes, perLen = 1, 1
-		case c == 0xc5 || c == 0xda:
-			lenBytes, perLen = 2, 1
-		case c == 0xc6 || c == 0xdb:
-			lenBytes, perLen = 4, 1
-		case c == 0xc7: // ext8: len, type, data
-			lenBytes, perLen, extra = 1, 1, 1
-		case c == 0xc8:
-			lenBytes, perLen, extra = 2, 1, 1
-		case c == 0xc9:
-			lenBytes, perLen, extra = 4, 1, 1
-		case c == 0xca:
-			extra = 4
-		case c == 0xcb:
-			extra = 8
-		case c == 0xcc || c == 0xd0:
-			extra = 1
-		case c == 0xcd || c == 0xd1:
-			extra = 2
-		case c == 0xce || c == 0xd2:
-			extra = 4
-		case c == 0xcf || c == 0xd3:
-			extra = 8
-		case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16 (+ type byte)
-			extra = 1 + 1<<(c-0xd4)
-		case c == 0xdc:
-			lenBytes, add = 2, 1
-		case c == 0xdd:
-			lenBytes, add = 4, 1
-		case c == 0xde:
-			lenBytes, add = 2, 2
-		case c == 0xdf:
-			lenBytes, add = 4, 2
-		default: // 0xc1, never used: the value is this one byte; the core rejects it
-		}
+		h := headOf(c)
+		pending += h.values
 		var n uint64
-		if lenBytes > 0 {
-			var hdr [4]byte
-			if k, err := io.ReadFull(r, hdr[:lenBytes]); err != nil {
-				return append(dst, hdr[:k]...), ErrTruncated
+		if h.lenBytes > 0 {
+			if dst, n, err = readLength(r, dst, h.lenBytes); err != nil {
+				return dst, ErrTruncated
 			}
-			dst = append(dst, hdr[:lenBytes]...)
-			switch lenBytes {
-			case 1:
-				n = uint64(hdr[0])
-			case 2:
-				n = uint64(binary.BigEndian.Uint16(hdr[:]))
-			case 4:
-				n = uint64(binary.BigEndian.Uint32(hdr[:]))
-			}
-			pending += add * int(n)
+			pending += h.add * int(n)
 		}
-		total := int64(extra) + int64(perLen)*int64(n)
+		total := int64(h.extra) + int64(h.perLen)*int64(n)
 		if total > 0 {
-			var err error
-			dst, err = readN(r, dst, total)
-			if err != nil {
+			if dst, err = readN(r, dst, total); err != nil {
 				return dst, ErrTruncated
 			}
 		}
 	}
 	return dst, nil
+}
+
+// head is what the first byte of a msgpack value says about the rest of it.
+type head struct {
+	values   int // values added by a fixmap or a fixarray
+	extra    int // fixed payload bytes
+	lenBytes int // bytes of a length prefix
+	add      int // values added per unit of length (array 1, map 2)
+	perLen   int // payload bytes per unit of length (str, bin, ext)
+}
+
+// headOf reads the first byte c of a msgpack value.
+func headOf(c byte) head {
+	switch {
+	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+	case c >= 0x80 && c <= 0x8f:
+		return head{values: 2 * int(c&0x0f)}
+	case c >= 0x90 && c <= 0x9f:
+		return head{values: int(c & 0x0f)}
+	case c >= 0xa0 && c <= 0xbf:
+		return head{extra: int(c & 0x1f)}
+	case c == 0xc4 || c == 0xd9: // bin8, str8
+		return head{lenBytes: 1, perLen: 1}
+	case c == 0xc5 || c == 0xda:
+		return head{lenBytes: 2, perLen: 1}
+	case c == 0xc6 || c == 0xdb:
+		return head{lenBytes: 4, perLen: 1}
+	case c == 0xc7: // ext8: len, type, data
+		return head{lenBytes: 1, perLen: 1, extra: 1}
+	case c == 0xc8:
+		return head{lenBytes: 2, perLen: 1, extra: 1}
+	case c == 0xc9:
+		return head{lenBytes: 4, perLen: 1, extra: 1}
+	case c == 0xca:
+		return head{extra: 4}
+	case c == 0xcb:
+		return head{extra: 8}
+	case c == 0xcc || c == 0xd0:
+		return head{extra: 1}
+	case c == 0xcd || c == 0xd1:
+		return head{extra: 2}
+	case c == 0xce || c == 0xd2:
+		return head{extra: 4}
+	case c == 0xcf || c == 0xd3:
+		return head{extra: 8}
+	case c >= 0xd4 && c <= 0xd8: // fixext 1, 2, 4, 8, 16 (+ type byte)
+		return head{extra: 1 + 1<<(c-0xd4)}
+	case c == 0xdc:
+		return head{lenBytes: 2, add: 1}
+	case c == 0xdd:
+		return head{lenBytes: 4, add: 1}
+	case c == 0xde:
+		return head{lenBytes: 2, add: 2}
+	case c == 0xdf:
+		return head{lenBytes: 4, add: 2}
+	default: // 0xc1, never used: the value is this one byte; the core rejects it
+	}
+	return head{}
+}
+
+// readLength reads a big-endian length prefix of size bytes (1, 2 or 4),
+// appending it to dst; cut short, it appends the bytes it got.
+func readLength(r *bufio.Reader, dst []byte, size int) ([]byte, uint64, error) {
+	var hdr [4]byte
+	if k, err := io.ReadFull(r, hdr[:size]); err != nil {
+		return append(dst, hdr[:k]...), 0, err
+	}
+	dst = append(dst, hdr[:size]...)
+	switch size {
+	case 1:
+		return dst, uint64(hdr[0]), nil
+	case 2:
+		return dst, uint64(binary.BigEndian.Uint16(hdr[:])), nil
+	}
+	return dst, uint64(binary.BigEndian.Uint32(hdr[:])), nil
 }
 
 func readN(r *bufio.Reader, dst []byte, n int64) ([]byte, error) {
