@@ -10,7 +10,7 @@ export CGO_ENABLED ?= 1
 PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.12"; [ -x "$$p" ] && echo "$$p" || command -v python3.12)
 
 WASM := wasm/assembly.wasm
-WASM_SRC := $(wildcard core/*.go internal/wirejson/*.go internal/jsonstr/*.go) wasm/main.go go.mod go.sum
+WASM_SRC := $(wildcard core/*.go core/*/*.go) wasm/main.go go.mod go.sum
 
 .PHONY: all wasm demo lint test test.begin test.go test.format test.format-full test.host test.limits test.reproducible fuzz bench bench.quick bench.go vectors check-python312
 
@@ -90,7 +90,7 @@ fuzz:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) -parallel 1 ./core/
 
 # One table across every host (native Go, wazero, wasmtime-go, Python, Node)
-# on the shared requests of internal/benchreq: BENCHMARKS.md (regenerated),
+# on the shared requests of internal/testing/benchreq: BENCHMARKS.md (regenerated),
 # BENCHMARKS.json and BENCHMARKS-add_step.svg. The Python and JavaScript
 # makefiles add their own table benchmarks (bench.python, bench.js) to it.
 # `make bench.quick` is a reduced run (under a minute) written to
@@ -98,10 +98,10 @@ fuzz:
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
 bench: wasm python.venv python.wasm js.deps js.wasm
-	$(GO) run ./internal/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json -readme README.md
+	$(GO) run ./internal/cmd/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json -readme README.md
 
 bench.quick: wasm python.venv python.wasm js.deps js.wasm
-	$(GO) run ./internal/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
+	$(GO) run ./internal/cmd/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
 
 # The Go benchmarks of the core and of the engines (go test -bench).
 bench.go: wasm

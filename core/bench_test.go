@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/benchreq"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
 // BenchmarkAssembleBytes measures the wire function on the shared benchmark

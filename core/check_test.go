@@ -7,7 +7,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
 // wireError is what core.AssembleBytes answers for the canonical encoding of req.

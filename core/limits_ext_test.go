@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/limitreq"
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/testing/limitreq"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 // maxErrorBytes is the most an error response may take (issue 10.1): a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 // A request over 1 GiB is refused before decoding.

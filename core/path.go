@@ -3,7 +3,7 @@ package core
 import (
 	"strconv"
 
-	"github.com/polyloop/assembly/internal/jsonstr"
+	"github.com/polyloop/assembly/core/jsonstr"
 )
 
 // Error paths (docs/SPEC.md §6): built only on failure, each level of the decoder

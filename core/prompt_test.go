@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
 // After k AddSteps a Prompt equals Assemble of the request with those k steps.

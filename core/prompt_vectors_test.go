@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/hostvec"
+	"github.com/polyloop/assembly/internal/testing/hostvec"
 )
 
 // The prompt vectors (testdata/prompt-vectors) on the native core.Prompt.

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/polyloop/assembly/internal/jsonstr"
+	"github.com/polyloop/assembly/core/jsonstr"
 )
 
 // This file parses the format spec of an {observation:...} field the way

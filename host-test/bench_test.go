@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/benchreq"
 	plumbing "github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
 	"github.com/polyloop/assembly/wasmhost"
 	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )

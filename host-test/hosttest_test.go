@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/randreq"
-	"github.com/polyloop/assembly/internal/vectors"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/internal/testing/randreq"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 	"github.com/polyloop/assembly/wasmhost"
 	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )

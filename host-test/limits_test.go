@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/limitreq"
+	"github.com/polyloop/assembly/internal/testing/limitreq"
 )
 
 // The bounded-resources family (issue 10; RATIONALE.md "Bounded
-// resources"). Each request of internal/limitreq goes through the CLI on
+// resources"). Each request of internal/testing/limitreq goes through the CLI on
 // every engine, one process per run: the engines answer the same bytes,
 // the expected code and path, error responses of a few KB, and a peak RSS
 // within the memory budget. `make test` runs the family at 1 MiB;

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/hostvec"
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/hostvec"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/wasmhost"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
 // The typed APIs (issue 9.3): Runner.Assemble, Runner.ValidateTemplate and

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
 )
 
 // pinned keeps every buffer handed to the host alive (and unmoved) until the

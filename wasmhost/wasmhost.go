@@ -25,8 +25,8 @@ import (
 	"bytes"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/engine"
-	"github.com/polyloop/assembly/internal/wirejson"
 )
 
 // Options configures a Runner. The zero value is usable. The names and

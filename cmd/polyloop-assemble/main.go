@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
 )
 
 const usage = `usage: polyloop-assemble [flags] [FILE]

@@ -1,8 +1,8 @@
 // The machine-readable mode of bench.mjs for `make bench`
-// (internal/benchreport): `node bench/bench.mjs --requests DIR --json PATH
+// (internal/cmd/benchreport): `node bench/bench.mjs --requests DIR --json PATH
 // [--names tiny,typical,1MB,16MB] [--histories 10,1000] [--samples N]
 // [--sample-seconds S]`. It runs the shared request files of
-// internal/benchreq (not requests.mjs) and writes raw samples: per request
+// internal/testing/benchreq (not requests.mjs) and writes raw samples: per request
 // assembleBytes and assemble(object) side by side, the encode / wasm / decode
 // split, add_step against history length, and the first call in a new
 // process. There is no pure-JavaScript reference of the spec to compare with.

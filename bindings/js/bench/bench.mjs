@@ -18,7 +18,7 @@ import { encodeRequestShared, decodeResponse } from "../src/wire.js";
 import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest } from "./requests.mjs";
 
 // `bench.mjs --requests DIR --json PATH` is the machine-readable mode of
-// `make bench` (internal/benchreport): the shared request files, raw samples.
+// `make bench` (internal/cmd/benchreport): the shared request files, raw samples.
 if (process.argv.includes("--json")) {
   const { jsonMain } = await import("./bench-json.mjs");
   await jsonMain(process.argv.slice(2));

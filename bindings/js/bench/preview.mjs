@@ -10,7 +10,7 @@
 // --legacy measures the preview of before issue 12 (a textarea and a full
 // re-render; its update() is called directly, without its typing debounce),
 // checked out with `git worktree add /tmp/old <commit>`; run it from there.
-// --json writes the figures for internal/benchreport (`make bench`).
+// --json writes the figures for internal/cmd/benchreport (`make bench`).
 
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";

@@ -1,7 +1,7 @@
 """The shared JSON-text vectors (testdata/json-vectors; rules in its README.md)
 through ``assemble_json_bytes`` and ``assemble_json``.
 
-The Go runners are ``internal/hostvec/jsontext.go`` and
+The Go runners are ``internal/testing/hostvec/jsontext.go`` and
 ``host-test/json_test.go``; this is their port:
 
 - each case's text as bytes: an ok case gives the expected response bytes

@@ -4,7 +4,7 @@
 // size and SHA-256) for the Python and
 // JavaScript limits tests. SIZE "full" is the sizes.
 //
-//	go run ./internal/limitreq/gen DIR SIZE|full
+//	go run ./internal/testing/limitreq/gen DIR SIZE|full
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strconv"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/limitreq"
+	"github.com/polyloop/assembly/internal/testing/limitreq"
 )
 
 // entry is one case of cases.json. The expected response is the native
@@ -35,7 +35,7 @@ type entry struct {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./internal/limitreq/gen DIR SIZE")
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/testing/limitreq/gen DIR SIZE")
 		os.Exit(2)
 	}
 	dir := os.Args[1]

@@ -1,6 +1,6 @@
 // Package benchreq builds the benchmark requests every host measures: tiny
 // (about 250 bytes), typical (a ReAct request with 20 steps), and requests of
-// 1 MB and 16 MB. They are deterministic; `go run ./internal/benchreq/gen DIR`
+// 1 MB and 16 MB. They are deterministic; `go run ./internal/testing/benchreq/gen DIR`
 // writes them as msgpack files for the Python and JavaScript benchmarks.
 package benchreq
 
@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
 )
 
 // Template is the ReAct observation template of the examples.

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/polyloop/assembly/internal/hostvec"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/internal/testing/hostvec"
 )
 
 // TestJSONVectors runs the shared JSON-text vectors natively: the msgpack the

@@ -3,7 +3,7 @@
 // in bytes, so that `make test` runs them small and `make test.limits` at
 // the issue's full sizes. Every host's limits test (Go engines, Python,
 // Node) gets its requests from here, through `go run
-// ./internal/limitreq/gen`, so that all hosts answer the same bytes.
+// ./internal/testing/limitreq/gen`, so that all hosts answer the same bytes.
 package limitreq
 
 import (
@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/jsonstr"
+	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/tinylib/msgp/msgp"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 // JSONCase is one JSON-text vector of testdata/json-vectors (the format is in

@@ -1,7 +1,7 @@
 // Package hostvec loads and runs the vector sets that need the core to read
 // them: the prompt vectors (testdata/prompt-vectors) and the JSON-text
 // vectors (testdata/json-vectors), each format in its README.md. It is apart
-// from internal/vectors, which the core's own tests import.
+// from internal/testing/vectors, which the core's own tests import.
 package hostvec
 
 import (
@@ -16,8 +16,8 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/vectors"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 // PromptCase is one prompt vector of testdata/prompt-vectors (format and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
-	"github.com/polyloop/assembly/internal/jsonstr"
+	"github.com/polyloop/assembly/core/jsonstr"
 )
 
 // FromMsgpack converts one msgpack value to deterministic JSON (map order
@@ -23,49 +23,65 @@ func fromMsgpack(dst, b []byte, depth int) ([]byte, []byte, error) {
 	if depth > maxDepth {
 		return nil, b, errors.New("msgpack nested too deeply")
 	}
-	var err error
-	switch msgp.NextType(b) {
+	switch t := msgp.NextType(b); t {
 	case msgp.MapType:
-		var n uint32
-		n, b, err = msgp.ReadMapHeaderBytes(b)
-		if err != nil {
-			return nil, b, err
-		}
-		dst = append(dst, '{')
-		for i := uint32(0); i < n; i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var k []byte
-			k, b, err = msgp.ReadStringZC(b)
-			if err != nil {
-				return nil, b, errors.New("a map key is not a str")
-			}
-			dst = AppendQuoted(dst, string(k))
-			dst = append(dst, ':')
-			dst, b, err = fromMsgpack(dst, b, depth+1)
-			if err != nil {
-				return nil, b, err
-			}
-		}
-		return append(dst, '}'), b, nil
+		return mapFromMsgpack(dst, b, depth)
 	case msgp.ArrayType:
-		var n uint32
-		n, b, err = msgp.ReadArrayHeaderBytes(b)
+		return arrayFromMsgpack(dst, b, depth)
+	default:
+		return scalarFromMsgpack(dst, b, t)
+	}
+}
+
+// mapFromMsgpack converts a map, its keys strs, in the order of the bytes.
+func mapFromMsgpack(dst, b []byte, depth int) ([]byte, []byte, error) {
+	n, b, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil {
+		return nil, b, err
+	}
+	dst = append(dst, '{')
+	for i := uint32(0); i < n; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var k []byte
+		k, b, err = msgp.ReadStringZC(b)
+		if err != nil {
+			return nil, b, errors.New("a map key is not a str")
+		}
+		dst = AppendQuoted(dst, string(k))
+		dst = append(dst, ':')
+		dst, b, err = fromMsgpack(dst, b, depth+1)
 		if err != nil {
 			return nil, b, err
 		}
-		dst = append(dst, '[')
-		for i := uint32(0); i < n; i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst, b, err = fromMsgpack(dst, b, depth+1)
-			if err != nil {
-				return nil, b, err
-			}
+	}
+	return append(dst, '}'), b, nil
+}
+
+// arrayFromMsgpack converts an array.
+func arrayFromMsgpack(dst, b []byte, depth int) ([]byte, []byte, error) {
+	n, b, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return nil, b, err
+	}
+	dst = append(dst, '[')
+	for i := uint32(0); i < n; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
-		return append(dst, ']'), b, nil
+		dst, b, err = fromMsgpack(dst, b, depth+1)
+		if err != nil {
+			return nil, b, err
+		}
+	}
+	return append(dst, ']'), b, nil
+}
+
+// scalarFromMsgpack converts a value of type t that is not a container.
+func scalarFromMsgpack(dst, b []byte, t msgp.Type) ([]byte, []byte, error) {
+	var err error
+	switch t {
 	case msgp.StrType:
 		var s []byte
 		s, b, err = msgp.ReadStringZC(b)

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/benchreq"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./internal/benchreq/gen DIR")
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/testing/benchreq/gen DIR")
 		os.Exit(2)
 	}
 	dir := os.Args[1]

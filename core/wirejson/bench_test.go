@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/benchreq"
-	"github.com/polyloop/assembly/internal/wirejson"
+	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
 // BenchmarkToMsgpack: the JSON → msgpack conversion of assemble_json,
