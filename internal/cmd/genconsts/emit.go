@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/polyloop/assembly/core"
 )
@@ -52,32 +54,68 @@ function of the same name in lower case applies it.
 // python is _consts.py.
 func python() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\nfrom typing import Final, Literal, Tuple, get_args\n\n", header, pyDoc)
-	b.WriteString("__all__ = [\n    \"ERROR_CODES\",\n    \"ErrorCode\",\n")
-	for _, c := range ints {
-		fmt.Fprintf(&b, "    %q,\n", c.name)
-	}
-	for _, c := range strs {
-		fmt.Fprintf(&b, "    %q,\n", c.name)
-	}
-	for _, f := range formats {
-		fmt.Fprintf(&b, "    %q,\n    %q,\n", f.name, f.py)
+	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\nfrom typing import Final, Literal, get_args\n\n", header, pyDoc)
+	b.WriteString("__all__ = [\n")
+	for _, name := range pythonNames() {
+		fmt.Fprintf(&b, "    %q,\n", name)
 	}
 	b.WriteString("]\n\n#: Error codes of docs/SPEC.md §6.\nErrorCode = Literal[\n")
 	for _, c := range codes() {
 		fmt.Fprintf(&b, "    %s,\n", c)
 	}
-	b.WriteString("]\n\n#: Every error code, in docs/SPEC.md §6 order.\nERROR_CODES: Final[Tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
+	b.WriteString("]\n\n#: Every error code, in docs/SPEC.md §6 order.\nERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n#: %s\n%s: Final = %d\n", c.doc, c.name, c.value)
 	}
 	for _, c := range strs {
-		fmt.Fprintf(&b, "\n#: %s\n%s: Final = %s\n", c.doc, c.name, quote(c.value))
+		fmt.Fprintf(&b, "\n#: %s\n%s\n", c.doc, pythonStr(c.name, c.value))
 	}
 	for _, f := range formats {
 		pythonFormat(&b, f)
 	}
-	return []byte(b.String())
+	return []byte(strings.TrimRight(b.String(), "\n") + "\n")
+}
+
+// pythonNames is __all__ of _consts.py, sorted as ruff's RUF022 wants it:
+// UPPER_CASE names, then CamelCase, then the rest, each in byte order.
+func pythonNames() []string {
+	names := []string{"ERROR_CODES", "ErrorCode"}
+	for _, c := range ints {
+		names = append(names, c.name)
+	}
+	for _, c := range strs {
+		names = append(names, c.name)
+	}
+	for _, f := range formats {
+		names = append(names, f.name, f.py)
+	}
+	class := func(s string) int {
+		switch {
+		case strings.ToUpper(s) == s:
+			return 0
+		case s[0] >= 'A' && s[0] <= 'Z':
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ci, cj := class(names[i]), class(names[j]); ci != cj {
+			return ci < cj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// pythonStr is the assignment of a str constant as ruff format (line
+// length 120) writes it: the literal in parentheses on a line of its own
+// when that makes a line over 120 columns fit.
+func pythonStr(name, value string) string {
+	line, lit := name+": Final = "+quote(value), "    "+quote(value)
+	if utf8.RuneCountInString(line) <= 120 || utf8.RuneCountInString(lit) > 120 {
+		return line
+	}
+	return name + ": Final = (\n" + lit + "\n)"
 }
 
 func pythonFormat(b *strings.Builder, f format) {
@@ -86,7 +124,7 @@ func pythonFormat(b *strings.Builder, f format) {
 	for i, a := range f.args {
 		params[i] = a + ": " + map[byte]string{'d': "int", 's': "str"}[verbs[i]]
 	}
-	fmt.Fprintf(b, "\n#: %s\n%s: Final = %s\n", f.doc, f.name, quote(f.value))
+	fmt.Fprintf(b, "\n#: %s\n%s\n", f.doc, pythonStr(f.name, f.value))
 	fmt.Fprintf(b, "\n\ndef %s(%s) -> str:\n    \"\"\"%s applied to its arguments.\"\"\"\n", f.py, strings.Join(params, ", "), f.name)
 	tuple := strings.Join(f.args, ", ")
 	if len(f.args) == 1 {

@@ -10,32 +10,32 @@ function of the same name in lower case applies it.
 
 from __future__ import annotations
 
-from typing import Final, Literal, Tuple, get_args
+from typing import Final, Literal, get_args
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT_BYTES",
+    "DEFAULT_RECYCLE_ABOVE_BYTES",
     "ERROR_CODES",
-    "ErrorCode",
-    "WIRE_VERSION",
+    "MAX_MODULE_BUFFER_BYTES",
+    "MAX_MSGPACK_LENGTH",
     "MAX_REQUEST_BYTES",
     "MAX_RESPONSE_BYTES",
-    "MAX_MSGPACK_LENGTH",
     "MAX_STRING_UNITS",
-    "MAX_MODULE_BUFFER_BYTES",
-    "DEFAULT_RECYCLE_ABOVE_BYTES",
-    "DEFAULT_MEMORY_LIMIT_BYTES",
-    "STDERR_KEEP_BYTES",
-    "MSG_OUT_OF_MEMORY",
-    "MSG_TRAPPED",
     "MSG_BAD_RESPONSE",
-    "MSG_RESPONSE_TOO_LARGE",
+    "MSG_OUT_OF_MEMORY",
     "MSG_REQUEST_TOO_LARGE_FORMAT",
-    "msg_request_too_large",
-    "MSG_VALUE_TOO_LARGE_FORMAT",
-    "msg_value_too_large",
-    "MSG_UNREADABLE_VALUE_FORMAT",
-    "msg_unreadable_value",
+    "MSG_RESPONSE_TOO_LARGE",
     "MSG_STRING_CEILING_FORMAT",
+    "MSG_TRAPPED",
+    "MSG_UNREADABLE_VALUE_FORMAT",
+    "MSG_VALUE_TOO_LARGE_FORMAT",
+    "STDERR_KEEP_BYTES",
+    "WIRE_VERSION",
+    "ErrorCode",
+    "msg_request_too_large",
     "msg_string_ceiling",
+    "msg_unreadable_value",
+    "msg_value_too_large",
 ]
 
 #: Error codes of docs/SPEC.md §6.
@@ -56,7 +56,7 @@ ErrorCode = Literal[
 ]
 
 #: Every error code, in docs/SPEC.md §6 order.
-ERROR_CODES: Final[Tuple[ErrorCode, ...]] = get_args(ErrorCode)
+ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 
 #: The only wire version (docs/SPEC.md §2).
 WIRE_VERSION: Final = 1
@@ -86,16 +86,22 @@ DEFAULT_MEMORY_LIMIT_BYTES: Final = 4294967296
 STDERR_KEEP_BYTES: Final = 4096
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
-MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
+MSG_OUT_OF_MEMORY: Final = (
+    "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
+)
 
 #: internal: any other trap or exit of the module.
 MSG_TRAPPED: Final = "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
 
 #: internal: the module answered bytes that are not a response.
-MSG_BAD_RESPONSE: Final = "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
+MSG_BAD_RESPONSE: Final = (
+    "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
+)
 
 #: too_large at "": the response would be over MAX_RESPONSE_BYTES.
-MSG_RESPONSE_TOO_LARGE: Final = "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)"
+MSG_RESPONSE_TOO_LARGE: Final = (
+    "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)"
+)
 
 #: too_large at "": a request of size bytes, over MAX_REQUEST_BYTES.
 MSG_REQUEST_TOO_LARGE_FORMAT: Final = "the request is %d bytes, over the 1 GiB limit; split it into smaller requests"
@@ -116,7 +122,9 @@ def msg_value_too_large(type_name: str, size: int) -> str:
 
 
 #: malformed_request at the value's path: reading the value raised.
-MSG_UNREADABLE_VALUE_FORMAT: Final = "reading this %s raised %s: %s; the request was not sent (fix the value, or pass plain dicts, lists and str)"
+MSG_UNREADABLE_VALUE_FORMAT: Final = (
+    "reading this %s raised %s: %s; the request was not sent (fix the value, or pass plain dicts, lists and str)"
+)
 
 
 def msg_unreadable_value(type_name: str, error_type: str, error: str) -> str:
@@ -131,4 +139,3 @@ MSG_STRING_CEILING_FORMAT: Final = "the response holds a string of %d UTF-8 byte
 def msg_string_ceiling(size: int, at: str, units: int) -> str:
     """MSG_STRING_CEILING_FORMAT applied to its arguments."""
     return MSG_STRING_CEILING_FORMAT % (size, at, units)
-
