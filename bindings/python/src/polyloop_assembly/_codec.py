@@ -182,7 +182,8 @@ def _read(path: str, value: Any, read: Callable[[], Any]) -> Any:
     except MemoryError:
         raise
     except Exception as e:
-        raise EncodeError("malformed_request", path, msg_unreadable_value(type(value).__name__, type(e).__name__, str(e))) from e
+        message = msg_unreadable_value(type(value).__name__, type(e).__name__, str(e))
+        raise EncodeError("malformed_request", path, message) from e
 
 
 def _too_large(what: str, size: int) -> EncodeError:
