@@ -1,6 +1,6 @@
 package core
 
-import "strconv"
+import "fmt"
 
 // The typed entry points (Assemble, NewPrompt, Prompt.AddStep,
 // ValidateTemplate) check their input with the wire decoder itself: the
@@ -27,7 +27,7 @@ func checkRequestSize(n int) *Error {
 	if n <= MaxRequestBytes {
 		return nil
 	}
-	return newError(CodeTooLarge, "", "the request is "+strconv.Itoa(n)+" bytes, over the 1 GiB limit; split it into smaller requests")
+	return newError(CodeTooLarge, "", fmt.Sprintf(MsgRequestTooLargeFormat, n))
 }
 
 // checkStep checks one step as the decoder checks steps[k] of a request and

@@ -20,6 +20,17 @@ const (
 	CodeInternal           Code = "internal"
 )
 
+// Codes returns every error code, in the order of the const block above
+// (docs/SPEC.md §6): the bindings' ERROR_CODES, generated from it by
+// internal/cmd/genconsts. TestCodesListsEveryCode keeps the two in step.
+func Codes() []Code {
+	return []Code{
+		CodeMalformedRequest, CodeUnsupportedVersion, CodeUnknownField, CodeMissingField,
+		CodeDuplicateKey, CodeInvalidUTF8, CodeInvalidRole, CodeUnknownBlockType,
+		CodeInvalidEntryID, CodeInvalidBudget, CodeInvalidTemplate, CodeTooLarge, CodeInternal,
+	}
+}
+
 // Error is the one error type of this package. Path names the offending value
 // (for example `steps[3].observation`; empty for the whole request). For
 // template errors Offset is the code-point offset in the template where the

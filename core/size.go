@@ -118,7 +118,7 @@ func checkResponseSize(size int) *Error {
 	if size <= maxResponse {
 		return nil
 	}
-	return newError(CodeTooLarge, "", "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)")
+	return newError(CodeTooLarge, "", MsgResponseTooLarge)
 }
 
 // ResponseSizer keeps the wire size of a Response that grows by whole

@@ -64,16 +64,32 @@ type Config struct {
 	RecycleAboveBytes uint64
 }
 
+// The pool defaults, the same on every host (the Python and JavaScript
+// bindings get them from internal/cmd/genconsts). MaxInstances defaults to
+// the number of CPUs.
+const (
+	// DefaultRecycleAboveBytes: an instance whose linear memory grew past
+	// this is discarded after its call (linear memory never shrinks).
+	DefaultRecycleAboveBytes = 256 << 20
+	// DefaultMemoryLimitBytes caps one instance's linear memory: the whole
+	// 32-bit address space of the module, the default and the most.
+	DefaultMemoryLimitBytes = 4 << 30
+)
+
+// MaxModuleBufferBytes is the largest buffer the module's 32-bit ABI can be
+// handed (wasm/README.md): 2^32 − 1 bytes.
+const MaxModuleBufferBytes = 1<<32 - 1
+
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	if c.MaxInstances <= 0 {
 		c.MaxInstances = runtime.NumCPU()
 	}
-	if c.MemoryLimitBytes == 0 || c.MemoryLimitBytes > 4<<30 {
-		c.MemoryLimitBytes = 4 << 30
+	if c.MemoryLimitBytes == 0 || c.MemoryLimitBytes > DefaultMemoryLimitBytes {
+		c.MemoryLimitBytes = DefaultMemoryLimitBytes
 	}
 	if c.RecycleAboveBytes == 0 {
-		c.RecycleAboveBytes = 256 << 20
+		c.RecycleAboveBytes = DefaultRecycleAboveBytes
 	}
 	return c
 }

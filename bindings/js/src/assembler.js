@@ -21,25 +21,22 @@ import {
   wtf8Length,
 } from "./wire.js";
 import { MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE, ResponseSize } from "./size.js";
+import * as consts from "./consts.js";
 
 export { MAX_REQUEST_BYTES };
 
 /** The largest buffer the module's 32-bit ABI can be handed. */
-const MAX_MODULE_REQUEST = 0xffffffff;
+const MAX_MODULE_REQUEST = consts.MAX_MODULE_BUFFER_BYTES;
 
 /** The `internal` messages, the same on every host (docs/SPEC.md §7). */
-export const INTERNAL_MESSAGES = Object.freeze({
-  outOfMemory: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one",
-  trapped: "the assembly module trapped; the instance was discarded and the next call gets a fresh one",
-  notAResponse: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?",
-});
+export const INTERNAL_MESSAGES = consts.INTERNAL_MESSAGES;
 
 /** Defaults of the pool options (the same on every host). */
-export const DEFAULT_RECYCLE_ABOVE_BYTES = 256 * 1024 * 1024;
-export const DEFAULT_MEMORY_LIMIT_BYTES = 4 * 1024 * 1024 * 1024;
+export const DEFAULT_RECYCLE_ABOVE_BYTES = consts.DEFAULT_RECYCLE_ABOVE_BYTES;
+export const DEFAULT_MEMORY_LIMIT_BYTES = consts.DEFAULT_MEMORY_LIMIT_BYTES;
 const WASM_PAGE = 65536;
 
-const STDERR_KEEP = 4096;
+const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
 const textDecoder = new TextDecoder();
 
 /** @typedef {import("./index.js").AssemblerOptions} AssemblerOptions */
@@ -285,7 +282,7 @@ export function tooLargeResponse(size) {
   return encodeRequest({
     v: 1,
     ok: false,
-    error: { code: "too_large", message: `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`, path: "" },
+    error: { code: "too_large", message: consts.msgRequestTooLarge(size), path: "" },
   });
 }
 
@@ -467,8 +464,7 @@ export class Assembler {
         throw new AssemblyError(
           "too_large",
           e.path,
-          `the response holds a string of ${e.bytes} UTF-8 bytes at ${e.path || "the top"}, longer than this JavaScript engine's strings allow ` +
-            `(V8: ${MAX_STRING_UNITS} UTF-16 units); assembleBytes() still returns the response bytes`,
+          consts.msgStringCeiling(e.bytes, e.path || "the top", MAX_STRING_UNITS),
         );
       }
       throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes: ${describe(e)}` });

@@ -6,37 +6,21 @@
  * Wire format v1: see docs/SPEC.md §2–7 of the repository (https://github.com/polyloop/assembly).
  */
 
-/** Every error code of the wire format (docs/SPEC.md §6). */
-export type ErrorCode =
-  | "malformed_request"
-  | "unsupported_version"
-  | "unknown_field"
-  | "missing_field"
-  | "duplicate_key"
-  | "invalid_utf8"
-  | "invalid_role"
-  | "unknown_block_type"
-  | "invalid_entry_id"
-  | "invalid_budget"
-  | "invalid_template"
-  | "too_large"
-  | "internal";
+import type { ErrorCode } from "./consts.js";
 
-/** The error codes, in docs/SPEC.md order. */
-export const ERROR_CODES: readonly ErrorCode[];
+// Generated from Go (consts.d.ts): ErrorCode, every error code of the wire
+// format (docs/SPEC.md §6); ERROR_CODES, the codes in that order;
+// INTERNAL_MESSAGES, the messages of `internal` errors, the same on every
+// host; MAX_REQUEST_BYTES, the largest request the core decodes (1 GiB; a
+// larger one is `too_large`).
+export type { ErrorCode } from "./consts.js";
+export { ERROR_CODES, INTERNAL_MESSAGES, MAX_REQUEST_BYTES } from "./consts.js";
 
 /** The project's version (one for the Go module, the wheel, this package, the CLI and the module). */
 export const version: string;
 
 /** Lowercase hex SHA-256 of the packaged `assembly.wasm`. */
 export const moduleSha256: string;
-
-/** The messages of `internal` errors: the same on every host. */
-export const INTERNAL_MESSAGES: {
-  readonly outOfMemory: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
-  readonly trapped: "the assembly module trapped; the instance was discarded and the next call gets a fresh one";
-  readonly notAResponse: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?";
-};
 
 // The compiled module is a WebAssembly.Module. A Node-only project
 // (`--lib es2022 --types node`) has no declaration of the WebAssembly
@@ -47,9 +31,6 @@ declare global {
     interface Module {}
   }
 }
-
-/** The largest request the core decodes (1 GiB); a larger one is `too_large`. */
-export const MAX_REQUEST_BYTES: number;
 
 export type Role = "system" | "user" | "assistant";
 

@@ -30,6 +30,7 @@
  */
 
 import { Encoder } from "@msgpack/msgpack";
+import { ERROR_CODES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
 
 /**
  * Depth below which values are encoded as they are. A valid request nests at
@@ -142,7 +143,7 @@ function isPlainObject(o) {
 }
 
 /** The largest request the core decodes (docs/SPEC.md §4): 1 GiB. */
-export const MAX_REQUEST_BYTES = 1 << 30;
+export { MAX_REQUEST_BYTES };
 
 /** The encoder's buffer starts this big, and a buffer grown past
  * {@link KEEP_BUFFER_BYTES} is dropped after its call (issue: one huge request
@@ -569,7 +570,7 @@ export function encodeRequest(value) {
  * (Node, Chromium): 2^29 − 24. Other engines allow more (SpiderMonkey 2^30 − 2,
  * JavaScriptCore 2^31 − 1); the decoder catches the engine's own failure too.
  */
-export const MAX_STRING_UNITS = 536_870_888;
+export { MAX_STRING_UNITS };
 
 /**
  * Thrown while decoding a response when one of its strings cannot be a
@@ -928,25 +929,8 @@ export function decodeResponse(bytes, options) {
   }
 }
 
-/**
- * Every error code of the wire format (docs/SPEC.md §6), in its order.
- * @type {readonly string[]}
- */
-export const ERROR_CODES = Object.freeze([
-  "malformed_request",
-  "unsupported_version",
-  "unknown_field",
-  "missing_field",
-  "duplicate_key",
-  "invalid_utf8",
-  "invalid_role",
-  "unknown_block_type",
-  "invalid_entry_id",
-  "invalid_budget",
-  "invalid_template",
-  "too_large",
-  "internal",
-]);
+/** Every error code of the wire format (docs/SPEC.md §6), in its order. */
+export { ERROR_CODES };
 
 /**
  * The error of every failed assembly: `code` is one of the wire codes of docs/SPEC.md

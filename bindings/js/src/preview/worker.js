@@ -27,6 +27,7 @@
 
 import { loadAssembler, AssemblyError } from "../browser.js";
 import { decodeResponse, encodeRequest, encodeWtf8Into } from "../wire.js";
+import { INTERNAL_MESSAGES } from "../consts.js";
 import { firstDifference, readColumns } from "./columns.js";
 import { codePointInLiteral, locatePath, requestShape, utf16Index } from "./locate.js";
 
@@ -84,7 +85,7 @@ function assembleJSONBytes(bytes) {
     out = new Uint8Array(ex.memory.buffer, rp, Number(packed & 0xffffffffn)).slice();
     ex.free(rp);
   } catch {
-    throw new AssemblyError("internal", "", "the assembly module trapped; the instance was discarded and the next call gets a fresh one");
+    throw new AssemblyError("internal", "", INTERNAL_MESSAGES.trapped);
   }
   pool.release(inst);
   return out;
@@ -240,7 +241,7 @@ function run() {
   /** @type {any} */
   const resp = cols ? { ok: true } : decodeResponse(bytes);
   if (resp.ok === true && !cols) {
-    postMessage({ type: "result", gen, ok: false, error: { code: "internal", path: "", message: "the assembly module returned bytes that are not a response; is the module from the same release as this binding?" }, ms: performance.now() - t0 });
+    postMessage({ type: "result", gen, ok: false, error: { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms: performance.now() - t0 });
     return;
   }
   const tAssembled = performance.now();

@@ -9,7 +9,7 @@ import os
 import weakref
 from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
-from . import _codec, _fork, _respsize
+from . import _codec, _consts, _fork, _respsize
 from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, raise_error_response, too_large_response
 from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
 from ._types import Injected, Message, PrefixDigests, Request, Response
@@ -32,7 +32,7 @@ JSONText = Union[str, bytes, bytearray, memoryview]
 #: The largest buffer the module's 32-bit ABI can be handed (JSON text up to
 #: this size goes into the module: only after reading it is it known whether
 #: the request it says is over 1 GiB).
-_MAX_MODULE_BUFFER = 0xFFFFFFFF
+_MAX_MODULE_BUFFER = _consts.MAX_MODULE_BUFFER_BYTES
 
 _tokens = itertools.count(1)
 #: Assemblers of this process by token: unpickling one gives back the same object.

@@ -51,6 +51,7 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
+from ._consts import MAX_MSGPACK_LENGTH, msg_unreadable_value, msg_value_too_large
 from ._types import ErrorCode
 
 __all__ = ["EncodeError", "decode", "encode", "new_packer"]
@@ -59,7 +60,7 @@ _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
 _CUT_DEPTH = 64
-_MSGPACK_MAX = 0xFFFFFFFF  # largest str/bin/array/map msgpack can hold
+_MSGPACK_MAX = MAX_MSGPACK_LENGTH  # largest str/bin/array/map msgpack can hold
 _KEEP_PACKER_BELOW = 1 << 20  # a per-thread packer whose buffer grew past this is dropped
 
 
@@ -181,21 +182,12 @@ def _read(path: str, value: Any, read: Callable[[], Any]) -> Any:
     except MemoryError:
         raise
     except Exception as e:
-        raise EncodeError(
-            "malformed_request",
-            path,
-            "reading this %s raised %s: %s; the request was not sent (fix the value, or pass plain dicts, lists "
-            "and str)" % (type(value).__name__, type(e).__name__, e),
-        ) from e
+        message = msg_unreadable_value(type(value).__name__, type(e).__name__, str(e))
+        raise EncodeError("malformed_request", path, message) from e
 
 
 def _too_large(what: str, size: int) -> EncodeError:
-    return EncodeError(
-        "too_large",
-        "",
-        "a %s of %d bytes cannot be encoded (msgpack holds at most 4 GiB), so the request is over the 1 GiB "
-        "limit; split it into smaller requests" % (what, size),
-    )
+    return EncodeError("too_large", "", msg_value_too_large(what, size))
 
 
 def _write(pk: msgpack.Packer, o: Any, path: str, depth: int) -> None:

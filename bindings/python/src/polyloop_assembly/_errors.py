@@ -1,8 +1,9 @@
 """The binding's one exception, and the host-independent words of ``internal`` errors.
 
-The three ``internal`` messages are the same in every host (Go, Python, JS;
-docs/SPEC.md §6): what the engine said goes into :attr:`AssemblyError.detail`,
-never into the message, so a message is repeatable and comparable across hosts.
+The three ``internal`` messages (``MSG_*``, generated from Go into
+:mod:`._consts`) are the same in every host (Go, Python, JS; docs/SPEC.md §6):
+what the engine said goes into :attr:`AssemblyError.detail`, never into the
+message, so a message is repeatable and comparable across hosts.
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ from typing import Any, Mapping, NoReturn, Optional, cast
 
 import msgpack  # type: ignore[import-untyped]
 
+from ._consts import (
+    MAX_REQUEST_BYTES,
+    MSG_BAD_RESPONSE,
+    MSG_OUT_OF_MEMORY,
+    MSG_TRAPPED,
+    WIRE_VERSION,
+    msg_request_too_large,
+)
 from ._types import ErrorCode
 
 __all__ = [
@@ -23,18 +32,6 @@ __all__ = [
     "raise_error_response",
     "too_large_response",
 ]
-
-#: The module ran out of memory (the memory limit hit, memory.grow failed, Go's "out of memory").
-MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
-#: Any other trap or exit of the module.
-MSG_TRAPPED = "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
-#: The module answered bytes that are not a response.
-MSG_BAD_RESPONSE = (
-    "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
-)
-
-#: The largest request the core decodes (docs/SPEC.md §4); a larger one is ``too_large``.
-MAX_REQUEST_BYTES = 1 << 30
 
 
 class AssemblyError(ValueError):
@@ -142,11 +139,11 @@ def too_large_response(size: int) -> bytes:
     return bytes(
         msgpack.packb(
             {
-                "v": 1,
+                "v": WIRE_VERSION,
                 "ok": False,
                 "error": {
                     "code": "too_large",
-                    "message": "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % size,
+                    "message": msg_request_too_large(size),
                     "path": "",
                 },
             }

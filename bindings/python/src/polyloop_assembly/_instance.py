@@ -25,6 +25,7 @@ from typing import Any, Dict, Optional, Tuple
 import wasmtime
 
 from ._cache import wasmtime_version
+from ._consts import STDERR_KEEP_BYTES as _STDERR_KEEP
 from ._errors import InstanceFailure
 
 __all__ = ["FAST_PATH_TESTED", "Instance", "fast_path_available"]
@@ -35,7 +36,6 @@ _TESTED_MAJOR = 50
 
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-_STDERR_KEEP = 4096  # bytes of the module's stderr kept for AssemblyError.detail
 
 try:
     from wasmtime import _bindings as _wb

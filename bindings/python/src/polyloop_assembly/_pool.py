@@ -9,17 +9,11 @@ import weakref
 from typing import Callable, List, Optional
 
 from . import _fork, _runtime
+from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
 from ._errors import InstanceFailure
 from ._instance import Instance
 
 __all__ = ["DEFAULT_MEMORY_LIMIT_BYTES", "DEFAULT_RECYCLE_ABOVE_BYTES", "Pool"]
-
-#: An instance whose linear memory grew past this many bytes is discarded after
-#: the call instead of going back to the pool (Go's heap never shrinks).
-DEFAULT_RECYCLE_ABOVE_BYTES = 256 << 20
-
-#: The cap on one instance's linear memory: the module's whole 32-bit address space.
-DEFAULT_MEMORY_LIMIT_BYTES = 4 << 30
 
 _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Literal, Optional, TypedDict
 
+from ._consts import ErrorCode
+
 __all__ = [
     "Block",
     "ErrorCode",
@@ -25,23 +27,6 @@ __all__ = [
 
 #: Roles of a message.
 Role = Literal["system", "user", "assistant"]
-
-#: Error codes of docs/SPEC.md §6.
-ErrorCode = Literal[
-    "malformed_request",
-    "unsupported_version",
-    "unknown_field",
-    "missing_field",
-    "duplicate_key",
-    "invalid_utf8",
-    "invalid_role",
-    "unknown_block_type",
-    "invalid_entry_id",
-    "invalid_budget",
-    "invalid_template",
-    "too_large",
-    "internal",
-]
 
 
 class Block(TypedDict):

@@ -68,6 +68,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _codec
+from ._consts import MSG_BAD_RESPONSE
 from ._api import AssemblyError, Assembler
 
 __all__ = ["COLUMNS", "RenderBatch", "arrow_schema", "hf_features", "render", "render_rows"]
@@ -114,8 +115,7 @@ def _response_row(response: bytes) -> Dict[str, Any]:
         return row
     err = resp.get("error") if isinstance(resp, dict) else None
     if not isinstance(err, Mapping):
-        return _error_row("internal", "", "the assembly module returned bytes that are not a response; is the module "
-                          "from the same release as this binding?", None)
+        return _error_row("internal", "", MSG_BAD_RESPONSE, None)
     return _error_row(str(err.get("code")), str(err.get("path")), str(err.get("message")), response)
 
 

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/polyloop/assembly/core"
+)
+
+// quote is s as a string literal that Python and JavaScript both read as s
+// (JSON's escapes are a subset of both languages').
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		panic(err) // a string always encodes
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// codes are the error codes as quoted literals, in order.
+func codes() []string {
+	var out []string
+	for _, c := range core.Codes() {
+		out = append(out, quote(string(c)))
+	}
+	return out
+}
+
+// mustParse is parse of a format files already checked.
+func mustParse(f format) ([]string, []byte) {
+	p, v, err := parse(f)
+	if err != nil {
+		panic(err)
+	}
+	return p, v
+}
+
+const pyDoc = `"""The error codes, limits, pool defaults and message texts of the wire and the hosts.
+
+Generated from their one definition in Go (core/hostmsg.go, core/errors.go,
+internal/engine); regenerate with ` + "``go generate ./...``" + ` from the repository
+root. A ` + "``*_FORMAT``" + ` is a Go format whose only verbs are ` + "``%d``" + ` and ` + "``%s``" + `:
+Python's ` + "``%``" + ` operator gives the same text as Go's fmt.Sprintf, and the
+function of the same name in lower case applies it.
+"""
+`
+
+// python is _consts.py.
+func python() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\nfrom typing import Final, Literal, get_args\n\n", header, pyDoc)
+	b.WriteString("__all__ = [\n")
+	for _, name := range pythonNames() {
+		fmt.Fprintf(&b, "    %q,\n", name)
+	}
+	b.WriteString("]\n\n#: Error codes of docs/SPEC.md §6.\nErrorCode = Literal[\n")
+	for _, c := range codes() {
+		fmt.Fprintf(&b, "    %s,\n", c)
+	}
+	b.WriteString("]\n\n#: Every error code, in docs/SPEC.md §6 order.\nERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
+	for _, c := range ints {
+		fmt.Fprintf(&b, "\n#: %s\n%s: Final = %d\n", c.doc, c.name, c.value)
+	}
+	for _, c := range strs {
+		fmt.Fprintf(&b, "\n#: %s\n%s\n", c.doc, pythonStr(c.name, c.value))
+	}
+	for _, f := range formats {
+		pythonFormat(&b, f)
+	}
+	return []byte(strings.TrimRight(b.String(), "\n") + "\n")
+}
+
+// pythonNames is __all__ of _consts.py, sorted as ruff's RUF022 wants it:
+// UPPER_CASE names, then CamelCase, then the rest, each in byte order.
+func pythonNames() []string {
+	names := []string{"ERROR_CODES", "ErrorCode"}
+	for _, c := range ints {
+		names = append(names, c.name)
+	}
+	for _, c := range strs {
+		names = append(names, c.name)
+	}
+	for _, f := range formats {
+		names = append(names, f.name, f.py)
+	}
+	class := func(s string) int {
+		switch {
+		case strings.ToUpper(s) == s:
+			return 0
+		case s[0] >= 'A' && s[0] <= 'Z':
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ci, cj := class(names[i]), class(names[j]); ci != cj {
+			return ci < cj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// pythonStr is the assignment of a str constant as ruff format (line
+// length 120) writes it: the literal in parentheses on a line of its own
+// when that makes a line over 120 columns fit.
+func pythonStr(name, value string) string {
+	line, lit := name+": Final = "+quote(value), "    "+quote(value)
+	if utf8.RuneCountInString(line) <= 120 || utf8.RuneCountInString(lit) > 120 {
+		return line
+	}
+	return name + ": Final = (\n" + lit + "\n)"
+}
+
+func pythonFormat(b *strings.Builder, f format) {
+	_, verbs := mustParse(f)
+	params := make([]string, len(f.args))
+	for i, a := range f.args {
+		params[i] = a + ": " + map[byte]string{'d': "int", 's': "str"}[verbs[i]]
+	}
+	fmt.Fprintf(b, "\n#: %s\n%s\n", f.doc, pythonStr(f.name, f.value))
+	fmt.Fprintf(b, "\n\ndef %s(%s) -> str:\n    \"\"\"%s applied to its arguments.\"\"\"\n", f.py, strings.Join(params, ", "), f.name)
+	tuple := strings.Join(f.args, ", ")
+	if len(f.args) == 1 {
+		tuple += ","
+	}
+	fmt.Fprintf(b, "    return %s %% (%s)\n\n", f.name, tuple)
+}
+
+// internalMessages is the JavaScript API's INTERNAL_MESSAGES: its keys and
+// the constants they hold.
+var internalMessages = [][2]string{{"outOfMemory", "MSG_OUT_OF_MEMORY"}, {"trapped", "MSG_TRAPPED"}, {"notAResponse", "MSG_BAD_RESPONSE"}}
+
+const jsDoc = `/**
+ * The error codes, limits, pool defaults and message texts of the wire and
+ * the hosts, generated from their one definition in Go (core/hostmsg.go,
+ * core/errors.go, internal/engine); regenerate with ` + "`go generate ./...`" + `
+ * from the repository root. A ` + "`*_FORMAT`" + ` is a Go format (verbs %d and %s);
+ * the function of the same name in camelCase gives its text.
+ *
+ * @module
+ */
+`
+
+// javascript is consts.js.
+func javascript() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n%s\n", header, jsDoc)
+	fmt.Fprintf(&b, "/** Every error code, in docs/SPEC.md §6 order. */\nexport const ERROR_CODES = Object.freeze([\n  %s,\n]);\n", strings.Join(codes(), ",\n  "))
+	for _, c := range ints {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = %d;\n", c.doc, c.name, c.value)
+	}
+	for _, c := range strs {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = %s;\n", c.doc, c.name, quote(c.value))
+	}
+	b.WriteString("\n/** The messages of `internal` errors: the same on every host. */\nexport const INTERNAL_MESSAGES = Object.freeze({\n")
+	for _, kv := range internalMessages {
+		fmt.Fprintf(&b, "  %s: %s,\n", kv[0], kv[1])
+	}
+	b.WriteString("});\n")
+	for _, f := range formats {
+		jsFormat(&b, f)
+	}
+	return []byte(b.String())
+}
+
+// typescript is consts.d.ts.
+func typescript() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n\n", header)
+	fmt.Fprintf(&b, "/** Every error code of the wire format (docs/SPEC.md §6). */\nexport type ErrorCode =\n  | %s;\n", strings.Join(codes(), "\n  | "))
+	b.WriteString("\n/** Every error code, in docs/SPEC.md §6 order. */\nexport const ERROR_CODES: readonly ErrorCode[];\n")
+	for _, c := range ints {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: number;\n", c.doc, c.name)
+	}
+	for _, c := range strs {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: %s;\n", c.doc, c.name, quote(c.value))
+	}
+	b.WriteString("\n/** The messages of `internal` errors: the same on every host. */\nexport const INTERNAL_MESSAGES: {\n")
+	for _, kv := range internalMessages {
+		fmt.Fprintf(&b, "  readonly %s: typeof %s;\n", kv[0], kv[1])
+	}
+	b.WriteString("};\n")
+	for _, f := range formats {
+		names, types, _ := jsParams(f)
+		for i := range names {
+			names[i] += ": " + types[i]
+		}
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: string;\n", f.doc, f.name)
+		fmt.Fprintf(&b, "\n/** {@link %s} applied to its arguments. */\nexport function %s(%s): string;\n", f.name, f.js, strings.Join(names, ", "))
+	}
+	return []byte(b.String())
+}
+
+// jsParams returns the JavaScript names and types of f's arguments, and
+// the function's expression: the quoted literal pieces and the arguments,
+// concatenated.
+func jsParams(f format) (names, types []string, expr string) {
+	pieces, verbs := mustParse(f)
+	var terms []string
+	for i, p := range pieces {
+		if i > 0 {
+			names = append(names, camel(f.args[i-1]))
+			types = append(types, map[byte]string{'d': "number | bigint", 's': "string"}[verbs[i-1]])
+			terms = append(terms, "String("+names[i-1]+")")
+		}
+		if p != "" {
+			terms = append(terms, quote(p))
+		}
+	}
+	return names, types, strings.Join(terms, " + ")
+}
+
+// jsFormat writes f's constant and function to consts.js.
+func jsFormat(b *strings.Builder, f format) {
+	names, types, expr := jsParams(f)
+	tags := make([]string, len(names))
+	for i := range names {
+		tags[i] = "@param {" + types[i] + "} " + names[i]
+	}
+	fmt.Fprintf(b, "\n/** %s */\nexport const %s = %s;\n", f.doc, f.name, quote(f.value))
+	fmt.Fprintf(b, "\n/**\n * {@link %s} applied to its arguments.\n *\n * %s\n * @returns {string}\n */\n", f.name, strings.Join(tags, "\n * "))
+	fmt.Fprintf(b, "export function %s(%s) {\n  return %s;\n}\n", f.js, strings.Join(names, ", "), expr)
+}
