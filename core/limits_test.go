@@ -179,7 +179,7 @@ func TestResponseSizeSaturates(t *testing.T) {
 
 // encodedSize is the exact length of the response (so too_large means "the
 // canonical response would be longer than MaxResponseBytes", a rule every
-// host's prompt can apply), and ResponseSizer agrees with it: on every ok
+// host's prompt can apply), and NewPrompt keeps it: on every ok
 // vector and on requests with injections and large counts.
 func TestEncodedSizeExact(t *testing.T) {
 	cases, err := vectors.Load("../testdata/vectors")
@@ -209,10 +209,16 @@ func TestEncodedSizeExact(t *testing.T) {
 		if serr != nil || size != len(resp) {
 			t.Fatalf("request %d: encodedSize %d (%v), the response is %d bytes", i, size, serr, len(resp))
 		}
-		r := mustDecode(t, resp)
-		s := NewResponseSizer(r)
-		if got := s.size + 2*hdrSize(s.n) + uintSize(uint64(s.chars)); got != len(resp) {
-			t.Fatalf("request %d: ResponseSizer counts %d bytes, the response is %d", i, got, len(resp))
+		dreq, err := DecodeRequest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPrompt(dreq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.st.ResponseBytes; got != len(resp) {
+			t.Fatalf("request %d: the prompt keeps %d response bytes, the response is %d", i, got, len(resp))
 		}
 	}
 }
