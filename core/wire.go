@@ -145,23 +145,16 @@ type StepResponse struct {
 // returned as an *Error, as DecodeResponse returns it; bytes that are not an
 // add_step response give ErrBadResponse.
 func DecodeStepResponse(b []byte) (*StepResponse, error) {
-	v, rest, err := msgp.ReadIntfBytes(b)
-	if err != nil || len(rest) != 0 {
-		return nil, ErrBadResponse
-	}
-	m, ok := v.(map[string]any)
-	if !ok || m["v"] != int64(1) {
-		return nil, ErrBadResponse
-	}
-	if m["ok"] == false {
-		return nil, errorOf(m)
+	m, err := okMap(b)
+	if err != nil {
+		return nil, err
 	}
 	var d respDecoder
 	r := &StepResponse{Messages: d.messages(m["messages"]), MessageChars: d.nums(m["message_chars"])}
 	p := d.obj(m["prompt"])
 	r.Prompt = PromptState{Steps: int(d.num(p["steps"])), Messages: int(d.num(p["messages"])), PromptChars: d.num(p["prompt_chars"]), ResponseBytes: int(d.num(p["response_bytes"]))}
-	r.ContextOverflow, ok = m["context_overflow"].(bool)
-	if d.bad || !ok {
+	r.ContextOverflow = d.bool(m["context_overflow"])
+	if d.bad {
 		return nil, ErrBadResponse
 	}
 	return r, nil
@@ -174,6 +167,21 @@ var ErrBadResponse = errors.New("not a wire v1 response")
 // *Error whose Offset is the response's offset (an invalid_template error), or
 // -1; bytes that are not a response give ErrBadResponse.
 func DecodeResponse(b []byte) (*Response, error) {
+	m, err := okMap(b)
+	if err != nil {
+		return nil, err
+	}
+	var d respDecoder
+	r := d.response(m)
+	if d.bad {
+		return nil, ErrBadResponse
+	}
+	return r, nil
+}
+
+// okMap reads a wire v1 response as a generic map: the map of an ok
+// response, the *Error of an error response, or ErrBadResponse.
+func okMap(b []byte) (map[string]any, error) {
 	v, rest, err := msgp.ReadIntfBytes(b)
 	if err != nil || len(rest) != 0 {
 		return nil, ErrBadResponse
@@ -185,12 +193,7 @@ func DecodeResponse(b []byte) (*Response, error) {
 	if m["ok"] == false {
 		return nil, errorOf(m)
 	}
-	var d respDecoder
-	r := d.response(m)
-	if d.bad {
-		return nil, ErrBadResponse
-	}
-	return r, nil
+	return m, nil
 }
 
 // errorOf returns the *Error of an error response, or
@@ -220,9 +223,7 @@ type respDecoder struct{ bad bool }
 func (d *respDecoder) response(m map[string]any) *Response {
 	r := Response{Messages: d.messages(m["messages"]), MessageChars: d.nums(m["message_chars"]), Injected: []Injected{}}
 	r.PromptChars = d.num(m["prompt_chars"])
-	var ok bool
-	r.ContextOverflow, ok = m["context_overflow"].(bool)
-	d.bad = d.bad || !ok
+	r.ContextOverflow = d.bool(m["context_overflow"])
 	for _, x := range d.list(m["injected"]) {
 		in := d.obj(x)
 		r.Injected = append(r.Injected, Injected{Channel: d.str(in["channel"]), EntryID: d.str(in["entry_id"]), MessageIndex: int(d.num(in["message_index"]))})
@@ -254,6 +255,12 @@ func (d *respDecoder) nums(x any) []int64 {
 		n = append(n, d.num(x))
 	}
 	return n
+}
+
+func (d *respDecoder) bool(x any) bool {
+	v, ok := x.(bool)
+	d.bad = d.bad || !ok
+	return v
 }
 
 func (d *respDecoder) str(x any) string {
