@@ -23,7 +23,31 @@ func AppendAssembleBytes(dst, request []byte) []byte {
 	return appendAssembleBytes(dst, request, true)
 }
 
-func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
+func appendAssembleBytes(dst, request []byte, reuse bool) []byte {
+	return runWire(dst, request, func(sc *scratch) ([]byte, *Error) {
+		req, tmpl, err := decodeRequest(request, sc)
+		if err != nil {
+			return nil, err
+		}
+		a := build(req, tmpl, sc)
+		size, err := a.encodedSize()
+		if err != nil {
+			return nil, err
+		}
+		if !reuse {
+			dst = makeNoZero(size)
+		} else if cap(dst)-len(dst) < size {
+			dst = slices.Grow(dst, size)
+		}
+		return a.appendTo(dst), nil
+	})
+}
+
+// runWire is the discipline of every wire function: a request over
+// MaxRequestBytes is too_large before decoding; fn runs on a pooled scratch
+// and returns the response, or the error whose response is appended to dst;
+// a panic is recovered into an internal error response.
+func runWire(dst, request []byte, fn func(sc *scratch) ([]byte, *Error)) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			response = append(dst, InternalErrorResponse("the assembler panicked; please report this request: "+panicText(r))...)
@@ -34,21 +58,11 @@ func appendAssembleBytes(dst, request []byte, reuse bool) (response []byte) {
 	}
 	sc := getScratch()
 	defer sc.release()
-	req, tmpl, err := decodeRequest(request, sc)
+	out, err := fn(sc)
 	if err != nil {
 		return append(dst, encodeError(err)...)
 	}
-	a := build(req, tmpl, sc)
-	size, err := a.encodedSize()
-	if err != nil {
-		return append(dst, encodeError(err)...)
-	}
-	if !reuse {
-		dst = makeNoZero(size)
-	} else if cap(dst)-len(dst) < size {
-		dst = slices.Grow(dst, size)
-	}
-	return a.appendTo(dst)
+	return out
 }
 
 func panicText(r any) string {

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
@@ -28,19 +29,24 @@ func BenchmarkAssembleBytes(b *testing.B) {
 }
 
 // BenchmarkPromptAddStep measures one AddStep (a 1 KB step) on a prompt that
-// already holds 1,000 steps.
+// already holds 0, 1,000 and 10,000 steps: the cost must not grow with the
+// history (docs/SPEC.md §7.3).
 func BenchmarkPromptAddStep(b *testing.B) {
-	req := benchreq.React(1000, 1024)
-	p, err := core.NewPrompt(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := req.Steps[1]
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
-			b.Fatal(err)
-		}
+	for _, h := range []int{0, 1000, 10000} {
+		req := benchreq.React(h, 1024)
+		s := benchreq.React(2, 1024).Steps[1]
+		b.Run(fmt.Sprintf("history=%d", h), func(b *testing.B) {
+			p, err := core.NewPrompt(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

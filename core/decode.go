@@ -28,21 +28,37 @@ type textCounts struct {
 // and returns it with its parsed template; sc.tc then holds the code points
 // of its texts. Everything it returns lives in sc (see scratch.go).
 func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
-	if len(b) == 0 {
-		return nil, nil, newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
-	}
-	if msgp.NextType(b) != msgp.MapType {
-		return nil, nil, newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
-	}
-	req, tmpl, rest, err := decodeRequestMap(b, sc)
+	var req *Request
+	var tmpl *Template
+	err := decodeTop(b, func(b []byte) (rest []byte, err *Error) {
+		req, tmpl, rest, err = decodeRequestMap(b, sc)
+		return rest, err
+	})
 	if err != nil {
-		err.Path = trimDot(err.Path)
 		return nil, nil, err
 	}
-	if len(rest) != 0 {
-		return nil, nil, newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
-	}
 	return req, tmpl, nil
+}
+
+// decodeTop runs decodeMap on a whole request, which must be one msgpack
+// map and nothing after it; paths lose their leading dot (docs/SPEC.md
+// §2.2).
+func decodeTop(b []byte, decodeMap func([]byte) ([]byte, *Error)) *Error {
+	if len(b) == 0 {
+		return newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+	}
+	if msgp.NextType(b) != msgp.MapType {
+		return newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+	}
+	rest, err := decodeMap(b)
+	if err != nil {
+		err.Path = trimDot(err.Path)
+		return err
+	}
+	if len(rest) != 0 {
+		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+	}
+	return nil
 }
 
 func trimDot(p string) string {
@@ -96,10 +112,7 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		case fSteps:
 			req.Steps, b, err = decodeSteps(b, &tc.steps, sc)
 		case fTemplate:
-			req.ObservationTemplate, b, err = readStr(b)
-			if err == nil {
-				tmpl, err = parseTemplateCached(req.ObservationTemplate)
-			}
+			req.ObservationTemplate, tmpl, b, err = decodeTemplate(b)
 		case fBudget:
 			req.MaxPromptChars, b, err = decodeBudget(b, sc)
 		default:
@@ -135,6 +148,17 @@ func requestField(key string) uint {
 		return fBudget
 	}
 	return 0
+}
+
+// decodeTemplate decodes observation_template: a str, parsed (docs/SPEC.md
+// §5).
+func decodeTemplate(b []byte) (string, *Template, []byte, *Error) {
+	s, b, err := readStr(b)
+	if err != nil {
+		return "", nil, b, err
+	}
+	tmpl, err := parseTemplateCached(s)
+	return s, tmpl, b, err
 }
 
 func decodeVersion(b []byte) ([]byte, *Error) {

@@ -38,6 +38,10 @@ var (
 	keyOffset          = key("offset")
 	keyRawOutput       = key("raw_output")
 	keyObservation     = key("observation")
+	// Keys of the add_step response (addstep.go).
+	keyPrompt        = key("prompt")
+	keySteps         = key("steps")
+	keyResponseBytes = key("response_bytes")
 
 	// typeText is a block's type value, "text", encoded.
 	typeText = key(BlockTypeText)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"os"
 	"reflect"
 	"slices"
@@ -179,7 +180,7 @@ func TestResponseSizeSaturates(t *testing.T) {
 
 // encodedSize is the exact length of the response (so too_large means "the
 // canonical response would be longer than MaxResponseBytes", a rule every
-// host's prompt can apply), and ResponseSizer agrees with it: on every ok
+// host's prompt can apply), and NewPrompt keeps it: on every ok
 // vector and on requests with injections and large counts.
 func TestEncodedSizeExact(t *testing.T) {
 	cases, err := vectors.Load("../testdata/vectors")
@@ -209,10 +210,59 @@ func TestEncodedSizeExact(t *testing.T) {
 		if serr != nil || size != len(resp) {
 			t.Fatalf("request %d: encodedSize %d (%v), the response is %d bytes", i, size, serr, len(resp))
 		}
-		r := mustDecode(t, resp)
-		s := NewResponseSizer(r)
-		if got := s.size + 2*hdrSize(s.n) + uintSize(uint64(s.chars)); got != len(resp) {
-			t.Fatalf("request %d: ResponseSizer counts %d bytes, the response is %d", i, got, len(resp))
+		dreq, err := DecodeRequest(b)
+		if err != nil {
+			t.Fatal(err)
 		}
+		p, err := NewPrompt(dreq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.st.ResponseBytes; got != len(resp) {
+			t.Fatalf("request %d: the prompt keeps %d response bytes, the response is %d", i, got, len(resp))
+		}
+	}
+}
+
+// AddStepBytes applies the response limit as AssembleBytes of the whole
+// request does: folding it over steps from the response of no steps, each
+// step is refused (with the same error response) exactly when the whole
+// request's response is too_large, and otherwise response_bytes is that
+// response's length. The limit is lowered to reach it cheaply, at sizes
+// around the array-header and uint boundaries (15/16 messages, 127/128 and
+// 65535/65536 code points).
+func TestAddStepResponseLimit(t *testing.T) {
+	budget := int64(300)
+	for _, limit := range []int{2 << 10, 9 << 10, 64 << 10, 200 << 10} {
+		req := Request{
+			RunMessages:         []Message{{Role: RoleSystem, Content: []Block{{Type: BlockTypeText, Text: "sys"}}}},
+			Injections:          map[string][]Injection{"c": {{EntryID: "e", Content: "inj"}}},
+			ObservationTemplate: "<{observation:^100}|{observation!r}>",
+			MaxPromptChars:      &budget,
+		}
+		withLimit(t, limit, func() {
+			resp := AssembleBytes(EncodeRequest(&req))
+			st := PromptState{Messages: 3, PromptChars: 6, ResponseBytes: len(resp)}
+			for k := 0; ; k++ {
+				s := Step{RawOutput: "r", Observation: strings.Repeat("é", k%7)}
+				got := AddStepBytes(EncodeAddStepRequest(req.ObservationTemplate, req.MaxPromptChars, st, s))
+				req.Steps = append(req.Steps, s)
+				whole := AssembleBytes(EncodeRequest(&req))
+				sr, err := DecodeStepResponse(got)
+				if _, werr := DecodeResponse(whole); werr != nil {
+					if !bytes.Equal(got, whole) || werr.(*Error).Code != CodeTooLarge {
+						t.Fatalf("limit %d, step %d: the whole request gives %v, add_step %v", limit, k, werr, err)
+					}
+					if k < 3 {
+						t.Fatalf("limit %d: too_large at step %d: the test needs more", limit, k)
+					}
+					return
+				}
+				if err != nil || sr.Prompt.ResponseBytes != len(whole) {
+					t.Fatalf("limit %d, step %d: add_step %+v %v, the whole response is %d bytes", limit, k, sr, err, len(whole))
+				}
+				st = sr.Prompt
+			}
+		})
 	}
 }

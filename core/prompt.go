@@ -16,8 +16,7 @@ type Prompt struct {
 	tmpl   *Template
 	budget *int64
 	resp   *Response
-	steps0 int // index of the first history message
-	size   ResponseSizer
+	st     PromptState
 	// emptyText is the rendering of an empty observation, once made.
 	emptyText *string
 }
@@ -30,11 +29,16 @@ func NewPrompt(req *Request) (*Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
+	size, serr := a.encodedSize()
+	if serr != nil {
+		return nil, serr
+	}
 	resp, rerr := a.response()
 	if rerr != nil {
 		return nil, rerr
 	}
-	p := &Prompt{tmpl: a.tmpl, resp: resp, steps0: a.goalEnd, size: NewResponseSizer(resp), emptyText: a.emptyText}
+	p := &Prompt{tmpl: a.tmpl, resp: resp, emptyText: a.emptyText,
+		st: PromptState{Steps: len(req.Steps), Messages: len(a.msgs), PromptChars: a.promptChars, ResponseBytes: size}}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -47,21 +51,16 @@ func NewPrompt(req *Request) (*Prompt, error) {
 // is not valid UTF-8 is an *Error with code invalid_utf8 and the step's path
 // (steps[k].raw_output or steps[k].observation); a step that would take the
 // response over MaxResponseBytes is too_large at "". The prompt is then
-// unchanged.
+// unchanged. The rule is AddStepBytes's (docs/SPEC.md §7.3.1).
 func (p *Prompt) AddStep(rawOutput, observation string) error {
 	s := Step{RawOutput: rawOutput, Observation: observation}
-	rawChars, obsChars, err := checkStep(s, (len(p.resp.Messages)-p.steps0)/2)
+	rawChars, obsChars, err := checkStep(s, p.st.Steps)
 	if err != nil {
 		return err
 	}
 	a := &assembly{tmpl: p.tmpl, emptyText: p.emptyText}
-	a.addStep(s, rawChars, obsChars)
-	size, pc := p.size.size, p.size.chars
-	for i := range a.msgs {
-		size += a.msgs[i].size()
-		pc = addChars(pc, a.msgs[i].chars)
-	}
-	if err := p.size.add(size, len(a.msgs), pc); err != nil {
+	st, err := p.st.next(a, s, rawChars, obsChars)
+	if err != nil {
 		return err
 	}
 	r := p.resp
@@ -69,10 +68,9 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 		m := &a.msgs[i]
 		r.Messages = append(r.Messages, a.message(m))
 		r.MessageChars = append(r.MessageChars, m.chars)
-		r.PromptChars = addChars(r.PromptChars, m.chars)
 	}
-	p.emptyText = a.emptyText
-	r.ContextOverflow = p.budget != nil && r.PromptChars > *p.budget
+	p.st, p.emptyText = st, a.emptyText
+	r.PromptChars, r.ContextOverflow = st.PromptChars, st.overflows(p.budget)
 	return nil
 }
 

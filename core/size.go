@@ -19,12 +19,13 @@ var maxResponse = MaxResponseBytes
 // than MaxResponseBytes. The sum saturates: it stops past MaxResponseBytes,
 // so no request can make it overflow.
 func (a *assembly) encodedSize() (int, *Error) {
-	size := a.fixedSize() + 2*hdrSize(len(a.msgs)) + uintSize(uint64(a.promptChars))
+	body := a.fixedSize()
 	for i := range a.msgs {
-		if size += a.msgs[i].size(); size > maxResponse {
+		if body += a.msgs[i].size(); body > maxResponse {
 			break
 		}
 	}
+	size := okSize(body, len(a.msgs), a.promptChars)
 	return size, checkResponseSize(size)
 }
 
@@ -121,49 +122,26 @@ func checkResponseSize(size int) *Error {
 	return newError(CodeTooLarge, "", MsgResponseTooLarge)
 }
 
-// ResponseSizer keeps the wire size of a Response that grows by whole
-// messages, so that a prompt assembled step by step applies
-// MaxResponseBytes exactly as AssembleBytes of the same steps does
-// (Prompt.AddStep and the hosts' prompts use it). The zero value is not
-// ready: use NewResponseSizer.
-type ResponseSizer struct {
-	size  int   // all but the headers of the two arrays of one entry per message and prompt_chars
-	n     int   // messages
-	chars int64 // prompt_chars
+// The size of an ok response of n messages and prompt_chars chars is its
+// body (every byte but the headers of the two arrays of one entry per
+// message, and the prompt_chars value) plus those: appending messages adds
+// their bytes to the body and changes only the headers and the value. This
+// is how a prompt keeps its response size at a cost independent of the
+// history (docs/SPEC.md §7.3), and how encodedSize adds it up.
+
+// okSize is the size of an ok response of body bytes, n messages and chars
+// prompt_chars.
+func okSize(body, n int, chars int64) int {
+	return body + 2*hdrSize(n) + uintSize(uint64(chars))
 }
 
-// NewResponseSizer returns the sizer of resp, which must be the Response of
-// an Assemble (or a prompt) and so within the limit.
-func NewResponseSizer(resp *Response) ResponseSizer {
-	s := ResponseSizer{size: fixedSize(resp.Injected), n: len(resp.Messages), chars: resp.PromptChars}
-	for i := range resp.Messages {
-		s.size += messageSize(&resp.Messages[i], resp.MessageChars[i])
-	}
-	return s
+// okBody is the body of an ok response of size bytes, n messages and chars
+// prompt_chars (okSize's inverse).
+func okBody(size, n int, chars int64) int {
+	return size - 2*hdrSize(n) - uintSize(uint64(chars))
 }
 
-// Add accounts for msgs (with their code points chars) appended to the
-// response, or returns too_large (and accounts for nothing) when the
-// response would then pass MaxResponseBytes.
-func (s *ResponseSizer) Add(msgs []Message, chars []int64) error {
-	size, pc := s.size, s.chars
-	for i := range msgs {
-		size += messageSize(&msgs[i], chars[i])
-		pc = addChars(pc, chars[i])
-	}
-	return s.add(size, len(msgs), pc)
-}
-
-func (s *ResponseSizer) add(size, n int, chars int64) error {
-	if err := checkResponseSize(size + 2*hdrSize(s.n+n) + uintSize(uint64(chars))); err != nil {
-		return err
-	}
-	s.size, s.n, s.chars = size, s.n+n, chars
-	return nil
-}
-
-// messageSize is what m, of chars code points, adds to a response (the
-// message and its message_chars entry), as outMsg.size counts it.
-func messageSize(m *Message, chars int64) int {
-	return msgSize() + strSize(len(m.Role)) + blocksSize(m.Content) + uintSize(uint64(chars))
-}
+// minMessageSize is the least a message adds to a response: {role: "user",
+// content: []} and its message_chars entry 0. A message of c code points
+// adds at least c bytes more (its text).
+func minMessageSize() int { return msgSize() + strSize(len(RoleUser)) + hdrSize(0) + uintSize(0) }

@@ -102,6 +102,64 @@ func appendPair(b []byte, k1, v1, k2, v2 string) []byte {
 	return msgp.AppendString(b, v2)
 }
 
+// EncodeAddStepRequest returns the canonical add_step request
+// (docs/SPEC.md §7.3.1): step s appended to the prompt st of template and
+// budget. Sandboxed hosts send it to the module's add_step export. It does
+// not validate its arguments.
+func EncodeAddStepRequest(template string, budget *int64, st PromptState, s Step) []byte {
+	n := uint32(4)
+	if budget != nil {
+		n = 5
+	}
+	b := msgp.AppendMapHeader(nil, n)
+	b = msgp.AppendString(b, "v")
+	b = msgp.AppendInt64(b, WireVersion)
+	b = msgp.AppendString(b, "observation_template")
+	b = msgp.AppendString(b, template)
+	if budget != nil {
+		b = msgp.AppendString(b, "max_prompt_chars")
+		b = msgp.AppendInt64(b, *budget)
+	}
+	b = msgp.AppendString(b, "prompt")
+	b = msgp.AppendMapHeader(b, 4)
+	for i, v := range [...]int64{int64(st.Steps), int64(st.Messages), st.PromptChars, int64(st.ResponseBytes)} {
+		b = msgp.AppendString(b, promptNames[i])
+		b = msgp.AppendInt64(b, v)
+	}
+	b = msgp.AppendString(b, "step")
+	return appendStep(b, s)
+}
+
+var promptNames = [...]string{"steps", "messages", "prompt_chars", "response_bytes"}
+
+// StepResponse is an ok add_step response (docs/SPEC.md §7.3.1): the step's
+// two messages and the prompt after it.
+type StepResponse struct {
+	Messages        []Message
+	MessageChars    []int64
+	Prompt          PromptState
+	ContextOverflow bool
+}
+
+// DecodeStepResponse decodes an add_step response. An error response is
+// returned as an *Error, as DecodeResponse returns it; bytes that are not an
+// add_step response give ErrBadResponse.
+func DecodeStepResponse(b []byte) (*StepResponse, error) {
+	m, err := okMap(b)
+	if err != nil {
+		return nil, err
+	}
+	var d respDecoder
+	r := &StepResponse{Messages: d.messages(m["messages"]), MessageChars: d.nums(m["message_chars"])}
+	p := d.obj(m["prompt"])
+	r.Prompt = PromptState{Steps: int(d.num(p["steps"])), Messages: int(d.num(p["messages"])), PromptChars: d.num(p["prompt_chars"]), ResponseBytes: int(d.num(p["response_bytes"]))}
+	r.ContextOverflow = d.bool(m["context_overflow"])
+	if d.bad {
+		return nil, ErrBadResponse
+	}
+	return r, nil
+}
+
 // ErrBadResponse reports bytes that are not a response of wire version 1.
 var ErrBadResponse = errors.New("not a wire v1 response")
 
@@ -109,6 +167,21 @@ var ErrBadResponse = errors.New("not a wire v1 response")
 // *Error whose Offset is the response's offset (an invalid_template error), or
 // -1; bytes that are not a response give ErrBadResponse.
 func DecodeResponse(b []byte) (*Response, error) {
+	m, err := okMap(b)
+	if err != nil {
+		return nil, err
+	}
+	var d respDecoder
+	r := d.response(m)
+	if d.bad {
+		return nil, ErrBadResponse
+	}
+	return r, nil
+}
+
+// okMap reads a wire v1 response as a generic map: the map of an ok
+// response, the *Error of an error response, or ErrBadResponse.
+func okMap(b []byte) (map[string]any, error) {
 	v, rest, err := msgp.ReadIntfBytes(b)
 	if err != nil || len(rest) != 0 {
 		return nil, ErrBadResponse
@@ -120,12 +193,7 @@ func DecodeResponse(b []byte) (*Response, error) {
 	if m["ok"] == false {
 		return nil, errorOf(m)
 	}
-	var d respDecoder
-	r := d.response(m)
-	if d.bad {
-		return nil, ErrBadResponse
-	}
-	return r, nil
+	return m, nil
 }
 
 // errorOf returns the *Error of an error response, or
@@ -153,23 +221,9 @@ func errorOf(m map[string]any) error {
 type respDecoder struct{ bad bool }
 
 func (d *respDecoder) response(m map[string]any) *Response {
-	r := Response{Messages: []Message{}, MessageChars: []int64{}, Injected: []Injected{}}
-	for _, x := range d.list(m["messages"]) {
-		mm := d.obj(x)
-		msg := Message{Role: d.str(mm["role"]), Content: []Block{}}
-		for _, y := range d.list(mm["content"]) {
-			bb := d.obj(y)
-			msg.Content = append(msg.Content, Block{Type: d.str(bb["type"]), Text: d.str(bb["text"])})
-		}
-		r.Messages = append(r.Messages, msg)
-	}
-	for _, x := range d.list(m["message_chars"]) {
-		r.MessageChars = append(r.MessageChars, d.num(x))
-	}
+	r := Response{Messages: d.messages(m["messages"]), MessageChars: d.nums(m["message_chars"]), Injected: []Injected{}}
 	r.PromptChars = d.num(m["prompt_chars"])
-	var ok bool
-	r.ContextOverflow, ok = m["context_overflow"].(bool)
-	d.bad = d.bad || !ok
+	r.ContextOverflow = d.bool(m["context_overflow"])
 	for _, x := range d.list(m["injected"]) {
 		in := d.obj(x)
 		r.Injected = append(r.Injected, Injected{Channel: d.str(in["channel"]), EntryID: d.str(in["entry_id"]), MessageIndex: int(d.num(in["message_index"]))})
@@ -177,6 +231,36 @@ func (d *respDecoder) response(m map[string]any) *Response {
 	pd := d.obj(m["prefix_digests"])
 	r.PrefixDigests = PrefixDigests{Run: d.str(pd["run"]), Injections: d.str(pd["injections"]), Goal: d.str(pd["goal"])}
 	return &r
+}
+
+// messages reads an array of messages (empty, never nil).
+func (d *respDecoder) messages(x any) []Message {
+	msgs := []Message{}
+	for _, x := range d.list(x) {
+		mm := d.obj(x)
+		msg := Message{Role: d.str(mm["role"]), Content: []Block{}}
+		for _, y := range d.list(mm["content"]) {
+			bb := d.obj(y)
+			msg.Content = append(msg.Content, Block{Type: d.str(bb["type"]), Text: d.str(bb["text"])})
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs
+}
+
+// nums reads an array of ints (empty, never nil).
+func (d *respDecoder) nums(x any) []int64 {
+	n := []int64{}
+	for _, x := range d.list(x) {
+		n = append(n, d.num(x))
+	}
+	return n
+}
+
+func (d *respDecoder) bool(x any) bool {
+	v, ok := x.(bool)
+	d.bad = d.bad || !ok
+	return v
 }
 
 func (d *respDecoder) str(x any) string {

@@ -3,6 +3,7 @@ package hosttest
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
@@ -59,6 +60,29 @@ func BenchmarkAssembleJSON(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkPromptAddStep measures one Prompt.AddStep (a 1 KB step) on each
+// engine, on a prompt that already holds 0, 1,000 and 10,000 steps: the cost
+// must not grow with the history (docs/SPEC.md §7.3).
+func BenchmarkPromptAddStep(b *testing.B) {
+	for _, h := range []int{0, 1000, 10000} {
+		req := benchreq.React(h, 1024)
+		s := benchreq.React(2, 1024).Steps[1]
+		for _, r := range runners {
+			b.Run(fmt.Sprintf("history=%d/%s", h, r.Engine()), func(b *testing.B) {
+				p, err := r.NewPrompt(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // The prompt vectors (testdata/prompt-vectors) on both engines' Prompt,
-// whose incremental rules (overflow, the steps[k] path) are wasmhost's own.
+// whose incremental rules (overflow, the steps[k] path, the response limit)
+// are the module's add_step export.
 func TestPromptVectorsEveryEngine(t *testing.T) {
 	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
 	if err != nil {

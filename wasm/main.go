@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command wasm is the WebAssembly build of the assembly core: a wasip1 reactor
-// that exports core.AssembleBytes over msgpack buffers. See README.md beside
+// that exports core.AssembleBytes (and core.AddStepBytes) over msgpack buffers. See README.md beside
 // this file for the ABI.
 package main
 
@@ -123,6 +123,14 @@ func assemble(ptr, size uint32) uint64 {
 //go:wasmexport assemble_json
 func assembleJSON(ptr, size uint32) uint64 {
 	return answer("assemble_json", ptr, size, wirejson.AppendAssemble)
+}
+
+// add_step is assemble for an add_step request (docs/SPEC.md §7.3.1): the
+// same buffers, the response of core.AppendAddStepBytes.
+//
+//go:wasmexport add_step
+func addStep(ptr, size uint32) uint64 {
+	return answer("add_step", ptr, size, core.AppendAddStepBytes)
 }
 
 // answer runs one export: the request from the alloc'ed buffer at ptr is

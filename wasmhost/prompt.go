@@ -1,33 +1,40 @@
 package wasmhost
 
 import (
-	"errors"
-	"strconv"
-	"strings"
-
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/engine"
 )
 
 // Prompt is core.Prompt run inside the module: NewPrompt assembles the request
-// once; AddStep assembles only the new step (a request holding the template,
-// the budget-free step and nothing else) and appends it, so its cost does not
-// grow with the history.
+// once; AddStep forwards to the module's add_step export (docs/SPEC.md
+// §7.3.1), sending the template, the budget, the prompt's state and the step
+// and nothing of the history, so its cost does not grow with the history.
+// The rule (the steps[k] path, context_overflow, the response limit) is the
+// core's; the Prompt holds only what add_step needs and the messages.
 type Prompt struct {
 	r      *Runner
 	tmpl   string
 	budget *int64
+	st     core.PromptState
 	resp   *core.Response
-	steps  int
-	size   core.ResponseSizer
 }
 
 // NewPrompt assembles req inside the module.
 func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
-	resp, err := r.Assemble(req)
+	if req == nil {
+		_, err := core.Assemble(nil) // nothing to encode: core's own error for it
+		return nil, err
+	}
+	b, fail := r.call(engine.Assemble, core.EncodeRequest(req))
+	if fail != nil {
+		return nil, fail
+	}
+	resp, err := core.DecodeResponse(b)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, steps: len(req.Steps), size: core.NewResponseSizer(resp)}
+	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp,
+		st: core.PromptState{Steps: len(req.Steps), Messages: len(resp.Messages), PromptChars: resp.PromptChars, ResponseBytes: len(b)}}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -35,30 +42,25 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 	return p, nil
 }
 
-// AddStep appends one step, as core.Prompt.AddStep does (too_large when the
-// whole response would pass core.MaxResponseBytes).
+// AddStep appends one step, as core.Prompt.AddStep does: the module's
+// add_step judges it as steps[k] of the whole request and applies the
+// response limit to the whole response. A refused step leaves the prompt
+// unchanged.
 func (p *Prompt) AddStep(rawOutput, observation string) error {
-	one, err := p.r.Assemble(&core.Request{
-		Steps:               []core.Step{{RawOutput: rawOutput, Observation: observation}},
-		ObservationTemplate: p.tmpl,
-	})
-	if err != nil {
-		var e *core.Error
-		if errors.As(err, &e) && strings.HasPrefix(e.Path, "steps[0]") {
-			e.Path = "steps[" + strconv.Itoa(p.steps) + "]" + strings.TrimPrefix(e.Path, "steps[0]")
-		}
-		return err
+	req := core.EncodeAddStepRequest(p.tmpl, p.budget, p.st, core.Step{RawOutput: rawOutput, Observation: observation})
+	b, fail := p.r.call(engine.AddStep, req)
+	if fail != nil {
+		return fail
 	}
-	// The limit on the whole response, as Assemble of all the steps has it.
-	if err := p.size.Add(one.Messages, one.MessageChars); err != nil {
+	sr, err := core.DecodeStepResponse(b)
+	if err != nil {
 		return err
 	}
 	r := p.resp
-	r.Messages = append(r.Messages, one.Messages...)
-	r.MessageChars = append(r.MessageChars, one.MessageChars...)
-	r.PromptChars += one.PromptChars
-	r.ContextOverflow = p.budget != nil && r.PromptChars > *p.budget
-	p.steps++
+	r.Messages = append(r.Messages, sr.Messages...)
+	r.MessageChars = append(r.MessageChars, sr.MessageChars...)
+	r.PromptChars, r.ContextOverflow = sr.Prompt.PromptChars, sr.ContextOverflow
+	p.st = sr.Prompt
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Package wasmhost runs the assembly core's WebAssembly module
 // (wasm/assembly.wasm, built by `make wasm`) in a sandbox, with the same API as
-// the native core: AssembleBytes, Assemble, ValidateTemplate and NewPrompt,
-// and AssembleJSON for a request written as JSON text.
+// the native core: AssembleBytes, Assemble, ValidateTemplate, NewPrompt and
+// AddStepBytes, and AssembleJSON for a request written as JSON text.
 //
 // New runs it under wazero (pure Go: this package builds with CGO_ENABLED=0).
 // The wasmtime engine lives in the subpackage wasmhost/wasmtime, the only
@@ -115,6 +115,17 @@ func (r *Runner) AssembleBytes(request []byte) []byte {
 	return resp
 }
 
+// AddStepBytes is core.AddStepBytes run inside the module (its add_step
+// export): an add_step request in, its response out (docs/SPEC.md §7.3.1).
+// Like AssembleBytes it always returns a response.
+func (r *Runner) AddStepBytes(request []byte) []byte {
+	resp, fail := r.call(engine.AddStep, request)
+	if fail != nil {
+		return core.ErrorResponse(fail)
+	}
+	return resp
+}
+
 // AssembleJSON answers a request written as JSON text (UTF-8) inside the
 // module (its assemble_json export): the same verdict on JSON text as the
 // command-line tool and every other host (a syntax error is
@@ -134,8 +145,11 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 		// Over 1 GiB: the same functions the module runs give the same
 		// answer here (too_large, unless JSON text shrinks below the limit)
 		// and spare copying a gigabyte into it.
-		if fn == engine.AssembleJSON {
+		switch fn {
+		case engine.AssembleJSON:
 			return wirejson.AppendAssemble(nil, request), nil
+		case engine.AddStep:
+			return core.AddStepBytes(request), nil
 		}
 		return core.AssembleBytes(request), nil
 	}
@@ -154,11 +168,12 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 var responsePrefix = []byte{0xa1, 'v', 0x01, 0xa2, 'o', 'k'}
 
 // isResponse checks the canonical layout's first bytes: {v: 1, ok: true,
-// ...8 keys} or {v: 1, ok: false, error}. A module from another release
-// (or a broken one) fails it; a full decode is the caller's.
+// ...8 keys (assemble) or 6 (add_step)} or {v: 1, ok: false, error}. A
+// module from another release (or a broken one) fails it; a full decode is
+// the caller's.
 func isResponse(b []byte) bool {
 	return len(b) > 8 && bytes.Equal(b[1:7], responsePrefix) &&
-		(b[0] == 0x88 && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
+		((b[0] == 0x88 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
 }
 
 func describe(b []byte) string {

@@ -92,12 +92,15 @@ func (e *wazeroEngine) NewInstance() (Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wazeroInstance{
+	w := &wazeroInstance{
 		ctx: e.ctx, mod: mod, mem: mod.Memory(), stderr: stderr,
 		alloc: mod.ExportedFunction("alloc"),
 		free:  mod.ExportedFunction("free"),
-		calls: [...]api.Function{mod.ExportedFunction(Assemble.Name()), mod.ExportedFunction(AssembleJSON.Name())},
-	}, nil
+	}
+	for x := range NumExports {
+		w.calls[x] = mod.ExportedFunction(x.Name())
+	}
+	return w, nil
 }
 
 func (e *wazeroEngine) Close() error {
@@ -114,7 +117,7 @@ type wazeroInstance struct {
 	mem         api.Memory
 	stderr      *StderrBuffer
 	alloc, free api.Function
-	calls       [2]api.Function
+	calls       [NumExports]api.Function
 	stack       [2]uint64
 }
 

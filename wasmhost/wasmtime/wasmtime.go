@@ -113,11 +113,14 @@ func (e *wtEngine) NewInstance() (engine.Instance, error) {
 	if _, err := inst.GetFunc(store, "_initialize").Call(store); err != nil {
 		return fail(err)
 	}
-	return &instance{
+	i := &instance{
 		store: store, mem: inst.GetExport(store, "memory").Memory(), stderr: stderr,
 		alloc: inst.GetFunc(store, "alloc"), free: inst.GetFunc(store, "free"),
-		calls: [...]*wt.Func{inst.GetFunc(store, engine.Assemble.Name()), inst.GetFunc(store, engine.AssembleJSON.Name())},
-	}, nil
+	}
+	for x := range engine.NumExports {
+		i.calls[x] = inst.GetFunc(store, x.Name())
+	}
+	return i, nil
 }
 
 func (e *wtEngine) Close() error {
@@ -132,7 +135,7 @@ type instance struct {
 	mem         *wt.Memory
 	stderr      *os.File
 	alloc, free *wt.Func
-	calls       [2]*wt.Func
+	calls       [engine.NumExports]*wt.Func
 }
 
 func (i *instance) Alloc(size uint32) (uint32, error) {
