@@ -829,7 +829,7 @@ B.ok("utf8-valid-channel-noncharacter", "a noncharacter channel name is valid",
      request(injections={"\ufdd0": [inj("\uffff", "\U0010ffff")]}))
 
 # ===========================================================================
-B.file("errors-decode", "Broken msgpack (DECISIONS 'Broken msgpack'): empty input, a top-level "
+B.file("errors-decode", "Broken msgpack (docs/SPEC.md §2.1, broken msgpack): empty input, a top-level "
        "non-map, 0xc1, truncation at every kind of position, huge headers, trailing bytes.")
 
 OKREQ = request(goal_messages=[msg("user", "hi")])
@@ -904,7 +904,7 @@ B.err("decode-cut-str-with-bad-utf8", "a str cut short whose present bytes are i
       b"\x81" + pack("observation_template") + b"\xa5\xff\xfe", MAL, "observation_template")
 
 # ===========================================================================
-B.file("errors-types", "Wrong msgpack types (docs/SPEC.md §2, DECISIONS value rules): malformed_request at "
+B.file("errors-types", "Wrong msgpack types (docs/SPEC.md §2.1, the value table): malformed_request at "
        "the value's path; a non-str key at the map's path; nil is absent only for max_prompt_chars.")
 
 WRONG_FOR_STR = {
@@ -1070,7 +1070,7 @@ B.err("fields-entry-id-empty-later", "an empty entry_id in the second channel's 
       'injections["b"][2].entry_id')
 
 # ===========================================================================
-B.file("errors-paths", "Path forms (DECISIONS 'Paths'): channel names quoted like "
+B.file("errors-paths", "Path forms (docs/SPEC.md §2.2): channel names quoted like "
        "json.dumps(ensure_ascii=False), unknown keys as .key or [\"key\"], nested and indexed paths.")
 
 CHANNELS = {
@@ -1153,7 +1153,7 @@ B.err("paths-missing-nested-deep", "a missing text in the second block of the fi
       "run_messages[0].content[1].text")
 
 # ===========================================================================
-B.file("errors-order", "Decoding order (docs/SPEC.md §2, DECISIONS 'One forward pass'): with several "
+B.file("errors-order", "Decoding order (docs/SPEC.md §2.1): with several "
        "problems, the first one met in wire order wins; key before value; missing keys at the end "
        "of their map in table order; trailing bytes last.")
 
