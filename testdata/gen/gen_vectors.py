@@ -1235,7 +1235,7 @@ B.err("order-err-wrong-element-before-later-utf8", "a nil message before an inva
 
 
 # ===========================================================================
-B.file("limits-excerpts", "Bounded errors (issue 10.1, docs/SPEC.md 6): a path quotes at most "
+B.file("limits-excerpts", "Bounded errors (docs/SPEC.md §6): a path quotes at most "
        "the first 256 code points of a channel name or key, then U+2026; messages are bounded "
        "alike (not compared here: the limits tests check every host's error response is a few KB).")
 
@@ -1271,7 +1271,7 @@ B.err("excerpt-template-field-long", "a template whose unknown field name has 20
 
 
 # ===========================================================================
-B.file("limits-render", "Rendering shortcuts of the bounded-resources work (issue 10.3): fields "
+B.file("limits-render", "Rendering shortcuts of the bounded-resources work (docs/SPEC.md §4): fields "
        "that never render (precision 0, no width) and repeated empty observations render as CPython does.")
 EMPTY_AND_NOT = [step("r", o) for o in ("", "a", "", "\u00e9\U0001F600", "", "")]
 B.ok("render-silent-fields", "precision-0 fields render nothing; their literals are kept",

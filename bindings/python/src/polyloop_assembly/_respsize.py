@@ -1,4 +1,4 @@
-"""The size of a prompt's canonical response, kept step by step (issue 10.6).
+"""The size of a prompt's canonical response, kept step by step (docs/SPEC.md §7.3).
 
 One :func:`~polyloop_assembly.assemble` refuses a request whose canonical ok
 response would be over :data:`MAX_RESPONSE_BYTES` (``too_large`` at ``""``,
