@@ -61,8 +61,8 @@ test.format-full: check-python312
 test.host: wasm
 	@$(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/
 
-# The bounded-resources family (issue 10, RATIONALE.md "Bounded resources")
-# at the issue's sizes: 300 MiB bad values, a 1 GiB - 64 byte template,
+# The bounded-resources family (docs/SPEC.md §4 and §6, RATIONALE.md "Bounded resources")
+# at full size: 300 MiB bad values, a 1 GiB - 64 byte template,
 # 100,000 fields x 10,000 steps, a 629 MB response, the prompt at the 1.5 GiB
 # limit; every engine, one process at a time, with time and memory budgets
 # (about 15 minutes with the Python and Node parts; up to 6 GB of RAM).

@@ -9,7 +9,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
 // field is one key and value of a test's add_step request, encoded by the

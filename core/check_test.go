@@ -132,7 +132,7 @@ func TestAddStepErrorsEqualWireErrors(t *testing.T) {
 	}
 }
 
-// The property of issue 9.5: on random and mutated typed requests, core.Assemble
+// The property of docs/SPEC.md §7.2: on random and mutated typed requests, core.Assemble
 // and core.AssembleBytes(core.EncodeRequest) agree: the same error (code, path,
 // message, offset), or the same response.
 func TestTypedAgreesWithWire(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
-// This file is the strict wire decoder of docs/SPEC.md §2 and testdata/DECISIONS.md:
+// This file is the strict wire decoder of docs/SPEC.md §2 (§2.1 the order of checks):
 // one forward pass over the bytes, the first problem wins. Strings are not
 // copied: they point into the request buffer, which the caller must leave
 // untouched until the response is built.

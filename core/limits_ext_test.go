@@ -10,12 +10,12 @@ import (
 	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
-// maxErrorBytes is the most an error response may take (issue 10.1): a
+// maxErrorBytes is the most an error response may take (docs/SPEC.md §6): a
 // message and a path quote at most 256 code points of a value or key.
 const maxErrorBytes = 4096
 
 // Every error response is a few KB, whatever the size of the offending
-// value: the issue's cases at 4 MiB, hostile templates, and every error
+// value: the bounded-resources cases at 4 MiB, hostile templates, and every error
 // vector. Before the excerpt rule a 4 MiB bad role gave a 24 MiB response.
 func TestErrorsAreSmall(t *testing.T) {
 	for _, c := range limitreq.Cases(4<<20, 4<<20) {
@@ -73,7 +73,7 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// Parsing a template allocates little beyond the template (issue 10.2):
+// Parsing a template allocates little beyond the template (docs/SPEC.md §4):
 // no rune copy (4 bytes per code point) and no literal copy unless escaped
 // braces join pieces. Before, a template took 8-11 times its size.
 func TestTemplateParseMemory(t *testing.T) {

@@ -72,7 +72,7 @@ func withLimit(t *testing.T, n int, f func()) {
 }
 
 // The response limit applies alike to AssembleBytes, Assemble and
-// Prompt.AddStep (issue 10.6): after k AddSteps the prompt is what Assemble
+// Prompt.AddStep (docs/SPEC.md §7.3): after k AddSteps the prompt is what Assemble
 // of the k steps gives, too_large included, and a refused step leaves the
 // prompt unchanged. The limit is lowered to 64 KiB to reach it cheaply.
 func TestResponseLimitEverywhere(t *testing.T) {
@@ -160,7 +160,7 @@ func equalResponses(a, b *Response) bool {
 }
 
 // A size sum that would overflow int64 is too_large, not a wrap-around
-// (issue 10.3): 2^21 fields of width 2^20 over 2^22 steps would be 2^63
+// (docs/SPEC.md §4): 2^21 fields of width 2^20 over 2^22 steps would be 2^63
 // bytes. A 130 MB request: run by `make test.limits` (POLYLOOP_LIMITS=full).
 func TestResponseSizeSaturates(t *testing.T) {
 	if os.Getenv("POLYLOOP_LIMITS") != "full" {

@@ -78,7 +78,7 @@ type tfield struct {
 
 // fkind is one distinct fspec of a template and how many fields have it:
 // the size of a rendering is computed once per kind, not once per field
-// (issue 10.3: a template of 100,000 fields over 10,000 steps).
+// (docs/SPEC.md §4: a template of 100,000 fields over 10,000 steps).
 type fkind struct {
 	fspec
 	count int
@@ -181,7 +181,7 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 // part of a longer UTF-8 sequence. The template is never converted to runes
 // and its literal text is kept as slices of it (copied only where an escaped
 // brace joins two pieces): parsing needs memory proportional to the
-// template with a small constant (issue 10.2).
+// template with a small constant (docs/SPEC.md §4).
 type parser struct {
 	s string
 	// segs are the pieces of literal text gathered since the last field

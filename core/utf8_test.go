@@ -67,7 +67,7 @@ func FuzzValidUTF8(f *testing.F) {
 // the first and in the second step of the unrolled loop, in the
 // word-at-a-time loop, its byte path and the byte-by-byte tail, with the end
 // of the buffer at every distance from the case up to where the unrolled loop
-// takes it (issue 9.10). The same test runs compiled to WebAssembly under
+// takes it (docs/SPEC.md §2). The same test runs compiled to WebAssembly under
 // wazero (host-test: TestUTF8ExhaustiveInWasm).
 func TestUTF8CountExhaustive(t *testing.T) {
 	checks := 0

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/randreq"
+	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
 // add_step answers byte-identical responses on native, wazero and wasmtime:

@@ -16,12 +16,12 @@ import (
 	"github.com/polyloop/assembly/internal/testing/limitreq"
 )
 
-// The bounded-resources family (issue 10; RATIONALE.md "Bounded
+// The bounded-resources family (docs/SPEC.md §4; RATIONALE.md "Bounded
 // resources"). Each request of internal/testing/limitreq goes through the CLI on
 // every engine, one process per run: the engines answer the same bytes,
 // the expected code and path, error responses of a few KB, and a peak RSS
 // within the memory budget. `make test` runs the family at 1 MiB;
-// `make test.limits` (POLYLOOP_LIMITS=full) at the issue's sizes, and
+// `make test.limits` (POLYLOOP_LIMITS=full) at full size, and
 // checks the time budget too.
 
 const (
@@ -183,7 +183,7 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// TestLimitsDeepJSON is issue 10.8: a request nested 9,990 deep around a
+// TestLimitsDeepJSON is the CLI's deep JSON: a request nested 9,990 deep around a
 // long string, as JSON text and as msgpack, gets the same verdict; deeper
 // than 10,000 too. The JSON reader is the CLI's (wirejson).
 func TestLimitsDeepJSON(t *testing.T) {
@@ -194,7 +194,7 @@ func TestLimitsDeepJSON(t *testing.T) {
 	bin := buildCLI(t)
 	dir := t.TempDir()
 	// Deeper than 10,000 first: the old reader's verdict there (path "")
-	// says the fix of issue 10.8 is absent, and then its time at 9,990 is
+	// says the linear JSON reader is absent, and then its time at 9,990 is
 	// the known 10 s per MB.
 	for _, depth := range []int{10_500, 9990} {
 		text, mp, c := limitreq.DeepJSON(depth, strBytes)
@@ -216,7 +216,7 @@ func TestLimitsDeepJSON(t *testing.T) {
 	}
 }
 
-// TestLimitsPrompt is issue 10.6 at the real limit on the WebAssembly
+// TestLimitsPrompt is docs/SPEC.md §7.3 at the real limit on the WebAssembly
 // prompt: steps of a 600-field template of width 1,048,576 (629 MB each)
 // are added until one would take the response past 1.5 GiB; that AddStep
 // is too_large, as Assemble of the same steps is, and the prompt is

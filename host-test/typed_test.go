@@ -11,7 +11,7 @@ import (
 	"github.com/polyloop/assembly/internal/testing/randreq"
 )
 
-// The typed APIs (issue 9.3): Runner.Assemble, Runner.ValidateTemplate and
+// The typed APIs (docs/SPEC.md §7.2): Runner.Assemble, Runner.ValidateTemplate and
 // Runner.NewPrompt on wazero and wasmtime give what core.Assemble,
 // core.ValidateTemplate and core.NewPrompt give natively: the same Response
 // (reflect.DeepEqual) or the same *core.Error (code, path, message, offset).

@@ -23,7 +23,7 @@ import (
 // WebAssembly (GOOS=wasip1, the toolchain and target of the module) under
 // wazero: the unrolled and word-at-a-time loops of utf8Count as the module
 // runs them (its 8-byte loads are i64.load there), on every case and
-// placement of TestUTF8CountExhaustive (issue 9.10).
+// placement of TestUTF8CountExhaustive (docs/SPEC.md §2).
 func TestUTF8ExhaustiveInWasm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the wasm build and the exhaustive run")

@@ -80,7 +80,7 @@ JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e test/preview
 test.js: js.deps js.wasm js.chromium js.example
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
-# The bounded-resources family at full size (make test.limits; issue 10).
+# The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6).
 test.limits: test.limits.js
 .PHONY: test.limits.js test.js.limits
 test.limits.js: js.deps js.wasm

@@ -41,7 +41,7 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
 	@touch $@
 
-# The bounded-resources family at full size (make test.limits; issue 10).
+# The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6).
 test.limits: test.limits.python
 .PHONY: test.limits.python
 test.limits.python: python.venv python.wasm
@@ -68,7 +68,7 @@ test.python.dist: dist.python
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
 
-# Data sets (issue 13): assemble_many, the CLI's --batch, Ray Data (a local
+# Data sets: assemble_many, the CLI's --batch, Ray Data (a local
 # cluster of 2 CPUs) and datasets.map(num_proc=2) on the same 10,000 requests.
 # Their packages (ray[data], datasets, tqdm: ~300 MB) go into the same venv,
 # pinned in constraints.txt.

@@ -268,7 +268,7 @@ sys.stdout.buffer.write("".join(out).encode())
 // shown as cat -v shows them; newline and tab stay layout.
 func TestTextViewShowsControlCharacters(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
-		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`}, // the issue's example
+		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`}, // a carriage return hiding a command
 		{`\u001b[2J\u001b[Hclean`, `^[[2J^[[Hclean`},                 // clear screen
 		{`\u001b]0;title\u0007`, `^[]0;title^G`},                     // window title
 		{`\u001b]52;c;cm0gLXJmIH4=\u0007`, `^[]52;c;cm0gLXJmIH4=^G`}, // OSC 52 clipboard write

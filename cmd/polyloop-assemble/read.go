@@ -7,7 +7,7 @@ import (
 
 // readAll reads r to its end into one buffer of size+1 bytes when the input
 // is a file of size bytes (io.ReadAll grows its buffer step by step and
-// peaks near twice the input: a 1 GiB request would cost 2 GiB; issue 10).
+// peaks near twice the input: a 1 GiB request would cost 2 GiB; docs/SPEC.md §4).
 // size 0 means unknown.
 func readAll(r io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || size > 1<<32 {

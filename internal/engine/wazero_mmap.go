@@ -14,7 +14,7 @@ import (
 // the slice over pages the kernel provides on first touch. wazero's default
 // grows a Go slice by append, which copies the whole memory and holds old
 // and new at once: a 1 GiB request with its 1 GiB response peaked at 4.3
-// times their size (issue 10.2); with the mapping it is the memory itself.
+// times their size (docs/SPEC.md §4); with the mapping it is the memory itself.
 func withReservedMemory(ctx context.Context) context.Context {
 	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
 		return &mmapMemory{max: max}

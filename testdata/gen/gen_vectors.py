@@ -829,7 +829,7 @@ B.ok("utf8-valid-channel-noncharacter", "a noncharacter channel name is valid",
      request(injections={"\ufdd0": [inj("\uffff", "\U0010ffff")]}))
 
 # ===========================================================================
-B.file("errors-decode", "Broken msgpack (DECISIONS 'Broken msgpack'): empty input, a top-level "
+B.file("errors-decode", "Broken msgpack (docs/SPEC.md §2.1, broken msgpack): empty input, a top-level "
        "non-map, 0xc1, truncation at every kind of position, huge headers, trailing bytes.")
 
 OKREQ = request(goal_messages=[msg("user", "hi")])
@@ -904,7 +904,7 @@ B.err("decode-cut-str-with-bad-utf8", "a str cut short whose present bytes are i
       b"\x81" + pack("observation_template") + b"\xa5\xff\xfe", MAL, "observation_template")
 
 # ===========================================================================
-B.file("errors-types", "Wrong msgpack types (docs/SPEC.md §2, DECISIONS value rules): malformed_request at "
+B.file("errors-types", "Wrong msgpack types (docs/SPEC.md §2.1, the value table): malformed_request at "
        "the value's path; a non-str key at the map's path; nil is absent only for max_prompt_chars.")
 
 WRONG_FOR_STR = {
@@ -1070,7 +1070,7 @@ B.err("fields-entry-id-empty-later", "an empty entry_id in the second channel's 
       'injections["b"][2].entry_id')
 
 # ===========================================================================
-B.file("errors-paths", "Path forms (DECISIONS 'Paths'): channel names quoted like "
+B.file("errors-paths", "Path forms (docs/SPEC.md §2.2): channel names quoted like "
        "json.dumps(ensure_ascii=False), unknown keys as .key or [\"key\"], nested and indexed paths.")
 
 CHANNELS = {
@@ -1153,7 +1153,7 @@ B.err("paths-missing-nested-deep", "a missing text in the second block of the fi
       "run_messages[0].content[1].text")
 
 # ===========================================================================
-B.file("errors-order", "Decoding order (docs/SPEC.md §2, DECISIONS 'One forward pass'): with several "
+B.file("errors-order", "Decoding order (docs/SPEC.md §2.1): with several "
        "problems, the first one met in wire order wins; key before value; missing keys at the end "
        "of their map in table order; trailing bytes last.")
 
@@ -1235,7 +1235,7 @@ B.err("order-err-wrong-element-before-later-utf8", "a nil message before an inva
 
 
 # ===========================================================================
-B.file("limits-excerpts", "Bounded errors (issue 10.1, docs/SPEC.md 6): a path quotes at most "
+B.file("limits-excerpts", "Bounded errors (docs/SPEC.md §6): a path quotes at most "
        "the first 256 code points of a channel name or key, then U+2026; messages are bounded "
        "alike (not compared here: the limits tests check every host's error response is a few KB).")
 
@@ -1271,7 +1271,7 @@ B.err("excerpt-template-field-long", "a template whose unknown field name has 20
 
 
 # ===========================================================================
-B.file("limits-render", "Rendering shortcuts of the bounded-resources work (issue 10.3): fields "
+B.file("limits-render", "Rendering shortcuts of the bounded-resources work (docs/SPEC.md §4): fields "
        "that never render (precision 0, no width) and repeated empty observations render as CPython does.")
 EMPTY_AND_NOT = [step("r", o) for o in ("", "a", "", "\u00e9\U0001F600", "", "")]
 B.ok("render-silent-fields", "precision-0 fields render nothing; their literals are kept",

@@ -1,7 +1,7 @@
 """Pure-Python reference of polyloop-assembly wire format v1.
 
 This is the independent oracle of the shared test vectors. It implements
-docs/SPEC.md §2-6 and testdata/DECISIONS.md from scratch, with the CPython 3.12
+docs/SPEC.md §2-6 (§2.1-2.2 the order of checks and paths) from scratch, with the CPython 3.12
 standard library only: its own small msgpack reader and writer, CPython's
 own ``str.format`` for rendering, ``len()`` for sizes, ``sorted()`` for the
 channel order, ``hashlib.sha256`` for the prefix digests. It shares no code
@@ -74,7 +74,7 @@ class Reject(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Paths (DECISIONS.md "Paths")
+# Paths (docs/SPEC.md §2.2)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

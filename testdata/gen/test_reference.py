@@ -1,6 +1,6 @@
 """Self-test of the pure-Python reference, against hand-written bytes.
 
-The expected values here are written by hand from docs/SPEC.md and DECISIONS.md
+The expected values here are written by hand from docs/SPEC.md
 (msgpack bytes spelled out, digests from hashlib over hand-written bytes),
 never taken from the reference's own output.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Node end to end for the tiny, typical (20-step ReAct) and 1 MB requests of
-// bench/requests.mjs, split into encode / wasm / decode (issue 5 item 7).
+// bench/requests.mjs, split into encode / wasm / decode.
 // One run: `make bench.js` (or `node bench/bench.mjs`). Prints one table.
 // The 1 MB request comes twice: mixed UTF-8 text (about 15% non-ASCII
 // characters) and ASCII only.

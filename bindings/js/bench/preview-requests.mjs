@@ -1,5 +1,5 @@
 /**
- * Trajectory-shaped requests for the preview benchmark and tests (issue 12):
+ * Trajectory-shaped requests for the preview benchmark and tests (its speed budgets):
  * `steps` steps of about `stepChars` characters each (a multi-line thought and
  * action, then an observation), a system prompt, two injection channels and a
  * goal. Deterministic: every run measures the same bytes.
@@ -53,7 +53,7 @@ export function trajectory(steps, stepChars, opts = {}) {
 export const asText = (req) => JSON.stringify(req, null, 2);
 
 /**
- * The request sizes of the issue's table, plus the 16 MB one.
+ * The request sizes of the preview's speed budgets, plus the 16 MB one.
  * @type {{name: string, steps: number, stepChars: number}[]}
  */
 export const SIZES = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The prompt preview in headless Chromium (issue 12 item 1): for each request
+// The prompt preview in headless Chromium (its speed budgets): for each request
 // of bench/preview-requests.mjs, "edit → painted" (a one-character edit in
 // the editor until the next frame shows its result), the longest main-thread
 // task while it happens (PerformanceObserver "longtask": tasks over 50 ms),
@@ -7,7 +7,7 @@
 //
 //   node bench/preview.mjs [--legacy] [--quick] [--json PATH]
 //
-// --legacy measures the preview of before issue 12 (a textarea and a full
+// --legacy measures the earlier preview (a textarea and a full
 // re-render; its update() is called directly, without its typing debounce),
 // checked out with `git worktree add /tmp/old <commit>`; run it from there.
 // --json writes the figures for internal/cmd/benchreport (`make bench`).

@@ -1,5 +1,5 @@
 /**
- * The three benchmark requests of issue 5 item 7, built deterministically (no
+ * The three benchmark requests of the JS binding, built deterministically (no
  * randomness, no files) so every run and every host measures the same bytes.
  *
  * - tiny: one run message, one goal message, one step.

@@ -4,7 +4,7 @@
  * would be, that is when the canonical response of the whole prompt would be
  * longer than 1.5 GiB. The binding keeps that response's exact size from the
  * byte lengths of the responses it already receives, at a cost independent of
- * the history (the core's `ResponseSizer`, core/assemble.go, is the same rule
+ * the history (the core's `ResponseSizer`, core/size.go, is the same rule
  * on typed messages).
  *
  * The rule. An ok response is the fixed part (keys, `v`, `ok`, the

@@ -587,7 +587,7 @@ export class StringCeiling extends Error {
 }
 
 /** UTF-8 decoding of a long string: TextDecoder without `ignoreBOM` would
- * drop a leading U+FEFF (the defect of issue 9 item 1); this one keeps it. */
+ * drop a leading U+FEFF (a lost code point); this one keeps it. */
 const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** @type {(bytes: Uint8Array, start: number, end: number) => string} */

@@ -1,4 +1,4 @@
-// The real-browser test (issue 5 item 6): Debian's Chromium driven by
+// The real-browser test: Debian's Chromium driven by
 // playwright-core loads the preview from `preview/serve.mjs`, and the page's
 // assembleBytes gives, for every shared vector, the same bytes as Node's (and
 // the vector's response for ok cases). The preview itself is tested by

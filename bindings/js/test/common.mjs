@@ -24,7 +24,7 @@ export function assembler() {
 
 /**
  * The library's decoder with Node's own UTF-8 decoding of strings: the
- * library's TextDecoder drops a leading U+FEFF (the defect of issue 9 item 1),
+ * library's TextDecoder drops a leading U+FEFF (a lost code point),
  * which made this oracle agree with the binding's old decoder.
  */
 class OracleDecoder extends Decoder {

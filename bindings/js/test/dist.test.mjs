@@ -1,4 +1,4 @@
-// The npm tarball as users install it (issue 11 items 3–5), run by
+// The npm tarball as users install it (package, install, types), run by
 // `make test.js.dist` with POLYLOOP_DIST_TARBALL set to dist/*.tgz:
 // - its contents (module, LICENSE, README, screenshot; no tests);
 // - installed into a new npm project, it answers every shared vector byte for

@@ -1,9 +1,9 @@
-// Host limits of JavaScript (issue 10 items 4, 5, 7) and the error fields of
-// issue 9 (item 2: `offset`): a string the engine cannot make is `too_large`
+// Host limits of JavaScript (docs/SPEC.md §7.6, §2's 1 GiB) and the error fields of
+// docs/SPEC.md §6 (`offset`): a string the engine cannot make is `too_large`
 // with its path while assembleBytes keeps working; the encoder's 1 GiB limit
 // gives the exact size; AssemblyError.offset comes from the wire.
 // POLYLOOP_HEAVY_TESTS=1 (make test.js.limits, part of make test.limits) adds
-// the full-size cases. The cross-host family of issue 10 is limits.test.mjs.
+// the full-size cases. The cross-host bounded-resources family is limits.test.mjs.
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -109,7 +109,7 @@ test("AssemblyError.offset comes from the wire's offset key, and is undefined wi
   assert.equal(errorOf(() => asm.prompt({ observation_template: T }).addStep("", "\uD800")).offset, undefined);
 });
 
-test("the issue's case: a 629 MB response of a 13 KB request is too_large at its path; assembleBytes answers it", { skip: heavy, timeout: 600_000 }, () => {
+test("a 629 MB response of a 13 KB request is too_large at its path; assembleBytes answers it", { skip: heavy, timeout: 600_000 }, () => {
   const req = { observation_template: "{observation:1048576}".repeat(600), steps: [{ raw_output: "", observation: "" }] };
   const e = errorOf(() => asm.assemble(req));
   assert.deepEqual([e.code, e.path], ["too_large", "messages[1].content[0].text"]);

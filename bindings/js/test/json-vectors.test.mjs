@@ -1,6 +1,6 @@
 // The shared JSON-text vectors (testdata/json-vectors, rules in its README)
 // through assembleJSON: JSON text gets the same verdict in Node as in the
-// command-line tool and the Go engines (issue 9 item 9). For each case, the
+// command-line tool and the Go engines (docs/SPEC.md §2.3). For each case, the
 // module's response bytes for the text (the `assemble_json` export, as
 // assembleJSON calls it) must equal the vector's (ok), or be a canonical
 // error response with its code and path (and "invalid JSON at byte " for a

@@ -1,11 +1,11 @@
-// The bounded-resources family (issue 10) on the Node binding.
+// The bounded-resources family (docs/SPEC.md §4 and §6) on the Node binding.
 //
 // The requests come from internal/testing/limitreq (`go run ./internal/testing/limitreq/gen`),
 // with the native core's answer (size and SHA-256) for each: assembleBytes
 // must answer the same bytes, the expected code and path, error responses of
 // a few KB, within the memory budget (peak RSS of a child process, measured
 // by GNU time). `make test` runs the family at 1 MiB; `make test.limits`
-// (POLYLOOP_LIMITS=full) at the issue's sizes, with the time budget.
+// (POLYLOOP_LIMITS=full) at full size, with the time budget.
 //
 // The JavaScript cases of items 10.4 (assemble() of a response over V8's
 // string length is a coded too_large), 10.5 (a request of just under 4 GiB is

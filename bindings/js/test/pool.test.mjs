@@ -181,7 +181,7 @@ test("a request over 1 GiB is the core's too_large, answered before anything is 
     // Lazily zeroed memory, never touched.
     const r = asm.assembleBytes(new Uint8Array(size));
     const message = `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`;
-    // The core's bytes (core/assemble.go encodeError), written by hand.
+    // The core's bytes (core/check.go's message, core/encode.go encodeError), written by hand.
     assert.deepEqual(r, W.map(["v", W.int(1)], ["ok", [0xc2]], ["error", W.map(["code", W.str("too_large")], ["message", W.str(message)], ["path", W.str("")])]));
   }
   assert.equal(asm.instancesCreated, created, "no instance was involved");

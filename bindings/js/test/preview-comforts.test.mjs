@@ -1,4 +1,4 @@
-// Everyday comforts of the prompt preview in Chromium (issue 12 item 5):
+// Everyday comforts of the prompt preview in Chromium:
 // edits survive a reload; a share link carries the request in the URL
 // fragment (deflate-raw, a clear size limit, no server); "reset" asks before
 // discarding; dark mode (the system's preference and a toggle); the layout at

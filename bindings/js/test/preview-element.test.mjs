@@ -1,4 +1,4 @@
-// <polyloop-prompt-view> embedded in a web app (issue 12 item 6): the app in
+// <polyloop-prompt-view> embedded in a web app: the app in
 // test/preview-vite/ imports `@polyloop/assembly/preview` as its users would
 // (the package is linked into a temporary project's node_modules, so its
 // `exports` map is what resolves it), Vite builds it (the element's worker

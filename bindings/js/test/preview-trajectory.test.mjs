@@ -1,4 +1,4 @@
-// The trajectory viewer in Chromium (issue 12 item 3): a JSON-lines file
+// The trajectory viewer in Chromium: a JSON-lines file
 // opened with the picker, one request picked, the step slider showing the
 // prompt exactly as it was sent before step k (built with the incremental
 // prompt, compared here with Node's assemble() of the request cut to k

@@ -1,4 +1,4 @@
-// The prompt preview in Chromium (issue 12): the page (preview/, served by
+// The prompt preview in Chromium: the page (preview/, served by
 // preview/serve.mjs) with its CodeMirror editor and <polyloop-prompt-view>.
 // - what is shown equals Node's assemble() of the same request, message by
 //   message, while only the rows in view are in the DOM, and long texts are

@@ -1,4 +1,4 @@
-// Properties (fast-check) of the JavaScript traps of issue 5: `.length` counts
+// Properties (fast-check) of the JavaScript traps: `.length` counts
 // UTF-16 units, the default sort is by UTF-16 units, lone surrogates are legal
 // in JavaScript strings. The oracles are JavaScript's string iterator (code
 // points) and a code-point comparator written here, never the binding itself.

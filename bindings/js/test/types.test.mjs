@@ -1,4 +1,4 @@
-// The package's types (issue 9 item 13, issue 11 item 5): a user's file
+// The package's types (docs/SPEC.md §7): a user's file
 // (test/types/user.ts) type-checks with `tsc --strict --noEmit` in a
 // Node-only project (`--lib es2022 --types node`, no DOM: the WebAssembly
 // namespace is not declared there) and in a browser project (DOM, bundler

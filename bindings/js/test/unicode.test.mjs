@@ -1,4 +1,4 @@
-// Every code point survives every encode and decode path (issue 9 item 1:
+// Every code point survives every encode and decode path (docs/SPEC.md §7.2:
 // assemble() dropped a leading U+FEFF of texts over 200 bytes). Strings are
 // built from U+FEFF, U+FFFE, NUL, lone surrogates and characters of every
 // UTF-8 length (1 to 4 bytes), placed at the start, middle and end, in short
@@ -60,7 +60,7 @@ test("assemble(object): every well-formed text comes back unchanged, counted in 
   );
 });
 
-test("the issue's case: a leading U+FEFF before 300 characters", () => {
+test("a leading U+FEFF before 300 characters", () => {
   const s = "\uFEFF" + "x".repeat(300);
   const r = asm.assemble(runMessage(s));
   assert.equal(r.messages[0].content[0].text.length, 301);

@@ -1,4 +1,4 @@
-"""Benchmarks of the Python binding (issue 4 item 6), one run: ``make bench.python``.
+"""Benchmarks of the Python binding, one run: ``make bench.python``.
 
 - ``assemble`` on the tiny, typical (20-step ReAct) and ~1 MB requests, against
   the pure-Python reference (``testdata/gen/reference.py``); the requests are
@@ -7,7 +7,7 @@
 - import + first call in a fresh process with a warm and a cold module cache;
 - the same message lists built by hand in Python beside ``assemble(dict)``, and
   (``--json``, for ``make bench``) the throughput of ``assemble_many``,
-  ``assemble_bytes_many`` and the CLI's ``--batch`` at 1 and N workers (issue 13).
+  ``assemble_bytes_many`` and the CLI's ``--batch`` at 1 and N workers (data sets).
 
 Goals: typical at most 2x the reference; add_step at most 30 µs at step 1,000
 and flat; first call with a warm cache at most 30 ms; typical ``assemble(dict)``
@@ -118,7 +118,7 @@ def large_request() -> Dict[str, Any]:
     }
 
 
-# --- the same message lists built by hand (issue 13: the object path's yardstick)
+# --- the same message lists built by hand (the object path's yardstick)
 
 
 def hand_built(req: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[int]]:
@@ -141,7 +141,7 @@ def hand_built(req: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[int]]:
     return msgs, [sum(len(b["text"]) for b in m["content"]) for m in msgs]
 
 
-# --- throughput: many requests, 1 and N workers (issue 13) ---------------------
+# --- throughput: many requests, 1 and N workers (data sets) ---------------------
 
 
 def _cli_binary(tmp: str) -> Tuple[str, bool]:

@@ -1,4 +1,4 @@
-"""Python's own bad values get the core's code and path (issue 4 item 3).
+"""Python's own bad values get the core's code and path (docs/SPEC.md §7.6).
 
 Each row gives a Python request and the equivalent wire request written by
 hand with the reference's node types (``BadStr`` for invalid UTF-8, ``Float``,
@@ -147,7 +147,7 @@ ROWS: List[Row] = [
         R.pack(R.Map([(R.Bin(b"observation_template"), T)]))),
     # --- ints the wire cannot carry (outside [-2**63, 2**64)): never clamped; packed
     # as the nearest float (as the JS binding packs such a bigint), so the core
-    # says malformed_request at the value's path (issue 9 item 6)
+    # says malformed_request at the value's path (docs/SPEC.md §7.6)
     Row("huge-version", lambda: py_req(v=2**70), R.request(v=R.Float(float(2**70)))),
     Row("huge-negative-version", lambda: py_req(v=-(2**100)), R.request(v=R.Float(float(-(2**100))))),
     Row("huge-negative-budget", lambda: py_req(max_prompt_chars=-(2**70)),
@@ -234,7 +234,7 @@ def test_every_row_id_is_unique() -> None:
 
 
 def test_rows_cover_the_issue_table() -> None:
-    """The bad-value table of issue 4 item 3: every kind has a row."""
+    """The bad-value table (docs/SPEC.md §7.6): every kind has a row."""
     kinds = {
         "surrogate": "invalid_utf8",
         "as-text": "malformed_request",

@@ -1,4 +1,4 @@
-"""assemble_many / assemble_bytes_many (issue 13 item 1): the serial answers, in
+"""assemble_many / assemble_bytes_many (data sets): the serial answers, in
 input order, from threads over the pool; lazy input, bounded read-ahead,
 errors as values or raised, progress."""
 

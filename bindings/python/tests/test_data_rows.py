@@ -1,6 +1,6 @@
 """polyloop_assembly.data without a cluster: one row per request, whatever the
 request is (JSON text, msgpack bytes, a mapping, garbage), error rows with code
-and path (issue 13 items 2-3; the Ray and datasets runs are in tests_data/)."""
+and path (data sets; the Ray and datasets runs are in tests_data/)."""
 
 from __future__ import annotations
 

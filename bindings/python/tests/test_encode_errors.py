@@ -1,4 +1,4 @@
-"""Packing the request (issue 9 item 7 and the fast encoder of issue 13 item 1).
+"""Packing the request (docs/SPEC.md §7.6, and the fast encoder).
 
 A value the binding cannot read is a coded error that says what happened (never
 a bare ``BufferError``, never ``too_large`` for a user's ``ValueError``); the

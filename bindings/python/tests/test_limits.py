@@ -1,11 +1,11 @@
-"""The bounded-resources family (issue 10) on the Python binding.
+"""The bounded-resources family (docs/SPEC.md §4 and §6) on the Python binding.
 
 The requests come from ``internal/testing/limitreq`` (``go run ./internal/testing/limitreq/gen``),
 with the native core's answer (size and SHA-256) for each: the binding must
 answer the same bytes, the expected code and path, error responses of a few
 KB, within the memory budget (peak RSS of a child process, measured by GNU
 time). ``make test`` runs the family at 1 MiB; ``make test.limits``
-(``POLYLOOP_LIMITS=full``) at the issue's sizes, with the time budget.
+(``POLYLOOP_LIMITS=full``) at full size, with the time budget.
 
 At full size also 10.5 (a request of just under 4 GiB is ``too_large``,
 answered before it is copied into the module) and 10.6 (``add_step`` past
@@ -142,7 +142,7 @@ def test_family(cases: List[Dict[str, Any]]) -> None:
 
 @pytest.mark.skipif(not FULL, reason="a request of 4 GiB - 1 byte: run by make test.limits (POLYLOOP_LIMITS=full)")
 def test_just_under_4gib() -> None:
-    """Issue 10.5: a request of 4 GiB - 1 byte is too_large, checked before it is copied."""
+    """docs/SPEC.md §2: a request of 4 GiB - 1 byte is too_large, checked before it is copied."""
     n = (4 << 30) - 1
     out = run_child("zeros", str(n))
     if "raised" in out:
@@ -159,7 +159,7 @@ def test_just_under_4gib() -> None:
 
 @pytest.mark.skipif(not FULL, reason="holds 1.3 GB of text: run by make test.limits (POLYLOOP_LIMITS=full)")
 def test_prompt_at_the_limit() -> None:
-    """Issue 10.6: add_step past 1.5 GiB is too_large as assemble of the same steps is."""
+    """docs/SPEC.md §7.3: add_step past 1.5 GiB is too_large as assemble of the same steps is."""
     import polyloop_assembly as pa
 
     template = "{observation:1048576}" * 600  # 629 MB per step

@@ -1,4 +1,4 @@
-"""Issue 10.6 in the Python Prompt: ``add_step`` refuses with ``too_large``
+"""docs/SPEC.md §7.3 in the Python Prompt: ``add_step`` refuses with ``too_large``
 exactly when one ``assemble`` of the same steps would.
 
 The Prompt keeps the size of the whole canonical response step by step

@@ -353,7 +353,7 @@ def test_too_large_is_answered_before_copying_into_the_module() -> None:
     request = b"\x81\xdb" + n.to_bytes(4, "big") + bytes(n)  # a str of 1 GiB: 1 GiB + 6 bytes
     resp, err = R.assemble_bytes(request)
     assert (resp, err) == (None, ("too_large", ""))
-    # the core's words (core/assemble.go), in the canonical encoding of an error response
+    # the core's words (core/check.go), in the canonical encoding of an error response
     want = R.error_response("too_large", "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(request), "")
     assert asm.assemble_bytes(request) == want
     assert asm.assemble_bytes(memoryview(request)) == want

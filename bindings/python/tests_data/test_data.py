@@ -1,4 +1,4 @@
-"""Data sets (issue 13 items 1-3): 10,000 recorded requests, valid and invalid,
+"""Data sets: 10,000 recorded requests, valid and invalid,
 rendered serially, by assemble_many, by the CLI's --batch (and --jobs when the
 CLI has it), on a local Ray cluster and by ``datasets.map(num_proc=2)``: every
 response byte-identical to the serial run, every invalid request an error row

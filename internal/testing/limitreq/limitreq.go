@@ -1,7 +1,7 @@
 // Package limitreq builds the requests of the bounded-resources family
-// (issue 10; RATIONALE.md "Bounded resources"): each case at a scale given
+// (docs/SPEC.md §4 and §6; RATIONALE.md "Bounded resources"): each case at a scale given
 // in bytes, so that `make test` runs them small and `make test.limits` at
-// the issue's full sizes. Every host's limits test (Go engines, Python,
+// the full sizes. Every host's limits test (Go engines, Python,
 // Node) gets its requests from here, through `go run
 // ./internal/testing/limitreq/gen`, so that all hosts answer the same bytes.
 package limitreq
@@ -27,7 +27,7 @@ type Case struct {
 	Path string
 }
 
-// FullSize is the size parameter of `make test.limits`: the issue's sizes.
+// FullSize is the size parameter of `make test.limits`: the full sizes.
 const FullSize = 300 << 20
 
 // junk returns n bytes of U+0001, the character JSON escapes the most (6
@@ -43,13 +43,13 @@ func excerptPath(n int) string { return jsonstr.QuoteExcerpt(junk(n)) }
 // BadRole is a run message whose role is n bytes of U+0001.
 func BadRole(n int) Case {
 	req := core.EncodeRequest(&core.Request{RunMessages: []core.Message{{Role: junk(n)}}, ObservationTemplate: tmpl})
-	return Case{Name: "bad-role", Description: "a role of " + size(n) + " of U+0001 (issue 10.1)", Request: req, Code: core.CodeInvalidRole, Path: "run_messages[0].role"}
+	return Case{Name: "bad-role", Description: "a role of " + size(n) + " of U+0001 (docs/SPEC.md §6)", Request: req, Code: core.CodeInvalidRole, Path: "run_messages[0].role"}
 }
 
 // BadBlockType is a block whose type is n bytes of U+0001.
 func BadBlockType(n int) Case {
 	req := core.EncodeRequest(&core.Request{RunMessages: []core.Message{{Role: core.RoleUser, Content: []core.Block{{Type: junk(n)}}}}, ObservationTemplate: tmpl})
-	return Case{Name: "bad-block-type", Description: "a block type of " + size(n) + " of U+0001 (issue 10.1)", Request: req, Code: core.CodeUnknownBlockType, Path: "run_messages[0].content[0].type"}
+	return Case{Name: "bad-block-type", Description: "a block type of " + size(n) + " of U+0001 (docs/SPEC.md §6)", Request: req, Code: core.CodeUnknownBlockType, Path: "run_messages[0].content[0].type"}
 }
 
 // UnknownKey is a request map with an unknown key of n bytes of U+0001.
@@ -59,7 +59,7 @@ func UnknownKey(n int) Case {
 	b = msgp.AppendString(b, tmpl)
 	b = msgp.AppendString(b, junk(n))
 	b = msgp.AppendNil(b)
-	return Case{Name: "unknown-key", Description: "an unknown key of " + size(n) + " of U+0001 (issue 10.1)", Request: b, Code: core.CodeUnknownField, Path: "[" + excerptPath(n) + "]"}
+	return Case{Name: "unknown-key", Description: "an unknown key of " + size(n) + " of U+0001 (docs/SPEC.md §6)", Request: b, Code: core.CodeUnknownField, Path: "[" + excerptPath(n) + "]"}
 }
 
 // RepeatedChannel is an injections map whose channel name, n bytes of
@@ -75,11 +75,11 @@ func RepeatedChannel(n int) Case {
 	}
 	b = msgp.AppendString(b, "observation_template")
 	b = msgp.AppendString(b, tmpl)
-	return Case{Name: "repeated-channel", Description: "a channel of " + size(n/2) + " of U+0001 given twice (issue 10.1)", Request: b, Code: core.CodeDuplicateKey, Path: "injections[" + excerptPath(n/2) + "]"}
+	return Case{Name: "repeated-channel", Description: "a channel of " + size(n/2) + " of U+0001 given twice (docs/SPEC.md §6)", Request: b, Code: core.CodeDuplicateKey, Path: "injections[" + excerptPath(n/2) + "]"}
 }
 
 // Template is a valid template of n bytes: "{observation}" and then ASCII
-// text (issue 10.2 at n = 1 GiB − 64), one step. The request has no "v" (it
+// text (docs/SPEC.md §4, at n = 1 GiB − 64), one step. The request has no "v" (it
 // is optional) so that at n = 1 GiB − 64 it fits in the 1 GiB limit.
 func Template(n int) Case {
 	t := tmpl + strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789 {{}} ", n/42+1)[:n-len(tmpl)]
@@ -97,28 +97,28 @@ func Template(n int) Case {
 	b = msgp.AppendString(b, "")
 	b = msgp.AppendString(b, "observation")
 	b = msgp.AppendString(b, "o")
-	return Case{Name: "template", Description: "a valid template of " + size(n) + " (issue 10.2)", Request: b}
+	return Case{Name: "template", Description: "a valid template of " + size(n) + " (docs/SPEC.md §4)", Request: b}
 }
 
 // FieldsSteps is "{observation:.0}" × fields with steps empty steps (issue
 // 10.3 at 100,000 × 10,000): about 16 bytes per field and 26 per step.
 func FieldsSteps(fields, steps int) Case {
 	req := core.EncodeRequest(&core.Request{ObservationTemplate: strings.Repeat("{observation:.0}", fields), Steps: make([]core.Step, steps)})
-	return Case{Name: "fields-steps", Description: "a template of " + itoa(fields) + " fields over " + itoa(steps) + " steps (issue 10.3)", Request: req}
+	return Case{Name: "fields-steps", Description: "a template of " + itoa(fields) + " fields over " + itoa(steps) + " steps (docs/SPEC.md §4)", Request: req}
 }
 
 // WideResponse is "{observation:1048576}" × fields and one step: a small
-// request with a response of about fields MiB (issue 10.4 at 600).
+// request with a response of about fields MiB (docs/SPEC.md §7.6 at 600).
 func WideResponse(fields int) Case {
 	req := core.EncodeRequest(&core.Request{ObservationTemplate: strings.Repeat("{observation:1048576}", fields), Steps: []core.Step{{}}})
-	return Case{Name: "wide-response", Description: itoa(fields) + " fields of width 1,048,576 (issue 10.4)", Request: req}
+	return Case{Name: "wide-response", Description: itoa(fields) + " fields of width 1,048,576 (docs/SPEC.md §7.6)", Request: req}
 }
 
 // Cases returns the family at scale n bytes (the junk values; the other
-// cases scale with it up to the issue's sizes) with a template of
+// cases scale with it up to the full sizes) with a template of
 // templateBytes.
 func Cases(n, templateBytes int) []Case {
-	fields := min(max(n/300, 100), 100_000) // the issue's 100,000 fields over 10,000 steps from 30 MB on
+	fields := min(max(n/300, 100), 100_000) // the full 100,000 fields over 10,000 steps from 30 MB on
 	return []Case{
 		BadRole(n), BadBlockType(n), UnknownKey(n), RepeatedChannel(n),
 		Template(templateBytes), FieldsSteps(fields, fields/10), WideResponse(min(max(n/(512<<10), 1), 600)),
@@ -126,11 +126,11 @@ func Cases(n, templateBytes int) []Case {
 }
 
 // FullTemplateBytes is the template of `make test.limits`: the largest
-// whose request fits in the 1 GiB limit with one step (issue 10.2).
+// whose request fits in the 1 GiB limit with one step (docs/SPEC.md §4).
 const FullTemplateBytes = 1<<30 - 64
 
 // DeepJSON is a request whose steps[0] is depth nested arrays around a
-// string of strBytes bytes (issue 10.8): as JSON text and as msgpack, both
+// string of strBytes bytes (the CLI's deep JSON): as JSON text and as msgpack, both
 // malformed_request at steps[0] (a step must be a map).
 func DeepJSON(depth, strBytes int) (jsonText, msgpack []byte, c Case) {
 	str := strings.Repeat("x", strBytes)
@@ -149,7 +149,7 @@ func DeepJSON(depth, strBytes int) (jsonText, msgpack []byte, c Case) {
 		b = msgp.AppendArrayHeader(b, 1)
 	}
 	b = msgp.AppendString(b, str)
-	c = Case{Name: "deep-json", Description: "steps[0] nested " + itoa(depth) + " deep around " + size(strBytes) + " (issue 10.8)",
+	c = Case{Name: "deep-json", Description: "steps[0] nested " + itoa(depth) + " deep around " + size(strBytes) + " (the CLI's deep JSON)",
 		Request: b, Code: core.CodeMalformedRequest, Path: "steps[0]"}
 	return []byte(j.String()), b, c
 }

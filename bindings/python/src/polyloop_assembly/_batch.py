@@ -1,10 +1,12 @@
-"""Many requests on every core: :func:`assemble_many`, :func:`assemble_json_many`
+"""Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`
 and :func:`assemble_bytes_many`.
 
 The module call itself runs without the GIL (wasmtime's C API is called through
-``ctypes.CDLL``, which releases it), so threads over the instance pool run
-requests in parallel; encoding the request and building the response dict hold
-the GIL. Input is read lazily, at most ``window`` requests ahead of the
+``ctypes.CDLL``, which releases it), so threads over the instance pool keep the
+process busy without blocking the caller; they do not add cores (measured:
+module calls contend inside one process, even on separate stores), processes
+do (``datasets.map(num_proc=N)``, Ray, ``multiprocessing``). Encoding the
+request and building the response dict hold the GIL. Input is read lazily, at most ``window`` requests ahead of the
 response being yielded, so an unbounded stream runs in bounded memory.
 """
 
@@ -158,7 +160,7 @@ def assemble_many(
     progress: Optional[Callable[[int], None]] = None,
     assembler: Optional[Assembler] = None,
 ) -> Iterator[Any]:
-    """Assemble many requests on every core; yield the responses in input order.
+    """Assemble many requests on a pool of threads; yield the responses in input order.
 
     Each request is what :func:`assemble` takes; each result is what it
     returns, equal to a serial ``assemble`` of the same request.

@@ -1,4 +1,4 @@
-"""The size of a prompt's canonical response, kept step by step (issue 10.6).
+"""The size of a prompt's canonical response, kept step by step (docs/SPEC.md §7.3).
 
 One :func:`~polyloop_assembly.assemble` refuses a request whose canonical ok
 response would be over :data:`MAX_RESPONSE_BYTES` (``too_large`` at ``""``,
@@ -6,7 +6,7 @@ docs/SPEC.md §4). A :class:`~polyloop_assembly.Prompt` never sends the whole
 request, so it must know that size itself, at a cost independent of the
 history: ``add_step`` refuses exactly when one ``assemble`` of the same steps
 would. This module is the one place the binding knows anything about the
-response's size; it mirrors ``core.ResponseSizer`` (core/assemble.go).
+response's size; it mirrors ``core.ResponseSizer`` (core/size.go).
 
 The rule, from the response's canonical layout (docs/SPEC.md §6): an ok
 response is ``{v, ok, messages: [m...], message_chars: [c...], prompt_chars,
@@ -48,7 +48,7 @@ __all__ = [
 #: The largest canonical response (core.MaxResponseBytes): 1.5 GiB.
 MAX_RESPONSE_BYTES = 3 << 29
 
-#: The core's message for a response over the limit (core/assemble.go, checkResponseSize).
+#: The core's message for a response over the limit (core/size.go, checkResponseSize).
 MSG_RESPONSE_TOO_LARGE = (
     "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)"
 )

@@ -2,7 +2,7 @@
 // (NAME.msgpack) into DIR, at scale SIZE bytes, and a manifest
 // (cases.json: name, file, expected code and path, the native response's
 // size and SHA-256) for the Python and
-// JavaScript limits tests. SIZE "full" is the sizes.
+// JavaScript limits tests. SIZE "full" is the full sizes.
 //
 //	go run ./internal/testing/limitreq/gen DIR SIZE|full
 package main
