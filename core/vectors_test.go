@@ -1,110 +1,38 @@
 package core
 
 // The shared test vectors of testdata/vectors (written by the pure-Python
-// reference, testdata/gen/reference.py) run against AssembleBytes. The rules
-// of this runner are described in testdata/vectors/README.md so that the
-// Python and JavaScript runners can be 1:1 ports of it.
+// reference, testdata/gen/reference.py) run against AssembleBytes (the rules
+// in testdata/vectors/README.md). This runner alone checks the canonical shape
+// of error responses byte by byte; host-test proves every engine gives the
+// same bytes, so the Python and JavaScript runners read errors through their
+// bindings' own decoders.
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/assembly/internal/vectors"
 )
 
 const vectorsDir = "../testdata/vectors"
 
-type vectorFile struct {
-	Description string       `json:"description"`
-	Cases       []vectorCase `json:"cases"`
-}
-
-type vectorCase struct {
-	Name        string       `json:"name"`
-	Description string       `json:"description"`
-	Request     string       `json:"request"`
-	Response    *string      `json:"response"`
-	Error       *vectorError `json:"error"`
-}
-
-type vectorError struct {
-	Code   string `json:"code"`
-	Path   string `json:"path"`
-	Offset *int   `json:"offset"` // invalid_template only
-}
-
-// wantOffset is the case's offset, or -1 when it has none.
-func (e *vectorError) wantOffset() int {
-	if e.Offset == nil {
-		return -1
-	}
-	return *e.Offset
-}
-
-// loadedVector is one case with its bytes decoded.
-type loadedVector struct {
-	file     string
-	c        vectorCase
-	request  []byte
-	response []byte // nil for error cases
-}
-
-// loadVectors reads every testdata/vectors/*.json and checks the format:
-// known keys only, unique names, exactly one of response and error.
-func loadVectors(t *testing.T) []loadedVector {
+// loadVectors reads every testdata/vectors/*.json through the one Go loader
+// (internal/vectors); their format is checked where they are written and
+// committed (testdata/gen/schema.py).
+func loadVectors(t *testing.T) []vectors.Case {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no vector files in %s (err %v): run `make vectors`", vectorsDir, err)
+	cases, err := vectors.Load(vectorsDir)
+	if err != nil {
+		t.Fatalf("%v: run `make vectors`", err)
 	}
-	sort.Strings(files)
-	var out []loadedVector
-	seen := map[string]string{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		var vf vectorFile
-		if err := dec.Decode(&vf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if len(vf.Cases) == 0 {
-			t.Fatalf("%s: no cases", f)
-		}
-		base := filepath.Base(f)
-		for _, c := range vf.Cases {
-			if prev, dup := seen[c.Name]; dup {
-				t.Fatalf("%s: case name %q also in %s", base, c.Name, prev)
-			}
-			seen[c.Name] = base
-			if (c.Response == nil) == (c.Error == nil) {
-				t.Fatalf("%s/%s: a case has exactly one of response and error", base, c.Name)
-			}
-			lv := loadedVector{file: base, c: c}
-			if lv.request, err = base64.StdEncoding.DecodeString(c.Request); err != nil {
-				t.Fatalf("%s/%s: request: %v", base, c.Name, err)
-			}
-			if c.Response != nil {
-				if lv.response, err = base64.StdEncoding.DecodeString(*c.Response); err != nil {
-					t.Fatalf("%s/%s: response: %v", base, c.Name, err)
-				}
-			}
-			out = append(out, lv)
-		}
-	}
-	return out
+	return cases
 }
 
 // TestVectors runs every shared vector through AssembleBytes: ok cases must
@@ -114,25 +42,25 @@ func loadVectors(t *testing.T) []loadedVector {
 func TestVectors(t *testing.T) {
 	for _, lv := range loadVectors(t) {
 		lv := lv
-		t.Run(strings.TrimSuffix(lv.file, ".json")+"/"+lv.c.Name, func(t *testing.T) {
-			got := AssembleBytes(lv.request)
-			if lv.c.Error == nil {
-				if !bytes.Equal(got, lv.response) {
-					t.Fatalf("%s\n%s", lv.c.Description, describeMismatch(got, lv.response))
+		t.Run(strings.TrimSuffix(lv.File, ".json")+"/"+lv.Name, func(t *testing.T) {
+			got := AssembleBytes(lv.Request)
+			if lv.Error == nil {
+				if !bytes.Equal(got, lv.Response) {
+					t.Fatalf("%s\n%s", lv.Description, describeMismatch(got, lv.Response))
 				}
 				return
 			}
 			code, path, msg, offset, err := decodeErrorResponse(got)
 			if err != nil {
 				t.Fatalf("%s\nwant error %s at %q; the response is not a canonical error response: %v\n% x",
-					lv.c.Description, lv.c.Error.Code, lv.c.Error.Path, err, head(got, 200))
+					lv.Description, lv.Error.Code, lv.Error.Path, err, head(got, 200))
 			}
-			if code != lv.c.Error.Code || path != lv.c.Error.Path || offset != lv.c.Error.wantOffset() {
+			if code != lv.Error.Code || path != lv.Error.Path || offset != lv.Error.WantOffset() {
 				t.Fatalf("%s\nwant %s at %q offset %d\n got %s at %q offset %d (message %q)",
-					lv.c.Description, lv.c.Error.Code, lv.c.Error.Path, lv.c.Error.wantOffset(), code, path, offset, msg)
+					lv.Description, lv.Error.Code, lv.Error.Path, lv.Error.WantOffset(), code, path, offset, msg)
 			}
 			if msg == "" {
-				t.Fatalf("%s: empty error message", lv.c.Description)
+				t.Fatalf("%s: empty error message", lv.Description)
 			}
 			// DecodeResponse, the hosts' reader, gives the same error.
 			_, derr := DecodeResponse(got)
@@ -150,11 +78,11 @@ func TestVectorsCoverEveryErrorCode(t *testing.T) {
 	declared := declaredCodes(t)
 	covered := map[string]bool{}
 	for _, lv := range loadVectors(t) {
-		if lv.c.Error != nil {
-			if !declared[lv.c.Error.Code] {
-				t.Errorf("%s/%s: code %q is not a Code constant of the package", lv.file, lv.c.Name, lv.c.Error.Code)
+		if lv.Error != nil {
+			if !declared[lv.Error.Code] {
+				t.Errorf("%s/%s: code %q is not a Code constant of the package", lv.File, lv.Name, lv.Error.Code)
 			}
-			covered[lv.c.Error.Code] = true
+			covered[lv.Error.Code] = true
 		}
 	}
 	for code := range declared {
@@ -219,20 +147,20 @@ func declaredCodes(t *testing.T) map[string]bool {
 // only empty channels give byte-identical responses (docs/SPEC.md §3).
 func TestVectorsEmptyInjections(t *testing.T) {
 	names := []string{"injections-empty-absent", "injections-empty-map", "injections-empty-channels"}
-	byName := map[string]loadedVector{}
+	byName := map[string]vectors.Case{}
 	for _, lv := range loadVectors(t) {
-		byName[lv.c.Name] = lv
+		byName[lv.Name] = lv
 	}
 	var first []byte
 	for i, n := range names {
 		lv, ok := byName[n]
-		if !ok || lv.response == nil {
+		if !ok || lv.Response == nil {
 			t.Fatalf("vector %s missing or not an ok case", n)
 		}
-		if i > 0 && !bytes.Equal(lv.response, byName[names[0]].response) {
+		if i > 0 && !bytes.Equal(lv.Response, byName[names[0]].Response) {
 			t.Fatalf("vectors %s and %s expect different responses", names[0], n)
 		}
-		got := AssembleBytes(lv.request)
+		got := AssembleBytes(lv.Request)
 		if i == 0 {
 			first = got
 		} else if !bytes.Equal(got, first) {

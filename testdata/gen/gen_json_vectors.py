@@ -47,6 +47,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference as R  # noqa: E402
+import schema  # noqa: E402
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "json-vectors")
 NAME_RE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
@@ -218,6 +219,7 @@ class Book:
             cases.sort(key=lambda c: c["name"])
             out[name + ".json"] = json.dumps({"description": description, "cases": cases},
                                              indent=1, ensure_ascii=True) + "\n"
+        schema.check_texts("json-vectors", out)
         return out
 
     def write(self):

@@ -25,6 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference as R  # noqa: E402
+import schema  # noqa: E402
 from reference import inj, msg, pack, step  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "prompt-vectors", "prompts.json")
@@ -151,6 +152,7 @@ def main() -> int:
                           "refused steps with their code and path. See README.md.",
            "cases": sorted(CASES, key=lambda c: c["name"])}
     text = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
+    schema.check_texts("prompt-vectors", {os.path.basename(OUT): text})
     with open(OUT, "w", encoding="ascii", newline="\n") as f:
         f.write(text)
     steps = sum(len(c["steps"]) for c in CASES)

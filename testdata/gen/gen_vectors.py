@@ -22,12 +22,13 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference as R  # noqa: E402
+import schema  # noqa: E402
 from reference import (OMIT, Arr, BadStr, Bin, Ext, Float, Int, Map, Nil,  # noqa: E402
                        Raw, Str, inj, msg, pack, request, step, text)
 
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
 T = "{observation}"
-NAME_RE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+NAME_RE = schema.NAME_RE
 
 # error codes, short
 MAL, VER, UNK, MISS, DUP = (R.MALFORMED, R.UNSUPPORTED_VERSION, R.UNKNOWN_FIELD,
@@ -98,6 +99,7 @@ class Book:
             cases = sorted(cases, key=lambda c: c["name"])
             out[fname + ".json"] = json.dumps({"description": description, "cases": cases},
                                               indent=1, ensure_ascii=True) + "\n"
+        schema.check_texts("vectors", out)
         return out
 
     def write(self):

@@ -8,6 +8,7 @@ Run: python3.12 -m unittest testdata/gen/test_reference.py
 """
 
 import hashlib
+import json
 import os
 import sys
 import unittest
@@ -15,6 +16,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference as R  # noqa: E402
+import schema  # noqa: E402
 
 
 def s(text: str) -> bytes:
@@ -291,6 +293,51 @@ class TestAgainstMsgpackPackage(unittest.TestCase):
                 self.assertTrue(msgpack.packb(want) == base64.b64decode(c["response"]), c["name"])
                 n += 1
         self.assertGreater(n, 200)
+
+
+class TestVectorFileSchema(unittest.TestCase):
+    """The committed files of every set are in the one format of schema.py
+    (which the generators also check before writing), so hosts read them
+    without re-validating their shape."""
+
+    def test_committed_files(self):
+        counts = {name: schema.check_dir(name) for name in schema.SETS}
+        self.assertGreater(counts["vectors"], 600)
+        self.assertGreater(counts["json-vectors"], 100)
+        self.assertGreaterEqual(counts["prompt-vectors"], 8)
+
+    def test_rejects_what_the_formats_forbid(self):
+        ok = {"name": "a-case", "description": "d", "request": "gA==", "response": "gA=="}
+        err = {"name": "b-case", "description": "d", "request": "gA==",
+               "error": {"code": R.INVALID_TEMPLATE, "path": "observation_template", "offset": 3}}
+        doc = lambda *cases: {"f.json": json.dumps({"description": "x", "cases": list(cases)})}  # noqa: E731
+        self.assertEqual(schema.check_texts("vectors", doc(ok, err)), 2)
+        bad = [
+            doc(dict(ok, extra=1)),  # an unknown key
+            doc(dict(ok, error=err["error"])),  # both response and error
+            doc({k: v for k, v in ok.items() if k != "response"}),  # neither
+            doc(dict(ok, response="gA")),  # base64 without padding
+            doc(dict(ok, name="A_case")),  # not kebab-case
+            doc(err, ok),  # not sorted
+            doc(ok, ok),  # a repeated name
+            doc(dict(err, error={"code": R.MISSING_FIELD, "path": "", "offset": 3})),  # offset without a template error
+            doc(dict(err, error={"code": R.INVALID_TEMPLATE, "path": ""})),  # a template error without its offset
+            doc(dict(err, error={"code": "no_such_code", "path": ""})),
+            {"f.json": '{"description": "x", "description": "y", "cases": []}'},  # a repeated key
+        ]
+        for texts in bad:
+            with self.assertRaises(schema.SchemaError, msg=texts):
+                schema.check_texts("vectors", texts)
+        syntax = {"name": "s", "description": "d", "request": "gA==", "syntax": True,
+                  "error": {"code": R.MALFORMED, "path": ""}}
+        self.assertEqual(schema.check_texts("json-vectors", doc(syntax)), 1)
+        with self.assertRaises(schema.SchemaError):
+            schema.check_texts("json-vectors", doc(dict(syntax, msgpack="gA==")))
+        step = {"raw_output": "r", "observation": "o", "error": {"code": R.INVALID_UTF8, "path": "steps[0].observation"}}
+        prompt = {"name": "p", "description": "d", "request": {}, "response": "gA==", "steps": [step]}
+        self.assertEqual(schema.check_texts("prompt-vectors", doc(prompt)), 1)
+        with self.assertRaises(schema.SchemaError):
+            schema.check_texts("prompt-vectors", doc(dict(prompt, steps=[dict(step, response="gA==")])))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { assembler, loadPromptVectors, loadVectors } from "./common.mjs";
+import { assembler } from "./common.mjs";
+import { loadCases } from "./vectorsets.mjs";
 import { requestToJs } from "./jsvalue.mjs";
 import { open, skip, withPreview } from "./preview-harness.mjs";
 
@@ -18,7 +19,7 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
     await open(page, url);
 
     await t.test("every vector: the page's assembleBytes equals Node's, byte for byte", async () => {
-      const vectors = loadVectors();
+      const vectors = loadCases("vectors");
       assert.ok(vectors.length > 100, `only ${vectors.length} vectors`);
       const got = await page.evaluate((reqs) => {
         const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
@@ -41,7 +42,7 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
       // The prompt vectors (testdata/prompt-vectors): the page's prompt()
       // answers each step as the vector says. JSON.stringify escapes lone
       // surrogates, JSON.parse in the page restores them.
-      const cases = loadPromptVectors();
+      const cases = loadCases("prompt-vectors");
       const answers = await page.evaluate((src) => {
         return JSON.parse(src).map((c) => {
           const p = window.preview.asm.prompt(c.request);
@@ -56,13 +57,12 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
           });
           return { first, steps };
         });
-      }, JSON.stringify(cases));
-      const expected = (s) => requestToJs(new Uint8Array(Buffer.from(s, "base64")));
-      for (const [i, c] of cases.entries()) {
-        let want = expected(c.response);
+      }, JSON.stringify(cases.map((c) => ({ request: c.request, steps: c.steps.map((s) => ({ raw_output: s.raw_output, observation: s.observation })) }))));
+            for (const [i, c] of cases.entries()) {
+        let want = requestToJs(c.response);
         assert.deepEqual(answers[i].first, want, `prompt vector ${c.name}: the first response`);
         for (const [k, s] of c.steps.entries()) {
-          if (s.response) want = expected(s.response);
+          if (s.response) want = requestToJs(s.response);
           assert.deepEqual(answers[i].steps[k].error, s.error, `prompt vector ${c.name}: step ${k}`);
           assert.deepEqual(answers[i].steps[k].response, want, `prompt vector ${c.name}: after step ${k}`);
         }

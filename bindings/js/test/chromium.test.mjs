@@ -7,7 +7,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { assembler, loadJsonVectors, loadVectors } from "./common.mjs";
+import { assembler } from "./common.mjs";
+import { loadCases } from "./vectorsets.mjs";
 import { serve, withPage } from "./chromium.mjs";
 
 const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
@@ -51,7 +52,7 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
       await page.waitForFunction(() => document.body?.dataset.ready === "1");
 
       await t.test("every shared vector: the page's assembleBytes equals Node's and the vector's", async () => {
-        const vectors = loadVectors();
+        const vectors = loadCases("vectors");
         assert.ok(vectors.length > 100);
         const got = await page.evaluate((reqs) => window.wire(reqs), vectors.map((v) => b64(v.request)));
         for (const [i, v] of vectors.entries()) {
@@ -61,7 +62,7 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
       });
 
       await t.test("every JSON-text vector: assembleJSON in the page gives Node's bytes, value and error", async () => {
-        const vectors = loadJsonVectors();
+        const vectors = loadCases("json-vectors");
         assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);
         const got = await page.evaluate((reqs) => window.json(reqs), vectors.map((v) => b64(v.request)));
         for (const [i, v] of vectors.entries()) {
