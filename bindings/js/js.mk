@@ -40,7 +40,7 @@ JS_PRETTIER_FILES := "**/*.{js,mjs,cjs,ts,mts,cts,json,css}"
 fmt: fmt.js
 lint: lint.js
 fmt.js: js.deps
-	cd $(JS_DIR) && node_modules/.bin/prettier --write --log-level warn $(JS_PRETTIER_FILES)
+	cd $(JS_DIR) && node_modules/.bin/prettier --write --list-different $(JS_PRETTIER_FILES)
 lint.js: js.deps
 	cd $(JS_DIR) && node_modules/.bin/eslint .
 
