@@ -115,8 +115,9 @@ check:
 	after=$$($(TREE_ID)) || exit 1; \
 	if [ "$$before" != "$$after" ]; then \
 		echo "make check changed files:"; git diff --stat $$before $$after; \
-		echo "the tree was not formatted, tidy or generated: run make fmt, go mod tidy and go generate ./... (make check just did) and commit the result"; exit 1; fi; \
-	[ $$rc -eq 0 ] && echo "check: formatted, vetted and linted; go mod tidy and go generate change nothing"; exit $$rc
+		echo "check: make fmt, go mod tidy or go generate changed $$(git diff --name-only $$before $$after | wc -l) files: run make fmt, commit"; exit 1; fi; \
+	if [ $$rc -eq 0 ]; then echo "check: formatted, vetted and linted; go mod tidy and go generate change nothing"; \
+	else echo "check: go vet, staticcheck, ruff check or eslint found problems (above)"; fi; exit $$rc
 check.run: fmt lint check.tidy check.generate
 check.tidy:
 	$(GO) mod tidy
