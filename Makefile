@@ -12,13 +12,20 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go core/*/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo lint test test.begin test.go test.format test.format-full test.host test.limits test.reproducible fuzz bench bench.quick bench.go vectors check-python312
+.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 
 all: wasm
 
+# The one build of the module (make wasm, test.reproducible): add -o FILE ./wasm.
+WASM_BUILD = env GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid="
+
+# Setup steps (builds, installs) keep their commands and output in
+# artifacts/test/NAME.log and print nothing unless they fail.
+SETUP = scripts/suite --quiet
+
 wasm: $(WASM)
 $(WASM): $(WASM_SRC)
-	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $@ ./wasm
+	@$(SETUP) build.wasm -- $(WASM_BUILD) -o $@ ./wasm
 
 # The main job on the bundled example, through the WebAssembly module (wazero).
 demo: wasm
@@ -36,16 +43,18 @@ vectors: check-python312
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
 SUITE := scripts/suite
-test: test.begin test.go test.format test.host test.reproducible
+test: test.begin test.check test.go test.format test.host test.reproducible
 	@scripts/suite-totals
 
 test.begin:
 	@scripts/suite-totals --reset
 
+# make check as one suite: formatting, go vet, staticcheck, ruff, eslint,
+# go mod tidy and go generate.
+test.check:
+	@$(SUITE) check -- $(MAKE) --no-print-directory check
+
 test.go: check-python312 wasm
-	@$(SUITE) go.mod-tidy -- $(GO) mod tidy -diff
-	@$(SUITE) go.vet -- bash -c 'CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/ && $(GO) vet ./cmd/... ./host-test/ ./wasmhost/...'
-	@$(SUITE) staticcheck -- $(GO) run $(STATICCHECK) . ./core/... ./internal/... ./wasmhost/... ./cmd/...
 	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
 	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
@@ -67,22 +76,58 @@ test.host: wasm
 # limit; every engine, one process at a time, with time and memory budgets
 # (about 15 minutes with the Python and Node parts; up to 6 GB of RAM).
 # `make test` runs the same family at 1 MiB without the time budget.
-test.limits: wasm
+test.limits: test.limits.go
+test.limits.go: wasm
 	@CGO_ENABLED=0 POLYLOOP_LIMITS=full $(SUITE) limits.core -- $(GO) test -count=1 -timeout 60m -v -run 'Limit|TooLarge|Saturates|ErrorsAreSmall|ParseMemory|EncodedSize' ./core/
 	@POLYLOOP_LIMITS=full $(SUITE) limits.host -- $(GO) test -count=1 -timeout 180m -v -run 'TestLimits' ./host-test/
 
 # Two builds of the module give the same bytes.
 test.reproducible:
-	@d=$$(mktemp -d); for i in 1 2; do GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 $(GO) build -a -buildmode=c-shared -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o $$d/$$i.wasm ./wasm || exit 1; done; \
-	if cmp -s $$d/1.wasm $$d/2.wasm; then echo "reproducible: two builds of the module are identical ($$(wc -c < $$d/1.wasm) bytes, sha256 $$(sha256sum $$d/1.wasm | cut -c1-16)…)"; rm -rf $$d; else echo "two builds of the module differ" >&2; rm -rf $$d; exit 1; fi
+	@$(SUITE) reproducible -- bash -c 'd=$$(mktemp -d); for i in 1 2; do $(WASM_BUILD) -a -o $$d/$$i.wasm ./wasm || exit 1; done; \
+	if cmp -s $$d/1.wasm $$d/2.wasm; then echo "two builds of the module are identical ($$(wc -c < $$d/1.wasm) bytes, sha256 $$(sha256sum $$d/1.wasm | cut -c1-16)…)"; rm -rf $$d; else echo "two builds of the module differ" >&2; rm -rf $$d; exit 1; fi'
 
+# make lint and make fmt: the Python and JavaScript makefiles add theirs
+# (ruff check and eslint; ruff format and prettier).
 # go vet and staticcheck (pinned) on the Go code; wasm/ is left out: staticcheck
 # does not read //go:wasmexport and calls the module's exports unused.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-lint:
+lint: lint.go
+lint.go:
 	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
 	$(GO) run $(STATICCHECK) . ./core/... ./internal/... ./wasmhost/... ./cmd/...
+
+# gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
+GOFMT = $$($(GO) env GOROOT)/bin/gofmt
+fmt: fmt.go
+fmt.go:
+	$(GOFMT) -l -w $$(git ls-files -co --exclude-standard '*.go' | while read -r f; do [ -e "$$f" ] && echo "$$f"; done)
+
+# make check: the formatters, the linters, go mod tidy and go generate, then
+# fails if they changed any file (tracked or new), with the diff's stat. The
+# work tree is compared with itself before the run, so uncommitted edits of
+# one's own do not fail it; in a clean checkout this is git diff --exit-code.
+# make -k: every step runs even when one fails.
+TREE_ID = i=$$(mktemp -u); GIT_INDEX_FILE=$$i git add -A && GIT_INDEX_FILE=$$i git write-tree; r=$$?; rm -f $$i; exit $$r
+check:
+	@before=$$($(TREE_ID)) || exit 1; \
+	$(MAKE) --no-print-directory -k check.run; rc=$$?; \
+	after=$$($(TREE_ID)) || exit 1; \
+	if [ "$$before" != "$$after" ]; then \
+		echo "make check changed files:"; git diff --stat $$before $$after; \
+		echo "check: make fmt, go mod tidy or go generate changed $$(git diff --name-only $$before $$after | wc -l) files: run make fmt, commit"; exit 1; fi; \
+	if [ $$rc -eq 0 ]; then echo "check: formatted, vetted and linted; go mod tidy and go generate change nothing"; \
+	else echo "check: go vet, staticcheck, ruff check or eslint found problems (above)"; fi; exit $$rc
+check.run: fmt lint check.tidy check.generate
+check.tidy:
+	$(GO) mod tidy
+check.generate:
+	$(GO) generate ./...
+
+# The built wheel, sdist and npm tarball (the Python and JavaScript makefiles
+# add their dist.* targets).
+dist:
+	@ls -l dist/* | awk '{print "dist: " $$NF " (" $$5 " bytes)"}'
 
 FUZZTIME ?= 10m
 fuzz:

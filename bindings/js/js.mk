@@ -10,7 +10,7 @@ CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.example test.js test.js.node test.js.browser test.js.dist test.js.limits dist.js test.preview preview bench.js bench.preview
+.PHONY: js.deps js.wasm js.chromium js.chromium.run js.example test.js test.js.node test.js.browser test.js.dist test.limits.js dist.js dist.js.run test.preview preview bench.js bench.preview fmt.js lint.js
 
 # `make test` includes the JavaScript binding, its built tarball and the
 # prompt preview; `make dist` writes the tarball; `make test.limits` runs the
@@ -19,18 +19,30 @@ JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 test: test.js test.js.dist
 test: test.preview
 dist: dist.js
-test.limits: test.js.limits
+test.limits: test.limits.js
 bench: js.chromium js.example
 
 # The preview's Chromium tests, run by test.preview (not test.js).
 JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/preview*.test.mjs))
 
-# node_modules from the committed package-lock.json (npm ci: exact pins).
+# node_modules from the committed package-lock.json (npm ci: exact pins);
+# the log in artifacts/test/js.deps.log.
 js.deps: $(JS_STAMP)
 $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20 or newer (with npm)" >&2; exit 1; }
-	cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@$(SETUP) js.deps -- bash -c 'cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error'
 	@touch $@
+
+# prettier (.prettierrc.json, .prettierignore) and eslint (eslint.config.js),
+# both pinned in package.json, on the binding's JavaScript, TypeScript, JSON
+# and CSS.
+JS_PRETTIER_FILES := "**/*.{js,mjs,cjs,ts,mts,cts,json,css}"
+fmt: fmt.js
+lint: lint.js
+fmt.js: js.deps
+	cd $(JS_DIR) && node_modules/.bin/prettier --write --list-different $(JS_PRETTIER_FILES)
+lint.js: js.deps
+	cd $(JS_DIR) && node_modules/.bin/eslint .
 
 # The module packaged beside the binding (git-ignored, built from source),
 # and src/version.js (git-ignored): the project's version from VERSION, the one
@@ -38,7 +50,7 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 JS_VERSION_JS := $(JS_DIR)/src/version.js
 js.wasm: $(JS_PKG_WASM) $(JS_VERSION_JS)
 $(JS_PKG_WASM): $(WASM)
-	cp $(WASM) $@
+	@cp $(WASM) $@
 $(JS_VERSION_JS): $(JS_PKG_WASM) VERSION
 	@printf '%s\n' \
 		"// Written by \`make js.wasm\` from VERSION and the module's SHA-256: never edited, never committed." \
@@ -47,14 +59,14 @@ $(JS_VERSION_JS): $(JS_PKG_WASM) VERSION
 		"/** Lowercase hex SHA-256 of the packaged assembly.wasm. */" \
 		"export const moduleSha256 = \"$$(sha256sum $(JS_PKG_WASM) | cut -c1-64)\";" > $@
 
-# Debian's Chromium for the browser test, installed when missing.
+# Debian's Chromium for the browser test, installed when missing (the log in
+# artifacts/test/js.chromium.log).
 js.chromium:
-	@if [ ! -x $(CHROMIUM) ]; then \
-		echo "installing Debian's chromium for the browser test"; \
-		$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	fi
+	@[ -x $(CHROMIUM) ] || $(SETUP) js.chromium -- $(MAKE) --no-print-directory js.chromium.run
 	@[ -x $(CHROMIUM) ] || { echo "$(CHROMIUM) is missing: apt-get install chromium" >&2; exit 1; }
+js.chromium.run:
+	$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 # The example request the preview starts with (copied, never committed).
 js.example:
@@ -66,13 +78,14 @@ js.example:
 # prepack script refuses to pack without them.
 JS_STAGE := build/js-dist
 dist.js: js.wasm
+	@$(SETUP) dist.js -- $(MAKE) --no-print-directory dist.js.run
+dist.js.run:
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
 	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
 	rm -f dist/polyloop-assembly-*.tgz
-	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error >/dev/null
-	@t=$$(ls dist/polyloop-assembly-*.tgz) && echo "dist.js: $$t ($$(wc -c < $$t) bytes)"
+	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
 # Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
@@ -80,11 +93,12 @@ JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e test/preview
 test.js: js.deps js.wasm js.chromium js.example
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
-# The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6).
-test.limits: test.limits.js
-.PHONY: test.limits.js test.js.limits
+# The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6),
+# then the full-size cases of the JavaScript host limits (several GB of
+# memory).
 test.limits.js: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_LIMITS=full node --test test/limits.test.mjs
+	@POLYLOOP_LIMITS=full $(SUITE) limits.js -- bash -c 'cd $(JS_DIR) && node --test --test-reporter=tap test/limits.test.mjs'
+	@POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 $(SUITE) limits.js.host -- bash -c 'cd $(JS_DIR) && node --test --test-concurrency=1 --test-reporter=tap test/host-limits.test.mjs test/pool.test.mjs'
 
 test.js.node: js.deps js.wasm
 	cd $(JS_DIR) && POLYLOOP_SKIP_BROWSER=1 node --test $(JS_TESTS)
@@ -94,11 +108,6 @@ test.js.node: js.deps js.wasm
 # browser apps bundled with esbuild and with Vite, run in Chromium.
 test.js.dist: dist.js js.deps js.chromium
 	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
-
-# The full-size cases of the JavaScript host limits (several GB of memory).
-test.limits: test.js.limits
-test.js.limits: js.deps js.wasm
-	cd $(JS_DIR) && POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 node --test --test-concurrency=1 test/host-limits.test.mjs test/pool.test.mjs
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs

@@ -14,7 +14,7 @@ PY_DIST_DIR ?= dist
 # The CPythons the built wheel is tested on by test.python.dist (those present).
 PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/.pyenv/versions/3.1[0-9].*/bin/python3) $(wildcard /usr/bin/python3)
 
-.PHONY: dist python.venv python.wasm dist.python test.python test.python.dist bench.python
+.PHONY: dist python.venv python.venv.run python.wasm dist.python test.python test.python.dist bench.python fmt.python lint.python
 
 # `make test` runs the binding's suite and the built wheel on every CPython here;
 # `make dist` writes the wheel and the sdist; `make bench` runs its bench
@@ -25,27 +25,41 @@ dist: dist.python
 # The package data (git-ignored, built from source).
 python.wasm: $(PY_STAGED)
 $(PY_PKG_WASM): $(WASM)
-	cp $(WASM) $@
+	@cp $(WASM) $@
 $(PY_PKG_DIR)/VERSION: VERSION
-	cp VERSION $@
+	@cp VERSION $@
 $(PY_DIR)/LICENSE: LICENSE
-	cp LICENSE $@
+	@cp LICENSE $@
 
-# .venv at the repo root with CPython 3.12, the pinned dependencies and the
-# package installed editable.
+# .venv at the repo root with CPython 3.12, the pinned dependencies (ruff
+# for make fmt and make check) and the package installed editable; the log in
+# artifacts/test/python.venv.log.
 python.venv: $(PY_STAMP)
 $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.py | check-python312 $(PY_STAGED)
+	@$(SETUP) python.venv -- $(MAKE) --no-print-directory python.venv.run
+	@touch $@
+python.venv.run:
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis mypy build
+	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis mypy build ruff
 	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
-	@touch $@
+
+# ruff (pinned in constraints.txt, configured in pyproject.toml) on the
+# binding and on the reference of the vectors (testdata/gen).
+PY_RUFF      = $(abspath $(PY_VENV))/bin/ruff
+PY_RUFF_ARGS = --config $(PY_DIR)/pyproject.toml $(PY_DIR) testdata/gen
+fmt: fmt.python
+lint: lint.python
+fmt.python: python.venv
+	$(PY_RUFF) format $(PY_RUFF_ARGS)
+lint.python: python.venv
+	$(PY_RUFF) check $(PY_RUFF_ARGS)
 
 # The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6).
 test.limits: test.limits.python
 .PHONY: test.limits.python
 test.limits.python: python.venv python.wasm
-	cd $(PY_DIR) && POLYLOOP_LIMITS=full $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py
+	@POLYLOOP_LIMITS=full $(SUITE) limits.python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py'
 
 test.python: python.venv python.wasm
 	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
@@ -54,11 +68,9 @@ test.python: python.venv python.wasm
 # built from the sdist (python -m build), which proves the sdist builds
 # without Go; nothing is written into the source tree but the egg-info.
 dist.python: python.venv python.wasm
-	@mkdir -p artifacts $(PY_DIST_DIR)
+	@mkdir -p $(PY_DIST_DIR)
 	@rm -f $(PY_DIST_DIR)/polyloop_assembly-*
-	@$(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR) > artifacts/python-dist.log 2>&1 \
-		|| { cat artifacts/python-dist.log; exit 1; }
-	@ls -l $(PY_DIST_DIR)/polyloop_assembly-*-py3-none-any.whl $(PY_DIST_DIR)/polyloop_assembly-*.tar.gz | awk '{print "dist: " $$NF " (" $$5 " bytes)"}'
+	@$(SETUP) dist.python -- $(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR)
 
 # The built wheel installed (not the source tree) into a fresh venv per
 # CPython, then the shared vectors and the package checks run through it.
@@ -79,7 +91,7 @@ test: test.data
 
 python.data-deps: $(PY_DATA_STAMP)
 $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
+	@$(SETUP) python.data-deps -- $(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
 	@touch $@
 
 test.data: python.data-deps python.wasm

@@ -31,7 +31,7 @@ import json
 import re
 import struct
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # ---------------------------------------------------------------------------

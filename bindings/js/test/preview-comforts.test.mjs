@@ -9,7 +9,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { ARTIFACTS, open, setText, shown, skip, withPreview } from "./preview-harness.mjs";
+import { ARTIFACTS, open, setText, skip, withPreview } from "./preview-harness.mjs";
 import { trajectory } from "../bench/preview-requests.mjs";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");

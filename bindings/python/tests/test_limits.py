@@ -16,7 +16,6 @@ steps is); each fails, never skips, if the binding regresses.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import shutil

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import polyloop_assembly as pa
 from polyloop_assembly import _codec, _respsize
 
-from strategies import STEP, TEXT, request, valid_template
+from strategies import TEXT, request, valid_template
 
 # Templates whose renderings cross the int widths of message_chars and
 # prompt_chars (127/128, 255/256, 65535/65536) with small observations.

@@ -16,7 +16,7 @@ import collections
 import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Mapping, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, TypeVar, Union, overload
 
 from ._api import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
 from ._types import Request, Response

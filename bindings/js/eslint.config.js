@@ -1,0 +1,28 @@
+// ESLint flat config of the JavaScript binding (`make check` runs it).
+// The recommended rules on the sources, tests, benches and the preview. The
+// code runs in Node, in browsers and in the preview's worker, so all three
+// sets of globals are known. Built, copied and installed files are not linted.
+import js from "@eslint/js";
+import globals from "globals";
+
+export default [
+  { ignores: ["node_modules/", "dist/", "src/version.js", "preview/react.json"] },
+  js.configs.recommended,
+  {
+    files: ["**/*.{js,mjs,cjs}"],
+    languageOptions: {
+      ecmaVersion: "latest",
+      sourceType: "module",
+      globals: { ...globals.browser, ...globals.node, ...globals.worker },
+    },
+    rules: {
+      // A leading underscore names a parameter kept for the interface's sake.
+      "no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // The bad-value tests build arrays with holes on purpose.
+    files: ["test/**"],
+    rules: { "no-sparse-arrays": "off" },
+  },
+];
