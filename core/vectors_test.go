@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyloop/assembly/internal/vectors"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 const vectorsDir = "../testdata/vectors"
