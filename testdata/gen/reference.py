@@ -52,9 +52,19 @@ TOO_LARGE = "too_large"
 INTERNAL = "internal"
 
 ALL_CODES = (
-    MALFORMED, UNSUPPORTED_VERSION, UNKNOWN_FIELD, MISSING_FIELD, DUPLICATE_KEY,
-    INVALID_UTF8, INVALID_ROLE, UNKNOWN_BLOCK_TYPE, INVALID_ENTRY_ID,
-    INVALID_BUDGET, INVALID_TEMPLATE, TOO_LARGE, INTERNAL,
+    MALFORMED,
+    UNSUPPORTED_VERSION,
+    UNKNOWN_FIELD,
+    MISSING_FIELD,
+    DUPLICATE_KEY,
+    INVALID_UTF8,
+    INVALID_ROLE,
+    UNKNOWN_BLOCK_TYPE,
+    INVALID_ENTRY_ID,
+    INVALID_BUDGET,
+    INVALID_TEMPLATE,
+    TOO_LARGE,
+    INTERNAL,
 )
 
 MAX_REQUEST_BYTES = 1 << 30
@@ -113,6 +123,7 @@ def channel_path(name: str) -> str:
 # ---------------------------------------------------------------------------
 # Strict forward-pass msgpack reader
 
+
 class Reader:
     """Reads msgpack headers one by one; every problem is a Reject."""
 
@@ -123,7 +134,7 @@ class Reader:
     def take(self, n: int, path: str) -> bytes:
         if n > len(self.data) - self.pos:
             raise Reject(MALFORMED, path)  # the bytes end early
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -205,6 +216,7 @@ class Reader:
 # ---------------------------------------------------------------------------
 # The request schema, decoded in one forward pass
 
+
 def read_struct(r: Reader, path: str, fields: dict, required: tuple) -> dict:
     """Read a map with fixed fields. fields: name -> reader(r, path)."""
     n = r.container("map", path)
@@ -229,12 +241,14 @@ def read_array(r: Reader, path: str, elem) -> list:
 
 def checked_str(rule):
     """A str value followed by its own rule (rule returns an error code or None)."""
+
     def read(r: Reader, path: str) -> str:
         s = r.str_value(path)
         code = rule(s)
         if code:
             raise Reject(code, path)
         return s
+
     return read
 
 
@@ -249,8 +263,7 @@ def template_str(r: Reader, path: str) -> str:
     t = r.str_value(path)
     offset = template_error_offset(t)
     if (offset is None) != (validate_template(t) is None):
-        raise AssertionError(f"the offset rules and CPython disagree on {t!r}: offset {offset}, "
-                             f"reason {validate_template(t)}")
+        raise AssertionError(f"the offset rules and CPython disagree on {t!r}: offset {offset}, reason {validate_template(t)}")
     if offset is not None:
         raise Reject(INVALID_TEMPLATE, path, offset)
     return t
@@ -281,10 +294,7 @@ def read_block(r: Reader, path: str) -> dict:
 
 
 def read_message(r: Reader, path: str) -> dict:
-    return read_struct(
-        r, path,
-        {"role": role_str, "content": lambda r, p: read_array(r, p, read_block)},
-        ("role", "content"))
+    return read_struct(r, path, {"role": role_str, "content": lambda r, p: read_array(r, p, read_block)}, ("role", "content"))
 
 
 def read_messages(r: Reader, path: str) -> list:
@@ -292,13 +302,11 @@ def read_messages(r: Reader, path: str) -> list:
 
 
 def read_injection(r: Reader, path: str) -> dict:
-    return read_struct(r, path, {"entry_id": entry_id_str, "content": plain_str},
-                       ("entry_id", "content"))
+    return read_struct(r, path, {"entry_id": entry_id_str, "content": plain_str}, ("entry_id", "content"))
 
 
 def read_step(r: Reader, path: str) -> dict:
-    return read_struct(r, path, {"raw_output": plain_str, "observation": plain_str},
-                       ("raw_output", "observation"))
+    return read_struct(r, path, {"raw_output": plain_str, "observation": plain_str}, ("raw_output", "observation"))
 
 
 def read_injections(r: Reader, path: str) -> dict:
@@ -337,6 +345,7 @@ def decode_request(data: bytes) -> dict:
 
 # ---------------------------------------------------------------------------
 # Observation template (docs/SPEC.md §5)
+
 
 def spec_width(spec: str) -> tuple[int, int, int] | None:
     """(width, start, end) of the width digits of a str format spec, parsed
@@ -418,10 +427,12 @@ _CONVERSIONS = ("s", "r", "a", "\x00")  # CPython reads a NUL conversion as none
 # [[fill]align][sign][z][#][0][width][grouping][.precision][rest]; \d is any
 # Unicode Nd digit, as CPython's get_integer reads them; the 0 flag only
 # when no fill was given.
-_SPEC = re.compile(r"(?:(?P<fill>.)(?P<align>[<>=^])|(?P<align_only>[<>=^]))?"
-                   r"(?P<sign>[-+ ])?(?P<z>z)?(?P<alt>#)?(?(fill)|0?)"
-                   r"(?P<width>\d*)(?P<group>,_?|_,?)?(?:(?P<dot>\.)(?P<prec>\d*))?(?P<rest>.*)",
-                   re.S)
+_SPEC = re.compile(
+    r"(?:(?P<fill>.)(?P<align>[<>=^])|(?P<align_only>[<>=^]))?"
+    r"(?P<sign>[-+ ])?(?P<z>z)?(?P<alt>#)?(?(fill)|0?)"
+    r"(?P<width>\d*)(?P<group>,_?|_,?)?(?:(?P<dot>\.)(?P<prec>\d*))?(?P<rest>.*)",
+    re.S,
+)
 _SSIZE_MAX = (1 << 63) - 1
 
 
@@ -475,7 +486,7 @@ def _field_offset(t: str, open_: int, name: str) -> int | None:
         after += 2
     if t[after] == ":":
         end = _field_end(t, after + 1)
-        spec = t[after + 1:end]
+        spec = t[after + 1 : end]
         if "{" in spec:
             return after + 1 + spec.index("{")  # GAP: a nested field
         off = _spec_offset(spec)
@@ -567,15 +578,18 @@ def template_error_offset(t: str) -> int | None:
 # ---------------------------------------------------------------------------
 # Canonical msgpack writer (docs/SPEC.md §6) and the non-canonical node types
 
+
 @dataclass
 class Raw:
     """Bytes pasted as they are (broken encodings, 0xc1, truncation...)."""
+
     data: bytes
 
 
 @dataclass
 class Str:
     """A str; fmt None = shortest, else 'fix', 'str8', 'str16' or 'str32'."""
+
     s: str
     fmt: str | None = None
 
@@ -583,6 +597,7 @@ class Str:
 @dataclass
 class BadStr:
     """A str header followed by arbitrary (e.g. invalid UTF-8) bytes."""
+
     data: bytes
     fmt: str | None = None
 
@@ -590,6 +605,7 @@ class BadStr:
 @dataclass
 class Int:
     """An int; fmt None = shortest, else fixint, uint8..uint64, int8..int64."""
+
     n: int
     fmt: str | None = None
 
@@ -597,6 +613,7 @@ class Int:
 @dataclass
 class Map:
     """A map as a list of (key, value) pairs: keys may repeat or be non-str."""
+
     pairs: list
     fmt: str | None = None  # None = shortest, 'fix', 'map16', 'map32'
     count: int | None = None  # header count, if it must lie
@@ -635,8 +652,14 @@ Nil = _Nil()
 OMIT = object()  # request(): leave a field out
 
 _INT_FORMATS = {
-    "uint8": (0xCC, ">B"), "uint16": (0xCD, ">H"), "uint32": (0xCE, ">I"), "uint64": (0xCF, ">Q"),
-    "int8": (0xD0, ">b"), "int16": (0xD1, ">h"), "int32": (0xD2, ">i"), "int64": (0xD3, ">q"),
+    "uint8": (0xCC, ">B"),
+    "uint16": (0xCD, ">H"),
+    "uint32": (0xCE, ">I"),
+    "uint64": (0xCF, ">Q"),
+    "int8": (0xD0, ">b"),
+    "int16": (0xD1, ">h"),
+    "int32": (0xD2, ">i"),
+    "int64": (0xD3, ">q"),
 }
 
 
@@ -645,11 +668,13 @@ def _int(n: int, fmt: str | None) -> bytes:
         if 0 <= n <= 0x7F or -32 <= n < 0:
             fmt = "fixint"
         elif n >= 0:
-            fmt = next(f for f, lim in (("uint8", 1 << 8), ("uint16", 1 << 16),
-                                        ("uint32", 1 << 32), ("uint64", 1 << 64)) if n < lim)
+            fmt = next(
+                f for f, lim in (("uint8", 1 << 8), ("uint16", 1 << 16), ("uint32", 1 << 32), ("uint64", 1 << 64)) if n < lim
+            )
         else:
-            fmt = next(f for f, lim in (("int8", 1 << 7), ("int16", 1 << 15),
-                                        ("int32", 1 << 31), ("int64", 1 << 63)) if n >= -lim)
+            fmt = next(
+                f for f, lim in (("int8", 1 << 7), ("int16", 1 << 15), ("int32", 1 << 31), ("int64", 1 << 63)) if n >= -lim
+            )
     if fmt == "fixint":
         assert -32 <= n <= 0x7F
         return bytes([n & 0xFF])
@@ -704,8 +729,7 @@ def pack(v: Any) -> bytes:
         v = Map(list(v.items()))
     if isinstance(v, Map):
         n = len(v.pairs) if v.count is None else v.count
-        return _container_header(n, v.fmt, 0x80, 0xDE) + b"".join(
-            pack(k) + pack(x) for k, x in v.pairs)
+        return _container_header(n, v.fmt, 0x80, 0xDE) + b"".join(pack(k) + pack(x) for k, x in v.pairs)
     if isinstance(v, (list, tuple)):
         v = Arr(list(v))
     if isinstance(v, Arr):
@@ -739,6 +763,7 @@ def request(**fields) -> bytes:
 
 # Small builders for requests (plain values, canonical when packed).
 
+
 def text(t: str) -> dict:
     return {"type": "text", "text": t}
 
@@ -758,6 +783,7 @@ def step(raw_output: str, observation: str) -> dict:
 # ---------------------------------------------------------------------------
 # Assembly (docs/SPEC.md §3, §4, §6)
 
+
 def assemble(req: dict) -> dict:
     """Assemble a decoded request into the ok response (a plain dict in
     canonical key order)."""
@@ -767,18 +793,15 @@ def assemble(req: dict) -> dict:
     template = req["observation_template"]
     budget = req.get("max_prompt_chars")
 
-    messages = [{"role": m["role"], "content": [text(b["text"]) for b in m["content"]]}
-                for m in run]
+    messages = [{"role": m["role"], "content": [text(b["text"]) for b in m["content"]]} for m in run]
     end_run = len(messages)
     injected = []
     for name in sorted(channels):  # code-point order
         for e in channels[name]:
-            injected.append({"channel": name, "entry_id": e["entry_id"],
-                             "message_index": len(messages)})
+            injected.append({"channel": name, "entry_id": e["entry_id"], "message_index": len(messages)})
             messages.append(msg("user", e["content"]))
     end_injections = len(messages)
-    messages += [{"role": m["role"], "content": [text(b["text"]) for b in m["content"]]}
-                 for m in goal]
+    messages += [{"role": m["role"], "content": [text(b["text"]) for b in m["content"]]} for m in goal]
     end_goal = len(messages)
     for s in req.get("steps", []):
         messages.append(msg("assistant", s["raw_output"]))
@@ -798,8 +821,7 @@ def assemble(req: dict) -> dict:
         "prompt_chars": prompt_chars,
         "context_overflow": budget is not None and prompt_chars > budget,
         "injected": injected,
-        "prefix_digests": {"run": digest(end_run), "injections": digest(end_injections),
-                           "goal": digest(end_goal)},
+        "prefix_digests": {"run": digest(end_run), "injections": digest(end_injections), "goal": digest(end_goal)},
     }
 
 

@@ -41,8 +41,15 @@ SETS: Dict[str, Dict[str, Any]] = {
         "one_of": ("response", "error"),
     },
     "json-vectors": {
-        "case": {"name": STR, "description": STR, "request": B64, "msgpack": B64, "response": B64,
-                 "error": ERROR, "syntax": TRUE},
+        "case": {
+            "name": STR,
+            "description": STR,
+            "request": B64,
+            "msgpack": B64,
+            "response": B64,
+            "error": ERROR,
+            "syntax": TRUE,
+        },
         "required": ("name", "description", "request"),
         "one_of": ("response", "error"),
     },

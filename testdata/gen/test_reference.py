@@ -42,56 +42,153 @@ MINIMAL = b"\x81" + s("observation_template") + s("{observation}")
 class TestOkResponses(unittest.TestCase):
     def test_minimal(self):
         empty = sha(b"\x90")
-        want = (b"\x88" + s("v") + b"\x01" + s("ok") + b"\xc3"
-                + s("messages") + b"\x90" + s("message_chars") + b"\x90"
-                + s("prompt_chars") + b"\x00" + s("context_overflow") + b"\xc2"
-                + s("injected") + b"\x90"
-                + s("prefix_digests") + b"\x83" + s("run") + empty
-                + s("injections") + empty + s("goal") + empty)
+        want = (
+            b"\x88"
+            + s("v")
+            + b"\x01"
+            + s("ok")
+            + b"\xc3"
+            + s("messages")
+            + b"\x90"
+            + s("message_chars")
+            + b"\x90"
+            + s("prompt_chars")
+            + b"\x00"
+            + s("context_overflow")
+            + b"\xc2"
+            + s("injected")
+            + b"\x90"
+            + s("prefix_digests")
+            + b"\x83"
+            + s("run")
+            + empty
+            + s("injections")
+            + empty
+            + s("goal")
+            + empty
+        )
         self.assertEqual(R.assemble_bytes(MINIMAL), (want, None))
 
     def test_all_segments(self):
         # run: system "ab"; injections: {"z": [b1 "é"], "a": [a1 "🙂"]};
         # goal: user "go"; one step raw "R" obs "x", template "<{observation}>"
         block = lambda t: b"\x82" + s("type") + s("text") + s("text") + s(t)
-        message = lambda role, *ts: (b"\x82" + s("role") + s(role) + s("content")
-                                     + bytes([0x90 | len(ts)]) + b"".join(block(t) for t in ts))
-        req = (b"\x86" + s("v") + b"\x01"
-               + s("run_messages") + b"\x91" + message("system", "a", "b")
-               + s("injections") + b"\x82"
-               + s("z") + b"\x91\x82" + s("entry_id") + s("b1") + s("content") + s("é")
-               + s("a") + b"\x91\x82" + s("entry_id") + s("a1") + s("content") + s("🙂")
-               + s("goal_messages") + b"\x91" + message("user", "go")
-               + s("steps") + b"\x91\x82" + s("raw_output") + s("R") + s("observation") + s("x")
-               + s("observation_template") + s("<{observation}>"))
-        msgs = [message("system", "a", "b"), message("user", "🙂"), message("user", "é"),
-                message("user", "go"), message("assistant", "R"), message("user", "<x>")]
+        message = lambda role, *ts: (
+            b"\x82" + s("role") + s(role) + s("content") + bytes([0x90 | len(ts)]) + b"".join(block(t) for t in ts)
+        )
+        req = (
+            b"\x86"
+            + s("v")
+            + b"\x01"
+            + s("run_messages")
+            + b"\x91"
+            + message("system", "a", "b")
+            + s("injections")
+            + b"\x82"
+            + s("z")
+            + b"\x91\x82"
+            + s("entry_id")
+            + s("b1")
+            + s("content")
+            + s("é")
+            + s("a")
+            + b"\x91\x82"
+            + s("entry_id")
+            + s("a1")
+            + s("content")
+            + s("🙂")
+            + s("goal_messages")
+            + b"\x91"
+            + message("user", "go")
+            + s("steps")
+            + b"\x91\x82"
+            + s("raw_output")
+            + s("R")
+            + s("observation")
+            + s("x")
+            + s("observation_template")
+            + s("<{observation}>")
+        )
+        msgs = [
+            message("system", "a", "b"),
+            message("user", "🙂"),
+            message("user", "é"),
+            message("user", "go"),
+            message("assistant", "R"),
+            message("user", "<x>"),
+        ]
 
         def prefix(n):
             return bytes([0x90 | n]) + b"".join(msgs[:n])
 
-        want = (b"\x88" + s("v") + b"\x01" + s("ok") + b"\xc3"
-                + s("messages") + b"\x96" + b"".join(msgs)
-                + s("message_chars") + b"\x96\x02\x01\x01\x02\x01\x03"
-                + s("prompt_chars") + b"\x0a" + s("context_overflow") + b"\xc2"
-                + s("injected") + b"\x92"
-                + b"\x83" + s("channel") + s("a") + s("entry_id") + s("a1") + s("message_index") + b"\x01"
-                + b"\x83" + s("channel") + s("z") + s("entry_id") + s("b1") + s("message_index") + b"\x02"
-                + s("prefix_digests") + b"\x83" + s("run") + sha(prefix(1))
-                + s("injections") + sha(prefix(3)) + s("goal") + sha(prefix(4)))
+        want = (
+            b"\x88"
+            + s("v")
+            + b"\x01"
+            + s("ok")
+            + b"\xc3"
+            + s("messages")
+            + b"\x96"
+            + b"".join(msgs)
+            + s("message_chars")
+            + b"\x96\x02\x01\x01\x02\x01\x03"
+            + s("prompt_chars")
+            + b"\x0a"
+            + s("context_overflow")
+            + b"\xc2"
+            + s("injected")
+            + b"\x92"
+            + b"\x83"
+            + s("channel")
+            + s("a")
+            + s("entry_id")
+            + s("a1")
+            + s("message_index")
+            + b"\x01"
+            + b"\x83"
+            + s("channel")
+            + s("z")
+            + s("entry_id")
+            + s("b1")
+            + s("message_index")
+            + b"\x02"
+            + s("prefix_digests")
+            + b"\x83"
+            + s("run")
+            + sha(prefix(1))
+            + s("injections")
+            + sha(prefix(3))
+            + s("goal")
+            + sha(prefix(4))
+        )
         self.assertEqual(R.assemble_bytes(req), (want, None))
 
     def test_budget_overflow_and_large_ints(self):
         # 200 code points of text: prompt_chars is uint8 0xcc 0xc8
         t = "x" * 200
-        req = (b"\x83" + s("goal_messages") + b"\x91\x82" + s("role") + s("user") + s("content")
-               + b"\x91\x82" + s("type") + s("text") + s("text") + s8(t)
-               + s("observation_template") + s("{observation}")
-               + s("max_prompt_chars") + b"\xd3" + (199).to_bytes(8, "big"))
+        req = (
+            b"\x83"
+            + s("goal_messages")
+            + b"\x91\x82"
+            + s("role")
+            + s("user")
+            + s("content")
+            + b"\x91\x82"
+            + s("type")
+            + s("text")
+            + s("text")
+            + s8(t)
+            + s("observation_template")
+            + s("{observation}")
+            + s("max_prompt_chars")
+            + b"\xd3"
+            + (199).to_bytes(8, "big")
+        )
         resp, err = R.assemble_bytes(req)
         self.assertIsNone(err)
-        self.assertIn(s("message_chars") + b"\x91\xcc\xc8" + s("prompt_chars") + b"\xcc\xc8"
-                      + s("context_overflow") + b"\xc3", resp)
+        self.assertIn(
+            s("message_chars") + b"\x91\xcc\xc8" + s("prompt_chars") + b"\xcc\xc8" + s("context_overflow") + b"\xc3", resp
+        )
 
 
 class TestErrors(unittest.TestCase):
@@ -103,10 +200,24 @@ class TestErrors(unittest.TestCase):
     def test_template_error_has_offset(self):
         req = b"\x81" + s("observation_template") + s("ab}{observation}")
         self.check(req, "invalid_template", "observation_template", 2)
-        self.assertEqual(R.error_response("invalid_template", "m", "observation_template", 2),
-                         b"\x83" + s("v") + b"\x01" + s("ok") + b"\xc2" + s("error") + b"\x84"
-                         + s("code") + s("invalid_template") + s("message") + s("m")
-                         + s("path") + s("observation_template") + s("offset") + b"\x02")
+        self.assertEqual(
+            R.error_response("invalid_template", "m", "observation_template", 2),
+            b"\x83"
+            + s("v")
+            + b"\x01"
+            + s("ok")
+            + b"\xc2"
+            + s("error")
+            + b"\x84"
+            + s("code")
+            + s("invalid_template")
+            + s("message")
+            + s("m")
+            + s("path")
+            + s("observation_template")
+            + s("offset")
+            + b"\x02",
+        )
 
     def test_broken_msgpack(self):
         self.check(b"", "malformed_request", "")
@@ -133,23 +244,35 @@ class TestErrors(unittest.TestCase):
         self.check(b"\x81" + s("max_prompt_chars") + b"\xff", "invalid_budget", "max_prompt_chars")
         self.check(b"\x81" + s("max_prompt_chars") + b"\xc0", "missing_field", "observation_template")
         self.check(b"\x81" + s("observation_template") + s("Output:"), "invalid_template", "observation_template", 0)
-        self.check(b"\x81" + s("injections") + b"\x81" + s('q"\\\n\x01é') + b"\x91\x80",
-                   "missing_field", 'injections["q\\"\\\\\\n\\u0001é"][0].entry_id')
-        self.check(b"\x81" + s("injections") + b"\x82" + s("c") + b"\x90" + s("c") + b"\x90",
-                   "duplicate_key", 'injections["c"]')
+        self.check(
+            b"\x81" + s("injections") + b"\x81" + s('q"\\\n\x01é') + b"\x91\x80",
+            "missing_field",
+            'injections["q\\"\\\\\\n\\u0001é"][0].entry_id',
+        )
+        self.check(b"\x81" + s("injections") + b"\x82" + s("c") + b"\x90" + s("c") + b"\x90", "duplicate_key", 'injections["c"]')
         self.check(b"\x81" + s("injections") + b"\x81\xa1\xff\x90", "invalid_utf8", "injections")
-        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("a-b") + b"\xc0",
-                   "unknown_field", 'steps[0]["a-b"]')
-        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("_x9") + b"\xc0",
-                   "unknown_field", "steps[0]._x9")
+        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("a-b") + b"\xc0", "unknown_field", 'steps[0]["a-b"]')
+        self.check(b"\x81" + s("steps") + b"\x91\x81" + s("_x9") + b"\xc0", "unknown_field", "steps[0]._x9")
         self.check(b"\x81" + s("steps") + b"\x92\x80", "missing_field", "steps[0].raw_output")
-        self.check(b"\x81" + s("run_messages") + b"\x92\x82" + s("role") + s("tool"),
-                   "invalid_role", "run_messages[0].role")
-        self.check(b"\x81" + s("run_messages") + b"\x91\x82" + s("role") + s("user") + s("content")
-                   + b"\x91\x81" + s("type") + s("image"),
-                   "unknown_block_type", "run_messages[0].content[0].type")
-        self.check(b"\x81" + s("injections") + b"\x81\xa0\x91\x81" + s("entry_id") + s(""),
-                   "invalid_entry_id", 'injections[""][0].entry_id')
+        self.check(b"\x81" + s("run_messages") + b"\x92\x82" + s("role") + s("tool"), "invalid_role", "run_messages[0].role")
+        self.check(
+            b"\x81"
+            + s("run_messages")
+            + b"\x91\x82"
+            + s("role")
+            + s("user")
+            + s("content")
+            + b"\x91\x81"
+            + s("type")
+            + s("image"),
+            "unknown_block_type",
+            "run_messages[0].content[0].type",
+        )
+        self.check(
+            b"\x81" + s("injections") + b"\x81\xa0\x91\x81" + s("entry_id") + s(""),
+            "invalid_entry_id",
+            'injections[""][0].entry_id',
+        )
         self.check(b"\x81" + s("run_messages") + b"\xdd\xff\xff\xff\xff", "malformed_request", "run_messages[0]")
 
 
@@ -159,7 +282,7 @@ class TestExcerpts(unittest.TestCase):
     def test_cut(self):
         self.assertEqual(R.excerpt("a" * 256), "a" * 256)
         self.assertEqual(R.excerpt("a" * 257), "a" * 256 + "\u2026")
-        self.assertEqual(R.excerpt("\U0001F600" * 300), "\U0001F600" * 256 + "\u2026")
+        self.assertEqual(R.excerpt("\U0001f600" * 300), "\U0001f600" * 256 + "\u2026")
 
     def test_paths(self):
         key = "x" * 1000 + "-"
@@ -170,33 +293,79 @@ class TestExcerpts(unittest.TestCase):
 
 class TestTemplates(unittest.TestCase):
     def test_accepted(self):
-        for t in ["{observation}", "Output:\n```\n{observation}\n```\n\n", "{observation!r}",
-                  "{observation!a:>10.3}", "{{{observation}}}", "{observation:\u0661\u0660}",
-                  "{observation:x^1048576}", "{observation:01048576}", "{observation}{observation:.0}",
-                  "{observation:.99999999999}"]:
+        for t in [
+            "{observation}",
+            "Output:\n```\n{observation}\n```\n\n",
+            "{observation!r}",
+            "{observation!a:>10.3}",
+            "{{{observation}}}",
+            "{observation:\u0661\u0660}",
+            "{observation:x^1048576}",
+            "{observation:01048576}",
+            "{observation}{observation:.0}",
+            "{observation:.99999999999}",
+        ]:
             self.assertIsNone(R.validate_template(t), t)
 
     def test_rejected(self):
-        for t in ["", "Output:", "{{observation}}", "{}", "{0}", "{obs}", "{observation.x}",
-                  "{observation.upper}", "{observation[0]}", "{observation:{x}}",
-                  "{observation:1048577}", "{observation:0001048577}",
-                  "{observation:\u0661\u0660\u0664\u0668\u0665\u0667\u0667}",
-                  "{observation", "}{observation}", "{observation!x}", "{observation:=5}",
-                  "{observation:+}", "{observation:d}", "{observation:,}", "{observation}{x}",
-                  "{observation:99999999999999999999}"]:
+        for t in [
+            "",
+            "Output:",
+            "{{observation}}",
+            "{}",
+            "{0}",
+            "{obs}",
+            "{observation.x}",
+            "{observation.upper}",
+            "{observation[0]}",
+            "{observation:{x}}",
+            "{observation:1048577}",
+            "{observation:0001048577}",
+            "{observation:\u0661\u0660\u0664\u0668\u0665\u0667\u0667}",
+            "{observation",
+            "}{observation}",
+            "{observation!x}",
+            "{observation:=5}",
+            "{observation:+}",
+            "{observation:d}",
+            "{observation:,}",
+            "{observation}{x}",
+            "{observation:99999999999999999999}",
+        ]:
             self.assertIsNotNone(R.validate_template(t), t)
 
     def test_offsets(self):
         # Each offset counted by hand in code points (docs/SPEC.md §5 "Offsets").
         cases = {
-            "": 0, "plain": 0, "a{{b": 1, "{}": 0, "{0}": 1, "{obs}": 1, "x{observation.y}": 13,
-            "{observation[0]}": 12, "{observation:{x}}": 13, "\u00e9{observation:1048577}": 14,
-            "{observation": 0, "}{observation}": 0, "{observation}{": 13, "{observation!x}": 13,
-            "{observation!}": 12, "{observation!}}": 12, "{observation!rr}": 14, "{observation!": 12,
-            "{observation:=5}": 13, "{observation:x=5}": 14, "{observation:+}": 13,
-            "{observation:5.}": 14, "{observation:.5d}": 15, "{observation:,_}": 14,
-            "{observation:ss}": 13, "{observation:{<5}": 0, "{observation{}}": 12,
-            "\U0001f600{observation:z}": 14, "{observation}{x}}": 14,
+            "": 0,
+            "plain": 0,
+            "a{{b": 1,
+            "{}": 0,
+            "{0}": 1,
+            "{obs}": 1,
+            "x{observation.y}": 13,
+            "{observation[0]}": 12,
+            "{observation:{x}}": 13,
+            "\u00e9{observation:1048577}": 14,
+            "{observation": 0,
+            "}{observation}": 0,
+            "{observation}{": 13,
+            "{observation!x}": 13,
+            "{observation!}": 12,
+            "{observation!}}": 12,
+            "{observation!rr}": 14,
+            "{observation!": 12,
+            "{observation:=5}": 13,
+            "{observation:x=5}": 14,
+            "{observation:+}": 13,
+            "{observation:5.}": 14,
+            "{observation:.5d}": 15,
+            "{observation:,_}": 14,
+            "{observation:ss}": 13,
+            "{observation:{<5}": 0,
+            "{observation{}}": 12,
+            "\U0001f600{observation:z}": 14,
+            "{observation}{x}}": 14,
         }
         for t, want in cases.items():
             self.assertEqual(R.template_error_offset(t), want, t)
@@ -236,6 +405,7 @@ class TestWriter(unittest.TestCase):
 class TestVectorsCurrent(unittest.TestCase):
     def test_committed_vectors_match_the_generator(self):
         import gen_vectors
+
         want = gen_vectors.B.render()
         have = sorted(f for f in os.listdir(gen_vectors.OUT_DIR) if f.endswith(".json"))
         self.assertEqual(have, sorted(want), "run `make vectors`")
@@ -258,6 +428,7 @@ class TestAgainstMsgpackPackage(unittest.TestCase):
         import base64
         import glob
         import json
+
         vdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vectors")
         n = 0
         for path in sorted(glob.glob(os.path.join(vdir, "*.json"))):
@@ -267,8 +438,9 @@ class TestAgainstMsgpackPackage(unittest.TestCase):
                 if "response" not in c:
                     continue
                 r = msgpack.unpackb(base64.b64decode(c["request"]), raw=False)
-                copy = lambda ms: [{"role": m["role"], "content": [{"type": "text", "text": b["text"]}
-                                                                   for b in m["content"]]} for m in ms]
+                copy = lambda ms: [
+                    {"role": m["role"], "content": [{"type": "text", "text": b["text"]} for b in m["content"]]} for m in ms
+                ]
                 msgs = copy(r.get("run_messages", []))
                 ends, injected = [len(msgs)], []
                 for ch in sorted(r.get("injections", {}), key=lambda k: [ord(x) for x in k]):
@@ -280,16 +452,27 @@ class TestAgainstMsgpackPackage(unittest.TestCase):
                 ends.append(len(msgs))
                 for st in r.get("steps", []):
                     msgs.append({"role": "assistant", "content": [{"type": "text", "text": st["raw_output"]}]})
-                    msgs.append({"role": "user", "content": [{"type": "text", "text": r[
-                        "observation_template"].format(observation=st["observation"])}]})
+                    msgs.append(
+                        {
+                            "role": "user",
+                            "content": [
+                                {"type": "text", "text": r["observation_template"].format(observation=st["observation"])}
+                            ],
+                        }
+                    )
                 chars = [sum(len(b["text"]) for b in m["content"]) for m in msgs]
                 budget = r.get("max_prompt_chars")
                 digests = [hashlib.sha256(msgpack.packb(msgs[:e])).hexdigest() for e in ends]
-                want = {"v": 1, "ok": True, "messages": msgs, "message_chars": chars,
-                        "prompt_chars": sum(chars),
-                        "context_overflow": budget is not None and sum(chars) > budget,
-                        "injected": injected,
-                        "prefix_digests": dict(zip(("run", "injections", "goal"), digests))}
+                want = {
+                    "v": 1,
+                    "ok": True,
+                    "messages": msgs,
+                    "message_chars": chars,
+                    "prompt_chars": sum(chars),
+                    "context_overflow": budget is not None and sum(chars) > budget,
+                    "injected": injected,
+                    "prefix_digests": dict(zip(("run", "injections", "goal"), digests)),
+                }
                 self.assertTrue(msgpack.packb(want) == base64.b64decode(c["response"]), c["name"])
                 n += 1
         self.assertGreater(n, 200)
@@ -308,8 +491,12 @@ class TestVectorFileSchema(unittest.TestCase):
 
     def test_rejects_what_the_formats_forbid(self):
         ok = {"name": "a-case", "description": "d", "request": "gA==", "response": "gA=="}
-        err = {"name": "b-case", "description": "d", "request": "gA==",
-               "error": {"code": R.INVALID_TEMPLATE, "path": "observation_template", "offset": 3}}
+        err = {
+            "name": "b-case",
+            "description": "d",
+            "request": "gA==",
+            "error": {"code": R.INVALID_TEMPLATE, "path": "observation_template", "offset": 3},
+        }
         doc = lambda *cases: {"f.json": json.dumps({"description": "x", "cases": list(cases)})}  # noqa: E731
         self.assertEqual(schema.check_texts("vectors", doc(ok, err)), 2)
         bad = [
@@ -328,8 +515,7 @@ class TestVectorFileSchema(unittest.TestCase):
         for texts in bad:
             with self.assertRaises(schema.SchemaError, msg=texts):
                 schema.check_texts("vectors", texts)
-        syntax = {"name": "s", "description": "d", "request": "gA==", "syntax": True,
-                  "error": {"code": R.MALFORMED, "path": ""}}
+        syntax = {"name": "s", "description": "d", "request": "gA==", "syntax": True, "error": {"code": R.MALFORMED, "path": ""}}
         self.assertEqual(schema.check_texts("json-vectors", doc(syntax)), 1)
         with self.assertRaises(schema.SchemaError):
             schema.check_texts("json-vectors", doc(dict(syntax, msgpack="gA==")))

@@ -83,7 +83,13 @@ export async function jsonMain(argv) {
     const { calls, out: s } = samples([() => asm.assembleBytes(wire), () => asm.assemble(req), cold], n, sampleS);
     out.assemble.push({ engine: "Node, assembleBytes(Uint8Array)", request: name, reference: false, calls: calls[0], samples_s: s[0] });
     out.assemble.push({ engine: "Node, assemble(object)", request: name, reference: false, calls: calls[1], samples_s: s[1] });
-    out.assemble.push({ engine: "Node, assemble(object), cold string cache", request: name, reference: false, calls: calls[2], samples_s: s[2] });
+    out.assemble.push({
+      engine: "Node, assemble(object), cold string cache",
+      request: name,
+      reference: false,
+      calls: calls[2],
+      samples_s: s[2],
+    });
     const inst = asm.pool.acquire();
     const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
     asm.pool.release(inst);
@@ -122,7 +128,10 @@ export async function jsonMain(argv) {
     if (r.status !== 0) throw new Error(`first-call child failed: ${r.stderr}`);
     first.push(JSON.parse(r.stdout)[0]);
   }
-  out.startup.push({ figure: "first call, warm cache (Node has no disk cache: import + compile + instantiate + tiny call, new process)", samples_s: first });
+  out.startup.push({
+    figure: "first call, warm cache (Node has no disk cache: import + compile + instantiate + tiny call, new process)",
+    samples_s: first,
+  });
   out.startup.push({ figure: "new process to first answer (node start included)", samples_s: wall });
   writeFileSync(path, JSON.stringify(out));
 }

@@ -28,7 +28,12 @@ function median(f, n) {
 }
 
 const rows = [];
-for (const [name, make, n] of [["tiny", tinyRequest, 2000], ["typical", typicalRequest, 300], ["1MB mixed", largeRequest, 40], ["1MB ASCII", largeAsciiRequest, 40]]) {
+for (const [name, make, n] of [
+  ["tiny", tinyRequest, 2000],
+  ["typical", typicalRequest, 300],
+  ["1MB mixed", largeRequest, 40],
+  ["1MB ASCII", largeAsciiRequest, 40],
+]) {
   const req = make();
   const resp = responseShaped(req);
   const reqBytes = enc.encode(req);
@@ -39,12 +44,22 @@ for (const [name, make, n] of [["tiny", tinyRequest, 2000], ["typical", typicalR
     ["binding (src/wire.js)", (o) => binding.encodeShared(o), (b) => decodeResponse(b)],
   ]) {
     // warm up
-    for (let i = 0; i < Math.min(n, 50); i++) { e(req); d(respBytes); }
+    for (let i = 0; i < Math.min(n, 50); i++) {
+      e(req);
+      d(respBytes);
+    }
     const te = median(() => e(req), n);
     const td = median(() => d(respBytes), n);
-    rows.push({ request: name, lib, reqKB: (reqBytes.length / 1024).toFixed(1), respKB: (respBytes.length / 1024).toFixed(1),
-      "encode ms": te.toFixed(4), "decode ms": td.toFixed(4),
-      "enc MB/s": (reqBytes.length / 1e6 / (te / 1e3)).toFixed(0), "dec MB/s": (respBytes.length / 1e6 / (td / 1e3)).toFixed(0) });
+    rows.push({
+      request: name,
+      lib,
+      reqKB: (reqBytes.length / 1024).toFixed(1),
+      respKB: (respBytes.length / 1024).toFixed(1),
+      "encode ms": te.toFixed(4),
+      "decode ms": td.toFixed(4),
+      "enc MB/s": (reqBytes.length / 1e6 / (te / 1e3)).toFixed(0),
+      "dec MB/s": (respBytes.length / 1e6 / (td / 1e3)).toFixed(0),
+    });
   }
 }
 console.table(rows);

@@ -30,7 +30,10 @@ export function trajectory(steps, stepChars, opts = {}) {
   for (let i = 0; i < steps; i++) {
     const head = `Thought: step ${i}; the last result was partial, so I read the next page.\nAction: read_page(${i})\n`;
     out.push({
-      raw_output: head.length >= rawChars ? head.slice(0, rawChars) : head + fill(`note ${i}: cross-check the café figures (naïve sum). `, rawChars - head.length),
+      raw_output:
+        head.length >= rawChars
+          ? head.slice(0, rawChars)
+          : head + fill(`note ${i}: cross-check the café figures (naïve sum). `, rawChars - head.length),
       observation: fill(`row ${i}: status=ok; path=/var/log/app/server.log; bytes=40960; took 12ms — Ünïcode 日本語.\n`, obsChars),
     });
   }

@@ -24,7 +24,16 @@ const legacy = args.includes("--legacy");
 const quick = args.includes("--quick");
 const jsonPath = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const EDITS = quick || legacy ? 3 : 7;
 
 if (!existsSync(CHROMIUM)) {
@@ -48,7 +57,12 @@ const INIT = () => {
 
 const server = await startServer({ port: 0 });
 const profile = mkdtempSync(join(tmpdir(), "polyloop-bench-chromium-"));
-const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 800 } });
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: FLAGS,
+  viewport: { width: 1280, height: 800 },
+});
 const results = { legacy, sizes: [], load: null, loadavg_start: loadavg()[0], loadavg_end: 0 };
 try {
   const page = context.pages()[0] ?? (await context.newPage());
@@ -58,8 +72,8 @@ try {
   await page.evaluate(() => window.preview.ready);
 
   // The legacy page builds DOM for every message: the 16 MB request takes it
-// minutes and gigabytes, so it is left out there.
-for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES.slice(0, 4) : SIZES) {
+  // minutes and gigabytes, so it is left out there.
+  for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES.slice(0, 4) : SIZES) {
     const text = asText(trajectory(size.steps, size.stepChars));
     // Load the request, then edit one character of the last observation,
     // back and forth, each time waiting for its result on screen.
@@ -96,13 +110,30 @@ for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES
           if (!legacy) worker.push(p.view.lastTiming.worker);
           await new Promise((r) => setTimeout(r, 100));
         }
-        return { out, worker, longest: window.__bench.longest, longtasks: window.__bench.longtasks, shown: legacy ? document.body.dataset.state : p.state };
+        return {
+          out,
+          worker,
+          longest: window.__bench.longest,
+          longtasks: window.__bench.longtasks,
+          shown: legacy ? document.body.dataset.state : p.state,
+        };
       },
       { text, pos, edits: EDITS, legacy },
     );
-    const row = { name: size.name, bytes: Buffer.byteLength(text), edit_ms: times.out, median_ms: median(times.out), worker_median_ms: times.worker.length ? median(times.worker) : 0, longest_task_ms: times.longest, long_tasks: times.longtasks, state: times.shown };
+    const row = {
+      name: size.name,
+      bytes: Buffer.byteLength(text),
+      edit_ms: times.out,
+      median_ms: median(times.out),
+      worker_median_ms: times.worker.length ? median(times.worker) : 0,
+      longest_task_ms: times.longest,
+      long_tasks: times.longtasks,
+      state: times.shown,
+    };
     results.sizes.push(row);
-    console.log(`${size.name.padEnd(30)} ${(row.bytes / 1e6).toFixed(2).padStart(6)} MB  edit→painted median ${row.median_ms.toFixed(1)} ms (${times.out.map((x) => x.toFixed(0)).join(", ")}; worker ${row.worker_median_ms.toFixed(0)} ms)  longest task ${row.longest_task_ms.toFixed(0)} ms (${row.long_tasks} over 50 ms)  state ${row.state}`);
+    console.log(
+      `${size.name.padEnd(30)} ${(row.bytes / 1e6).toFixed(2).padStart(6)} MB  edit→painted median ${row.median_ms.toFixed(1)} ms (${times.out.map((x) => x.toFixed(0)).join(", ")}; worker ${row.worker_median_ms.toFixed(0)} ms)  longest task ${row.longest_task_ms.toFixed(0)} ms (${row.long_tasks} over 50 ms)  state ${row.state}`,
+    );
   }
 
   // Page load → first assembled prompt painted, warm HTTP cache: the example
@@ -122,7 +153,9 @@ for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES
     if (i >= 2) loads.push(t);
   }
   results.load = { ms: loads, median_ms: median(loads) };
-  console.log(`page load → first prompt painted (warm cache): median ${results.load.median_ms.toFixed(0)} ms (${loads.map((x) => x.toFixed(0)).join(", ")})`);
+  console.log(
+    `page load → first prompt painted (warm cache): median ${results.load.median_ms.toFixed(0)} ms (${loads.map((x) => x.toFixed(0)).join(", ")})`,
+  );
 } finally {
   await context.close();
   await server.close();

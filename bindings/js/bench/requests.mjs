@@ -23,8 +23,10 @@ function fill(unit, n) {
 
 const TOOLS =
   "Tools:\n" +
-  Array.from({ length: 12 }, (_, i) =>
-    `- tool_${i}(query: str, limit: int = 10) -> list[str]: searches source ${i} for documents matching the query and returns their identifiers, newest first.`,
+  Array.from(
+    { length: 12 },
+    (_, i) =>
+      `- tool_${i}(query: str, limit: int = 10) -> list[str]: searches source ${i} for documents matching the query and returns their identifiers, newest first.`,
   ).join("\n");
 
 /** @returns {object} */
@@ -52,7 +54,7 @@ export function typicalRequest() {
     run_messages: [
       msg("system", "You are a ReAct agent. Think step by step, then act with exactly one tool call.\n\n" + TOOLS),
       msg("user", "Example question: who wrote Hamlet?"),
-      msg("assistant", "Thought: I know this.\nAction: finish(\"Shakespeare\")"),
+      msg("assistant", 'Thought: I know this.\nAction: finish("Shakespeare")'),
     ],
     injections: {
       memory: [

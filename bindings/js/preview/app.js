@@ -124,7 +124,11 @@ view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   const to = Math.max(from, Math.min(e.location.to, len));
   const what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
   marked = true;
-  cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }])));
+  cm.then(({ setDiagnostics }) =>
+    editor.dispatch(
+      setDiagnostics(editor.state, [{ from, to, severity: "error", message: `${what}: ${e.message}`, source: "assembly module" }]),
+    ),
+  );
 });
 
 view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
@@ -188,7 +192,9 @@ export function requestsOfFile(bytes, name) {
   const text = new TextDecoder().decode(bytes);
   const lines = text.split("\n");
   const nonEmpty = lines.map((l, k) => [l, k]).filter(([l]) => l.trim() !== "");
-  const jsonl = /\.(jsonl|ndjson)$/i.test(name) || (nonEmpty.length > 1 && nonEmpty.every(([l]) => l.trimStart().startsWith("{") && l.trimEnd().endsWith("}")));
+  const jsonl =
+    /\.(jsonl|ndjson)$/i.test(name) ||
+    (nonEmpty.length > 1 && nonEmpty.every(([l]) => l.trimStart().startsWith("{") && l.trimEnd().endsWith("}")));
   if (!jsonl) return [{ label: name, text }];
   return nonEmpty.map(([l, k]) => ({ label: `line ${k + 1}`, text: l }));
 }
@@ -255,7 +261,9 @@ function scheduleSave() {
     if (fromBytes) return;
     if (editor.state.doc.length > STORE_LIMIT) {
       localStorage.removeItem(STORE_KEY);
-      notice(`This request (${fmt.format(editor.state.doc.length)} characters) is too large to keep across reloads (limit ${fmt.format(STORE_LIMIT)}); save it as a file.`);
+      notice(
+        `This request (${fmt.format(editor.state.doc.length)} characters) is too large to keep across reloads (limit ${fmt.format(STORE_LIMIT)}); save it as a file.`,
+      );
       return;
     }
     try {
@@ -304,7 +312,10 @@ async function fromShareLink() {
 $("share").addEventListener("click", async () => {
   const { url, size } = await shareLink(editor.state.doc.toString());
   if (!url) {
-    notice(`Too large for a share link: ${fmt.format(size)} characters compressed, the limit is ${fmt.format(SHARE_LIMIT)}. Share the file instead.`, "bad");
+    notice(
+      `Too large for a share link: ${fmt.format(size)} characters compressed, the limit is ${fmt.format(SHARE_LIMIT)}. Share the file instead.`,
+      "bad",
+    );
     return;
   }
   await copyText(url);
@@ -400,11 +411,14 @@ async function main() {
   state.firstPainted = performance.now();
   performance.mark("polyloop:first-prompt-painted");
   const { createEditor } = await cm;
-  const dark = document.documentElement.dataset.theme === "dark" || (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
+  const dark =
+    document.documentElement.dataset.theme === "dark" ||
+    (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
   editor = createEditor($("editor"), text, onEditorChange, onEditorUpdate, dark);
   docChanged();
   // The lint mark of an error found before the editor existed.
-  if (view.error && view.state !== "ok") view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));
+  if (view.error && view.state !== "ok")
+    view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));
   // A page-thread assembler for the console and the tests (the view has its
   // own, in its worker), compiled once the first prompt is on screen.
   const { loadAssembler } = await import("@polyloop/assembly");

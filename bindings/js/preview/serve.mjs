@@ -27,11 +27,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** URL path prefixes served, relative to bindings/js/. */
-const ALLOWED = [
-  "preview/",
-  "src/",
-  "assembly.wasm",
-];
+const ALLOWED = ["preview/", "src/", "assembly.wasm"];
 
 /**
  * Bundles the page and the element's worker with esbuild (in memory).
@@ -85,7 +81,7 @@ const TYPES = {
 /** @param {string} urlPath */
 async function resolveFile(urlPath) {
   let rel = decodeURIComponent(urlPath).replace(/^\/+/, "");
-  if (rel === "" ) return null;
+  if (rel === "") return null;
   if (rel.endsWith("/")) rel += "index.html";
   const clean = normalize(rel);
   if (clean.startsWith("..") || clean.includes(`${sep}..${sep}`)) return null;

@@ -7,7 +7,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 
 const fail = (what) => {
-  console.error(`@polyloop/assembly cannot be packed: ${what}.\nBuild the package with \`make dist\` from the repository root: it builds assembly.wasm, stamps the version from VERSION and writes the tarball to dist/.`);
+  console.error(
+    `@polyloop/assembly cannot be packed: ${what}.\nBuild the package with \`make dist\` from the repository root: it builds assembly.wasm, stamps the version from VERSION and writes the tarball to dist/.`,
+  );
   process.exit(1);
 };
 
@@ -18,4 +20,5 @@ const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const { version, moduleSha256 } = await import(new URL(`file://${process.cwd()}/src/version.js`).href);
 if (pkg.version !== version) fail(`package.json says version ${pkg.version}, the module's build says ${version}`);
 const sha = createHash("sha256").update(readFileSync("assembly.wasm")).digest("hex");
-if (sha !== moduleSha256) fail(`assembly.wasm (sha256 ${sha.slice(0, 12)}…) is not the module src/version.js was written for (${moduleSha256.slice(0, 12)}…)`);
+if (sha !== moduleSha256)
+  fail(`assembly.wasm (sha256 ${sha.slice(0, 12)}…) is not the module src/version.js was written for (${moduleSha256.slice(0, 12)}…)`);

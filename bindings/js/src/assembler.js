@@ -196,7 +196,10 @@ class InstancePool {
  * @returns {{maxInstances: number, recycleAboveBytes: number, memoryLimitBytes: number}}
  */
 export function poolOptions(options) {
-  for (const [old, now] of [["poolSize", "maxInstances"], ["retireAboveBytes", "recycleAboveBytes"]]) {
+  for (const [old, now] of [
+    ["poolSize", "maxInstances"],
+    ["retireAboveBytes", "recycleAboveBytes"],
+  ]) {
     if (old in options) throw new TypeError(`the option ${old} was renamed ${now} (the same name on every host)`);
   }
   const dflt = Number(globalThis.navigator?.hardwareConcurrency) || 1;
@@ -204,7 +207,8 @@ export function poolOptions(options) {
   const recycleAboveBytes = options.recycleAboveBytes ?? DEFAULT_RECYCLE_ABOVE_BYTES;
   const memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
   if (!Number.isInteger(maxInstances) || maxInstances < 1) throw new TypeError("maxInstances must be an integer ≥ 1");
-  if (!(typeof recycleAboveBytes === "number" && recycleAboveBytes >= 0)) throw new TypeError("recycleAboveBytes must be a number of bytes ≥ 0");
+  if (!(typeof recycleAboveBytes === "number" && recycleAboveBytes >= 0))
+    throw new TypeError("recycleAboveBytes must be a number of bytes ≥ 0");
   if (!Number.isInteger(memoryLimitBytes) || memoryLimitBytes < WASM_PAGE || memoryLimitBytes > DEFAULT_MEMORY_LIMIT_BYTES) {
     throw new TypeError("memoryLimitBytes must be an integer number of bytes from 65536 to 4 GiB (the most a 32-bit module can address)");
   }
@@ -245,7 +249,7 @@ export function limitModuleMemory(bytes, limitBytes) {
     return out;
   };
   const pages = Math.floor(limitBytes / WASM_PAGE);
-  for (let i = 8; i < bytes.length; ) {
+  for (let i = 8; i < bytes.length;) {
     const id = bytes[i];
     const [size, body] = leb(i + 1);
     if (id === 5) {
@@ -461,11 +465,7 @@ export class Assembler {
       r = decodeResponse(bytes, { source, maxStringUnits: this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits });
     } catch (e) {
       if (e instanceof StringCeiling) {
-        throw new AssemblyError(
-          "too_large",
-          e.path,
-          consts.msgStringCeiling(e.bytes, e.path || "the top", MAX_STRING_UNITS),
-        );
+        throw new AssemblyError("too_large", e.path, consts.msgStringCeiling(e.bytes, e.path || "the top", MAX_STRING_UNITS));
       }
       throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes: ${describe(e)}` });
     }
@@ -597,7 +597,10 @@ export class Prompt {
       );
     } catch (e) {
       if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
-        throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, { offset: e.offset, detail: e.detail });
+        throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, {
+          offset: e.offset,
+          detail: e.detail,
+        });
       }
       const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
       if (m) {
@@ -609,7 +612,10 @@ export class Prompt {
         if (this.size.after(sized.bytes, 2, 2 ** 28) > MAX_RESPONSE_BYTES) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
         // Else its place in the whole prompt.
         const at = `messages[${this.messages.length + Number(m[1])}]`;
-        throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), { offset: e.offset, detail: e.detail });
+        throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), {
+          offset: e.offset,
+          detail: e.detail,
+        });
       }
       throw e;
     }

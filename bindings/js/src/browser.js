@@ -42,7 +42,11 @@ export function compileModule(url = DEFAULT_WASM_URL, options = {}) {
         );
       }
       const type = resp.headers.get("content-type") ?? "";
-      if (limit >= DEFAULT_MEMORY_LIMIT_BYTES && typeof WebAssembly.compileStreaming === "function" && type.split(";")[0].trim() === "application/wasm") {
+      if (
+        limit >= DEFAULT_MEMORY_LIMIT_BYTES &&
+        typeof WebAssembly.compileStreaming === "function" &&
+        type.split(";")[0].trim() === "application/wasm"
+      ) {
         return WebAssembly.compileStreaming(resp);
       }
       return WebAssembly.compile(limitModuleMemory(new Uint8Array(await resp.arrayBuffer()), limit));

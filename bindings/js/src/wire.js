@@ -59,10 +59,7 @@ const INT64_MIN = -(1n << 63n);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** @type {(s: string) => boolean} */
-const isWellFormed =
-  typeof String.prototype.isWellFormed === "function"
-    ? (s) => s.isWellFormed()
-    : (s) => !LONE_SURROGATE.test(s);
+const isWellFormed = typeof String.prototype.isWellFormed === "function" ? (s) => s.isWellFormed() : (s) => !LONE_SURROGATE.test(s);
 
 /**
  * Encodes `s` as WTF-8: UTF-8 for every code point, and each lone surrogate as
@@ -758,30 +755,108 @@ class ResponseDecoder {
     const v = this.view;
     let r;
     switch (b) {
-      case 0xc0: return null;
-      case 0xc2: return false;
-      case 0xc3: return true;
-      case 0xc4: this.need(1); return this.bin(this.bytes[this.pos++]);
-      case 0xc5: this.need(2); r = v.getUint16(this.pos); this.pos += 2; return this.bin(r);
-      case 0xc6: this.need(4); r = v.getUint32(this.pos); this.pos += 4; return this.bin(r);
-      case 0xca: this.need(4); r = v.getFloat32(this.pos); this.pos += 4; return r;
-      case 0xcb: this.need(8); r = v.getFloat64(this.pos); this.pos += 8; return r;
-      case 0xcc: this.need(1); return this.bytes[this.pos++];
-      case 0xcd: this.need(2); r = v.getUint16(this.pos); this.pos += 2; return r;
-      case 0xce: this.need(4); r = v.getUint32(this.pos); this.pos += 4; return r;
-      case 0xcf: this.need(8); r = v.getBigUint64(this.pos); this.pos += 8; return r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
-      case 0xd0: this.need(1); r = v.getInt8(this.pos); this.pos += 1; return r;
-      case 0xd1: this.need(2); r = v.getInt16(this.pos); this.pos += 2; return r;
-      case 0xd2: this.need(4); r = v.getInt32(this.pos); this.pos += 4; return r;
-      case 0xd3: this.need(8); r = v.getBigInt64(this.pos); this.pos += 8; return r >= BigInt(Number.MIN_SAFE_INTEGER) && r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
-      case 0xd9: this.need(1); return this.str(this.bytes[this.pos++]);
-      case 0xda: this.need(2); r = v.getUint16(this.pos); this.pos += 2; return this.str(r);
-      case 0xdb: this.need(4); r = v.getUint32(this.pos); this.pos += 4; return this.str(r);
-      case 0xdc: this.need(2); r = v.getUint16(this.pos); this.pos += 2; return this.array(r);
-      case 0xdd: this.need(4); r = v.getUint32(this.pos); this.pos += 4; return this.array(r);
-      case 0xde: this.need(2); r = v.getUint16(this.pos); this.pos += 2; return this.map(r);
-      case 0xdf: this.need(4); r = v.getUint32(this.pos); this.pos += 4; return this.map(r);
-      default: throw new Error(`msgpack format 0x${b.toString(16)} is not in a response`);
+      case 0xc0:
+        return null;
+      case 0xc2:
+        return false;
+      case 0xc3:
+        return true;
+      case 0xc4:
+        this.need(1);
+        return this.bin(this.bytes[this.pos++]);
+      case 0xc5:
+        this.need(2);
+        r = v.getUint16(this.pos);
+        this.pos += 2;
+        return this.bin(r);
+      case 0xc6:
+        this.need(4);
+        r = v.getUint32(this.pos);
+        this.pos += 4;
+        return this.bin(r);
+      case 0xca:
+        this.need(4);
+        r = v.getFloat32(this.pos);
+        this.pos += 4;
+        return r;
+      case 0xcb:
+        this.need(8);
+        r = v.getFloat64(this.pos);
+        this.pos += 8;
+        return r;
+      case 0xcc:
+        this.need(1);
+        return this.bytes[this.pos++];
+      case 0xcd:
+        this.need(2);
+        r = v.getUint16(this.pos);
+        this.pos += 2;
+        return r;
+      case 0xce:
+        this.need(4);
+        r = v.getUint32(this.pos);
+        this.pos += 4;
+        return r;
+      case 0xcf:
+        this.need(8);
+        r = v.getBigUint64(this.pos);
+        this.pos += 8;
+        return r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
+      case 0xd0:
+        this.need(1);
+        r = v.getInt8(this.pos);
+        this.pos += 1;
+        return r;
+      case 0xd1:
+        this.need(2);
+        r = v.getInt16(this.pos);
+        this.pos += 2;
+        return r;
+      case 0xd2:
+        this.need(4);
+        r = v.getInt32(this.pos);
+        this.pos += 4;
+        return r;
+      case 0xd3:
+        this.need(8);
+        r = v.getBigInt64(this.pos);
+        this.pos += 8;
+        return r >= BigInt(Number.MIN_SAFE_INTEGER) && r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
+      case 0xd9:
+        this.need(1);
+        return this.str(this.bytes[this.pos++]);
+      case 0xda:
+        this.need(2);
+        r = v.getUint16(this.pos);
+        this.pos += 2;
+        return this.str(r);
+      case 0xdb:
+        this.need(4);
+        r = v.getUint32(this.pos);
+        this.pos += 4;
+        return this.str(r);
+      case 0xdc:
+        this.need(2);
+        r = v.getUint16(this.pos);
+        this.pos += 2;
+        return this.array(r);
+      case 0xdd:
+        this.need(4);
+        r = v.getUint32(this.pos);
+        this.pos += 4;
+        return this.array(r);
+      case 0xde:
+        this.need(2);
+        r = v.getUint16(this.pos);
+        this.pos += 2;
+        return this.map(r);
+      case 0xdf:
+        this.need(4);
+        r = v.getUint32(this.pos);
+        this.pos += 4;
+        return this.map(r);
+      default:
+        throw new Error(`msgpack format 0x${b.toString(16)} is not in a response`);
     }
   }
 
@@ -810,7 +885,12 @@ class ResponseDecoder {
       if (around !== null && n > around[0] + around[1]) {
         const [pre, suf] = around;
         const mid = source.find(this.compareBytes, start + pre, n - pre - suf);
-        if (mid !== undefined) return (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) + mid + (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf));
+        if (mid !== undefined)
+          return (
+            (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) +
+            mid +
+            (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf))
+          );
       }
     }
     // A string cannot have fewer UTF-16 units than a third of its UTF-8 bytes.
@@ -819,7 +899,7 @@ class ResponseDecoder {
     try {
       s = decodeUtf8Long(bytes, start, end);
     } catch (e) {
-      if (n > (1 << 28)) throw new StringCeiling(n); // the engine's "Invalid string length"
+      if (n > 1 << 28) throw new StringCeiling(n); // the engine's "Invalid string length"
       throw e;
     }
     if (s.length > this.maxStringUnits) throw new StringCeiling(n);

@@ -15,7 +15,16 @@ const T = "{observation}";
 const text = (role, t) => ({ role, content: [{ type: "text", text: t }] });
 
 test("the package exports what README documents", () => {
-  for (const name of ["loadAssembler", "Assembler", "Prompt", "AssemblyError", "ERROR_CODES", "MAX_REQUEST_BYTES", "compileModule", "DEFAULT_WASM_URL"]) {
+  for (const name of [
+    "loadAssembler",
+    "Assembler",
+    "Prompt",
+    "AssemblyError",
+    "ERROR_CODES",
+    "MAX_REQUEST_BYTES",
+    "compileModule",
+    "DEFAULT_WASM_URL",
+  ]) {
     assert.ok(name in pkg, `missing export ${name}`);
   }
   assert.ok(asm instanceof Assembler);
@@ -44,7 +53,16 @@ test("assemble: a minimal request, order and sizes counted by hand", () => {
     steps: [{ raw_output: "act", observation: "😀é" }],
     max_prompt_chars: 18,
   });
-  assert.deepEqual(Object.keys(r), ["v", "ok", "messages", "message_chars", "prompt_chars", "context_overflow", "injected", "prefix_digests"]);
+  assert.deepEqual(Object.keys(r), [
+    "v",
+    "ok",
+    "messages",
+    "message_chars",
+    "prompt_chars",
+    "context_overflow",
+    "injected",
+    "prefix_digests",
+  ]);
   assert.equal(r.v, 1);
   assert.equal(r.ok, true);
   assert.deepEqual(r.messages, [
@@ -68,7 +86,10 @@ test("assemble: a minimal request, order and sizes counted by hand", () => {
 
 test("assemble equals assembleBytes on the hand-made bytes of the same request", () => {
   const wire = W.map(["observation_template", W.str(T)], ["steps", W.arr(W.map(["raw_output", W.str("r")], ["observation", W.str("o")]))]);
-  assert.deepEqual(asm.assemble({ observation_template: T, steps: [{ raw_output: "r", observation: "o" }] }), decode(asm.assembleBytes(wire)));
+  assert.deepEqual(
+    asm.assemble({ observation_template: T, steps: [{ raw_output: "r", observation: "o" }] }),
+    decode(asm.assembleBytes(wire)),
+  );
 });
 
 test("assemble: examples/react.json", { skip: !existsSync(`${REPO}examples/react.json`) }, () => {
@@ -77,8 +98,14 @@ test("assemble: examples/react.json", { skip: !existsSync(`${REPO}examples/react
   // Sizes are code points: recount every block with the string iterator.
   const count = (m) => m.content.reduce((a, b) => a + [...b.text].length, 0);
   assert.deepEqual(r.message_chars, r.messages.map(count));
-  assert.equal(r.prompt_chars, r.message_chars.reduce((a, b) => a + b, 0));
-  assert.equal(r.messages.length, req.run_messages.length + r.injected.length + (req.goal_messages?.length ?? 0) + 2 * (req.steps?.length ?? 0));
+  assert.equal(
+    r.prompt_chars,
+    r.message_chars.reduce((a, b) => a + b, 0),
+  );
+  assert.equal(
+    r.messages.length,
+    req.run_messages.length + r.injected.length + (req.goal_messages?.length ?? 0) + 2 * (req.steps?.length ?? 0),
+  );
 });
 
 test("AssemblyError carries the core's code, path and message", () => {
@@ -149,7 +176,13 @@ test("prompt: incremental steps equal one assemble, counted by hand", () => {
   assert.equal(p.prompt_chars, 13);
   assert.equal(p.context_overflow, true); // 13 > 12
   assert.equal(p.stepCount, 2);
-  const full = asm.assemble({ ...req, steps: [{ raw_output: "ab", observation: "😀" }, { raw_output: "cdef", observation: "" }] });
+  const full = asm.assemble({
+    ...req,
+    steps: [
+      { raw_output: "ab", observation: "😀" },
+      { raw_output: "cdef", observation: "" },
+    ],
+  });
   assert.deepEqual(p.toResponse(), full);
   assert.deepEqual(JSON.parse(JSON.stringify(p)), JSON.parse(JSON.stringify(full)));
 });
@@ -168,7 +201,16 @@ test("prompt: a bad step throws with its real index and leaves the prompt unchan
     assert.ok(e instanceof AssemblyError, String(e));
     assert.deepEqual([e.code, e.path], [code, path]);
     // The same mistake in one whole request has the same code and path.
-    const whole = errorOf(() => asm.assemble({ observation_template: T, steps: [{ raw_output: "a", observation: "b" }, { raw_output: "c", observation: "d" }, { raw_output: raw, observation: obs }] }));
+    const whole = errorOf(() =>
+      asm.assemble({
+        observation_template: T,
+        steps: [
+          { raw_output: "a", observation: "b" },
+          { raw_output: "c", observation: "d" },
+          { raw_output: raw, observation: obs },
+        ],
+      }),
+    );
     assert.deepEqual([whole.code, whole.path, whole.message], [e.code, e.path, e.message]);
   }
   assert.equal(JSON.stringify(p.toResponse()), before);
@@ -211,11 +253,18 @@ test("prompt: budget as bigint and null", () => {
 });
 
 test("prompt: the request may be a Map", () => {
-  const req = new Map([["observation_template", "<{observation}>"], ["steps", [{ raw_output: "a", observation: "b" }]], ["max_prompt_chars", 5]]);
+  const req = new Map([
+    ["observation_template", "<{observation}>"],
+    ["steps", [{ raw_output: "a", observation: "b" }]],
+    ["max_prompt_chars", 5],
+  ]);
   const p = asm.prompt(req);
   p.addStep("c", "d");
   assert.equal(p.stepCount, 2);
-  assert.deepEqual(p.messages.map((m) => m.content[0].text), ["a", "<b>", "c", "<d>"]);
+  assert.deepEqual(
+    p.messages.map((m) => m.content[0].text),
+    ["a", "<b>", "c", "<d>"],
+  );
   assert.equal(p.prompt_chars, 8);
   assert.equal(p.context_overflow, true);
   const e = errorOf(() => p.addStep("e", 1));
@@ -226,7 +275,12 @@ test("version is the project's VERSION and moduleSha256 the SHA-256 of the packa
   const { createHash } = await import("node:crypto");
   assert.equal(pkg.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
   assert.match(pkg.version, /^\d+\.\d+\.\d+/);
-  assert.equal(pkg.moduleSha256, createHash("sha256").update(readFileSync(new URL("../assembly.wasm", import.meta.url))).digest("hex"));
+  assert.equal(
+    pkg.moduleSha256,
+    createHash("sha256")
+      .update(readFileSync(new URL("../assembly.wasm", import.meta.url)))
+      .digest("hex"),
+  );
 });
 
 test("assembleJSON: the same response as assemble, and the CLI's verdict on JSON text", () => {
@@ -234,7 +288,11 @@ test("assembleJSON: the same response as assemble, and the CLI's verdict on JSON
   const text = JSON.stringify({ ...req, max_prompt_chars: 1 }).replace(/"max_prompt_chars":1/, '"max_prompt_chars":9007199254740993');
   assert.deepEqual(asm.assembleJSON(text), asm.assemble(req));
   const cases = [
-    ['{"observation_template": "{observation}", "steps": [{"raw_output": "a", "raw_output": "b", "observation": ""}]}', "duplicate_key", "steps[0].raw_output"],
+    [
+      '{"observation_template": "{observation}", "steps": [{"raw_output": "a", "raw_output": "b", "observation": ""}]}',
+      "duplicate_key",
+      "steps[0].raw_output",
+    ],
     ['{"v": 1.0, "observation_template": "{observation}"}', "malformed_request", "v"],
     ['{"observation_template": "{observation}", "max_prompt_chars": 1e2}', "malformed_request", "max_prompt_chars"],
     ['{"observation_template": "{observation}",}', "malformed_request", ""],

@@ -21,15 +21,18 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
     await t.test("every vector: the page's assembleBytes equals Node's, byte for byte", async () => {
       const vectors = loadCases("vectors");
       assert.ok(vectors.length > 100, `only ${vectors.length} vectors`);
-      const got = await page.evaluate((reqs) => {
-        const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-        const toB64 = (u8) => {
-          let s = "";
-          for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
-          return btoa(s);
-        };
-        return reqs.map((r) => toB64(window.preview.asm.assembleBytes(fromB64(r))));
-      }, vectors.map((v) => b64(v.request)));
+      const got = await page.evaluate(
+        (reqs) => {
+          const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+          const toB64 = (u8) => {
+            let s = "";
+            for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode(...u8.subarray(i, i + 0x8000));
+            return btoa(s);
+          };
+          return reqs.map((r) => toB64(window.preview.asm.assembleBytes(fromB64(r))));
+        },
+        vectors.map((v) => b64(v.request)),
+      );
       let same = 0;
       for (const [i, v] of vectors.entries()) {
         const node = b64(asm.assembleBytes(v.request));
@@ -43,22 +46,27 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
       // answers each step as the vector says. JSON.stringify escapes lone
       // surrogates, JSON.parse in the page restores them.
       const cases = loadCases("prompt-vectors");
-      const answers = await page.evaluate((src) => {
-        return JSON.parse(src).map((c) => {
-          const p = window.preview.asm.prompt(c.request);
-          const first = p.toResponse();
-          const steps = c.steps.map((s) => {
-            try {
-              p.addStep(s.raw_output, s.observation);
-              return { response: p.toResponse() };
-            } catch (e) {
-              return { error: { code: e.code, path: e.path }, response: p.toResponse() };
-            }
+      const answers = await page.evaluate(
+        (src) => {
+          return JSON.parse(src).map((c) => {
+            const p = window.preview.asm.prompt(c.request);
+            const first = p.toResponse();
+            const steps = c.steps.map((s) => {
+              try {
+                p.addStep(s.raw_output, s.observation);
+                return { response: p.toResponse() };
+              } catch (e) {
+                return { error: { code: e.code, path: e.path }, response: p.toResponse() };
+              }
+            });
+            return { first, steps };
           });
-          return { first, steps };
-        });
-      }, JSON.stringify(cases.map((c) => ({ request: c.request, steps: c.steps.map((s) => ({ raw_output: s.raw_output, observation: s.observation })) }))));
-            for (const [i, c] of cases.entries()) {
+        },
+        JSON.stringify(
+          cases.map((c) => ({ request: c.request, steps: c.steps.map((s) => ({ raw_output: s.raw_output, observation: s.observation })) })),
+        ),
+      );
+      for (const [i, c] of cases.entries()) {
         let want = requestToJs(c.response);
         assert.deepEqual(answers[i].first, want, `prompt vector ${c.name}: the first response`);
         for (const [k, s] of c.steps.entries()) {

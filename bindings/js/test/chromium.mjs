@@ -13,8 +13,23 @@ import { createServer } from "node:http";
 import { extname, join, resolve } from "node:path";
 
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-export const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json", ".wasm": "application/wasm" };
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const TYPES = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+};
 
 /**
  * Serves the files under `root` on 127.0.0.1 (application/wasm for .wasm);
@@ -40,7 +55,11 @@ export function serve(root, pages = {}) {
     }
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
   });
-  return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok({ url: `http://127.0.0.1:${/** @type {any} */ (server.address()).port}/`, close: () => server.close() })));
+  return new Promise((ok) =>
+    server.listen(0, "127.0.0.1", () =>
+      ok({ url: `http://127.0.0.1:${/** @type {any} */ (server.address()).port}/`, close: () => server.close() }),
+    ),
+  );
 }
 
 /**

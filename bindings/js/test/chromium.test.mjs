@@ -54,7 +54,10 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
       await t.test("every shared vector: the page's assembleBytes equals Node's and the vector's", async () => {
         const vectors = loadCases("vectors");
         assert.ok(vectors.length > 100);
-        const got = await page.evaluate((reqs) => window.wire(reqs), vectors.map((v) => b64(v.request)));
+        const got = await page.evaluate(
+          (reqs) => window.wire(reqs),
+          vectors.map((v) => b64(v.request)),
+        );
         for (const [i, v] of vectors.entries()) {
           assert.equal(got[i], b64(asm.assembleBytes(v.request)), `${v.file}/${v.name}: Chromium and Node differ`);
           if (v.response) assert.equal(got[i], b64(v.response), `${v.file}/${v.name}`);
@@ -64,7 +67,10 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
       await t.test("every JSON-text vector: assembleJSON in the page gives Node's bytes, value and error", async () => {
         const vectors = loadCases("json-vectors");
         assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);
-        const got = await page.evaluate((reqs) => window.json(reqs), vectors.map((v) => b64(v.request)));
+        const got = await page.evaluate(
+          (reqs) => window.json(reqs),
+          vectors.map((v) => b64(v.request)),
+        );
         for (const [i, v] of vectors.entries()) {
           const where = `${v.file}/${v.name}`;
           assert.equal(got[i].bytes, b64(asm.run(v.request, "assemble_json", (r) => r.slice())), `${where}: bytes`);
@@ -88,11 +94,22 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
             e = [err.code, err.path, err.message, typeof err.detail];
           }
           const after = capped.assemble({ observation_template: "{observation}" }).ok;
-          return { ok, e, after, big: window.asm.assemble({ observation_template: "{observation}", steps: [{ raw_output: "x".repeat(20e6), observation: "" }] }).ok };
+          return {
+            ok,
+            e,
+            after,
+            big: window.asm.assemble({ observation_template: "{observation}", steps: [{ raw_output: "x".repeat(20e6), observation: "" }] })
+              .ok,
+          };
         });
         assert.deepEqual(out, {
           ok: true,
-          e: ["internal", "", "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one", "string"],
+          e: [
+            "internal",
+            "",
+            "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one",
+            "string",
+          ],
           after: true,
           big: true,
         });
@@ -106,7 +123,10 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
             const req = { observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] };
             const a = window.asm.assemble(req).messages[0].content[0].text;
             const j = window.asm.assembleJSON(JSON.stringify(req)).messages[0].content[0].text;
-            const p = window.asm.prompt({ observation_template: "{observation}" }).addStep(s, s).messages.map((m) => m.content[0].text);
+            const p = window.asm
+              .prompt({ observation_template: "{observation}" })
+              .addStep(s, s)
+              .messages.map((m) => m.content[0].text);
             lens.push([a === s, j === s, p[0] === s && p[1] === s]);
           }
           return lens;

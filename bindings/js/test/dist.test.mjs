@@ -37,7 +37,10 @@ let project;
 function installed() {
   if (project) return project;
   project = mkdtempSync(join(tmpdir(), "polyloop-npm-"));
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user-app", version: "1.0.0", private: true, type: "module" }, null, 2));
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "user-app", version: "1.0.0", private: true, type: "module" }, null, 2),
+  );
   const r = run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", TARBALL], project);
   assert.equal(r.status, 0, `npm install of the tarball failed:\n${r.out}`);
   return project;
@@ -47,10 +50,23 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
   const r = run("tar", ["tzf", TARBALL], HERE);
   assert.equal(r.status, 0, r.out);
   const files = r.stdout.trim().split("\n").sort();
-  for (const f of ["package/assembly.wasm", "package/LICENSE", "package/README.md", "package/docs/preview.png", "package/package.json", "package/src/index.d.ts", "package/src/node.js", "package/src/browser.js", "package/src/version.js"]) {
+  for (const f of [
+    "package/assembly.wasm",
+    "package/LICENSE",
+    "package/README.md",
+    "package/docs/preview.png",
+    "package/package.json",
+    "package/src/index.d.ts",
+    "package/src/node.js",
+    "package/src/browser.js",
+    "package/src/version.js",
+  ]) {
     assert.ok(files.includes(f), `${f} is not in the tarball: ${files.join(", ")}`);
   }
-  assert.ok(!files.some((f) => f.startsWith("package/test/") || f.startsWith("package/node_modules/") || f.startsWith("package/scripts/")), files.join(", "));
+  assert.ok(
+    !files.some((f) => f.startsWith("package/test/") || f.startsWith("package/node_modules/") || f.startsWith("package/scripts/")),
+    files.join(", "),
+  );
   const pkg = JSON.parse(run("tar", ["xzfO", TARBALL, "package/package.json"], HERE).stdout);
   assert.equal(pkg.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
   assert.equal(pkg.license, "Apache-2.0");
@@ -137,7 +153,8 @@ const r = asm.assemble({
 });
 document.body.dataset.result = JSON.stringify(r);
 `;
-const INDEX = (src) => `<!doctype html><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"><body><script type="module" src="${src}"></script></body>`;
+const INDEX = (src) =>
+  `<!doctype html><meta charset="utf-8"><title>app</title><link rel="icon" href="data:,"><body><script type="module" src="${src}"></script></body>`;
 
 /** Loads the built app in Chromium and returns what it assembled. */
 function runInChromium(url) {
@@ -149,7 +166,10 @@ function runInChromium(url) {
 
 function checkResult(r) {
   assert.equal(r.ok, true);
-  assert.deepEqual(r.messages.map((m) => m.content[0].text), ["ls", "Observation: \uFEFFa.txt b.txt"]);
+  assert.deepEqual(
+    r.messages.map((m) => m.content[0].text),
+    ["ls", "Observation: \uFEFFa.txt b.txt"],
+  );
   assert.equal(r.message_chars[1], 25);
 }
 
@@ -160,7 +180,11 @@ test("esbuild: the README's steps bundle an app that assembles in Chromium", { s
   writeFileSync(join(app, "main.js"), APP_MAIN('import wasmUrl from "@polyloop/assembly/assembly.wasm";'));
   writeFileSync(join(app, "index.html"), INDEX("./out/main.js"));
   // The README's command, as written there.
-  const r = run(join(PKG_DIR, "node_modules/.bin/esbuild"), ["main.js", "--bundle", "--format=esm", "--loader:.wasm=file", "--outdir=out"], app);
+  const r = run(
+    join(PKG_DIR, "node_modules/.bin/esbuild"),
+    ["main.js", "--bundle", "--format=esm", "--loader:.wasm=file", "--outdir=out"],
+    app,
+  );
   assert.equal(r.status, 0, r.out);
   const server = await serve(app);
   try {

@@ -95,7 +95,11 @@ test("the encoder's limit: past it the request is counted, not written, and the 
 
 test("AssemblyError.offset comes from the wire's offset key, and is undefined without it", () => {
   const err = (extra) =>
-    W.map(["v", W.int(1)], ["ok", [0xc2]], ["error", W.map(["code", W.str("invalid_template")], ["message", W.str("m")], ["path", W.str("observation_template")], ...extra)]);
+    W.map(
+      ["v", W.int(1)],
+      ["ok", [0xc2]],
+      ["error", W.map(["code", W.str("invalid_template")], ["message", W.str("m")], ["path", W.str("observation_template")], ...extra)],
+    );
   const e = errorOf(() => asm.read(err([["offset", W.int(7)]])));
   assert.deepEqual([e.code, e.path, e.message, e.offset], ["invalid_template", "observation_template", "m", 7]);
   const none = errorOf(() => asm.read(err([])));

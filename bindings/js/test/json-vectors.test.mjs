@@ -23,33 +23,39 @@ test("the JSON-text vectors are there", { skip: vectors.length === 0 && "testdat
   assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);
 });
 
-test("every JSON-text vector: the same verdict as the command-line tool", { skip: vectors.length === 0 && "testdata/json-vectors is missing" }, (t) => {
-  let strings = 0;
-  const notUtf8 = [];
-  for (const v of vectors) {
-    const where = `${v.file}/${v.name}`;
-    const bytes = responseBytes(v.request);
-    let text;
-    try {
-      text = utf8.decode(v.request);
-    } catch {
-      notUtf8.push(v.name);
-    }
-    const inputs = text === undefined ? [v.request] : [v.request, text];
-    if (v.response) {
-      assert.deepEqual(Buffer.from(bytes).toString("base64"), Buffer.from(v.response).toString("base64"), `${where}: response bytes`);
-      for (const input of inputs) assert.deepEqual(asm.assembleJSON(input), decode(v.response), `${where}: assembleJSON`);
-    } else {
-      const e = errorOfResponse(asm, bytes);
-      checkError(e, v.error, `${where}: code and path`);
-      if (v.syntax) assert.match(e.message, /^invalid JSON at byte \d+/, where);
-      for (const input of inputs) {
-        const thrown = errorOf(() => asm.assembleJSON(input));
-        checkError(thrown, v.error, `${where}: assembleJSON's error`);
-        assert.equal(thrown.message, e.message, `${where}: assembleJSON's message`);
+test(
+  "every JSON-text vector: the same verdict as the command-line tool",
+  { skip: vectors.length === 0 && "testdata/json-vectors is missing" },
+  (t) => {
+    let strings = 0;
+    const notUtf8 = [];
+    for (const v of vectors) {
+      const where = `${v.file}/${v.name}`;
+      const bytes = responseBytes(v.request);
+      let text;
+      try {
+        text = utf8.decode(v.request);
+      } catch {
+        notUtf8.push(v.name);
       }
+      const inputs = text === undefined ? [v.request] : [v.request, text];
+      if (v.response) {
+        assert.deepEqual(Buffer.from(bytes).toString("base64"), Buffer.from(v.response).toString("base64"), `${where}: response bytes`);
+        for (const input of inputs) assert.deepEqual(asm.assembleJSON(input), decode(v.response), `${where}: assembleJSON`);
+      } else {
+        const e = errorOfResponse(asm, bytes);
+        checkError(e, v.error, `${where}: code and path`);
+        if (v.syntax) assert.match(e.message, /^invalid JSON at byte \d+/, where);
+        for (const input of inputs) {
+          const thrown = errorOf(() => asm.assembleJSON(input));
+          checkError(thrown, v.error, `${where}: assembleJSON's error`);
+          assert.equal(thrown.message, e.message, `${where}: assembleJSON's message`);
+        }
+      }
+      if (text !== undefined) strings++;
     }
-    if (text !== undefined) strings++;
-  }
-  t.diagnostic(`${vectors.length} JSON vectors; ${strings} also as strings; not valid UTF-8, so given as bytes only: ${notUtf8.join(", ") || "none"}`);
-});
+    t.diagnostic(
+      `${vectors.length} JSON vectors; ${strings} also as strings; not valid UTF-8, so given as bytes only: ${notUtf8.join(", ") || "none"}`,
+    );
+  },
+);

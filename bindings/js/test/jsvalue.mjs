@@ -57,37 +57,76 @@ class Reader {
     if (b >= 0x90 && b <= 0x9f) return this.array(b & 0x0f);
     if (b >= 0xa0 && b <= 0xbf) return this.str(b & 0x1f);
     switch (b) {
-      case 0xc0: return null;
-      case 0xc2: return false;
-      case 0xc3: return true;
-      case 0xc4: return new Uint8Array(this.take(Number(this.uint(1))));
-      case 0xc5: return new Uint8Array(this.take(Number(this.uint(2))));
-      case 0xc6: return new Uint8Array(this.take(Number(this.uint(4))));
-      case 0xc7: this.ext(Number(this.uint(1))); return Symbol("ext");
-      case 0xc8: this.ext(Number(this.uint(2))); return Symbol("ext");
-      case 0xc9: this.ext(Number(this.uint(4))); return Symbol("ext");
-      case 0xca: return Reader.float(new DataView(this.take(4).slice().buffer).getFloat32(0));
-      case 0xcb: return Reader.float(new DataView(this.take(8).slice().buffer).getFloat64(0));
-      case 0xcc: return Reader.num(this.uint(1));
-      case 0xcd: return Reader.num(this.uint(2));
-      case 0xce: return Reader.num(this.uint(4));
-      case 0xcf: return Reader.num(this.uint(8));
-      case 0xd0: return Reader.num(this.int(1));
-      case 0xd1: return Reader.num(this.int(2));
-      case 0xd2: return Reader.num(this.int(4));
-      case 0xd3: return Reader.num(this.int(8));
-      case 0xd4: this.ext(1); return Symbol("ext");
-      case 0xd5: this.ext(2); return Symbol("ext");
-      case 0xd6: this.ext(4); return Symbol("ext");
-      case 0xd7: this.ext(8); return Symbol("ext");
-      case 0xd8: this.ext(16); return Symbol("ext");
-      case 0xd9: return this.str(Number(this.uint(1)));
-      case 0xda: return this.str(Number(this.uint(2)));
-      case 0xdb: return this.str(Number(this.uint(4)));
-      case 0xdc: return this.array(Number(this.uint(2)));
-      case 0xdd: return this.array(Number(this.uint(4)));
-      case 0xde: return this.map(Number(this.uint(2)));
-      case 0xdf: return this.map(Number(this.uint(4)));
+      case 0xc0:
+        return null;
+      case 0xc2:
+        return false;
+      case 0xc3:
+        return true;
+      case 0xc4:
+        return new Uint8Array(this.take(Number(this.uint(1))));
+      case 0xc5:
+        return new Uint8Array(this.take(Number(this.uint(2))));
+      case 0xc6:
+        return new Uint8Array(this.take(Number(this.uint(4))));
+      case 0xc7:
+        this.ext(Number(this.uint(1)));
+        return Symbol("ext");
+      case 0xc8:
+        this.ext(Number(this.uint(2)));
+        return Symbol("ext");
+      case 0xc9:
+        this.ext(Number(this.uint(4)));
+        return Symbol("ext");
+      case 0xca:
+        return Reader.float(new DataView(this.take(4).slice().buffer).getFloat32(0));
+      case 0xcb:
+        return Reader.float(new DataView(this.take(8).slice().buffer).getFloat64(0));
+      case 0xcc:
+        return Reader.num(this.uint(1));
+      case 0xcd:
+        return Reader.num(this.uint(2));
+      case 0xce:
+        return Reader.num(this.uint(4));
+      case 0xcf:
+        return Reader.num(this.uint(8));
+      case 0xd0:
+        return Reader.num(this.int(1));
+      case 0xd1:
+        return Reader.num(this.int(2));
+      case 0xd2:
+        return Reader.num(this.int(4));
+      case 0xd3:
+        return Reader.num(this.int(8));
+      case 0xd4:
+        this.ext(1);
+        return Symbol("ext");
+      case 0xd5:
+        this.ext(2);
+        return Symbol("ext");
+      case 0xd6:
+        this.ext(4);
+        return Symbol("ext");
+      case 0xd7:
+        this.ext(8);
+        return Symbol("ext");
+      case 0xd8:
+        this.ext(16);
+        return Symbol("ext");
+      case 0xd9:
+        return this.str(Number(this.uint(1)));
+      case 0xda:
+        return this.str(Number(this.uint(2)));
+      case 0xdb:
+        return this.str(Number(this.uint(4)));
+      case 0xdc:
+        return this.array(Number(this.uint(2)));
+      case 0xdd:
+        return this.array(Number(this.uint(4)));
+      case 0xde:
+        return this.map(Number(this.uint(2)));
+      case 0xdf:
+        return this.map(Number(this.uint(4)));
     }
     throw new Unrepresentable(`type byte 0x${b.toString(16)}`);
   }
@@ -130,11 +169,19 @@ class Reader {
     while (i < b.length) {
       const c = b[i];
       let cp, len;
-      if (c < 0x80) { cp = c; len = 1; }
-      else if (c >= 0xc2 && c <= 0xdf) { cp = c & 0x1f; len = 2; }
-      else if (c >= 0xe0 && c <= 0xef) { cp = c & 0x0f; len = 3; }
-      else if (c >= 0xf0 && c <= 0xf4) { cp = c & 0x07; len = 4; }
-      else throw new Unrepresentable("invalid UTF-8 lead byte");
+      if (c < 0x80) {
+        cp = c;
+        len = 1;
+      } else if (c >= 0xc2 && c <= 0xdf) {
+        cp = c & 0x1f;
+        len = 2;
+      } else if (c >= 0xe0 && c <= 0xef) {
+        cp = c & 0x0f;
+        len = 3;
+      } else if (c >= 0xf0 && c <= 0xf4) {
+        cp = c & 0x07;
+        len = 4;
+      } else throw new Unrepresentable("invalid UTF-8 lead byte");
       if (i + len > b.length) throw new Unrepresentable("truncated UTF-8 sequence");
       for (let j = 1; j < len; j++) {
         if ((b[i + j] & 0xc0) !== 0x80) throw new Unrepresentable("invalid UTF-8 continuation");

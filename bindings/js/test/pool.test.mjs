@@ -48,7 +48,10 @@ test("many concurrent async callers each get their own answer", async () => {
       await tick();
       p.addStep(`t${i}s${k}`, `${i}`);
     }
-    assert.deepEqual(p.messages.map((m) => m.content[0].text), [`t${i}s0`, `Obs ${i}`, `t${i}s1`, `Obs ${i}`, `t${i}s2`, `Obs ${i}`]);
+    assert.deepEqual(
+      p.messages.map((m) => m.content[0].text),
+      [`t${i}s0`, `Obs ${i}`, `t${i}s1`, `Obs ${i}`, `t${i}s2`, `Obs ${i}`],
+    );
     return i;
   });
   const done = await Promise.all(tasks);
@@ -84,8 +87,14 @@ test("a re-entrant call while a huge request is being encoded leaves the outer r
     },
   };
   const r = asm.assemble(outer);
-  assert.deepEqual(r.messages.map((m) => m.content[0].text), ["x".repeat(100), big, "Obs " + "z".repeat(100)]);
-  assert.deepEqual(innerResponse.messages.map((m) => m.content[0].text), ["x".repeat(100), "Obs " + "y".repeat(100)]);
+  assert.deepEqual(
+    r.messages.map((m) => m.content[0].text),
+    ["x".repeat(100), big, "Obs " + "z".repeat(100)],
+  );
+  assert.deepEqual(
+    innerResponse.messages.map((m) => m.content[0].text),
+    ["x".repeat(100), "Obs " + "y".repeat(100)],
+  );
 });
 
 test("worker threads share the compiled module and answer byte for byte", async () => {
@@ -111,7 +120,11 @@ test("worker threads share the compiled module and answer byte for byte", async 
         }),
     ),
   );
-  for (const out of outs) assert.deepEqual(out.map((b) => Buffer.from(b).toString("hex")), expected.map((b) => Buffer.from(b).toString("hex")));
+  for (const out of outs)
+    assert.deepEqual(
+      out.map((b) => Buffer.from(b).toString("hex")),
+      expected.map((b) => Buffer.from(b).toString("hex")),
+    );
 });
 
 test("out of memory inside the module: internal, the host-independent message, detail apart; the next call runs on a fresh instance", async () => {
@@ -150,7 +163,12 @@ test("any other trap: internal with the trap message; the engine's words in deta
   const a = asm;
   const inst = a.pool.acquire();
   const real = inst.exports;
-  inst.exports = { ...real, assemble: () => { throw new WebAssembly.RuntimeError("unreachable executed"); } };
+  inst.exports = {
+    ...real,
+    assemble: () => {
+      throw new WebAssembly.RuntimeError("unreachable executed");
+    },
+  };
   a.pool.idle.push(inst);
   const created = a.instancesCreated;
   const e = errorOf(() => a.assemble(requestFor(2)));
@@ -182,21 +200,35 @@ test("a request over 1 GiB is the core's too_large, answered before anything is 
     const r = asm.assembleBytes(new Uint8Array(size));
     const message = `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`;
     // The core's bytes (core/check.go's message, core/encode.go encodeError), written by hand.
-    assert.deepEqual(r, W.map(["v", W.int(1)], ["ok", [0xc2]], ["error", W.map(["code", W.str("too_large")], ["message", W.str(message)], ["path", W.str("")])]));
+    assert.deepEqual(
+      r,
+      W.map(
+        ["v", W.int(1)],
+        ["ok", [0xc2]],
+        ["error", W.map(["code", W.str("too_large")], ["message", W.str(message)], ["path", W.str("")])],
+      ),
+    );
   }
   assert.equal(asm.instancesCreated, created, "no instance was involved");
 });
 
-test("assemble(object) of a request over 1 GiB: too_large with the exact size, the encoder stops writing at the limit", { skip: !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (1.1 GB of memory; make test.limits)" }, () => {
-  // Two strings of 600 MB: the second is only counted. (Built from one
-  // repeated character, so V8 holds them flat at one byte per character.)
-  const big = "é".repeat(3e8); // 600,000,000 UTF-8 bytes
-  const req = { observation_template: T, steps: [{ raw_output: big, observation: big }] };
-  const e = errorOf(() => asm.assemble(req));
-  const size = 1200000000 + encodeRequest({ observation_template: T, steps: [{ raw_output: "", observation: "" }] }).length + 2 * 4;
-  assert.deepEqual([e.code, e.path, e.message], ["too_large", "", `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`]);
-  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, "the big buffer was dropped after the call");
-});
+test(
+  "assemble(object) of a request over 1 GiB: too_large with the exact size, the encoder stops writing at the limit",
+  { skip: !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (1.1 GB of memory; make test.limits)" },
+  () => {
+    // Two strings of 600 MB: the second is only counted. (Built from one
+    // repeated character, so V8 holds them flat at one byte per character.)
+    const big = "é".repeat(3e8); // 600,000,000 UTF-8 bytes
+    const req = { observation_template: T, steps: [{ raw_output: big, observation: big }] };
+    const e = errorOf(() => asm.assemble(req));
+    const size = 1200000000 + encodeRequest({ observation_template: T, steps: [{ raw_output: "", observation: "" }] }).length + 2 * 4;
+    assert.deepEqual(
+      [e.code, e.path, e.message],
+      ["too_large", "", `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`],
+    );
+    assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, "the big buffer was dropped after the call");
+  },
+);
 
 test("the encoder's buffer is given back after a huge request (never kept for the life of the process)", () => {
   const big = { observation_template: T, steps: [{ raw_output: "x".repeat(50e6), observation: "" }] };

@@ -72,7 +72,9 @@ test("everyday comforts of the preview in Chromium", { skip, timeout: 180_000 },
         let s = "";
         let x = 12345;
         for (let i = 0; i < 120000; i++) s += String.fromCharCode(97 + ((x = (x * 48271) % 2147483647) % 26));
-        return window.preview.shareLink(JSON.stringify({ observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] }));
+        return window.preview.shareLink(
+          JSON.stringify({ observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] }),
+        );
       });
       assert.equal(big.url, null, `a link of ${big.size} characters`);
       assert.ok(big.size > 60000);
@@ -119,11 +121,16 @@ test("everyday comforts of the preview in Chromium", { skip, timeout: 180_000 },
         scroll: document.documentElement.scrollWidth,
         editor: document.querySelector(".editor-pane").getBoundingClientRect().toJSON(),
         output: document.querySelector(".output-pane").getBoundingClientRect().toJSON(),
-        words: [...window.preview.view.shadowRoot.querySelectorAll(".row[data-message] .block")].map((b) => b.getBoundingClientRect().width),
+        words: [...window.preview.view.shadowRoot.querySelectorAll(".row[data-message] .block")].map(
+          (b) => b.getBoundingClientRect().width,
+        ),
       }));
       assert.ok(layout.scroll <= 420, `page is ${layout.scroll} px wide`);
       assert.ok(layout.output.top >= layout.editor.bottom - 1, "the output pane is below the editor");
-      assert.ok(layout.words.every((w) => w > 300), `text blocks too narrow: ${layout.words}`);
+      assert.ok(
+        layout.words.every((w) => w > 300),
+        `text blocks too narrow: ${layout.words}`,
+      );
       await page.screenshot({ path: `${ARTIFACTS}preview-420.png` });
       assert.deepEqual(await axe(page), [], "axe, 420 px");
       await page.emulateMedia({ colorScheme: "dark" });
@@ -132,6 +139,10 @@ test("everyday comforts of the preview in Chromium", { skip, timeout: 180_000 },
       await page.setViewportSize({ width: 1280, height: 800 });
     });
 
-    assert.deepEqual(problems.filter((p) => !p.includes("404")), [], "the page logged errors");
+    assert.deepEqual(
+      problems.filter((p) => !p.includes("404")),
+      [],
+      "the page logged errors",
+    );
   });
 });

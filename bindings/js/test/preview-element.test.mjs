@@ -38,7 +38,13 @@ test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_0
     const { build } = await import("vite");
     await build({ root: dir, configFile: join(dir, "vite.config.mjs"), build: { outDir: join(dir, "dist") } });
     server = await serve(join(dir, "dist"));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 900, height: 700 }, deviceScaleFactor: 1 });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 900, height: 700 },
+      deviceScaleFactor: 1,
+    });
     const page = context.pages()[0] ?? (await context.newPage());
     const problems = [];
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
@@ -55,7 +61,12 @@ test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_0
       assert.equal(ev.contextOverflow, r.context_overflow);
       const dom = await page.evaluate(() => {
         const root = document.getElementById("by-property").shadowRoot;
-        return { rows: root.querySelectorAll(".row[data-message]").length, imgs: root.querySelectorAll("img").length, xss: window.__xss, first: root.querySelector(".row[data-message] .block")?.textContent };
+        return {
+          rows: root.querySelectorAll(".row[data-message]").length,
+          imgs: root.querySelectorAll("img").length,
+          xss: window.__xss,
+          first: root.querySelector(".row[data-message] .block")?.textContent,
+        };
       });
       assert.ok(dom.rows > 0 && dom.rows < r.messages.length, `${dom.rows} of ${r.messages.length} messages in the DOM`);
       assert.equal(dom.imgs, 0);
@@ -70,8 +81,13 @@ test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_0
       const ev = await page.evaluate(() => window.app.events.find((e) => e.id === "by-attribute" && e.type === "result").detail);
       const r = asm.assemble({ observation_template: "Obs: {observation}", steps: [{ raw_output: "a <b>", observation: "b" }] });
       assert.equal(ev.promptChars, r.prompt_chars);
-      const texts = await page.evaluate(() => [...document.getElementById("by-attribute").shadowRoot.querySelectorAll(".row[data-message] .block")].map((b) => b.textContent));
-      assert.deepEqual(texts, r.messages.map((m) => m.content[0].text));
+      const texts = await page.evaluate(() =>
+        [...document.getElementById("by-attribute").shadowRoot.querySelectorAll(".row[data-message] .block")].map((b) => b.textContent),
+      );
+      assert.deepEqual(
+        texts,
+        r.messages.map((m) => m.content[0].text),
+      );
     });
 
     await t.test("a rejected request: an error event with the core's code and path; the view is marked stale", async () => {

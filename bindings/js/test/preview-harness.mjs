@@ -78,7 +78,9 @@ export function shown(page) {
       totals: q(".totals").textContent,
       gauge: { cls: q(".gauge").className, label: q(".gauge .label").textContent },
       banner: q(".stale-banner").hidden ? null : q(".stale-banner").textContent,
-      error: q(".error").hidden ? null : { code: q(".error .code")?.textContent, path: q(".error .path")?.textContent ?? "", message: q(".error .message")?.textContent },
+      error: q(".error").hidden
+        ? null
+        : { code: q(".error .code")?.textContent, path: q(".error .path")?.textContent ?? "", message: q(".error .message")?.textContent },
       cache: q(".cache").textContent,
       summary: v.summary,
     };

@@ -46,15 +46,29 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
           assert.equal(s.summary.messages, expected.messages.length, `step ${k}`);
           assert.equal(s.summary.promptChars, expected.prompt_chars, `step ${k}`);
           assert.equal(s.summary.contextOverflow, expected.context_overflow, `step ${k}`);
-          assert.deepEqual(await viewTexts(page, expected.messages.length), expected.messages.map((m) => m.content.map((b) => b.text)), `step ${k}`);
+          assert.deepEqual(
+            await viewTexts(page, expected.messages.length),
+            expected.messages.map((m) => m.content.map((b) => b.text)),
+            `step ${k}`,
+          );
           // What step k added: its two messages, marked.
           await page.evaluate(() => window.preview.view.scrollToMessage(window.preview.view.summary.messages - 1));
-          await page.waitForFunction((n) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${n - 1}"]`), expected.messages.length);
-          const marked = await page.evaluate(() => [...window.preview.view.shadowRoot.querySelectorAll(".badge.new")].map((b) => Number(b.closest(".row").dataset.message)));
+          await page.waitForFunction(
+            (n) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${n - 1}"]`),
+            expected.messages.length,
+          );
+          const marked = await page.evaluate(() =>
+            [...window.preview.view.shadowRoot.querySelectorAll(".badge.new")].map((b) => Number(b.closest(".row").dataset.message)),
+          );
           assert.deepEqual(marked, k === 0 ? [] : [base + 2 * k - 2, base + 2 * k - 1], `step ${k}`);
           if (k > 0) {
             const prev = asm.assemble({ ...req, steps: req.steps.slice(0, k - 1) });
-            assert.match(s.cache, new RegExp(`^Step ${k}: run, injections and goal unchanged .*the whole prompt of step ${k - 1} \\(${prev.prompt_chars.toLocaleString("en-US")} chars\\) is a byte-identical prefix`));
+            assert.match(
+              s.cache,
+              new RegExp(
+                `^Step ${k}: run, injections and goal unchanged .*the whole prompt of step ${k - 1} \\(${prev.prompt_chars.toLocaleString("en-US")} chars\\) is a byte-identical prefix`,
+              ),
+            );
           }
         }
         // The budget (3,000) is first exceeded in this message.
@@ -89,14 +103,19 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
         await page.evaluate(() => window.preview.view.scrollToMessage(0));
         await page.locator("polyloop-prompt-view .list").focus();
         await page.keyboard.press("Home");
-        const focused = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(window.preview.view.shadowRoot.activeElement?.dataset.message))));
+        const focused = () =>
+          page.evaluate(
+            () => new Promise((r) => requestAnimationFrame(() => r(window.preview.view.shadowRoot.activeElement?.dataset.message))),
+          );
         await page.keyboard.press("ArrowDown");
         assert.equal(await focused(), "0", "the row after the run segment's head is message 0");
         await page.keyboard.press("ArrowDown"); // the injection slot's head
         await page.keyboard.press("ArrowDown");
         assert.equal(await focused(), "1");
         await page.keyboard.press("End");
-        await page.waitForFunction(() => window.preview.view.shadowRoot.activeElement?.dataset.message === String(window.preview.view.summary.messages - 1));
+        await page.waitForFunction(
+          () => window.preview.view.shadowRoot.activeElement?.dataset.message === String(window.preview.view.summary.messages - 1),
+        );
       });
 
       await t.test("a msgpack file dropped on the page", async () => {
@@ -109,8 +128,14 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
           window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
         }, bytes);
         const expected = asm.assemble(req);
-        await page.waitForFunction((n) => window.preview.view.summary?.messages === n && window.preview.state === "ok", expected.messages.length);
-        assert.deepEqual(await viewTexts(page, expected.messages.length), expected.messages.map((m) => m.content.map((b) => b.text)));
+        await page.waitForFunction(
+          (n) => window.preview.view.summary?.messages === n && window.preview.state === "ok",
+          expected.messages.length,
+        );
+        assert.deepEqual(
+          await viewTexts(page, expected.messages.length),
+          expected.messages.map((m) => m.content.map((b) => b.text)),
+        );
         assert.match(await page.textContent("#notice"), /msgpack file/);
       });
 

@@ -22,7 +22,8 @@ import { ARTIFACTS, open, setText, shown, skip, withPreview } from "./preview-ha
 import { trajectory } from "../bench/preview-requests.mjs";
 
 /** Every message's block texts as the view holds them. */
-const viewTexts = (page) => page.evaluate(() => Array.from({ length: window.preview.view.summary.messages }, (_, i) => window.preview.view.messageTexts(i)));
+const viewTexts = (page) =>
+  page.evaluate(() => Array.from({ length: window.preview.view.summary.messages }, (_, i) => window.preview.view.messageTexts(i)));
 
 /** The editor's lint marks: [from, to, text under the mark]. */
 const lintMarks = (page) =>
@@ -55,7 +56,10 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       const example = existsSync(`${REPO}examples/react.json`) ? JSON.parse(readFileSync(`${REPO}examples/react.json`, "utf8")) : null;
       if (example) {
         const r = asm.assemble(example);
-        assert.deepEqual(await viewTexts(page), r.messages.map((m) => m.content.map((b) => b.text)));
+        assert.deepEqual(
+          await viewTexts(page),
+          r.messages.map((m) => m.content.map((b) => b.text)),
+        );
         assert.equal(s.summary.promptChars, r.prompt_chars);
       }
       await page.screenshot({ path: `${ARTIFACTS}preview.png` });
@@ -69,20 +73,31 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       const s = await shown(page);
       assert.equal(s.summary.messages, r.messages.length);
       assert.ok(s.rows > 3 && s.rows < 60, `${s.rows} rows in the DOM for ${r.messages.length} messages`);
-      assert.deepEqual(await viewTexts(page), r.messages.map((m) => m.content.map((b) => b.text)));
+      assert.deepEqual(
+        await viewTexts(page),
+        r.messages.map((m) => m.content.map((b) => b.text)),
+      );
       // Scroll to message 5 (steps[0].observation rendered): collapsed.
       const idx = 5;
       await page.evaluate((i) => window.preview.view.scrollToMessage(i), idx);
       await page.waitForFunction((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .more`), idx);
       const full = r.messages[idx].content[0].text;
-      const before = await page.evaluate((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .block`).textContent, idx);
+      const before = await page.evaluate(
+        (i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .block`).textContent,
+        idx,
+      );
       assert.ok(before.length < full.length && full.startsWith(before), "the long text is collapsed to its start");
       await page.locator(`polyloop-prompt-view .row[data-message="${idx}"] .more`).click();
-      const after = await page.evaluate((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .block`).textContent, idx);
+      const after = await page.evaluate(
+        (i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .block`).textContent,
+        idx,
+      );
       assert.equal(after, full);
       // Scrolled to the end, the last message is in the DOM, the first is not.
       await page.evaluate(() => window.preview.view.scrollToMessage(window.preview.view.summary.messages - 1));
-      await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(`.row[data-message="${window.preview.view.summary.messages - 1}"]`));
+      await page.waitForFunction(() =>
+        window.preview.view.shadowRoot.querySelector(`.row[data-message="${window.preview.view.summary.messages - 1}"]`),
+      );
       const s2 = await shown(page);
       assert.ok(!s2.messages.includes(0) && s2.rows < 60, JSON.stringify(s2.messages));
       await page.screenshot({ path: `${ARTIFACTS}preview-1000-steps.png` });
@@ -103,13 +118,21 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       });
       await page.keyboard.type(typed);
       await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
-      const r = await page.evaluate(() => ({ results: window.__results, gen: window.preview.view.generation, shown: window.preview.view.shownGeneration, text: window.preview.editor.state.doc.toString() }));
+      const r = await page.evaluate(() => ({
+        results: window.__results,
+        gen: window.preview.view.generation,
+        shown: window.preview.view.shownGeneration,
+        text: window.preview.editor.state.doc.toString(),
+      }));
       assert.ok(r.results < typed.length, `${r.results} results for ${typed.length} keystrokes`);
       assert.equal(r.shown, r.gen, "the newest edit is the one shown");
       assert.equal(r.text.slice(pos, pos + typed.length), typed);
       const last = asm.assemble(JSON.parse(r.text));
       const n = last.messages.length;
-      assert.deepEqual(await page.evaluate((n) => window.preview.view.messageTexts(n - 1), n), last.messages[n - 1].content.map((b) => b.text));
+      assert.deepEqual(
+        await page.evaluate((n) => window.preview.view.messageTexts(n - 1), n),
+        last.messages[n - 1].content.map((b) => b.text),
+      );
       t.diagnostic(`${r.results} results for ${typed.length} keystrokes`);
     });
 
@@ -127,7 +150,9 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
         const root = window.preview.view.shadowRoot;
         return {
           xss: window.__xss,
-          elements: root.querySelectorAll(".rows img, .rows script, .rows b, .rows u, .rows i").length + document.querySelectorAll("main img, main script, main b, main u").length,
+          elements:
+            root.querySelectorAll(".rows img, .rows script, .rows b, .rows u, .rows i").length +
+            document.querySelectorAll("main img, main script, main b, main u").length,
           wheres: [...root.querySelectorAll(".row .where")].map((b) => b.textContent),
           entries: [...root.querySelectorAll(".row .entry")].map((b) => b.textContent),
         };
@@ -217,7 +242,13 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
     });
 
     await t.test("a rejected request: stale, and its path selected in the editor", async () => {
-      const bad = { ...xssRequest, steps: [{ raw_output: "a", observation: "b" }, { raw_output: "c", observation: 7 }] };
+      const bad = {
+        ...xssRequest,
+        steps: [
+          { raw_output: "a", observation: "b" },
+          { raw_output: "c", observation: 7 },
+        ],
+      };
       assert.equal(await setText(page, bad), "stale");
       const s = await shown(page);
       assert.match(s.banner, /rejected \(malformed_request\)/);
@@ -247,7 +278,10 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
     });
 
     await t.test("the budget: gauge, overflow, the message where it is first exceeded", async () => {
-      const base = { goal_messages: [{ role: "user", content: [{ type: "text", text: "😀😀😀😀😀" }] }], observation_template: "{observation}" };
+      const base = {
+        goal_messages: [{ role: "user", content: [{ type: "text", text: "😀😀😀😀😀" }] }],
+        observation_template: "{observation}",
+      };
       assert.equal(await setText(page, { ...base, max_prompt_chars: 5 }), "ok");
       let s = await shown(page);
       assert.ok(!s.gauge.cls.includes("over"), s.gauge.cls);
@@ -267,7 +301,9 @@ test("the prompt preview in Chromium", { skip, timeout: 180_000 }, async (t) => 
       assert.equal(await setText(page, req), "ok");
       await page.evaluate((i) => window.preview.view.scrollToMessage(i), first);
       await page.waitForFunction((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"]`), first);
-      const over = await page.evaluate(() => [...window.preview.view.shadowRoot.querySelectorAll(".badge.over")].map((b) => Number(b.closest(".row").dataset.message)));
+      const over = await page.evaluate(() =>
+        [...window.preview.view.shadowRoot.querySelectorAll(".badge.over")].map((b) => Number(b.closest(".row").dataset.message)),
+      );
       assert.deepEqual(over, [first]);
     });
 

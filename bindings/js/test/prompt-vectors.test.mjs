@@ -22,7 +22,11 @@ for (const c of cases) {
     assert.deepEqual(p.toResponse(), want, "the first response");
     for (const [i, s] of c.steps.entries()) {
       if (s.error) {
-        checkError(errorOf(() => p.addStep(s.raw_output, s.observation)), s.error, `step ${i}`);
+        checkError(
+          errorOf(() => p.addStep(s.raw_output, s.observation)),
+          s.error,
+          `step ${i}`,
+        );
       } else {
         p.addStep(s.raw_output, s.observation);
         want = requestToJs(s.response);
@@ -35,6 +39,11 @@ for (const c of cases) {
 test("the prompt vectors hold refused steps and overflow turning on", () => {
   assert.ok(cases.length >= 8);
   assert.ok(cases.flatMap((c) => c.steps).filter((s) => s.error).length >= 5);
-  const overflow = new Set(cases.flatMap((c) => c.steps).filter((s) => s.response).map((s) => requestToJs(s.response).context_overflow));
+  const overflow = new Set(
+    cases
+      .flatMap((c) => c.steps)
+      .filter((s) => s.response)
+      .map((s) => requestToJs(s.response).context_overflow),
+  );
   assert.deepEqual([...overflow].sort(), [false, true]);
 });

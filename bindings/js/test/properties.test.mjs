@@ -15,7 +15,26 @@ const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
 const opts = { numRuns: RUNS };
 
 /** Text that stresses the UTF-16 / code point difference. */
-const CHARS = ["a", "Z", " ", "\n", "{", "}", "é", "\u00ad", "日", "\uFFFD", "\uFF5E", "\uE000", "😀", "\u{10000}", "\u{10FFFF}", "\u{1D11E}", "e\u0301", "\0"];
+const CHARS = [
+  "a",
+  "Z",
+  " ",
+  "\n",
+  "{",
+  "}",
+  "é",
+  "\u00ad",
+  "日",
+  "\uFFFD",
+  "\uFF5E",
+  "\uE000",
+  "😀",
+  "\u{10000}",
+  "\u{10FFFF}",
+  "\u{1D11E}",
+  "e\u0301",
+  "\0",
+];
 const text = fc.oneof(
   fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 30 }),
   fc.string({ unit: "binary", maxLength: 30 }),
@@ -26,7 +45,15 @@ const anyText = fc.oneof(text, longText);
 const role = fc.constantFrom("system", "user", "assistant");
 const message = fc.record({ role, content: fc.array(fc.record({ type: fc.constant("text"), text: anyText }), { maxLength: 3 }) });
 const step = fc.record({ raw_output: anyText, observation: anyText });
-const TEMPLATES = ["{observation}", "Obs: {observation}\n", "{observation!r}", "{observation!a}", "[{observation:^12.5}]", "😀{observation:😀>7}", "{{x}}{observation}{observation!s}"];
+const TEMPLATES = [
+  "{observation}",
+  "Obs: {observation}\n",
+  "{observation!r}",
+  "{observation!a}",
+  "[{observation:^12.5}]",
+  "😀{observation:😀>7}",
+  "{{x}}{observation}{observation!s}",
+];
 const injections = fc.dictionary(
   fc.string({ unit: fc.constantFrom("a", "b", "é", "😀", "\uFFFD", "\uE000", "\u{10000}", "Z"), maxLength: 4 }),
   fc.array(fc.record({ entry_id: fc.string({ minLength: 1, maxLength: 5 }), content: anyText }), { maxLength: 3 }),
@@ -60,12 +87,18 @@ test("prompt after k addStep calls equals one assemble with those k steps", () =
 test("sizes are code points, not .length", () => {
   fc.assert(
     fc.property(fc.array(anyText, { minLength: 1, maxLength: 4 }), (texts) => {
-      const r = asm.assemble({ observation_template: "{observation}", goal_messages: [{ role: "user", content: texts.map((t) => ({ type: "text", text: t })) }] });
+      const r = asm.assemble({
+        observation_template: "{observation}",
+        goal_messages: [{ role: "user", content: texts.map((t) => ({ type: "text", text: t })) }],
+      });
       const cps = texts.reduce((a, t) => a + [...t].length, 0);
       assert.deepEqual(r.message_chars, [cps]);
       assert.equal(r.prompt_chars, cps);
       // Texts come back unchanged, character for character.
-      assert.deepEqual(r.messages[0].content.map((b) => b.text), texts);
+      assert.deepEqual(
+        r.messages[0].content.map((b) => b.text),
+        texts,
+      );
       const units = texts.reduce((a, t) => a + t.length, 0);
       if (texts.some((t) => /[\u{10000}-\u{10FFFF}]/u.test(t))) assert.notEqual(cps, units);
     }),
@@ -75,12 +108,20 @@ test("sizes are code points, not .length", () => {
 
 test("the budget compares code points", () => {
   fc.assert(
-    fc.property(fc.string({ unit: fc.constantFrom("😀", "a", "\u{10FFFF}"), minLength: 1, maxLength: 20 }), fc.integer({ min: -2, max: 2 }), (t, d) => {
-      const cps = [...t].length;
-      const budget = Math.max(0, cps + d);
-      const r = asm.assemble({ observation_template: "{observation}", goal_messages: [{ role: "user", content: [{ type: "text", text: t }] }], max_prompt_chars: budget });
-      assert.equal(r.context_overflow, cps > budget);
-    }),
+    fc.property(
+      fc.string({ unit: fc.constantFrom("😀", "a", "\u{10FFFF}"), minLength: 1, maxLength: 20 }),
+      fc.integer({ min: -2, max: 2 }),
+      (t, d) => {
+        const cps = [...t].length;
+        const budget = Math.max(0, cps + d);
+        const r = asm.assemble({
+          observation_template: "{observation}",
+          goal_messages: [{ role: "user", content: [{ type: "text", text: t }] }],
+          max_prompt_chars: budget,
+        });
+        assert.equal(r.context_overflow, cps > budget);
+      },
+    ),
     opts,
   );
 });
@@ -89,20 +130,31 @@ test("channel order is code-point order, not JavaScript's sort", () => {
   fc.assert(
     fc.property(injections, (inj) => {
       const r = asm.assemble({ observation_template: "{observation}", injections: inj });
-      const expected = Object.keys(inj).filter((k) => inj[k].length > 0).sort(compareCodePoints);
+      const expected = Object.keys(inj)
+        .filter((k) => inj[k].length > 0)
+        .sort(compareCodePoints);
       const got = [];
       for (const x of r.injected) if (got.at(-1) !== x.channel) got.push(x.channel);
       assert.deepEqual(got, expected);
       // Inside a channel, entries keep their order; message_index points at them.
       const flat = expected.flatMap((k) => inj[k].map((e) => [k, e.entry_id, e.content]));
-      assert.deepEqual(r.injected.map((x) => [x.channel, x.entry_id, r.messages[x.message_index].content[0].text]), flat);
+      assert.deepEqual(
+        r.injected.map((x) => [x.channel, x.entry_id, r.messages[x.message_index].content[0].text]),
+        flat,
+      );
     }),
     opts,
   );
   // A case where the two orders differ, stated by hand.
-  const r = asm.assemble({ observation_template: "{observation}", injections: { "\u{1F600}": [{ entry_id: "e", content: "emoji" }], "\uFFFD": [{ entry_id: "e", content: "fffd" }] } });
+  const r = asm.assemble({
+    observation_template: "{observation}",
+    injections: { "\u{1F600}": [{ entry_id: "e", content: "emoji" }], "\uFFFD": [{ entry_id: "e", content: "fffd" }] },
+  });
   assert.deepEqual(["\u{1F600}", "\uFFFD"].sort(), ["\u{1F600}", "\uFFFD"], "JavaScript's sort puts the emoji first");
-  assert.deepEqual(r.injected.map((x) => x.channel), ["\uFFFD", "\u{1F600}"]);
+  assert.deepEqual(
+    r.injected.map((x) => x.channel),
+    ["\uFFFD", "\u{1F600}"],
+  );
 });
 
 /** A string with one lone surrogate somewhere. */
@@ -115,7 +167,10 @@ test("a lone surrogate anywhere is invalid_utf8 at its path", () => {
   const places = [
     [(s) => ({ observation_template: "{observation}", steps: [{ raw_output: s, observation: "" }] }), "steps[0].raw_output"],
     [(s) => ({ observation_template: "{observation}", steps: [{ raw_output: "", observation: s }] }), "steps[0].observation"],
-    [(s) => ({ observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] }), "run_messages[0].content[0].text"],
+    [
+      (s) => ({ observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text: s }] }] }),
+      "run_messages[0].content[0].text",
+    ],
     [(s) => ({ observation_template: "{observation}", injections: { c: [{ entry_id: s, content: "" }] } }), 'injections["c"][0].entry_id'],
     [(s) => ({ observation_template: "{observation}", injections: { c: [{ entry_id: "e", content: s }] } }), 'injections["c"][0].content'],
     [(s) => ({ observation_template: "{observation}", injections: { [s]: [] } }), "injections"],
@@ -145,21 +200,36 @@ function wtf8Oracle(s) {
 }
 
 function strHeader(n) {
-  return Buffer.from(n < 32 ? [0xa0 | n] : n < 256 ? [0xd9, n] : n < 65536 ? [0xda, n >> 8, n & 255] : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255]);
+  return Buffer.from(
+    n < 32
+      ? [0xa0 | n]
+      : n < 256
+        ? [0xd9, n]
+        : n < 65536
+          ? [0xda, n >> 8, n & 255]
+          : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255],
+  );
 }
 
 test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest header, on every path", () => {
   fc.assert(
-    fc.property(fc.oneof(anyText, withLoneSurrogate, fc.string({ unit: fc.constantFrom("a", "é", "😀", "\uD800", "\uDC00", "\uFFFD", "\uEFBF"), maxLength: 30000 })), (s) => {
-      const want = wtf8Oracle(s);
-      if (s.isWellFormed()) assert.ok(want.equals(Buffer.from(s, "utf8")));
-      assert.ok(Buffer.from(encodeRequest(s)).equals(Buffer.concat([strHeader(want.length), want])));
-      const out = new Uint8Array(3 * s.length);
-      assert.ok(Buffer.from(out.subarray(0, encodeWtf8Into(s, out, 0))).equals(want));
-      // The encoder scans a string for lone surrogates only when its UTF-8
-      // holds U+FFFD; the search without Node's Buffer (browsers) agrees.
-      assert.equal(holdsReplacementScan(want, 0, want.length), want.includes(Buffer.from([0xef, 0xbf, 0xbd])));
-    }),
+    fc.property(
+      fc.oneof(
+        anyText,
+        withLoneSurrogate,
+        fc.string({ unit: fc.constantFrom("a", "é", "😀", "\uD800", "\uDC00", "\uFFFD", "\uEFBF"), maxLength: 30000 }),
+      ),
+      (s) => {
+        const want = wtf8Oracle(s);
+        if (s.isWellFormed()) assert.ok(want.equals(Buffer.from(s, "utf8")));
+        assert.ok(Buffer.from(encodeRequest(s)).equals(Buffer.concat([strHeader(want.length), want])));
+        const out = new Uint8Array(3 * s.length);
+        assert.ok(Buffer.from(out.subarray(0, encodeWtf8Into(s, out, 0))).equals(want));
+        // The encoder scans a string for lone surrogates only when its UTF-8
+        // holds U+FFFD; the search without Node's Buffer (browsers) agrees.
+        assert.equal(holdsReplacementScan(want, 0, want.length), want.includes(Buffer.from([0xef, 0xbf, 0xbd])));
+      },
+    ),
     { numRuns: Math.min(RUNS, 100) },
   );
 });

@@ -29,11 +29,7 @@ const text = fc.oneof(
   fc.tuple(fc.constantFrom(...LENGTHS), fc.constantFrom(...CHARS)).map(([n, c]) => c.repeat(n)),
 );
 const step = fc.record({ raw_output: text, observation: text });
-const budget = fc.oneof(
-  fc.constant(null),
-  fc.nat({ max: 300 }),
-  fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }),
-);
+const budget = fc.oneof(fc.constant(null), fc.nat({ max: 300 }), fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }));
 const injections = fc.dictionary(
   fc.constantFrom("memory", "tools", "é"),
   fc.array(fc.record({ entry_id: fc.string({ minLength: 1, maxLength: 4 }), content: text }), { maxLength: 2 }),
@@ -99,7 +95,10 @@ test("the size across 65535/65536 messages (array headers of 3 and 5 bytes), wit
     sizes.push([p.messages.length, p.responseBytes]);
     assert.equal(p.responseBytes, asm.assembleBytes(encodeRequest({ ...req, steps })).length, `at ${p.messages.length} messages`);
   }
-  assert.deepEqual(sizes.map(([n]) => n), [65533, 65535, 65537]);
+  assert.deepEqual(
+    sizes.map(([n]) => n),
+    [65533, 65535, 65537],
+  );
 });
 
 test("STEP_FIXED is the size of an ok response without messages or injections", () => {
@@ -119,7 +118,7 @@ test("the limit: add refuses exactly past MAX_RESPONSE_BYTES and changes nothing
   assert.equal(s.bytes, MAX_RESPONSE_BYTES);
 });
 
-test("addStep past the limit is too_large at path \"\" with the core's message; the prompt is unchanged", () => {
+test('addStep past the limit is too_large at path "" with the core\'s message; the prompt is unchanged', () => {
   const p = asm.prompt({ observation_template: "{observation}" });
   // Stand in for 1.5 GiB of history: the size the prompt keeps, near the limit.
   const size = /** @type {any} */ (p).size;

@@ -25,7 +25,10 @@ const BY_LENGTH = ["a", "~", "\x7f", "é", "\u07ff", "€", "\uFFFD", "\uE000", 
 const LONE = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF"];
 
 /** Lengths of the filler that put a string on both sides of each threshold. */
-const FILL = [0, 1, 15, 16, 28, 29, 30, 31, 32, 33, 47, 48, 49, 50, 51, 63, 64, 100, 195, 196, 197, 198, 199, 200, 201, 254, 255, 256, 300, 1000, 65534, 65535, 65536, 70000];
+const FILL = [
+  0, 1, 15, 16, 28, 29, 30, 31, 32, 33, 47, 48, 49, 50, 51, 63, 64, 100, 195, 196, 197, 198, 199, 200, 201, 254, 255, 256, 300, 1000, 65534,
+  65535, 65536, 70000,
+];
 const filler = fc.tuple(fc.constantFrom(...FILL), fc.constantFrom("x", "é", "€", "😀")).map(([n, c]) => c.repeat(Math.ceil(n / c.length)));
 
 /** A string with `mark` at the start, middle or end of a filler. */
@@ -35,16 +38,23 @@ const placed = (marks) =>
     // Never split a surrogate pair of the filler.
     const cut = half > 0 && f.charCodeAt(half - 1) >= 0xd800 && f.charCodeAt(half - 1) <= 0xdbff ? half + 1 : half;
     switch (where) {
-      case "start": return m + f;
-      case "middle": return f.slice(0, cut) + m + f.slice(cut);
-      case "end": return f + m;
-      default: return m + f + m;
+      case "start":
+        return m + f;
+      case "middle":
+        return f.slice(0, cut) + m + f.slice(cut);
+      case "end":
+        return f + m;
+      default:
+        return m + f + m;
     }
   });
 const wellFormed = placed([...SPECIAL, ...BY_LENGTH]);
 const malformed = placed(LONE);
 
-const runMessage = (text) => ({ observation_template: "{observation}", run_messages: [{ role: "user", content: [{ type: "text", text }] }] });
+const runMessage = (text) => ({
+  observation_template: "{observation}",
+  run_messages: [{ role: "user", content: [{ type: "text", text }] }],
+});
 const codePoints = (s) => [...s].length;
 
 test("assemble(object): every well-formed text comes back unchanged, counted in code points", () => {
@@ -54,7 +64,10 @@ test("assemble(object): every well-formed text comes back unchanged, counted in 
       assert.equal(r.messages[0].content[0].text, s);
       assert.equal(r.message_chars[0], codePoints(s));
       // The request bytes are Node's UTF-8 of the string, byte for byte.
-      assert.deepEqual(Buffer.from(encodeRequest(runMessage(s))), Buffer.from(W.map(["observation_template", W.str("{observation}")], ["run_messages", W.arr(W.message("user", s))])));
+      assert.deepEqual(
+        Buffer.from(encodeRequest(runMessage(s))),
+        Buffer.from(W.map(["observation_template", W.str("{observation}")], ["run_messages", W.arr(W.message("user", s))])),
+      );
     }),
     { numRuns: RUNS, examples: [["\uFEFF" + "x".repeat(300)], ["\uFEFF"], ["\uFEFF".repeat(3)], ["x".repeat(300) + "\uFEFF"]] },
   );
@@ -68,7 +81,10 @@ test("a leading U+FEFF before 300 characters", () => {
   // And through an observation and a step of a Prompt.
   const p = asm.prompt({ observation_template: "{observation}" });
   p.addStep(s, s);
-  assert.deepEqual(p.messages.map((m) => m.content[0].text), [s, s]);
+  assert.deepEqual(
+    p.messages.map((m) => m.content[0].text),
+    [s, s],
+  );
 });
 
 test("decodeResponse: every well-formed string of the wire comes back, on every decoding path", () => {
@@ -86,12 +102,26 @@ test("decodeResponse: every well-formed string of the wire comes back, on every 
 // or between the template's literal prefix and suffix); the templates below
 // give plain, escaped, multi-byte and non-plain renderings (where the bytes
 // differ and the text must be decoded).
-const TEMPLATES = ["{observation}", "Output:\n```\n{observation}\n```\n\n", "\uFEFF{observation}\uFEFF", "{{é}} {observation} {{😀}}", "{observation!r}", "[{observation:>300}]", "{observation}{observation}", "x{observation:.70}y", "{observation!s} ✓"];
+const TEMPLATES = [
+  "{observation}",
+  "Output:\n```\n{observation}\n```\n\n",
+  "\uFEFF{observation}\uFEFF",
+  "{{é}} {observation} {{😀}}",
+  "{observation!r}",
+  "[{observation:>300}]",
+  "{observation}{observation}",
+  "x{observation:.70}y",
+  "{observation!s} ✓",
+];
 
 test("assembleBytes and assemble agree on every string, whatever the template", () => {
   fc.assert(
     fc.property(wellFormed, wellFormed, fc.constantFrom(...TEMPLATES), fc.array(wellFormed, { maxLength: 3 }), (a, b, t, more) => {
-      const req = { observation_template: t, steps: [{ raw_output: a, observation: b }, ...more.map((m) => ({ raw_output: b, observation: m }))], run_messages: [{ role: "user", content: [{ type: "text", text: b }] }] };
+      const req = {
+        observation_template: t,
+        steps: [{ raw_output: a, observation: b }, ...more.map((m) => ({ raw_output: b, observation: m }))],
+        run_messages: [{ role: "user", content: [{ type: "text", text: b }] }],
+      };
       assert.deepEqual(asm.assemble(req), decode(asm.assembleBytes(encodeRequest(req))));
       // Twice: the second time the encoder's cache answers.
       assert.deepEqual(asm.assemble(req), decode(asm.assembleBytes(encodeRequest(req))));

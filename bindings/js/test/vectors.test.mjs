@@ -84,7 +84,11 @@ for (const lv of vectors) {
       return;
     }
     stats.err++;
-    checkError(errorOf(() => asm.assemble(js)), lv.error, lv.description);
+    checkError(
+      errorOf(() => asm.assemble(js)),
+      lv.error,
+      lv.description,
+    );
   });
 }
 

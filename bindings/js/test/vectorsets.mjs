@@ -22,7 +22,12 @@ const TESTDATA = fileURLToPath(new URL("../../../testdata/", import.meta.url));
 const BASE64_KEYS = ["request", "response", "msgpack"];
 
 const decoded = (obj) =>
-  Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, BASE64_KEYS.includes(k) && typeof v === "string" ? new Uint8Array(Buffer.from(v, "base64")) : v]));
+  Object.fromEntries(
+    Object.entries(obj).map(([k, v]) => [
+      k,
+      BASE64_KEYS.includes(k) && typeof v === "string" ? new Uint8Array(Buffer.from(v, "base64")) : v,
+    ]),
+  );
 
 /**
  * Every case of testdata/<set>/*.json (`vectors`, `json-vectors`,
@@ -38,7 +43,9 @@ export function loadCases(set) {
   const dir = `${TESTDATA}${set}`;
   if (!existsSync(dir)) return [];
   const out = [];
-  for (const file of readdirSync(dir).filter((n) => n.endsWith(".json")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .sort()) {
     for (const c of JSON.parse(readFileSync(`${dir}/${file}`, "utf8")).cases) {
       const id = `${file.replace(/\.json$/, "")}/${c.name}`;
       out.push({ ...decoded(c), file, id, syntax: c.syntax === true, steps: (c.steps ?? []).map(decoded) });
@@ -78,6 +85,9 @@ export function describeMismatch(got, want) {
   let i = 0;
   while (i < got.length && i < want.length && got[i] === want[i]) i++;
   const from = Math.max(i - 16, 0);
-  const hx = (b) => Buffer.from(b.subarray(Math.min(from, b.length), from + 48)).toString("hex").replace(/(..)/g, "$1 ");
+  const hx = (b) =>
+    Buffer.from(b.subarray(Math.min(from, b.length), from + 48))
+      .toString("hex")
+      .replace(/(..)/g, "$1 ");
   return `responses differ at byte ${i} (got ${got.length} bytes, want ${want.length})\n got  ...${hx(got)}\n want ...${hx(want)}`;
 }

@@ -80,7 +80,7 @@ def typical_request() -> Dict[str, Any]:
     steps = [
         {
             "raw_output": "Thought: step %d, I should look at source %d next because the previous result was "
-            "incomplete.\nAction: tool_%d(query=\"café prices %d\", limit=5)" % (i, i % 12, i % 12, i),
+            'incomplete.\nAction: tool_%d(query="café prices %d", limit=5)' % (i, i % 12, i % 12, i),
             "observation": fill("result %d: doc-%d-a, doc-%d-b (naïve match, score 0.%d) " % (i, i, i, i), 900),
         }
         for i in range(20)
@@ -127,13 +127,17 @@ def hand_built(req: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[int]]:
     rendered with str.format, and the characters counted. Equal to the
     response's messages and message_chars for requests whose template
     str.format renders (checked before timing)."""
-    msgs = [{"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
-            for m in req.get("run_messages", [])]
+    msgs = [
+        {"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
+        for m in req.get("run_messages", [])
+    ]
     for entries in req.get("injections", {}).values():
         for e in entries:
             msgs.append({"role": "user", "content": [{"type": "text", "text": e["content"]}]})
-    msgs += [{"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
-             for m in req.get("goal_messages", [])]
+    msgs += [
+        {"role": m["role"], "content": [{"type": b["type"], "text": b["text"]} for b in m["content"]]}
+        for m in req.get("goal_messages", [])
+    ]
     fmt = req["observation_template"].format
     for st in req.get("steps", []):
         msgs.append({"role": "assistant", "content": [{"type": "text", "text": st["raw_output"]}]})
@@ -148,8 +152,13 @@ def _cli_binary(tmp: str) -> Tuple[str, bool]:
     """The CLI built from this checkout ("" without Go), and whether it has --jobs."""
     exe = os.path.join(tmp, "polyloop-assemble")
     try:
-        subprocess.run(["go", "build", "-o", exe, "./cmd/polyloop-assemble"], cwd=REPO, check=True,
-                       capture_output=True, env=dict(os.environ, CGO_ENABLED="0"))
+        subprocess.run(
+            ["go", "build", "-o", exe, "./cmd/polyloop-assemble"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            env=dict(os.environ, CGO_ENABLED="0"),
+        )
     except (OSError, subprocess.CalledProcessError):
         return "", False
     usage = subprocess.run([exe, "--help"], capture_output=True, text=True)
@@ -167,6 +176,7 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
     resp = pa.assemble_bytes(wire)
     runs: List[Tuple[str, int, Callable[[], None]]] = []
     for w in workers:
+
         def dicts(w: int = w) -> None:
             for r in pa.assemble_many((req for _ in range(count)), workers=w):
                 assert not isinstance(r, pa.AssemblyError)
@@ -188,12 +198,17 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
         wasm = os.path.join(REPO, "wasm", "assembly.wasm")
         engines = [("native", [])] + ([("wazero", ["--engine", "wazero", "--wasm", wasm])] if os.path.exists(wasm) else [])
         for engine, eflags in engines:
-            for w in (workers if has_jobs else [1]):
+            for w in workers if has_jobs else [1]:
+
                 def cli(w: int = w, eflags: List[str] = eflags) -> None:
                     flags = ["--jobs", str(w)] if has_jobs else []
                     with open(stream, "rb") as f:
-                        out = subprocess.run([exe, *eflags, "--in", "msgpack", "--out", "msgpack", "--batch", *flags],
-                                             stdin=f, capture_output=True, check=True)
+                        out = subprocess.run(
+                            [exe, *eflags, "--in", "msgpack", "--out", "msgpack", "--batch", *flags],
+                            stdin=f,
+                            capture_output=True,
+                            check=True,
+                        )
                     assert out.stdout == resp * count
 
                 runs.append(("CLI --batch%s (Go, %s engine)" % (" --jobs N" if has_jobs else "", engine), w, cli))
@@ -203,8 +218,10 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
             t0 = time.perf_counter()
             fn()
             times[k].append(time.perf_counter() - t0)
-    return [{"engine": name, "workers": w, "requests": count, "response_bytes": len(resp) * count,
-             "samples_s": times[k]} for k, (name, w, _) in enumerate(runs)]
+    return [
+        {"engine": name, "workers": w, "requests": count, "response_bytes": len(resp) * count, "samples_s": times[k]}
+        for k, (name, w, _) in enumerate(runs)
+    ]
 
 
 # --- timing ---------------------------------------------------------------------
@@ -246,8 +263,18 @@ def bench_assemble() -> List[Tuple[str, ...]]:
         whole = pa.assemble(req)
         same = hand_built(req) == (whole["messages"], whole["message_chars"])
         t_hand = per_call(lambda: hand_built(req)) if same else 0.0
-        rows.append((name, "%d B" % len(wire), fmt(t_dict), fmt(t_bytes), fmt(t_hand) if same else "–",
-                     "%.2fx" % (t_dict / t_hand) if same else "–", fmt(t_ref), "%.2fx" % (t_dict / t_ref)))
+        rows.append(
+            (
+                name,
+                "%d B" % len(wire),
+                fmt(t_dict),
+                fmt(t_bytes),
+                fmt(t_hand) if same else "–",
+                "%.2fx" % (t_dict / t_hand) if same else "–",
+                fmt(t_ref),
+                "%.2fx" % (t_dict / t_ref),
+            )
+        )
     return rows
 
 
@@ -285,8 +312,7 @@ _CHILD = (
 def _child(cache: str, request: Any = None) -> Tuple[float, float]:
     env = dict(os.environ, POLYLOOP_ASSEMBLY_CACHE_DIR=cache)
     request = tiny_request() if request is None else request
-    out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(request)], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(request)], env=env, capture_output=True, text=True, check=True)
     t_import, t_first = json.loads(out.stdout)
     return t_import, t_first
 
@@ -316,14 +342,33 @@ def main() -> None:
 
     import msgpack
 
-    print("polyloop-assembly Python binding — CPython %s, wasmtime %s, msgpack %s, %s, %d CPUs" % (
-        platform.python_version(), metadata.version("wasmtime"), msgpack.version and ".".join(map(str, msgpack.version)),
-        platform.machine(), os.cpu_count() or 0))
+    print(
+        "polyloop-assembly Python binding — CPython %s, wasmtime %s, msgpack %s, %s, %d CPUs"
+        % (
+            platform.python_version(),
+            metadata.version("wasmtime"),
+            msgpack.version and ".".join(map(str, msgpack.version)),
+            platform.machine(),
+            os.cpu_count() or 0,
+        )
+    )
     pa.assemble(tiny_request())  # load the module before timing
     print()
-    print(table(("request", "size", "assemble(dict)", "assemble_bytes", "built by hand", "assemble / by hand",
-                 "reference", "assemble / reference"),
-                bench_assemble()))
+    print(
+        table(
+            (
+                "request",
+                "size",
+                "assemble(dict)",
+                "assemble_bytes",
+                "built by hand",
+                "assemble / by hand",
+                "reference",
+                "assemble / reference",
+            ),
+            bench_assemble(),
+        )
+    )
     print()
     print(table(("incremental (1 KB steps)", "per call"), bench_add_step()))
     print()
@@ -381,9 +426,17 @@ def json_main(argv: List[str]) -> None:
     args = ap.parse_args(argv)
     d = Path(args.requests)
     out: Dict[str, Any] = {
-        "versions": {"CPython": platform.python_version(), "wasmtime (PyPI)": metadata.version("wasmtime"),
-                     "msgpack (PyPI)": metadata.version("msgpack")},
-        "assemble": [], "add_step": [], "startup": [], "stages": [], "peak_memory": [], "throughput": [],
+        "versions": {
+            "CPython": platform.python_version(),
+            "wasmtime (PyPI)": metadata.version("wasmtime"),
+            "msgpack (PyPI)": metadata.version("msgpack"),
+        },
+        "assemble": [],
+        "add_step": [],
+        "startup": [],
+        "stages": [],
+        "peak_memory": [],
+        "throughput": [],
     }
     pa.assemble_bytes((d / "tiny.msgpack").read_bytes())  # load the module before timing
     for name in args.names.split(","):
@@ -393,23 +446,33 @@ def json_main(argv: List[str]) -> None:
         assert err is None and pa.assemble_bytes(wire) == ref_bytes, name  # same answer before timing
         print("bench.py: %s" % name, file=sys.stderr)
         fns = [lambda: pa.assemble_bytes(wire), lambda: pa.assemble(req), lambda: R.assemble_bytes(wire)]
-        engines = [("wasmtime, assemble_bytes(bytes)", False), ("wasmtime, assemble(dict)", False),
-                   ("testdata/gen/reference.py assemble_bytes", True)]
+        engines = [
+            ("wasmtime, assemble_bytes(bytes)", False),
+            ("wasmtime, assemble(dict)", False),
+            ("testdata/gen/reference.py assemble_bytes", True),
+        ]
         whole = pa.assemble(req)
         if hand_built(req) == (whole["messages"], whole["message_chars"]):
             fns.append(lambda: hand_built(req))
             engines.append(("the same message lists built by hand (Python, no module)", False))
         calls, samples = _samples(fns, args.samples, args.sample_seconds)
         for k, (engine, ref) in enumerate(engines):
-            out["assemble"].append({"engine": engine, "request": name, "reference": ref,
-                                    "calls": calls[k], "samples_s": samples[k]})
+            out["assemble"].append(
+                {"engine": engine, "request": name, "reference": ref, "calls": calls[k], "samples_s": samples[k]}
+            )
         resp = pa.assemble_bytes(wire)
         _, st = _samples([lambda: _codec.encode(req), lambda: _codec.decode(resp)], 3, args.sample_seconds / 3)
-        out["stages"].append({"request": name, "median_s": {
-            "1 encode (dict to msgpack)": statistics.median(st[0]),
-            "2 assemble_bytes (copy in, module, copy out)": statistics.median(samples[0]),
-            "3 decode (msgpack to dict)": statistics.median(st[1]),
-            "all: assemble(dict)": statistics.median(samples[1])}})
+        out["stages"].append(
+            {
+                "request": name,
+                "median_s": {
+                    "1 encode (dict to msgpack)": statistics.median(st[0]),
+                    "2 assemble_bytes (copy in, module, copy out)": statistics.median(samples[0]),
+                    "3 decode (msgpack to dict)": statistics.median(st[1]),
+                    "all: assemble(dict)": statistics.median(samples[1]),
+                },
+            }
+        )
         inst = _runtime.get_runtime().new_instance()
         inst.call(wire)
         out["peak_memory"].append({"request": name, "bytes": inst.memory_bytes})
@@ -419,13 +482,15 @@ def json_main(argv: List[str]) -> None:
         prompt = pa.Prompt(base_req)
         for _ in range(h):
             prompt.add_step(step["raw_output"], step["observation"])
-        calls, samples = _samples([lambda: prompt.add_step(step["raw_output"], step["observation"])],
-                                  args.samples, args.sample_seconds / 4)
+        calls, samples = _samples(
+            [lambda: prompt.add_step(step["raw_output"], step["observation"])], args.samples, args.sample_seconds / 4
+        )
         out["add_step"].append({"history": h, "calls": calls[0], "samples_s": samples[0]})
     if "typical" in args.names.split(","):
         print("bench.py: throughput", file=sys.stderr)
-        out["throughput"] = throughput((d / "typical.msgpack").read_bytes(), args.throughput_requests,
-                                       max(3, args.samples // 2), [1, os.cpu_count() or 1])
+        out["throughput"] = throughput(
+            (d / "typical.msgpack").read_bytes(), args.throughput_requests, max(3, args.samples // 2), [1, os.cpu_count() or 1]
+        )
     with tempfile.TemporaryDirectory() as tmp:
         tiny = msgpack.unpackb((d / "tiny.msgpack").read_bytes(), raw=False)
         cold = _child(tmp, tiny)

@@ -98,7 +98,9 @@ def check_build_refuses_without_module(work: Path) -> None:
         text=True,
     )
     if proc.returncode == 0 or "make dist" not in proc.stdout + proc.stderr:
-        raise Failure("building the package without its module did not fail naming `make dist`:\n%s%s" % (proc.stdout, proc.stderr))
+        raise Failure(
+            "building the package without its module did not fail naming `make dist`:\n%s%s" % (proc.stdout, proc.stderr)
+        )
 
 
 def _run(cmd: List[str], log: Path, env: "dict[str, str]", cwd: Path) -> None:
@@ -112,7 +114,9 @@ def _run(cmd: List[str], log: Path, env: "dict[str, str]", cwd: Path) -> None:
 
 def test_on(python: str, wheel: Path, work: Path, cache: Path, log: Path) -> Tuple[str, str]:
     """Install the wheel into a fresh venv of ``python`` and run the tests; (version, pytest's last line)."""
-    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     venv = work / ("venv-" + version)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["POLYLOOP_ASSEMBLY_CACHE_DIR"] = str(cache)
@@ -140,7 +144,9 @@ def test_sdist(sdist: Path, work: Path, cache: Path, log: Path) -> None:
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "go").exists())
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], log, env, work)
     vpy = str(venv / "bin" / "python")
-    _run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "--python", vpy, "install", str(sdist)], log, env, work)
+    _run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "--python", vpy, "install", str(sdist)], log, env, work
+    )
     probe = "import polyloop_assembly as pa; assert pa.assemble({'observation_template': '{observation}'})['ok']; print(pa.__version__)"
     _run([vpy, "-c", probe], log, env, work)
 

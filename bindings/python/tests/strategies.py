@@ -56,9 +56,29 @@ def valid_template(draw: Any) -> str:
 
 
 _TEMPLATE_NOISE = st.sampled_from(
-    ["{", "}", "{}", "{0}", "{observation", "observation}", "{observation.x}", "{observation[0]}", "{observation!x}",
-     "{observation:{w}}", "{observation:>1048577}", "{observation:=5}", "{observation:,}", "{observation:d}", "{obs}",
-     "{{observation}}", "{observation!}", "{observation:%}", "{ observation}", "{observation:.}", "{observation:<<5}"]
+    [
+        "{",
+        "}",
+        "{}",
+        "{0}",
+        "{observation",
+        "observation}",
+        "{observation.x}",
+        "{observation[0]}",
+        "{observation!x}",
+        "{observation:{w}}",
+        "{observation:>1048577}",
+        "{observation:=5}",
+        "{observation:,}",
+        "{observation:d}",
+        "{obs}",
+        "{{observation}}",
+        "{observation!}",
+        "{observation:%}",
+        "{ observation}",
+        "{observation:.}",
+        "{observation:<<5}",
+    ]
 )
 
 
@@ -114,8 +134,33 @@ def request(draw: Any, template: Optional[Any] = None, with_steps: bool = True) 
 
 #: Python values that are wrong somewhere in a request (or right elsewhere).
 BAD_VALUES: List[Any] = [
-    None, True, False, 1.5, 1.0, float("inf"), b"xy", bytearray(b"z"), -1, 0, 7, "", "robot", "text",
-    2**70, -(2**70), 2**64, "a\udc80", "\ud800\udc00", "\udfff", [], {}, ["x"], {"k": "v"}, (1,), object(), {1, 2},
+    None,
+    True,
+    False,
+    1.5,
+    1.0,
+    float("inf"),
+    b"xy",
+    bytearray(b"z"),
+    -1,
+    0,
+    7,
+    "",
+    "robot",
+    "text",
+    2**70,
+    -(2**70),
+    2**64,
+    "a\udc80",
+    "\ud800\udc00",
+    "\udfff",
+    [],
+    {},
+    ["x"],
+    {"k": "v"},
+    (1,),
+    object(),
+    {1, 2},
 ]
 
 #: Keys to add to a map: unknown, duplicate-looking, non-str, invalid UTF-8.

@@ -75,41 +75,73 @@ class Indexable:
 
 ROWS: List[Row] = [
     # --- lone surrogates: invalid_utf8 at their path
-    Row("surrogate-in-text", lambda: py_req(run_messages=[text_msg("a\udc80b")]),
-        R.request(run_messages=[text_msg(R.BadStr(b"a\xed\xb2\x80b"))])),
-    Row("surrogateescape-in-observation",
+    Row(
+        "surrogate-in-text",
+        lambda: py_req(run_messages=[text_msg("a\udc80b")]),
+        R.request(run_messages=[text_msg(R.BadStr(b"a\xed\xb2\x80b"))]),
+    ),
+    Row(
+        "surrogateescape-in-observation",
         lambda: py_req(steps=[step("r", b"caf\xe9".decode("utf-8", "surrogateescape"))]),
-        R.request(steps=[step("r", R.BadStr(b"caf\xed\xb3\xa9"))])),
-    Row("high-surrogate-in-raw-output", lambda: py_req(steps=[step("x\ud83d", "o")]),
-        R.request(steps=[step(R.BadStr(b"x\xed\xa0\xbd"), "o")])),
-    Row("surrogate-pair-as-two-code-points", lambda: py_req(goal_messages=[text_msg("\ud83d\ude00")]),
-        R.request(goal_messages=[text_msg(R.BadStr(b"\xed\xa0\xbd\xed\xb8\x80"))])),
-    Row("surrogate-in-channel-name",
+        R.request(steps=[step("r", R.BadStr(b"caf\xed\xb3\xa9"))]),
+    ),
+    Row(
+        "high-surrogate-in-raw-output",
+        lambda: py_req(steps=[step("x\ud83d", "o")]),
+        R.request(steps=[step(R.BadStr(b"x\xed\xa0\xbd"), "o")]),
+    ),
+    Row(
+        "surrogate-pair-as-two-code-points",
+        lambda: py_req(goal_messages=[text_msg("\ud83d\ude00")]),
+        R.request(goal_messages=[text_msg(R.BadStr(b"\xed\xa0\xbd\xed\xb8\x80"))]),
+    ),
+    Row(
+        "surrogate-in-channel-name",
         lambda: py_req(injections={"t\udc80": [{"entry_id": "e", "content": "c"}]}),
-        R.request(injections=R.Map([(R.BadStr(b"t\xed\xb2\x80"), [{"entry_id": "e", "content": "c"}])]))),
-    Row("surrogate-in-top-level-key", lambda: {"observation_template": T, "k\udc80": 1},
-        R.pack(R.Map([("observation_template", T), (R.BadStr(b"k\xed\xb2\x80"), 1)]))),
-    Row("surrogate-in-nested-key", lambda: py_req(steps=[{"raw_output": "r", "\udc80": "o"}]),
-        R.request(steps=[R.Map([("raw_output", "r"), (R.BadStr(b"\xed\xb2\x80"), "o")])])),
-    Row("surrogate-in-template", lambda: py_req(observation_template="{observation}\udfff"),
-        R.request(observation_template=R.BadStr(b"{observation}\xed\xbf\xbf"))),
-    Row("surrogate-in-entry-id", lambda: py_req(injections={"c": [{"entry_id": "\ud800", "content": "x"}]}),
-        R.request(injections={"c": [{"entry_id": R.BadStr(b"\xed\xa0\x80"), "content": "x"}]})),
+        R.request(injections=R.Map([(R.BadStr(b"t\xed\xb2\x80"), [{"entry_id": "e", "content": "c"}])])),
+    ),
+    Row(
+        "surrogate-in-top-level-key",
+        lambda: {"observation_template": T, "k\udc80": 1},
+        R.pack(R.Map([("observation_template", T), (R.BadStr(b"k\xed\xb2\x80"), 1)])),
+    ),
+    Row(
+        "surrogate-in-nested-key",
+        lambda: py_req(steps=[{"raw_output": "r", "\udc80": "o"}]),
+        R.request(steps=[R.Map([("raw_output", "r"), (R.BadStr(b"\xed\xb2\x80"), "o")])]),
+    ),
+    Row(
+        "surrogate-in-template",
+        lambda: py_req(observation_template="{observation}\udfff"),
+        R.request(observation_template=R.BadStr(b"{observation}\xed\xbf\xbf")),
+    ),
+    Row(
+        "surrogate-in-entry-id",
+        lambda: py_req(injections={"c": [{"entry_id": "\ud800", "content": "x"}]}),
+        R.request(injections={"c": [{"entry_id": R.BadStr(b"\xed\xa0\x80"), "content": "x"}]}),
+    ),
     # --- a non-str where a str belongs: malformed_request at the value
     Row("int-as-text", lambda: py_req(run_messages=[text_msg(123)]), R.request(run_messages=[text_msg(123)])),
-    Row("none-as-role", lambda: py_req(run_messages=[text_msg("a", role=None)]),
-        R.request(run_messages=[text_msg("a", role=R.Nil)])),
-    Row("bytes-as-observation", lambda: py_req(steps=[step("r", b"obs")]),
-        R.request(steps=[step("r", R.Bin(b"obs"))])),
-    Row("bytearray-as-raw-output", lambda: py_req(steps=[step(bytearray(b"r"), "o")]),
-        R.request(steps=[step(R.Bin(b"r"), "o")])),
+    Row(
+        "none-as-role",
+        lambda: py_req(run_messages=[text_msg("a", role=None)]),
+        R.request(run_messages=[text_msg("a", role=R.Nil)]),
+    ),
+    Row("bytes-as-observation", lambda: py_req(steps=[step("r", b"obs")]), R.request(steps=[step("r", R.Bin(b"obs"))])),
+    Row("bytearray-as-raw-output", lambda: py_req(steps=[step(bytearray(b"r"), "o")]), R.request(steps=[step(R.Bin(b"r"), "o")])),
     Row("list-as-raw-output", lambda: py_req(steps=[step(["r"], "o")]), R.request(steps=[step(["r"], "o")])),
     Row("int-as-template", lambda: py_req(observation_template=5), R.request(observation_template=5)),
-    Row("dict-as-entry-id", lambda: py_req(injections={"c": [{"entry_id": {"a": 1}, "content": "x"}]}),
-        R.request(injections={"c": [{"entry_id": {"a": 1}, "content": "x"}]})),
+    Row(
+        "dict-as-entry-id",
+        lambda: py_req(injections={"c": [{"entry_id": {"a": 1}, "content": "x"}]}),
+        R.request(injections={"c": [{"entry_id": {"a": 1}, "content": "x"}]}),
+    ),
     Row("bool-as-text", lambda: py_req(goal_messages=[text_msg(False)]), R.request(goal_messages=[text_msg(False)])),
-    Row("float-as-type", lambda: py_req(run_messages=[{"role": "user", "content": [{"type": 1.5, "text": "a"}]}]),
-        R.request(run_messages=[{"role": "user", "content": [{"type": R.Float(1.5), "text": "a"}]}])),
+    Row(
+        "float-as-type",
+        lambda: py_req(run_messages=[{"role": "user", "content": [{"type": 1.5, "text": "a"}]}]),
+        R.request(run_messages=[{"role": "user", "content": [{"type": R.Float(1.5), "text": "a"}]}]),
+    ),
     # --- None where a str belongs (nil is "absent" only for max_prompt_chars)
     Row("none-as-raw-output", lambda: py_req(steps=[step(None, "o")]), R.request(steps=[step(R.Nil, "o")])),
     Row("none-as-template", lambda: py_req(observation_template=None), R.request(observation_template=R.Nil)),
@@ -123,60 +155,91 @@ ROWS: List[Row] = [
     # --- the value's own rules
     Row("negative-budget", lambda: py_req(max_prompt_chars=-1), R.request(max_prompt_chars=-1)),
     Row("version-2", lambda: py_req(v=2), R.request(v=2)),
-    Row("empty-entry-id", lambda: py_req(injections={"c": [{"entry_id": "", "content": "x"}]}),
-        R.request(injections={"c": [{"entry_id": "", "content": "x"}]})),
-    Row("bad-role", lambda: py_req(run_messages=[text_msg("a", role="robot")]),
-        R.request(run_messages=[text_msg("a", role="robot")])),
+    Row(
+        "empty-entry-id",
+        lambda: py_req(injections={"c": [{"entry_id": "", "content": "x"}]}),
+        R.request(injections={"c": [{"entry_id": "", "content": "x"}]}),
+    ),
+    Row(
+        "bad-role",
+        lambda: py_req(run_messages=[text_msg("a", role="robot")]),
+        R.request(run_messages=[text_msg("a", role="robot")]),
+    ),
     Row("bad-template", lambda: py_req(observation_template="Output:"), R.request(observation_template="Output:")),
     # --- unknown keys
     Row("unknown-top-level-key", lambda: py_req(foo=1), R.request(foo=1)),
-    Row("unknown-top-level-key-quoted", lambda: {"observation_template": T, "a b": 1},
-        R.pack({"observation_template": T, "a b": 1})),
-    Row("unknown-nested-key", lambda: py_req(steps=[{"raw_output": "r", "observation": "o", "extra": ""}]),
-        R.request(steps=[{"raw_output": "r", "observation": "o", "extra": ""}])),
-    Row("unknown-message-key", lambda: py_req(goal_messages=[{"role": "user", "name": "x"}]),
-        R.request(goal_messages=[{"role": "user", "name": "x"}])),
+    Row(
+        "unknown-top-level-key-quoted",
+        lambda: {"observation_template": T, "a b": 1},
+        R.pack({"observation_template": T, "a b": 1}),
+    ),
+    Row(
+        "unknown-nested-key",
+        lambda: py_req(steps=[{"raw_output": "r", "observation": "o", "extra": ""}]),
+        R.request(steps=[{"raw_output": "r", "observation": "o", "extra": ""}]),
+    ),
+    Row(
+        "unknown-message-key",
+        lambda: py_req(goal_messages=[{"role": "user", "name": "x"}]),
+        R.request(goal_messages=[{"role": "user", "name": "x"}]),
+    ),
     # --- non-str dict keys: malformed_request at the map
-    Row("int-key-top-level", lambda: {1: "x", "observation_template": T},
-        R.pack(R.Map([(1, "x"), ("observation_template", T)]))),
+    Row("int-key-top-level", lambda: {1: "x", "observation_template": T}, R.pack(R.Map([(1, "x"), ("observation_template", T)]))),
     Row("int-channel-name", lambda: py_req(injections={7: []}), R.request(injections=R.Map([(7, [])]))),
-    Row("none-key-in-message", lambda: py_req(run_messages=[{None: "user"}]),
-        R.request(run_messages=[R.Map([(R.Nil, "user")])])),
+    Row("none-key-in-message", lambda: py_req(run_messages=[{None: "user"}]), R.request(run_messages=[R.Map([(R.Nil, "user")])])),
     Row("tuple-key-in-step", lambda: py_req(steps=[{(1, 2): "r"}]), R.request(steps=[R.Map([([1, 2], "r")])])),
-    Row("bytes-key-top-level", lambda: {b"observation_template": T},
-        R.pack(R.Map([(R.Bin(b"observation_template"), T)]))),
+    Row("bytes-key-top-level", lambda: {b"observation_template": T}, R.pack(R.Map([(R.Bin(b"observation_template"), T)]))),
     # --- ints the wire cannot carry (outside [-2**63, 2**64)): never clamped; packed
     # as the nearest float (as the JS binding packs such a bigint), so the core
     # says malformed_request at the value's path (docs/SPEC.md §7.6)
     Row("huge-version", lambda: py_req(v=2**70), R.request(v=R.Float(float(2**70)))),
     Row("huge-negative-version", lambda: py_req(v=-(2**100)), R.request(v=R.Float(float(-(2**100))))),
-    Row("huge-negative-budget", lambda: py_req(max_prompt_chars=-(2**70)),
-        R.request(max_prompt_chars=R.Float(float(-(2**70))))),
-    Row("huge-int-as-text", lambda: py_req(run_messages=[text_msg(2**100)]),
-        R.request(run_messages=[text_msg(R.Float(float(2**100)))])),
-    Row("huge-budget-is-not-a-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**70),
-        R.request(steps=[step("r", "o")], max_prompt_chars=R.Float(float(2**70)))),
-    Row("huge-budget-just-past-uint64", lambda: py_req(max_prompt_chars=2**64),
-        R.request(max_prompt_chars=R.Float(float(2**64)))),
-    Row("huge-budget-just-past-int64", lambda: py_req(max_prompt_chars=-(2**63) - 1),
-        R.request(max_prompt_chars=R.Float(float(-(2**63) - 1)))),
+    Row("huge-negative-budget", lambda: py_req(max_prompt_chars=-(2**70)), R.request(max_prompt_chars=R.Float(float(-(2**70))))),
+    Row(
+        "huge-int-as-text",
+        lambda: py_req(run_messages=[text_msg(2**100)]),
+        R.request(run_messages=[text_msg(R.Float(float(2**100)))]),
+    ),
+    Row(
+        "huge-budget-is-not-a-budget",
+        lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**70),
+        R.request(steps=[step("r", "o")], max_prompt_chars=R.Float(float(2**70))),
+    ),
+    Row(
+        "huge-budget-just-past-uint64", lambda: py_req(max_prompt_chars=2**64), R.request(max_prompt_chars=R.Float(float(2**64)))
+    ),
+    Row(
+        "huge-budget-just-past-int64",
+        lambda: py_req(max_prompt_chars=-(2**63) - 1),
+        R.request(max_prompt_chars=R.Float(float(-(2**63) - 1))),
+    ),
     Row("huge-beyond-float-range", lambda: py_req(v=10**400), R.request(v=R.Float(float("inf")))),
-    Row("huge-negative-beyond-float-range", lambda: py_req(max_prompt_chars=-(10**400)),
-        R.request(max_prompt_chars=R.Float(float("-inf")))),
+    Row(
+        "huge-negative-beyond-float-range",
+        lambda: py_req(max_prompt_chars=-(10**400)),
+        R.request(max_prompt_chars=R.Float(float("-inf"))),
+    ),
     Row("huge-int-key", lambda: py_req(injections={2**70: []}), R.request(injections=R.Map([(R.Float(float(2**70)), [])]))),
-    Row("huge-index-budget", lambda: py_req(max_prompt_chars=Indexable(2**70)),
-        R.request(max_prompt_chars=R.Float(float(2**70)))),
+    Row(
+        "huge-index-budget", lambda: py_req(max_prompt_chars=Indexable(2**70)), R.request(max_prompt_chars=R.Float(float(2**70)))
+    ),
     # --- the ends of the 64-bit range are carried as they are
-    Row("uint64-max-budget-is-a-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**64 - 1),
-        R.request(steps=[step("r", "o")], max_prompt_chars=R.Int(2**64 - 1)), ok=True),
+    Row(
+        "uint64-max-budget-is-a-budget",
+        lambda: py_req(steps=[step("r", "o")], max_prompt_chars=2**64 - 1),
+        R.request(steps=[step("r", "o")], max_prompt_chars=R.Int(2**64 - 1)),
+        ok=True,
+    ),
     Row("uint64-max-version", lambda: py_req(v=2**64 - 1), R.request(v=R.Int(2**64 - 1))),
     Row("int64-min-budget", lambda: py_req(max_prompt_chars=-(2**63)), R.request(max_prompt_chars=R.Int(-(2**63)))),
     # --- objects msgpack cannot pack: an ext value, malformed_request at the path
-    Row("object-as-text", lambda: py_req(run_messages=[text_msg(object())]),
-        R.request(run_messages=[text_msg(R.Ext(0, b""))])),
+    Row("object-as-text", lambda: py_req(run_messages=[text_msg(object())]), R.request(run_messages=[text_msg(R.Ext(0, b""))])),
     Row("set-as-steps", lambda: py_req(steps={"a"}), R.request(steps=R.Ext(0, b""))),
-    Row("datetime-as-observation", lambda: py_req(steps=[step("r", datetime.datetime(2024, 1, 1))]),
-        R.request(steps=[step("r", R.Ext(0, b""))])),
+    Row(
+        "datetime-as-observation",
+        lambda: py_req(steps=[step("r", datetime.datetime(2024, 1, 1))]),
+        R.request(steps=[step("r", R.Ext(0, b""))]),
+    ),
     Row("complex-as-budget", lambda: py_req(max_prompt_chars=1j), R.request(max_prompt_chars=R.Ext(0, b""))),
     Row("function-as-version", lambda: py_req(v=len), R.request(v=R.Ext(0, b""))),
     # --- wrong containers
@@ -190,16 +253,29 @@ ROWS: List[Row] = [
     # meets the shallow problem first
     Row("cyclic-steps", lambda: py_req(steps=_cyclic_list()), R.request(steps=[[]]), same_bytes=False),
     Row("deep-unknown-field", lambda: py_req(deep=_deep(2000)), R.request(deep=[]), same_bytes=False),
-    Row("deep-text", lambda: py_req(run_messages=[text_msg(_deep(600))]),
-        R.request(run_messages=[text_msg([])]), same_bytes=False),
+    Row(
+        "deep-text", lambda: py_req(run_messages=[text_msg(_deep(600))]), R.request(run_messages=[text_msg([])]), same_bytes=False
+    ),
     # --- Pythonic containers that are valid
-    Row("mapping-proxy-request", lambda: types.MappingProxyType(py_req(steps=[step("r", "o")])),
-        R.request(steps=[step("r", "o")]), ok=True),
+    Row(
+        "mapping-proxy-request",
+        lambda: types.MappingProxyType(py_req(steps=[step("r", "o")])),
+        R.request(steps=[step("r", "o")]),
+        ok=True,
+    ),
     Row("tuple-steps", lambda: py_req(steps=(step("r", "o"),)), R.request(steps=[step("r", "o")]), ok=True),
-    Row("index-budget", lambda: py_req(steps=[step("r", "o")], max_prompt_chars=Indexable(1)),
-        R.request(steps=[step("r", "o")], max_prompt_chars=1), ok=True),
-    Row("str-subclass-text", lambda: py_req(run_messages=[text_msg(type("S", (str,), {})("héllo"))]),
-        R.request(run_messages=[text_msg("héllo")]), ok=True),
+    Row(
+        "index-budget",
+        lambda: py_req(steps=[step("r", "o")], max_prompt_chars=Indexable(1)),
+        R.request(steps=[step("r", "o")], max_prompt_chars=1),
+        ok=True,
+    ),
+    Row(
+        "str-subclass-text",
+        lambda: py_req(run_messages=[text_msg(type("S", (str,), {})("héllo"))]),
+        R.request(run_messages=[text_msg("héllo")]),
+        ok=True,
+    ),
 ]
 
 
@@ -252,8 +328,13 @@ def test_rows_cover_the_issue_table() -> None:
 
 
 def test_validate_template_of_bad_values() -> None:
-    for bad, code in (("{observation}\udc80", "invalid_utf8"), (5, "malformed_request"), (None, "malformed_request"),
-                      ("{obs}", "invalid_template"), ("{{observation}}", "invalid_template")):
+    for bad, code in (
+        ("{observation}\udc80", "invalid_utf8"),
+        (5, "malformed_request"),
+        (None, "malformed_request"),
+        ("{obs}", "invalid_template"),
+        ("{{observation}}", "invalid_template"),
+    ):
         with pytest.raises(pa.AssemblyError) as info:
             pa.validate_template(bad)  # type: ignore[arg-type]
         assert info.value.code == code
@@ -278,4 +359,3 @@ def test_error_attributes_and_str() -> None:
 
     again = pickle.loads(pickle.dumps(e))
     assert (again.code, again.path, again.message) == (e.code, e.path, e.message)
-

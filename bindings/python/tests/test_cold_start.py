@@ -58,7 +58,9 @@ def test_two_processes_on_a_cold_cache_compile_once(tmp_path: Path) -> None:
     assert all(r["ok"] is True for r in results)
     assert len(list(cache.glob("wasmtime-*/*.cwasm"))) == 1
     assert results[0]["path"] == results[1]["path"]
-    print("two cold processes: %.2f s wall, per process %s" % (wall, ["%s %.2f s" % (r["status"], r["seconds"]) for r in results]))
+    print(
+        "two cold processes: %.2f s wall, per process %s" % (wall, ["%s %.2f s" % (r["status"], r["seconds"]) for r in results])
+    )
 
     # and a third one, started on the warm cache, only loads
     out, err = _start(cache).communicate(timeout=600)
@@ -109,5 +111,3 @@ def test_warm_api_in_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
 def test_usage_error() -> None:
     out = subprocess.run([sys.executable, "-m", "polyloop_assembly", "frobnicate"], capture_output=True, text=True)
     assert out.returncode == 2 and "warm" in out.stderr and "version" in out.stderr
-
-

@@ -15,8 +15,12 @@ import polyloop_assembly as pa
 from polyloop_assembly import _codec, data
 
 T = "Observation: {observation}"
-OK = {"goal_messages": [{"role": "user", "content": [{"type": "text", "text": "\ufeffgo\x00"}]}],
-      "steps": [{"raw_output": "r", "observation": "o"}], "observation_template": T, "max_prompt_chars": 5}
+OK = {
+    "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "\ufeffgo\x00"}]}],
+    "steps": [{"raw_output": "r", "observation": "o"}],
+    "observation_template": T,
+    "max_prompt_chars": 5,
+}
 
 
 class Broken(Sequence):  # type: ignore[type-arg]
@@ -32,11 +36,24 @@ class Broken(Sequence):  # type: ignore[type-arg]
 
 def test_every_kind_of_request_is_one_row() -> None:
     bad = dict(OK, max_prompt_chars=-1)
-    reqs = [json.dumps(OK), _codec.encode(OK), OK, json.dumps(bad), _codec.encode(bad), bad,
-            "{not json", '{"v": NaN}', dict(OK, steps=Broken()), 5, b"\xc1"]
+    reqs = [
+        json.dumps(OK),
+        _codec.encode(OK),
+        OK,
+        json.dumps(bad),
+        _codec.encode(bad),
+        bad,
+        "{not json",
+        '{"v": NaN}',
+        dict(OK, steps=Broken()),
+        5,
+        b"\xc1",
+    ]
     # JSON text gets the CLI's verdict (assemble_json), not Python's json module's
-    dup = '{"steps": [{"raw_output": "first", "raw_output": "second", "observation": "o"}], ' \
-          '"observation_template": "{observation}"}'
+    dup = (
+        '{"steps": [{"raw_output": "first", "raw_output": "second", "observation": "o"}], '
+        '"observation_template": "{observation}"}'
+    )
     big = '{"observation_template": "{observation}", "max_prompt_chars": 9007199254740993}'
     reqs += [dup, '{"v": 1.0, "observation_template": "{observation}"}', big]
     cols = data.render_rows(reqs)

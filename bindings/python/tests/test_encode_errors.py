@@ -91,8 +91,11 @@ def _raises(request: Any) -> pa.AssemblyError:
         (req(steps=[BadMap(ValueError("bad step"))]), "steps[0]", ("BadMap", "ValueError", "bad step")),
         (req(run_messages=[text_msg("a"), BadMap(KeyError("role"))]), "run_messages[1]", ("BadMap", "KeyError")),
         (req(injections={"memory": BadSeq(ValueError("x"))}), 'injections["memory"]', ("BadSeq",)),
-        (req(goal_messages=[{"role": "user", "content": BadList([1])}]), "goal_messages[0].content",
-         ("BadList", "__iter__ of a list subclass failed")),
+        (
+            req(goal_messages=[{"role": "user", "content": BadList([1])}]),
+            "goal_messages[0].content",
+            ("BadList", "__iter__ of a list subclass failed"),
+        ),
         (req(steps=[BadDict(raw_output="r", observation="o")]), "steps[0]", ("BadDict", "items()")),
         (BadMap(ValueError("top")), "", ("BadMap", "top")),
         ({"a b": BadSeq(ValueError("q")), "observation_template": T}, '["a b"]', ("BadSeq",)),
@@ -118,8 +121,11 @@ def test_non_contiguous_memoryview_is_bin_like_a_contiguous_one() -> None:
     assert not data.contiguous
     e = _raises(req(steps=[{"raw_output": "r", "observation": data}]))
     want = _raises(req(steps=[{"raw_output": "r", "observation": memoryview(b"obs")}]))
-    assert (e.code, e.path, e.message) == (want.code, want.path, want.message) == (
-        "malformed_request", "steps[0].observation", want.message)
+    assert (
+        (e.code, e.path, e.message)
+        == (want.code, want.path, want.message)
+        == ("malformed_request", "steps[0].observation", want.message)
+    )
     assert _codec.encode([data]) == _codec.encode([b"obs"]) == R.pack([R.Bin(b"obs")])
 
 
@@ -191,11 +197,23 @@ def test_a_large_request_does_not_keep_a_large_buffer() -> None:
 
 # Any value: the encoder's bytes are those of the independent rules (to_wire).
 _TEXT = st.text(st.characters(codec=None, categories=None), max_size=40) | st.sampled_from(
-    ["\ufeff", "\ufeffabc", "a\x00b", "\ud800", "x\udfff", "\ud83d\ude00", "é" * 30, "\U0010ffff"])
-_LEAF = (st.none() | st.booleans() | _TEXT | st.binary(max_size=8) | st.floats(allow_nan=False)
-         | st.integers(-(2**70), 2**70) | st.integers(-(10**400), 10**400) | st.sampled_from([2**64 - 1, 2**64, -(2**63), -(2**63) - 1]))
-_VALUE = st.recursive(_LEAF, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_TEXT, kids, max_size=4)
-                      | st.lists(kids, max_size=3).map(tuple), max_leaves=30)
+    ["\ufeff", "\ufeffabc", "a\x00b", "\ud800", "x\udfff", "\ud83d\ude00", "é" * 30, "\U0010ffff"]
+)
+_LEAF = (
+    st.none()
+    | st.booleans()
+    | _TEXT
+    | st.binary(max_size=8)
+    | st.floats(allow_nan=False)
+    | st.integers(-(2**70), 2**70)
+    | st.integers(-(10**400), 10**400)
+    | st.sampled_from([2**64 - 1, 2**64, -(2**63), -(2**63) - 1])
+)
+_VALUE = st.recursive(
+    _LEAF,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_TEXT, kids, max_size=4) | st.lists(kids, max_size=3).map(tuple),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=300, deadline=None)

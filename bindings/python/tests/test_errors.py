@@ -25,7 +25,12 @@ def test_assembly_error_is_a_value_error() -> None:
     assert (e.code, e.path, e.offset, e.detail) == ("unsupported_version", "v", None, None)
     back = pickle.loads(pickle.dumps(e))
     assert (back.code, back.path, back.message, back.offset, back.detail, str(back)) == (
-        e.code, e.path, e.message, e.offset, e.detail, str(e)
+        e.code,
+        e.path,
+        e.message,
+        e.offset,
+        e.detail,
+        str(e),
     )
 
 
@@ -55,7 +60,11 @@ def test_offset_is_read_from_the_error_map(monkeypatch: pytest.MonkeyPatch) -> N
     assert info.value.offset == 3  # the key, not the number in the message
     prompt_asm = pa.Assembler(max_instances=1)
     prompt = prompt_asm.prompt({"observation_template": "{observation}"})
-    monkeypatch.setattr(prompt_asm.pool, "call", lambda request: msgpack.packb({"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}))
+    monkeypatch.setattr(
+        prompt_asm.pool,
+        "call",
+        lambda request: msgpack.packb({"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}),
+    )
     with pytest.raises(pa.AssemblyError) as info:
         prompt.add_step("a", "b")
     assert (info.value.path, info.value.offset) == ("steps[0].observation", 3)
@@ -103,4 +112,3 @@ def test_messages_of_internal_errors_are_the_shared_ones() -> None:
     assert _errors.MSG_BAD_RESPONSE == (
         "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
     )
-

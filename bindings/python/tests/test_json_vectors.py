@@ -97,8 +97,15 @@ def test_json_vectors_run_as_str() -> None:
 def test_json_vectors_cover_the_verdicts() -> None:
     """The themes the README lists are all there (a vector file that went
     missing would otherwise pass silently)."""
-    assert {c.file for c in CASES} >= {"duplicates.json", "numbers.json", "strings.json", "syntax.json",
-                                        "nesting.json", "ok.json", "toplevel.json"}
+    assert {c.file for c in CASES} >= {
+        "duplicates.json",
+        "numbers.json",
+        "strings.json",
+        "syntax.json",
+        "nesting.json",
+        "ok.json",
+        "toplevel.json",
+    }
     codes = {c.error["code"] for c in CASES if c.error is not None}
     assert {"duplicate_key", "malformed_request", "invalid_utf8"} <= codes
     assert sum(c.syntax for c in CASES) >= 20
@@ -113,8 +120,9 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if go is None or not (REPO / "cmd" / "polyloop-assemble").is_dir():
         pytest.skip("the command-line tool is built from the Go source: go or the checkout is missing")
     exe = tmp_path_factory.mktemp("cli") / "polyloop-assemble"
-    subprocess.run([go, "build", "-o", str(exe), "./cmd/polyloop-assemble"], cwd=REPO, check=True,
-                   env=dict(os.environ, CGO_ENABLED="0"))
+    subprocess.run(
+        [go, "build", "-o", str(exe), "./cmd/polyloop-assemble"], cwd=REPO, check=True, env=dict(os.environ, CGO_ENABLED="0")
+    )
     return exe
 
 

@@ -73,8 +73,9 @@ def _go() -> str:
 def cases() -> Iterator[List[Dict[str, Any]]]:
     d = tempfile.mkdtemp(prefix="polyloop-limits-")
     try:
-        subprocess.run([_go(), "run", "./internal/testing/limitreq/gen", d, "full" if FULL else str(1 << 20)],
-                       cwd=REPO, check=True)
+        subprocess.run(
+            [_go(), "run", "./internal/testing/limitreq/gen", d, "full" if FULL else str(1 << 20)], cwd=REPO, check=True
+        )
         with open(os.path.join(d, "cases.json"), encoding="utf-8") as f:
             cs = json.load(f)
         for c in cs:
@@ -114,24 +115,45 @@ def check_budgets(name: str, req_bytes: int, out: Dict[str, Any]) -> None:
     if out["rss"] >= 0:
         budget = MEM_PER_BYTE * inout + MEM_CONST
         assert out["rss"] <= budget, "%s: peak RSS %d MB for %d MB in and out, over %d MB" % (
-            name, out["rss"] >> 20, inout >> 20, budget >> 20)
+            name,
+            out["rss"] >> 20,
+            inout >> 20,
+            budget >> 20,
+        )
     mb = inout / (1 << 20)
     if FULL:
         assert out["seconds"] <= 1 + SEC_PER_MB * mb, "%s: %.1f s for %.1f MB" % (name, out["seconds"], mb)
-    print("%-16s python   request %11d B  response %11d B  %7.2f s  %8.3f s/MB  peak %6d MB  %5.2f B/B" % (
-        name, req_bytes, out.get("n", 0), out["seconds"], out["seconds"] / max(mb, 1e-9),
-        out["rss"] >> 20, out["rss"] / max(inout, 1)))
+    print(
+        "%-16s python   request %11d B  response %11d B  %7.2f s  %8.3f s/MB  peak %6d MB  %5.2f B/B"
+        % (
+            name,
+            req_bytes,
+            out.get("n", 0),
+            out["seconds"],
+            out["seconds"] / max(mb, 1e-9),
+            out["rss"] >> 20,
+            out["rss"] / max(inout, 1),
+        )
+    )
 
 
 def test_family(cases: List[Dict[str, Any]]) -> None:
     """Every case: the native core's bytes, code and path; small errors; the budgets."""
-    assert {c["name"] for c in cases} >= {"bad-role", "bad-block-type", "unknown-key", "repeated-channel",
-                                          "template", "fields-steps", "wide-response"}
+    assert {c["name"] for c in cases} >= {
+        "bad-role",
+        "bad-block-type",
+        "unknown-key",
+        "repeated-channel",
+        "template",
+        "fields-steps",
+        "wide-response",
+    }
     for c in cases:
         out = run_child("file", c["file"])
         assert "raised" not in out, "%s: raised %r" % (c["name"], out["raised"])
-        assert (out["n"], out["sha256"]) == (c["response_bytes"], c["response_sha256"]), \
+        assert (out["n"], out["sha256"]) == (c["response_bytes"], c["response_sha256"]), (
             "%s: %d bytes unlike the native core's %d" % (c["name"], out["n"], c["response_bytes"])
+        )
         if c["code"]:
             assert out["n"] <= MAX_ERROR_BYTES, "%s: a %d-byte error response" % (c["name"], out["n"])
             e = decode_error(base64.b64decode(out["resp"]))
@@ -151,7 +173,10 @@ def test_just_under_4gib() -> None:
         e = decode_error(base64.b64decode(out["resp"]))
         code, path = e["code"], e["path"]
     assert (code, path) == ("too_large", ""), "a request of 4 GiB - 1 bytes: %s at %r, peak %d MB" % (
-        code, path, out["rss"] >> 20)
+        code,
+        path,
+        out["rss"] >> 20,
+    )
     # The request itself is in memory once; nothing like a second copy.
     assert out["rss"] < 0 or out["rss"] <= n + (512 << 20), "peak RSS %d MB: the request was copied" % (out["rss"] >> 20)
 
@@ -171,6 +196,7 @@ def test_prompt_at_the_limit() -> None:
     size = p._response_size()
     with pytest.raises(pa.AssemblyError) as again:
         p.add_step("", "")
-    assert (again.value.code, again.value.path, again.value.message) == (
-        "too_large", "", ei.value.message), "the third add_step is not refused as assemble of the same steps is"
+    assert (again.value.code, again.value.path, again.value.message) == ("too_large", "", ei.value.message), (
+        "the third add_step is not refused as assemble of the same steps is"
+    )
     assert (len(p), p.steps, p._response_size()) == (4, 2, size), "the refused step changed the prompt"

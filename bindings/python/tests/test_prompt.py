@@ -87,8 +87,7 @@ def test_add_step_errors_name_the_real_step_index(raw: Any, obs: Any, code: str,
     full = _with_steps(_base(), [{"raw_output": "ok", "observation": "fine"}] * 2 + [{"raw_output": raw, "observation": obs}])
     with pytest.raises(pa.AssemblyError) as whole:
         pa.assemble(full)
-    assert (whole.value.code, whole.value.path, whole.value.message) == (
-        info.value.code, info.value.path, info.value.message)
+    assert (whole.value.code, whole.value.path, whole.value.message) == (info.value.code, info.value.path, info.value.message)
     assert prompt.response() == before  # unchanged
     prompt.add_step("next", "works")
     assert prompt.steps == 6
@@ -123,7 +122,8 @@ def test_context_overflow_follows_the_budget() -> None:
     assert prompt.prompt_chars == base_chars + 20
     assert prompt.context_overflow
     assert prompt.response() == _reference_response(
-        _with_steps(dict(req, max_prompt_chars=base_chars + 10), [{"raw_output": "12345", "observation": ""}]))
+        _with_steps(dict(req, max_prompt_chars=base_chars + 10), [{"raw_output": "12345", "observation": ""}])
+    )
     no_budget = pa.Prompt(dict(req, max_prompt_chars=None))
     no_budget.add_step("x" * 1000, "y")
     assert not no_budget.context_overflow

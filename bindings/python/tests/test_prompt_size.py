@@ -34,8 +34,7 @@ from strategies import TEXT, request, valid_template
 
 # Templates whose renderings cross the int widths of message_chars and
 # prompt_chars (127/128, 255/256, 65535/65536) with small observations.
-WIDE = st.sampled_from([126, 127, 128, 254, 255, 256, 65534, 65535, 65536, 70000]).map(
-    lambda w: "{observation:>%d}" % w)
+WIDE = st.sampled_from([126, 127, 128, 254, 255, 256, 65534, 65535, 65536, 70000]).map(lambda w: "{observation:>%d}" % w)
 TEMPLATE = st.one_of(valid_template(), WIDE, st.tuples(WIDE, valid_template()).map("".join))
 SMALL_STEP = st.fixed_dictionaries({"raw_output": TEXT, "observation": TEXT})
 
@@ -69,8 +68,9 @@ def test_empty_fixed_is_the_core_s() -> None:
 def test_the_message_is_the_core_s() -> None:
     """The core's own too_large (a response over 1.5 GiB, decided before
     rendering) has the message, code and path add_step raises."""
-    resp = pa.assemble_bytes(_codec.encode({"observation_template": "{observation:1048576}" * 1600,
-                                            "steps": [{"raw_output": "", "observation": ""}]}))
+    resp = pa.assemble_bytes(
+        _codec.encode({"observation_template": "{observation:1048576}" * 1600, "steps": [{"raw_output": "", "observation": ""}]})
+    )
     err = msgpack.unpackb(resp, raw=False)["error"]
     assert (err["code"], err["path"], err["message"]) == ("too_large", "", _respsize.MSG_RESPONSE_TOO_LARGE)
     assert _respsize.MAX_RESPONSE_BYTES == 1536 << 20
@@ -86,11 +86,15 @@ def test_kept_size_equals_the_whole_response(req: Dict[str, Any], added: List[Di
         assert prompt._response_size() == _size(_whole(req, added[: k + 1])), "after step %d" % k
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                                   HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(request(template=TEMPLATE), st.lists(SMALL_STEP, min_size=1, max_size=6), st.data())
-def test_add_step_refuses_exactly_when_assemble_would(low_limit: Any, req: Dict[str, Any],
-                                                      added: List[Dict[str, Any]], data: Any) -> None:
+def test_add_step_refuses_exactly_when_assemble_would(
+    low_limit: Any, req: Dict[str, Any], added: List[Dict[str, Any]], data: Any
+) -> None:
     """With the limit lowered near the whole response's size (at a size, or
     one byte below it), add_step succeeds while assemble of all the steps fits
     and refuses the first step whose whole response does not."""
@@ -107,8 +111,7 @@ def test_add_step_refuses_exactly_when_assemble_would(low_limit: Any, req: Dict[
             continue
         with pytest.raises(pa.AssemblyError) as info:
             prompt.add_step(s["raw_output"], s["observation"])
-        assert (info.value.code, info.value.path, info.value.message) == (
-            "too_large", "", _respsize.MSG_RESPONSE_TOO_LARGE)
+        assert (info.value.code, info.value.path, info.value.message) == ("too_large", "", _respsize.MSG_RESPONSE_TOO_LARGE)
         after = (prompt.messages, prompt.message_chars, prompt.prompt_chars, prompt.steps, prompt._response_size())
         assert after == before, "a refused step changed the prompt"
         return
@@ -121,8 +124,11 @@ def test_message_count_header_widths(first_messages: int) -> None:
     the kept size crosses both, from odd and even counts (so 15 and 65535
     themselves are hit too)."""
     run = [{"role": "user", "content": []}] * (first_messages % 2)
-    req = {"run_messages": run, "steps": [{"raw_output": "", "observation": ""}] * (first_messages // 2),
-           "observation_template": "{observation}"}
+    req = {
+        "run_messages": run,
+        "steps": [{"raw_output": "", "observation": ""}] * (first_messages // 2),
+        "observation_template": "{observation}",
+    }
     prompt = pa.Prompt(req)  # type: ignore[arg-type]
     assert len(prompt) == first_messages
     added: List[Dict[str, Any]] = []
@@ -159,5 +165,6 @@ def test_copies_and_pickles_keep_their_own_size() -> None:
         assert b._response_size() == size
         b.add_step("more", "text")
         assert a._response_size() == size
-        assert b._response_size() == _size(_whole(req, [{"raw_output": "r", "observation": "o"},
-                                                          {"raw_output": "more", "observation": "text"}]))
+        assert b._response_size() == _size(
+            _whole(req, [{"raw_output": "r", "observation": "o"}, {"raw_output": "more", "observation": "text"}])
+        )

@@ -88,7 +88,9 @@ def test_public_api_path_gives_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
 
 
 def _too_big_for(limit: int) -> bytes:
-    return R.pack({"observation_template": "{observation}", "steps": [{"raw_output": "x" * (limit + (8 << 20)), "observation": "o"}]})
+    return R.pack(
+        {"observation_template": "{observation}", "steps": [{"raw_output": "x" * (limit + (8 << 20)), "observation": "o"}]}
+    )
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["c-api", "public-api"])
@@ -354,7 +356,9 @@ def test_too_large_is_answered_before_copying_into_the_module() -> None:
     resp, err = R.assemble_bytes(request)
     assert (resp, err) == (None, ("too_large", ""))
     # the core's words (core/check.go), in the canonical encoding of an error response
-    want = R.error_response("too_large", "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(request), "")
+    want = R.error_response(
+        "too_large", "the request is %d bytes, over the 1 GiB limit; split it into smaller requests" % len(request), ""
+    )
     assert asm.assemble_bytes(request) == want
     assert asm.assemble_bytes(memoryview(request)) == want
     assert asm.assemble_bytes(memoryview(request).cast("B", (1, len(request)))) == want  # nbytes, not len

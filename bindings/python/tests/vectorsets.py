@@ -89,7 +89,12 @@ def describe_mismatch(got: bytes, want: bytes) -> str:
         i += 1
     start = max(i - 16, 0)
     return "responses differ at byte %d (got %d bytes, want %d)\n got  ...%s\n want ...%s" % (
-        i, len(got), len(want), got[start:start + 48].hex(" "), want[start:start + 48].hex(" "))
+        i,
+        len(got),
+        len(want),
+        got[start : start + 48].hex(" "),
+        want[start : start + 48].hex(" "),
+    )
 
 
 # --- msgpack -> the Python value a user would write ----------------------------
@@ -123,7 +128,7 @@ class _PyReader:
     def take(self, n: int) -> bytes:
         if n > len(self.b) - self.pos:
             raise Unrepresentable("truncated")
-        out = self.b[self.pos:self.pos + n]
+        out = self.b[self.pos : self.pos + n]
         self.pos += n
         return out
 

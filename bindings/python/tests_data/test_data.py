@@ -76,8 +76,17 @@ def test_serial_rows(serial: Dict[str, List[Any]]) -> None:
                 with pytest.raises(pa.AssemblyError) as info:
                     pa.assemble(req)
                 assert (info.value.code, info.value.path) == (serial["error_code"][i], serial["error_path"][i])
-    assert {"invalid_role", "unknown_field", "invalid_budget", "invalid_template", "invalid_utf8",
-            "malformed_request", "missing_field", "unsupported_version", "invalid_entry_id"} <= codes
+    assert {
+        "invalid_role",
+        "unknown_field",
+        "invalid_budget",
+        "invalid_template",
+        "invalid_utf8",
+        "malformed_request",
+        "missing_field",
+        "unsupported_version",
+        "invalid_entry_id",
+    } <= codes
     assert any(serial["context_overflow"][i] for i in range(N) if serial["ok"][i])
 
 
@@ -99,15 +108,18 @@ def test_assemble_many_equals_serial(serial: Dict[str, List[Any]]) -> None:
             assert got == resp
         else:
             assert isinstance(got, pa.AssemblyError)
-            assert (got.code, got.path, got.message) == (resp["error"]["code"], resp["error"]["path"],
-                                                          resp["error"]["message"])
+            assert (got.code, got.path, got.message) == (resp["error"]["code"], resp["error"]["path"], resp["error"]["message"])
 
 
 def _cli(tmp: Path) -> Path:
     exe = tmp / "polyloop-assemble"
     if not exe.exists():
-        subprocess.run(["go", "build", "-o", str(exe), "./cmd/polyloop-assemble"], cwd=REPO, check=True,
-                       env=dict(os.environ, CGO_ENABLED="0"))
+        subprocess.run(
+            ["go", "build", "-o", str(exe), "./cmd/polyloop-assemble"],
+            cwd=REPO,
+            check=True,
+            env=dict(os.environ, CGO_ENABLED="0"),
+        )
     return exe
 
 
@@ -120,8 +132,7 @@ def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -
     if "--jobs" in usage.stdout + usage.stderr:
         runs += [["--batch", "--jobs", "2"], ["--batch", "--jobs", "1"]]
     for flags in runs:
-        out = subprocess.run([str(exe), "--in", "msgpack", "--out", "msgpack", *flags], input=stream,
-                             capture_output=True)
+        out = subprocess.run([str(exe), "--in", "msgpack", "--out", "msgpack", *flags], input=stream, capture_output=True)
         assert out.returncode == 1, out.stderr[-2000:]  # 1: some requests are assembly errors
         assert out.stdout == want, flags
 

@@ -108,11 +108,11 @@ func pythonNames() []string {
 }
 
 // pythonStr is the assignment of a str constant as ruff format (line
-// length 120) writes it: the literal in parentheses on a line of its own
-// when that makes a line over 120 columns fit.
+// length 130) writes it: the literal in parentheses on a line of its own
+// when that makes a line over 130 columns fit.
 func pythonStr(name, value string) string {
 	line, lit := name+": Final = "+quote(value), "    "+quote(value)
-	if utf8.RuneCountInString(line) <= 120 || utf8.RuneCountInString(lit) > 120 {
+	if utf8.RuneCountInString(line) <= 130 || utf8.RuneCountInString(lit) > 130 {
 		return line
 	}
 	return name + ": Final = (\n" + lit + "\n)"

@@ -53,15 +53,15 @@ function read(b) {
   const mapLen = () => {
     const t = b[i++];
     if (t >= 0x80 && t <= 0x8f) return t & 0x0f;
-    if (t === 0xde) return (i += 2), dv.getUint16(i - 2);
-    if (t === 0xdf) return (i += 4), dv.getUint32(i - 4);
+    if (t === 0xde) return ((i += 2), dv.getUint16(i - 2));
+    if (t === 0xdf) return ((i += 4), dv.getUint32(i - 4));
     throw new Shape();
   };
   const arrLen = () => {
     const t = b[i++];
     if (t >= 0x90 && t <= 0x9f) return t & 0x0f;
-    if (t === 0xdc) return (i += 2), dv.getUint16(i - 2);
-    if (t === 0xdd) return (i += 4), dv.getUint32(i - 4);
+    if (t === 0xdc) return ((i += 2), dv.getUint16(i - 2));
+    if (t === 0xdd) return ((i += 4), dv.getUint32(i - 4));
     throw new Shape();
   };
   /** @returns {number} the string's length; i is left at its first byte */
@@ -69,8 +69,8 @@ function read(b) {
     const t = b[i++];
     if (t >= 0xa0 && t <= 0xbf) return t & 0x1f;
     if (t === 0xd9) return b[i++];
-    if (t === 0xda) return (i += 2), dv.getUint16(i - 2);
-    if (t === 0xdb) return (i += 4), dv.getUint32(i - 4);
+    if (t === 0xda) return ((i += 2), dv.getUint16(i - 2));
+    if (t === 0xdb) return ((i += 4), dv.getUint32(i - 4));
     throw new Shape();
   };
   // Keys, roles, channels, digests: short and mostly ASCII, read without a
@@ -99,15 +99,24 @@ function read(b) {
     if (t <= 0x7f) return t;
     if (t >= 0xe0) return t - 0x100;
     switch (t) {
-      case 0xcc: return b[i++];
-      case 0xcd: return (i += 2), dv.getUint16(i - 2);
-      case 0xce: return (i += 4), dv.getUint32(i - 4);
-      case 0xcf: return (i += 8), Number(dv.getBigUint64(i - 8));
-      case 0xd0: return (i += 1), dv.getInt8(i - 1);
-      case 0xd1: return (i += 2), dv.getInt16(i - 2);
-      case 0xd2: return (i += 4), dv.getInt32(i - 4);
-      case 0xd3: return (i += 8), Number(dv.getBigInt64(i - 8));
-      default: throw new Shape();
+      case 0xcc:
+        return b[i++];
+      case 0xcd:
+        return ((i += 2), dv.getUint16(i - 2));
+      case 0xce:
+        return ((i += 4), dv.getUint32(i - 4));
+      case 0xcf:
+        return ((i += 8), Number(dv.getBigUint64(i - 8)));
+      case 0xd0:
+        return ((i += 1), dv.getInt8(i - 1));
+      case 0xd1:
+        return ((i += 2), dv.getInt16(i - 2));
+      case 0xd2:
+        return ((i += 4), dv.getInt32(i - 4));
+      case 0xd3:
+        return ((i += 8), Number(dv.getBigInt64(i - 8)));
+      default:
+        throw new Shape();
     }
   };
   const bool = () => {
@@ -203,7 +212,8 @@ function read(b) {
       for (let n = mapLen(); n > 0; n--) out.prefix_digests[str()] = str();
     } else throw new Shape();
   }
-  if (!ok || i !== b.length || out.count === undefined || out.chars?.length !== out.count || !out.injected || !out.prefix_digests) return null;
+  if (!ok || i !== b.length || out.count === undefined || out.chars?.length !== out.count || !out.injected || !out.prefix_digests)
+    return null;
   return out;
 }
 

@@ -391,7 +391,11 @@ export class PromptView extends HTMLElement {
     const error = h("div", { class: "error", role: "alert", hidden: true });
     const cache = h("div", { class: "cache", "aria-live": "polite" });
     const rows = h("div", { class: "rows" });
-    const list = h("div", { class: "list", tabindex: "0", role: "region", "aria-label": "Assembled messages (arrow keys move between rows, Enter expands)" }, rows);
+    const list = h(
+      "div",
+      { class: "list", tabindex: "0", role: "region", "aria-label": "Assembled messages (arrow keys move between rows, Enter expands)" },
+      rows,
+    );
     const digestBody = h("tbody");
     const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests"), h("table", {}, digestBody));
     root.append(bar, banner, error, cache, list, digests);
@@ -466,7 +470,11 @@ export class PromptView extends HTMLElement {
     this.rows = Int32Array.from(rows);
     this.rowCache.clear();
     this.ui.rows.replaceChildren();
-    this.virtualizer.setOptions({ ...this.virtualizer.options, count: this.rows.length, getItemKey: same ? this.virtualizer.options.getItemKey : this.rowKeys() });
+    this.virtualizer.setOptions({
+      ...this.virtualizer.options,
+      count: this.rows.length,
+      getItemKey: same ? this.virtualizer.options.getItemKey : this.rowKeys(),
+    });
     this.virtualizer._willUpdate();
     this.renderTotals(lim);
     this.renderCache(lim);
@@ -535,12 +543,30 @@ export class PromptView extends HTMLElement {
       const name = SEGMENTS[s];
       const folded = this.collapsedSegs.has(s);
       const n = this.segmentCount(s);
-      const detail = s === 3 ? plural(n / 2, "step") : s === 1 ? (n ? `${plural(n, "entry", "entries")}, by code point` : "empty") : plural(n, "message");
+      const detail =
+        s === 3
+          ? plural(n / 2, "step")
+          : s === 1
+            ? n
+              ? `${plural(n, "entry", "entries")}, by code point`
+              : "empty"
+            : plural(n, "message");
       const el = h(
         "div",
         { class: "row head", "data-index": row, "data-segment": name, role: "heading", "aria-level": "2", tabindex: "-1" },
         `${SEGMENT_TITLES[name]} · ${detail}`,
-        n ? h("button", { type: "button", "data-fold": s, "aria-expanded": String(!folded), "aria-label": `${folded ? "Expand" : "Collapse"} ${SEGMENT_TITLES[name]}` }, folded ? "expand" : "collapse") : null,
+        n
+          ? h(
+              "button",
+              {
+                type: "button",
+                "data-fold": s,
+                "aria-expanded": String(!folded),
+                "aria-label": `${folded ? "Expand" : "Collapse"} ${SEGMENT_TITLES[name]}`,
+              },
+              folded ? "expand" : "collapse",
+            )
+          : null,
       );
       return el;
     }
@@ -582,13 +608,32 @@ export class PromptView extends HTMLElement {
           h("span", { class: "where" }, `#${i} · ${this.where(i)}`),
           seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.nRun].entry_id}`) : null,
           isNew ? h("span", { class: "badge new", title: `added by step ${this._step}` }, `new at step ${this._step}`) : null,
-          isOver ? h("span", { class: "badge over", title: "the budget (max_prompt_chars) is first exceeded in this message" }, "budget exceeded here") : null,
-          isChanged ? h("span", { class: "badge changed", title: "the first message that differs from the previous result; those above are byte-identical" }, "changed since last result") : null,
+          isOver
+            ? h(
+                "span",
+                { class: "badge over", title: "the budget (max_prompt_chars) is first exceeded in this message" },
+                "budget exceeded here",
+              )
+            : null,
+          isChanged
+            ? h(
+                "span",
+                {
+                  class: "badge changed",
+                  title: "the first message that differs from the previous result; those above are byte-identical",
+                },
+                "changed since last result",
+              )
+            : null,
           h("span", { class: "chars", title: "message_chars: code points" }, plural(v.chars[i], "char")),
         ),
         ...blocks,
         anyLong
-          ? h("button", { type: "button", class: "more", "data-expand": i, "aria-expanded": String(open) }, open ? "Collapse" : `Show all (${plural(total, "character")})`)
+          ? h(
+              "button",
+              { type: "button", class: "more", "data-expand": i, "aria-expanded": String(open) },
+              open ? "Collapse" : `Show all (${plural(total, "character")})`,
+            )
           : null,
       ),
     );
@@ -671,8 +716,19 @@ export class PromptView extends HTMLElement {
       return;
     }
     const parts = [h("b", {}, "Since the previous result: ")];
-    for (const [k, name] of /** @type {const} */ ([["run", "run"], ["injections", "injections"], ["goal", "goal"]])) {
-      parts.push(h("span", { class: v.sameDigests[k] ? "same" : "changed", "data-digest-state": k }, `${name} ${v.sameDigests[k] ? "identical" : "changed"}`), " · ");
+    for (const [k, name] of /** @type {const} */ ([
+      ["run", "run"],
+      ["injections", "injections"],
+      ["goal", "goal"],
+    ])) {
+      parts.push(
+        h(
+          "span",
+          { class: v.sameDigests[k] ? "same" : "changed", "data-digest-state": k },
+          `${name} ${v.sameDigests[k] ? "identical" : "changed"}`,
+        ),
+        " · ",
+      );
     }
     if (v.changedFrom < 0) parts.push("every message byte-identical.");
     else parts.push(`messages before #${v.changedFrom} byte-identical (${plural(this.prefixChars(v.changedFrom), "char")} cacheable).`);
@@ -716,14 +772,25 @@ export class PromptView extends HTMLElement {
       const after = cps.slice(offset + 1).join("");
       const line = before.split("\n").length;
       const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
-      const mark = at === undefined ? h("mark", { class: "end", "data-offset": offset, title: "end of the template" }, "\u2038") : h("mark", { "data-offset": offset }, at === "\n" ? "\u21b5\n" : at);
+      const mark =
+        at === undefined
+          ? h("mark", { class: "end", "data-offset": offset, title: "end of the template" }, "\u2038")
+          : h("mark", { "data-offset": offset }, at === "\n" ? "\u21b5\n" : at);
       parts.push(
         h("div", { class: "template", "data-template": "" }, before, mark, after),
-        h("div", { class: "column", "data-column": column, "data-line": line }, `line ${line}, column ${column} (code-point offset ${offset})`),
+        h(
+          "div",
+          { class: "column", "data-column": column, "data-line": line },
+          `line ${line}, column ${column} (code-point offset ${offset})`,
+        ),
       );
     }
     if (e.location) {
-      const b = h("button", { type: "button", class: "locate" }, e.syntax ? "Show the syntax error in the editor" : `Show ${e.path || "the request"} in the editor`);
+      const b = h(
+        "button",
+        { type: "button", class: "locate" },
+        e.syntax ? "Show the syntax error in the editor" : `Show ${e.path || "the request"} in the editor`,
+      );
       b.addEventListener("click", () => this.emit("polyloop-locate", { ...e.location, code: e.code, path: e.path }));
       parts.push(h("div", {}, b));
     }

@@ -128,7 +128,9 @@ function viewOf(c, shape) {
   const n = c.count;
   const nInj = c.injected.length;
   const segs = new Uint8Array(n);
-  for (let i = 0; i < n; i++) segs[i] = i < shape.nRun ? SEG.run : i < shape.nRun + nInj ? SEG.injection : i < shape.nRun + nInj + shape.nGoal ? SEG.goal : SEG.history;
+  for (let i = 0; i < n; i++)
+    segs[i] =
+      i < shape.nRun ? SEG.run : i < shape.nRun + nInj ? SEG.injection : i < shape.nRun + nInj + shape.nGoal ? SEG.goal : SEG.history;
   let firstOver = -1;
   if (shape.budget !== null) {
     let sum = 0;
@@ -241,7 +243,13 @@ function run() {
   /** @type {any} */
   const resp = cols ? { ok: true } : decodeResponse(bytes);
   if (resp.ok === true && !cols) {
-    postMessage({ type: "result", gen, ok: false, error: { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms: performance.now() - t0 });
+    postMessage({
+      type: "result",
+      gen,
+      ok: false,
+      error: { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse },
+      ms: performance.now() - t0,
+    });
     return;
   }
   const tAssembled = performance.now();
@@ -291,15 +299,36 @@ function run() {
     const built = incremental(req);
     const stepped = readColumns(encodeRequest(built.prompt));
     if (!stepped) throw new Error("the step-by-step prompt could not be read back");
-    traj = { baseCount: built.baseCount, steps: built.steps, sameAsAssemble: firstDifference(stepped, cols) < 0 && stepped.prompt_chars === cols.prompt_chars };
+    traj = {
+      baseCount: built.baseCount,
+      steps: built.steps,
+      sameAsAssemble: firstDifference(stepped, cols) < 0 && stepped.prompt_chars === cols.prompt_chars,
+    };
     cols = stepped;
   }
   const tTraj = performance.now();
   const view = viewOf(/** @type {any} */ (cols), shape);
   const tView = performance.now();
-  const transfer = [view.bytes.buffer, view.roles.buffer, view.chars.buffer, view.segs.buffer, view.blockStart.buffer, view.starts.buffer, view.ends.buffer];
+  const transfer = [
+    view.bytes.buffer,
+    view.roles.buffer,
+    view.chars.buffer,
+    view.segs.buffer,
+    view.blockStart.buffer,
+    view.starts.buffer,
+    view.ends.buffer,
+  ];
   postMessage(
-    { type: "result", gen, ok: true, view, trajectory: traj, ms: tAssembled - t0, msTotal: performance.now() - t0, timing: { assemble: tAssembled - t0, request: tParsed - tAssembled, trajectory: tTraj - tParsed, view: tView - tTraj } },
+    {
+      type: "result",
+      gen,
+      ok: true,
+      view,
+      trajectory: traj,
+      ms: tAssembled - t0,
+      msTotal: performance.now() - t0,
+      timing: { assemble: tAssembled - t0, request: tParsed - tAssembled, trajectory: tTraj - tParsed, view: tView - tTraj },
+    },
     /** @type {any} */ ({ transfer }),
   );
 }

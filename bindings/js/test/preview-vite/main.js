@@ -7,7 +7,9 @@ const view = document.getElementById("by-property");
 const events = [];
 for (const el of document.querySelectorAll("polyloop-prompt-view")) {
   el.addEventListener("polyloop-result", (e) => events.push({ id: el.id, type: "result", detail: e.detail }));
-  el.addEventListener("polyloop-error", (e) => events.push({ id: el.id, type: "error", detail: { code: e.detail.code, path: e.detail.path, message: e.detail.message } }));
+  el.addEventListener("polyloop-error", (e) =>
+    events.push({ id: el.id, type: "error", detail: { code: e.detail.code, path: e.detail.path, message: e.detail.message } }),
+  );
 }
 view.request = {
   run_messages: [{ role: "system", content: [{ type: "text", text: "You are helpful." }] }],

@@ -229,12 +229,16 @@ class Assembler:
         return Prompt(request, assembler=self)
 
 
-def _assembler_by_token(token: Tuple[int, int], max_instances: int, recycle_above_bytes: int, memory_limit_bytes: int) -> Assembler:
+def _assembler_by_token(
+    token: Tuple[int, int], max_instances: int, recycle_above_bytes: int, memory_limit_bytes: int
+) -> Assembler:
     """Unpickle an :class:`Assembler`: the same object in its own process, else
     one re-created with the same settings (once per process and token)."""
     asm = _by_token.get(token)
     if asm is None:
-        asm = Assembler(max_instances=max_instances, recycle_above_bytes=recycle_above_bytes, memory_limit_bytes=memory_limit_bytes)
+        asm = Assembler(
+            max_instances=max_instances, recycle_above_bytes=recycle_above_bytes, memory_limit_bytes=memory_limit_bytes
+        )
         _by_token[token] = asm
         _keep.append(asm)  # a re-created assembler lives as long as the process
     return asm
@@ -316,7 +320,7 @@ def validate_template(template: str) -> None:
 
 def _shift_path(path: str, index: int) -> str:
     if path.startswith("steps[0]"):
-        return "steps[%d]%s" % (index, path[len("steps[0]"):])
+        return "steps[%d]%s" % (index, path[len("steps[0]") :])
     return path
 
 
@@ -363,7 +367,14 @@ class Prompt:
         self._packer = _codec.new_packer()
         pk = self._packer.pack
         self._step_head = (
-            b"\x83" + pk("v") + pk(1) + pk("observation_template") + pk(self._template) + pk("steps") + b"\x91\x82" + pk("raw_output")
+            b"\x83"
+            + pk("v")
+            + pk(1)
+            + pk("observation_template")
+            + pk(self._template)
+            + pk("steps")
+            + b"\x91\x82"
+            + pk("raw_output")
         )
         self._step_mid = pk("observation")
 

@@ -130,7 +130,7 @@ def _evict(keep: Path) -> None:
     try:
         others = [p for p in keep.parent.glob("*.cwasm") if p.is_file() and p != keep]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in others[CACHE_KEEP - 1:]:
+        for old in others[CACHE_KEEP - 1 :]:
             old.unlink()
             Path(str(old) + ".lock").unlink(missing_ok=True)
     except OSError:
@@ -158,10 +158,7 @@ def load_module(
     """
     path = module_cache_path(module_sha256)
     if path is None:
-        _notice(
-            "compiling the WebAssembly module in memory (a few seconds): the disk cache is disabled (%s=-)"
-            % CACHE_DIR_ENV
-        )
+        _notice("compiling the WebAssembly module in memory (a few seconds): the disk cache is disabled (%s=-)" % CACHE_DIR_ENV)
         return compile_module(), "disabled", None
     module = _try_load(engine, path)
     if module is not None:

@@ -86,9 +86,7 @@ DEFAULT_MEMORY_LIMIT_BYTES: Final = 4294967296
 STDERR_KEEP_BYTES: Final = 4096
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
-MSG_OUT_OF_MEMORY: Final = (
-    "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
-)
+MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
 
 #: internal: any other trap or exit of the module.
 MSG_TRAPPED: Final = "the assembly module trapped; the instance was discarded and the next call gets a fresh one"

@@ -153,11 +153,21 @@ def arrow_schema() -> Any:
     import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     s, b = pa.string(), pa.bool_()
-    return pa.schema([
-        ("ok", b), ("messages", s), ("prompt_chars", pa.int64()), ("context_overflow", b),
-        ("prefix_digest_run", s), ("prefix_digest_injections", s), ("prefix_digest_goal", s),
-        ("error_code", s), ("error_path", s), ("error_message", s), ("response", pa.binary()),
-    ])
+    return pa.schema(
+        [
+            ("ok", b),
+            ("messages", s),
+            ("prompt_chars", pa.int64()),
+            ("context_overflow", b),
+            ("prefix_digest_run", s),
+            ("prefix_digest_injections", s),
+            ("prefix_digest_goal", s),
+            ("error_code", s),
+            ("error_path", s),
+            ("error_message", s),
+            ("response", pa.binary()),
+        ]
+    )
 
 
 def hf_features(input_features: Optional[Any] = None) -> Any:
