@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import sys
 from collections import defaultdict
 
