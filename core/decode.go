@@ -48,6 +48,9 @@ func decodeTop(b []byte, decodeMap func([]byte) ([]byte, *Error)) *Error {
 		return newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
 	if msgp.NextType(b) != msgp.MapType {
+		if e := unreadableError(b); e != nil {
+			return e
+		}
 		return newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
 	}
 	rest, err := decodeMap(b)
@@ -521,6 +524,9 @@ func wrongType(b []byte, want string) *Error {
 	if len(b) == 0 {
 		return endsEarly()
 	}
+	if e := unreadableError(b); e != nil {
+		return e
+	}
 	return newError(CodeMalformedRequest, "", "expected "+want+", found "+typeName(b))
 }
 
@@ -628,6 +634,9 @@ func readKey(b []byte) (string, []byte, *Error) {
 		return "", b, newError(CodeMalformedRequest, "", "the request ends where a map key should be; it was cut short")
 	}
 	if msgp.NextType(b) != msgp.StrType {
+		if e := unreadableError(b); e != nil {
+			return "", b, e
+		}
 		return "", b, newError(CodeMalformedRequest, "", "map keys must be str, found "+typeName(b))
 	}
 	v, rest, e := msgp.ReadStringZC(b)

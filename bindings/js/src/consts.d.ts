@@ -34,6 +34,9 @@ export const MAX_MSGPACK_LENGTH: number;
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24. */
 export const MAX_STRING_UNITS: number;
 
+/** The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (docs/SPEC.md §7.6). */
+export const EXT_UNREADABLE: number;
+
 /** The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes. */
 export const MAX_MODULE_BUFFER_BYTES: number;
 

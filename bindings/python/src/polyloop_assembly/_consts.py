@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT_BYTES",
     "DEFAULT_RECYCLE_ABOVE_BYTES",
     "ERROR_CODES",
+    "EXT_UNREADABLE",
     "MAX_MODULE_BUFFER_BYTES",
     "MAX_MSGPACK_LENGTH",
     "MAX_REQUEST_BYTES",
@@ -72,6 +73,9 @@ MAX_MSGPACK_LENGTH: Final = 4294967295
 
 #: The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24.
 MAX_STRING_UNITS: Final = 536870888
+
+#: The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (docs/SPEC.md §7.6).
+EXT_UNREADABLE: Final = 1
 
 #: The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes.
 MAX_MODULE_BUFFER_BYTES: Final = 4294967295
