@@ -5,11 +5,12 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 )
 
 // The prompt vectors (testdata/prompt-vectors) on the native core.Prompt.
 func TestPromptVectors(t *testing.T) {
-	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
+	cases, err := vectors.LoadPrompts("../testdata/prompt-vectors/prompts.json")
 	if err != nil {
 		t.Fatal(err)
 	}

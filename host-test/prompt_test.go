@@ -8,6 +8,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
 	"github.com/polyloop/assembly/internal/testing/randreq"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
@@ -15,7 +16,7 @@ import (
 // whose incremental rules (overflow, the steps[k] path, the response limit)
 // are the module's add_step export.
 func TestPromptVectorsEveryEngine(t *testing.T) {
-	cases, err := hostvec.LoadPrompts("../testdata/prompt-vectors/prompts.json")
+	cases, err := vectors.LoadPrompts("../testdata/prompt-vectors/prompts.json")
 	if err != nil {
 		t.Fatal(err)
 	}

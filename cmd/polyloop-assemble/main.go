@@ -64,41 +64,9 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("polyloop-assemble", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var o options
-	fs.StringVar(&o.engine, "engine", "native", "")
-	fs.StringVar(&o.in, "in", "json", "")
-	fs.StringVar(&o.out, "out", "json", "")
-	fs.BoolVar(&o.batch, "batch", false, "")
-	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "")
-	fs.StringVar(&o.wasm, "wasm", "", "")
-	fs.BoolVar(&o.version, "version", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			return 0
-		}
-		return usageError(stderr, "%v", err)
-	}
-	if o.in != "json" && o.in != "msgpack" {
-		return usageError(stderr, "--in must be json or msgpack, not %q", o.in)
-	}
-	if o.out != "json" && o.out != "msgpack" && o.out != "text" {
-		return usageError(stderr, "--out must be json, msgpack or text, not %q", o.out)
-	}
-	if o.jobs < 1 {
-		return usageError(stderr, "--jobs must be 1 or more, not %d", o.jobs)
-	}
-	if !o.batch {
-		o.jobs = 1
-	}
-	switch fs.NArg() {
-	case 0:
-	case 1:
-		o.file = fs.Arg(0)
-	default:
-		return usageError(stderr, "give at most one input FILE (or none for stdin)")
+	o, exit, ok := parseArgs(args, stdout, stderr)
+	if !ok {
+		return exit
 	}
 	eng, err := openEngine(o.engine, o.wasm, o.jobs)
 	if errors.Is(err, errUnknownEngine) {
@@ -133,6 +101,47 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runOne(r, w, stderr, o, eng)
 	}
 	return runBatch(r, w, stderr, o, eng)
+}
+
+// parseArgs reads the command line into options. ok is false when run is
+// to return exit at once: after --help (0) or a usage error (2).
+func parseArgs(args []string, stdout, stderr io.Writer) (o options, exit int, ok bool) {
+	fs := flag.NewFlagSet("polyloop-assemble", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.engine, "engine", "native", "")
+	fs.StringVar(&o.in, "in", "json", "")
+	fs.StringVar(&o.out, "out", "json", "")
+	fs.BoolVar(&o.batch, "batch", false, "")
+	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "")
+	fs.StringVar(&o.wasm, "wasm", "", "")
+	fs.BoolVar(&o.version, "version", false, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return o, 0, false
+		}
+		return o, usageError(stderr, "%v", err), false
+	}
+	if o.in != "json" && o.in != "msgpack" {
+		return o, usageError(stderr, "--in must be json or msgpack, not %q", o.in), false
+	}
+	if o.out != "json" && o.out != "msgpack" && o.out != "text" {
+		return o, usageError(stderr, "--out must be json, msgpack or text, not %q", o.out), false
+	}
+	if o.jobs < 1 {
+		return o, usageError(stderr, "--jobs must be 1 or more, not %d", o.jobs), false
+	}
+	if !o.batch {
+		o.jobs = 1
+	}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		o.file = fs.Arg(0)
+	default:
+		return o, usageError(stderr, "give at most one input FILE (or none for stdin)"), false
+	}
+	return o, 0, true
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {
@@ -269,11 +278,38 @@ func answer(it item, o options, eng engine) result {
 // stays bounded on an unbounded stream, and the output is in input order
 // whatever the number of workers.
 func runBatch(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng engine) int {
+	stop := make(chan struct{}) // closed when the output fails: stop reading
+	order, readErr := startBatch(r, o, eng, stop)
+	start := time.Now()
+	prog := newProgress(stderr, start)
+	n, failed, werr := writeBatch(w, order, stop, prog)
+	prog.done()
+	rerr := <-readErr
+	elapsed := time.Since(start)
+	fmt.Fprintf(stderr, "polyloop-assemble: %s requests, %s errors, %.2f s (%s requests/s, %d jobs)\n",
+		group(int64(n)), group(int64(failed)), elapsed.Seconds(), group(int64(float64(n)/max(elapsed.Seconds(), 1e-9))), o.jobs)
+	switch {
+	case werr != nil:
+		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", werr)
+		return 2
+	case rerr != nil:
+		fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", rerr)
+		return 2
+	case failed > 0:
+		return 1
+	}
+	return 0
+}
+
+// startBatch starts the reader and the o.jobs workers of runBatch. It
+// returns the result slots in input order (closed after the last item) and
+// the reader's error (sent once the reading ends); the reader stops when
+// stop is closed.
+func startBatch(r *bufio.Reader, o options, eng engine, stop <-chan struct{}) (<-chan chan result, <-chan error) {
 	window := 4 * o.jobs
 	work := make(chan job, window)
 	order := make(chan chan result, window)
 	readErr := make(chan error, 1)
-	stop := make(chan struct{}) // closed when the output fails: stop reading
 	go func() {
 		defer close(order)
 		defer close(work)
@@ -295,10 +331,12 @@ func runBatch(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng
 			}
 		}()
 	}
-	start := time.Now()
-	prog := newProgress(stderr, start)
-	var n, failed int
-	var werr error
+	return order, readErr
+}
+
+// writeBatch writes the results in input order and counts them; at the
+// first output it cannot make or write it closes stop and writes no more.
+func writeBatch(w *bufio.Writer, order <-chan chan result, stop chan struct{}, prog *progress) (n, failed int, werr error) {
 	for slot := range order {
 		res := <-slot
 		if werr == nil && res.err != nil {
@@ -320,22 +358,7 @@ func runBatch(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng
 	if werr == nil {
 		werr = w.Flush()
 	}
-	prog.done()
-	rerr := <-readErr
-	elapsed := time.Since(start)
-	fmt.Fprintf(stderr, "polyloop-assemble: %s requests, %s errors, %.2f s (%s requests/s, %d jobs)\n",
-		group(int64(n)), group(int64(failed)), elapsed.Seconds(), group(int64(float64(n)/max(elapsed.Seconds(), 1e-9))), o.jobs)
-	switch {
-	case werr != nil:
-		fmt.Fprintf(stderr, "polyloop-assemble: writing output: %v\n", werr)
-		return 2
-	case rerr != nil:
-		fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", rerr)
-		return 2
-	case failed > 0:
-		return 1
-	}
-	return 0
+	return n, failed, werr
 }
 
 type job struct {

@@ -305,7 +305,7 @@ func TestTextViewShowsControlCharacters(t *testing.T) {
 // that is only white space is a usage error here (exit 2: "give a request"),
 // not a response, so those cases check that instead.
 func TestJSONVectorsThroughTheCLI(t *testing.T) {
-	cases, err := hostvec.LoadJSON("../../testdata/json-vectors")
+	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestJSONVectorsThroughTheCLI(t *testing.T) {
 		if want := map[bool]int{true: 0, false: 1}[c.Response != nil]; code != want {
 			t.Errorf("%s: exit %d, want %d (%s)", c.Name, code, want, stderr)
 		}
-		if err := c.Check([]byte(out)); err != nil {
+		if err := hostvec.CheckJSON(c, []byte(out)); err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 		}
 	}

@@ -164,7 +164,7 @@ type StageRow struct {
 }
 
 // ThroughputRow is one way of running many copies of the typical request
-// with a number of workers (issue 13).
+// with a number of workers (the goal of throughput on data sets).
 type ThroughputRow struct {
 	Host      string  `json:"host"`
 	Engine    string  `json:"engine"`
@@ -184,7 +184,7 @@ type MemRow struct {
 	Bytes   uint64 `json:"bytes"`
 }
 
-// Goal is one line of issue 6's goal table.
+// Goal is one line of the goal table (speed, and throughput on data sets).
 type Goal struct {
 	Figure  string `json:"figure"`
 	Goal    string `json:"goal"`

@@ -93,7 +93,8 @@ func withPreview(reportPath, previewPath string) (*Report, error) {
 	return &rep, nil
 }
 
-// previewGoals adds the budgets of issue 12 to the goals.
+// previewGoals adds the prompt preview's budgets to the goals: edit →
+// painted at 1,000 steps and at 16 MB, page load → first prompt painted.
 func previewGoals(rep *Report) {
 	row := func(prefix string) *PreviewRow {
 		if rep.Preview == nil {

@@ -1,8 +1,14 @@
-// Package vectors loads the shared test vectors of testdata/vectors, the one
-// set every host runs (see testdata/vectors/README.md for the format).
+// Package vectors loads every shared vector set of testdata for the Go
+// tests: the assemble vectors (testdata/vectors, Load), the JSON-text
+// vectors (testdata/json-vectors, LoadJSON) and the prompt vectors
+// (testdata/prompt-vectors, LoadPrompts); each format is in the set's
+// README.md. It gives the cases as the files' bytes and imports no package
+// of the module, because the core's own tests (package core) import it;
+// internal/testing/hostvec runs the JSON-text and prompt cases on a Go host.
 package vectors
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -60,44 +66,78 @@ func Files(dir string) ([]string, error) {
 	return paths, err
 }
 
-// Load reads every *.json file of dir, in name order.
+// Load reads every *.json file of dir (testdata/vectors), in name order.
 func Load(dir string) ([]Case, error) {
-	paths, err := Files(dir)
-	if err != nil {
-		return nil, err
-	}
 	var out []Case
-	seen := map[string]bool{}
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var f file
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
+	names := names{}
+	err := eachFile(dir, func(p string, f *file) error {
 		for _, c := range f.Cases {
-			if seen[c.Name] {
-				return nil, fmt.Errorf("%s: case name %q is used twice", p, c.Name)
+			if err := names.add(c.Name); err != nil {
+				return err
 			}
-			seen[c.Name] = true
-			req, err := base64.StdEncoding.DecodeString(c.Request)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: request: %w", p, c.Name, err)
+			tc := Case{File: filepath.Base(p), Name: c.Name, Description: c.Description, Error: c.Error}
+			var err error
+			if tc.Request, err = unbase64(c.Request); err != nil {
+				return fmt.Errorf("%s: request: %w", c.Name, err)
 			}
-			tc := Case{File: filepath.Base(p), Name: c.Name, Description: c.Description, Request: req, Error: c.Error}
-			switch {
-			case c.Response != nil && c.Error == nil:
-				if tc.Response, err = base64.StdEncoding.DecodeString(*c.Response); err != nil {
-					return nil, fmt.Errorf("%s: %s: response: %w", p, c.Name, err)
+			if (c.Response == nil) == (c.Error == nil) {
+				return fmt.Errorf("%s: give exactly one of response and error", c.Name)
+			}
+			if c.Response != nil {
+				if tc.Response, err = unbase64(*c.Response); err != nil {
+					return fmt.Errorf("%s: response: %w", c.Name, err)
 				}
-			case c.Response == nil && c.Error != nil:
-			default:
-				return nil, fmt.Errorf("%s: %s: give exactly one of response and error", p, c.Name)
 			}
 			out = append(out, tc)
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
+
+// eachFile decodes every *.json file of dir, in name order, into a fresh T
+// (unknown keys are an error) and gives it to use; an error of either names
+// the file.
+func eachFile[T any](dir string, use func(path string, doc *T) error) error {
+	paths, err := Files(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		var doc T
+		if err := decodeFile(p, &doc); err != nil {
+			return err
+		}
+		if err := use(p, &doc); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// decodeFile decodes the JSON file path into doc, rejecting unknown keys.
+func decodeFile(path string, doc any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// names is the case names of a set so far: each is used once.
+type names map[string]bool
+
+func (n names) add(name string) error {
+	if n[name] {
+		return fmt.Errorf("case name %q is used twice", name)
+	}
+	n[name] = true
+	return nil
+}
+
+func unbase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
