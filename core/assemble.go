@@ -12,7 +12,7 @@ import "slices"
 // error. It never panics (a panic is recovered into an internal error
 // response) and never writes to stdout.
 func AssembleBytes(request []byte) (response []byte) {
-	return appendAssembleBytes(nil, request, false)
+	return appendAssembleBytes(nil, request, false, nil)
 }
 
 // AppendAssembleBytes is AssembleBytes that appends the response to dst and
@@ -20,10 +20,13 @@ func AssembleBytes(request []byte) (response []byte) {
 // (the WebAssembly module does). When dst has room for the response, it does
 // not allocate for it. request must not overlap dst's spare capacity.
 func AppendAssembleBytes(dst, request []byte) []byte {
-	return appendAssembleBytes(dst, request, true)
+	return appendAssembleBytes(dst, request, true, nil)
 }
 
-func appendAssembleBytes(dst, request []byte, reuse bool) []byte {
+// appendAssembleBytes appends the response to dst (in a fresh buffer unless
+// reuse); when view is set, it also fills *view for an ok response (the
+// encoder records where each text lands) and sets view.ok.
+func appendAssembleBytes(dst, request []byte, reuse bool, view *View) []byte {
 	return runWire(dst, request, func(sc *scratch) ([]byte, *Error) {
 		req, tmpl, err := decodeRequest(request, sc)
 		if err != nil {
@@ -39,7 +42,10 @@ func appendAssembleBytes(dst, request []byte, reuse bool) []byte {
 		} else if cap(dst)-len(dst) < size {
 			dst = slices.Grow(dst, size)
 		}
-		return a.appendTo(dst), nil
+		if view == nil {
+			return a.appendTo(dst), nil
+		}
+		return a.appendView(dst, view), nil
 	})
 }
 

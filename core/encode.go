@@ -92,8 +92,8 @@ func (a *assembly) appendTo(out []byte) []byte {
 	msgStart := len(out)
 	out, ends := a.appendMessages(out, a.msgs)
 	out = a.appendTail(out)
-	digests := prefixDigests(out[msgStart:], [3]int{ends[0] - msgStart, ends[1] - msgStart, ends[2] - msgStart}, a.segments())
-	out = appendDigests(out, digests)
+	a.digests = prefixDigests(out[msgStart:], [3]int{ends[0] - msgStart, ends[1] - msgStart, ends[2] - msgStart}, a.segments())
+	out = appendDigests(out, a.digests)
 	return out
 }
 
@@ -130,25 +130,36 @@ func (a *assembly) appendMessage(dst []byte, m *outMsg) []byte {
 			dst = appendStr(dst, b.Type)
 			dst = append(dst, keyText...)
 			dst = appendStr(dst, b.Text)
+			a.mark(len(dst), len(b.Text))
 		}
 	case kText:
 		dst = append(dst, textHead(m.role)...)
 		dst = appendStr(dst, m.text)
+		a.mark(len(dst), len(m.text))
 	case kObs:
 		dst = append(dst, textHead(m.role)...)
 		dst = appendStrHeader(dst, m.nbytes)
 		if m.text == "" && a.emptyObs.set {
 			// The same rendering again: copy it (a template of many
 			// fields costs its length once, not once per step).
-			return append(dst, dst[a.emptyObs.start:a.emptyObs.end]...)
+			dst = append(dst, dst[a.emptyObs.start:a.emptyObs.end]...)
+		} else {
+			start := len(dst)
+			dst = a.tmpl.AppendRender(dst, m.text)
+			if m.text == "" {
+				a.emptyObs = span{start, len(dst), true}
+			}
 		}
-		start := len(dst)
-		dst = a.tmpl.AppendRender(dst, m.text)
-		if m.text == "" {
-			a.emptyObs = span{start, len(dst), true}
-		}
+		a.mark(len(dst), m.nbytes)
 	}
 	return dst
+}
+
+// mark records, for a view, the text block of n bytes that ends at end.
+func (a *assembly) mark(end, n int) {
+	if a.texts != nil {
+		*a.texts = append(*a.texts, end-n-a.textBase, end-a.textBase)
+	}
 }
 
 // span is a range of bytes already written to the response.

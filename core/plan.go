@@ -39,6 +39,12 @@ type assembly struct {
 	// emptyText is the rendering of an empty observation for message,
 	// once made.
 	emptyText *string
+	// texts, when set, receives where appendTo writes each text block: two
+	// offsets (start, end) from textBase, the view's byte ranges (view.go).
+	texts    *[]int
+	textBase int
+	// digests are the prefix digests appendTo wrote.
+	digests [3]string
 }
 
 // build lays out the messages of docs/SPEC.md §3 and measures them (§4), in sc,

@@ -9,20 +9,21 @@ import (
 )
 
 // stubModule is a minimal module with the assembly ABI's exports whose
-// assemble, assemble_json and add_step run body (a function of type (i32, i32) -> i64).
+// call exports (assemble, assemble_json, add_step, assemble_view,
+// assemble_view_json) run body (a function of type (i32, i32) -> i64).
 func stubModule(body ...byte) []byte {
 	section := func(id byte, content ...byte) []byte {
 		return append([]byte{id, byte(len(content))}, content...)
 	}
 	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
 	var exports []byte
-	for i, n := range []string{"_initialize", "alloc", "free", "assemble", "assemble_json", "add_step"} {
+	for i, n := range []string{"_initialize", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json"} {
 		exports = append(append(exports, name(n)...), 0x00, byte(i))
 	}
 	exports = append(append(exports, name("memory")...), 0x02, 0x00)
 	fn := func(b ...byte) []byte { return append([]byte{byte(len(b) + 1), 0x00}, b...) }
 	var code []byte
-	for _, f := range [][]byte{fn(0x0b), fn(0x41, 0x80, 0x08, 0x0b), fn(0x0b), fn(body...), fn(body...), fn(body...)} {
+	for _, f := range [][]byte{fn(0x0b), fn(0x41, 0x80, 0x08, 0x0b), fn(0x0b), fn(body...), fn(body...), fn(body...), fn(body...), fn(body...)} {
 		code = append(code, f...)
 	}
 	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -31,10 +32,10 @@ func stubModule(body ...byte) []byte {
 		0x60, 1, 0x7f, 1, 0x7f,
 		0x60, 1, 0x7f, 0,
 		0x60, 2, 0x7f, 0x7f, 1, 0x7e)...)
-	m = append(m, section(3, 6, 0, 1, 2, 3, 3, 3)...) // functions
-	m = append(m, section(5, 1, 0x00, 1)...)       // one memory of one page
-	m = append(m, section(7, append([]byte{7}, exports...)...)...)
-	m = append(m, section(10, append([]byte{6}, code...)...)...)
+	m = append(m, section(3, 8, 0, 1, 2, 3, 3, 3, 3, 3)...) // functions
+	m = append(m, section(5, 1, 0x00, 1)...)                // one memory of one page
+	m = append(m, section(7, append([]byte{9}, exports...)...)...)
+	m = append(m, section(10, append([]byte{8}, code...)...)...)
 	return m
 }
 

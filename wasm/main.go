@@ -1,11 +1,12 @@
 //go:build wasip1
 
 // Command wasm is the WebAssembly build of the assembly core: a wasip1 reactor
-// that exports core.AssembleBytes (and core.AddStepBytes) over msgpack buffers. See README.md beside
+// that exports core.AssembleBytes (and core.AddStepBytes, core.AppendAssembleViewBytes) over msgpack buffers. See README.md beside
 // this file for the ABI.
 package main
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/polyloop/assembly/core"
@@ -133,6 +134,24 @@ func addStep(ptr, size uint32) uint64 {
 	return answer("add_step", ptr, size, core.AppendAddStepBytes)
 }
 
+// assemble_view is assemble with the view of its response (docs/SPEC.md
+// §7.8): the answer is the response's length (4 bytes, little-endian), the
+// response, then the view as JSON text (null for an error response), from
+// core.AppendAssembleViewBytes.
+//
+//go:wasmexport assemble_view
+func assembleView(ptr, size uint32) uint64 {
+	return answer("assemble_view", ptr, size, core.AppendAssembleViewBytes)
+}
+
+// assemble_view_json is assemble_view for a request written as JSON text,
+// judged as assemble_json judges it (wirejson.AppendAssembleView).
+//
+//go:wasmexport assemble_view_json
+func assembleViewJSON(ptr, size uint32) uint64 {
+	return answer("assemble_view_json", ptr, size, wirejson.AppendAssembleView)
+}
+
 // answer runs one export: the request from the alloc'ed buffer at ptr is
 // released, the response appended to a spare buffer by fn is pinned, and
 // its place returned as ptr<<32 | len.
@@ -140,7 +159,12 @@ func answer(export string, ptr, size uint32, fn func(dst, req []byte) []byte) ui
 	req, ok := unpin(ptr)
 	var resp []byte
 	if !ok || uint64(size) > uint64(len(req)) {
-		resp = core.InternalErrorResponse(export + ": the request buffer was not returned by alloc, or is shorter than the size given")
+		msg := export + ": the request buffer was not returned by alloc, or is shorter than the size given"
+		if strings.HasPrefix(export, "assemble_view") {
+			resp = core.AppendErrorView(nil, &core.Error{Code: core.CodeInternal, Message: msg, Offset: -1}) // an answer of its shape
+		} else {
+			resp = core.InternalErrorResponse(msg)
+		}
 	} else {
 		resp = fn(take(0, true)[:0], req[:size])
 	}

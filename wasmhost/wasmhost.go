@@ -23,6 +23,7 @@ package wasmhost
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/wirejson"
@@ -139,6 +140,28 @@ func (r *Runner) AssembleJSON(text []byte) []byte {
 	return resp
 }
 
+// AssembleView is core.AppendAssembleViewBytes run inside the module (its
+// assemble_view export, docs/SPEC.md §7.8): the response with its view, as
+// core.SplitViewAnswer reads it. A failure of the sandbox is the view answer
+// of an internal error.
+func (r *Runner) AssembleView(request []byte) []byte {
+	return r.view(engine.AssembleView, request)
+}
+
+// AssembleViewJSON is AssembleView for a request written as JSON text (its
+// assemble_view_json export).
+func (r *Runner) AssembleViewJSON(text []byte) []byte {
+	return r.view(engine.AssembleViewJSON, text)
+}
+
+func (r *Runner) view(fn engine.Export, request []byte) []byte {
+	ans, fail := r.call(fn, request)
+	if fail != nil {
+		return core.AppendErrorView(nil, fail)
+	}
+	return ans
+}
+
 // call runs one export; a failure is the internal error to answer.
 func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	if len(request) > core.MaxRequestBytes {
@@ -150,6 +173,10 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 			return wirejson.AppendAssemble(nil, request), nil
 		case engine.AddStep:
 			return core.AddStepBytes(request), nil
+		case engine.AssembleView:
+			return core.AppendAssembleViewBytes(nil, request), nil
+		case engine.AssembleViewJSON:
+			return wirejson.AppendAssembleView(nil, request), nil
 		}
 		return core.AssembleBytes(request), nil
 	}
@@ -157,7 +184,7 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	switch {
 	case f != nil:
 		return nil, &core.Error{Code: core.CodeInternal, Message: f.Message, Detail: f.Detail, Offset: -1}
-	case !isResponse(resp):
+	case !isResponse(responseOf(fn, resp)):
 		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
 	}
 	return resp, nil
@@ -174,6 +201,18 @@ var responsePrefix = []byte{0xa1, 'v', 0x01, 0xa2, 'o', 'k'}
 func isResponse(b []byte) bool {
 	return len(b) > 8 && bytes.Equal(b[1:7], responsePrefix) &&
 		((b[0] == 0x88 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
+}
+
+// responseOf is the response inside a view export's answer (after its
+// 4-byte length), the answer itself for the other exports.
+func responseOf(fn engine.Export, b []byte) []byte {
+	if fn != engine.AssembleView && fn != engine.AssembleViewJSON {
+		return b
+	}
+	if len(b) < 4 || uint64(binary.LittleEndian.Uint32(b)) > uint64(len(b)-4) {
+		return nil
+	}
+	return b[4 : 4+binary.LittleEndian.Uint32(b)]
 }
 
 func describe(b []byte) string {

@@ -17,6 +17,9 @@ import (
 type engine interface {
 	Name() string
 	AppendAssembleBytes(dst, request []byte) []byte
+	// AppendAssembleViewBytes appends the response with its view
+	// (core.AppendAssembleViewBytes), for the text output.
+	AppendAssembleViewBytes(dst, request []byte) []byte
 	Close() error
 }
 
@@ -24,7 +27,10 @@ type native struct{}
 
 func (native) Name() string                             { return "native" }
 func (native) AppendAssembleBytes(dst, b []byte) []byte { return core.AppendAssembleBytes(dst, b) }
-func (native) Close() error                             { return nil }
+func (native) AppendAssembleViewBytes(dst, b []byte) []byte {
+	return core.AppendAssembleViewBytes(dst, b)
+}
+func (native) Close() error { return nil }
 
 // wasmEngine is the module on wazero or wasmtime.
 type wasmEngine struct {
@@ -37,6 +43,10 @@ func (w wasmEngine) Name() string { return w.Runner.Engine() }
 
 func (w wasmEngine) AppendAssembleBytes(dst, b []byte) []byte {
 	return append(dst, w.Runner.AssembleBytes(b)...)
+}
+
+func (w wasmEngine) AppendAssembleViewBytes(dst, b []byte) []byte {
+	return append(dst, w.Runner.AssembleView(b)...)
 }
 
 // engines maps the wasm engines' --engine names to their constructors; they

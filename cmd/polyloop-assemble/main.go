@@ -240,7 +240,18 @@ func answer(it item, o options, eng engine) result {
 		req = mp
 	}
 	ob := getBuf()
-	if resp == nil {
+	textOut := o.out != "msgpack" && o.out != "json"
+	var view *core.View
+	switch {
+	case resp == nil && textOut:
+		// The text view lays the prompt out as the core does: the
+		// response with its view, from the engine (docs/SPEC.md §7.8).
+		ans := eng.AppendAssembleViewBytes((*ob)[:0], req)
+		var err error
+		if resp, view, err = core.SplitViewAnswer(ans); err != nil {
+			resp = core.InternalErrorResponse("the engine's view answer does not split: " + err.Error())
+		}
+	case resp == nil:
 		resp = eng.AppendAssembleBytes((*ob)[:0], req)
 	}
 	ok := len(resp) > 7 && resp[7] == 0xc3 // {v: 1, ok: true, ...}: the canonical layout
@@ -259,7 +270,7 @@ func answer(it item, o options, eng engine) result {
 			out.WriteString("\n")
 		}
 		bw := bufio.NewWriter(&out)
-		err := writeText(bw, req, resp, eng.Name())
+		err := writeText(bw, resp, view, eng.Name())
 		bw.Flush()
 		putBuf(ob, resp)
 		res = result{out: out.Bytes(), ok: ok, err: err}

@@ -11,8 +11,11 @@ import (
 )
 
 // writeText writes the view for people: the segments with their boundaries,
-// each message's role and size, the total and the budget line.
-func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error {
+// each message's role and size, the total and the budget line. The layout
+// (segment ends, steps, budget and where it is first exceeded) is the
+// core's view of the response (core.View, docs/SPEC.md §7.8); view is nil
+// for an error response.
+func writeText(w *bufio.Writer, respBytes []byte, view *core.View, engine string) error {
 	resp, err := core.DecodeResponse(respBytes)
 	if err != nil {
 		var e *core.Error
@@ -26,82 +29,89 @@ func writeText(w *bufio.Writer, reqBytes, respBytes []byte, engine string) error
 		}
 		return err
 	}
-	req, err := core.DecodeRequest(reqBytes)
-	if err != nil {
-		return fmt.Errorf("the request of an ok response does not decode: %w", err)
+	if view == nil {
+		return errors.New("an ok response came without its view")
 	}
-	nRun, nGoal := len(req.RunMessages), len(req.GoalMessages)
-	nInj := len(resp.Injected)
 	total := len(resp.Messages)
 	fmt.Fprintf(w, "assembled by the %s engine: %d messages, %s chars\n", engine, total, group(resp.PromptChars))
-
+	v := view
+	segments := []segment{
+		{"run", 0, v.RunEnd, false},
+		{"injections", v.RunEnd, v.InjectionsEnd, false},
+		{"goal", v.InjectionsEnd, v.GoalEnd, false},
+		{fmt.Sprintf("history (%d step%s)", v.Steps, plural(v.Steps)), v.GoalEnd, total, true},
+	}
 	injAt := map[int]core.Injected{}
 	for _, in := range resp.Injected {
 		injAt[in.MessageIndex] = in
 	}
-	segment := func(title string, n int, chars int64) {
-		fmt.Fprintf(w, "\n━━ %s · %d message%s · %s chars %s\n", title, n, plural(n), group(chars), strings.Repeat("━", max(3, 40-len(title))))
-	}
-	sum := func(from, to int) int64 {
-		var s int64
-		for _, c := range resp.MessageChars[from:to] {
-			s += c
-		}
-		return s
-	}
-	bounds := []struct {
-		title    string
-		from, to int
-	}{
-		{"run", 0, nRun},
-		{"injections", nRun, nRun + nInj},
-		{"goal", nRun + nInj, nRun + nInj + nGoal},
-		{fmt.Sprintf("history (%d step%s)", (total-nRun-nInj-nGoal)/2, plural((total-nRun-nInj-nGoal)/2)), nRun + nInj + nGoal, total},
-	}
-	for _, seg := range bounds {
-		segment(seg.title, seg.to-seg.from, sum(seg.from, seg.to))
-		for i := seg.from; i < seg.to; i++ {
-			m := resp.Messages[i]
-			label := ""
-			if in, ok := injAt[i]; ok {
-				label = fmt.Sprintf(" · channel %s · entry %s", strconv.Quote(in.Channel), strconv.Quote(in.EntryID))
-			} else if seg.title != "run" && seg.title != "goal" && i >= seg.from {
-				step := (i - seg.from) / 2
-				if (i-seg.from)%2 == 0 {
-					label = fmt.Sprintf(" · step %d output", step)
-				} else {
-					label = fmt.Sprintf(" · step %d observation", step)
-				}
-			}
-			fmt.Fprintf(w, "[%d] %s%s · %s chars\n", i, visible(m.Role), label, group(resp.MessageChars[i]))
-			for j, b := range m.Content {
-				if len(m.Content) > 1 {
-					fmt.Fprintf(w, "    ┄ block %d (%s)\n", j, b.Type)
-				}
-				for _, line := range strings.Split(b.Text, "\n") {
-					fmt.Fprintf(w, "    │ %s\n", visible(line))
-				}
-			}
-		}
+	for _, seg := range segments {
+		writeSegment(w, resp, seg, injAt)
 	}
 	fmt.Fprintf(w, "\ntotal: %s chars in %d messages\n", group(resp.PromptChars), total)
-	if req.MaxPromptChars == nil {
-		fmt.Fprintf(w, "budget: none (max_prompt_chars not set)\n")
-	} else {
-		b := *req.MaxPromptChars
-		pct := 0.0
-		if b > 0 {
-			pct = 100 * float64(resp.PromptChars) / float64(b)
-		}
-		if resp.ContextOverflow {
-			fmt.Fprintf(w, "budget: %s chars · CONTEXT OVERFLOW by %s chars (%.1f%%)\n", group(b), group(resp.PromptChars-b), pct)
-		} else {
-			fmt.Fprintf(w, "budget: %s chars · %.1f%% used · %s left\n", group(b), pct, group(b-resp.PromptChars))
-		}
-	}
+	writeBudget(w, resp, v.MaxPromptChars)
 	d := resp.PrefixDigests
 	fmt.Fprintf(w, "prefix digests: run %s… injections %s… goal %s…\n", d.Run[:16], d.Injections[:16], d.Goal[:16])
 	return nil
+}
+
+// segment is one segment of the prompt: messages from to to (exclusive);
+// the history's are steps, two messages each.
+type segment struct {
+	title    string
+	from, to int
+	history  bool
+}
+
+// writeSegment writes the segment's title line and its messages.
+func writeSegment(w *bufio.Writer, resp *core.Response, seg segment, injAt map[int]core.Injected) {
+	var chars int64
+	for _, c := range resp.MessageChars[seg.from:seg.to] {
+		chars += c
+	}
+	n := seg.to - seg.from
+	fmt.Fprintf(w, "\n━━ %s · %d message%s · %s chars %s\n", seg.title, n, plural(n), group(chars), strings.Repeat("━", max(3, 40-len(seg.title))))
+	for i := seg.from; i < seg.to; i++ {
+		label := ""
+		if in, ok := injAt[i]; ok {
+			label = fmt.Sprintf(" · channel %s · entry %s", strconv.Quote(in.Channel), strconv.Quote(in.EntryID))
+		} else if seg.history {
+			label = fmt.Sprintf(" · step %d %s", (i-seg.from)/2, [2]string{"output", "observation"}[(i-seg.from)%2])
+		}
+		writeMessage(w, resp, i, label)
+	}
+}
+
+// writeMessage writes message i: its head line and its blocks' lines.
+func writeMessage(w *bufio.Writer, resp *core.Response, i int, label string) {
+	m := resp.Messages[i]
+	fmt.Fprintf(w, "[%d] %s%s · %s chars\n", i, visible(m.Role), label, group(resp.MessageChars[i]))
+	for j, b := range m.Content {
+		if len(m.Content) > 1 {
+			fmt.Fprintf(w, "    ┄ block %d (%s)\n", j, b.Type)
+		}
+		for _, line := range strings.Split(b.Text, "\n") {
+			fmt.Fprintf(w, "    │ %s\n", visible(line))
+		}
+	}
+}
+
+// writeBudget writes the budget line: none, the share used, or the overflow.
+func writeBudget(w *bufio.Writer, resp *core.Response, budget *int64) {
+	if budget == nil {
+		fmt.Fprintf(w, "budget: none (max_prompt_chars not set)\n")
+		return
+	}
+	b := *budget
+	pct := 0.0
+	if b > 0 {
+		pct = 100 * float64(resp.PromptChars) / float64(b)
+	}
+	if resp.ContextOverflow {
+		fmt.Fprintf(w, "budget: %s chars · CONTEXT OVERFLOW by %s chars (%.1f%%)\n", group(b), group(resp.PromptChars-b), pct)
+	} else {
+		fmt.Fprintf(w, "budget: %s chars · %.1f%% used · %s left\n", group(b), pct, group(b-resp.PromptChars))
+	}
 }
 
 // visible makes control characters visible, as cat -v and less do, so that

@@ -26,3 +26,14 @@ func AppendAssemble(dst, text []byte) []byte {
 	}
 	return core.AppendAssembleBytes(dst, mp)
 }
+
+// AppendAssembleView is AppendAssemble answered as the module's
+// assemble_view_json export: core.AppendAssembleViewBytes of the converted
+// request, or the view answer of a JSON syntax error (docs/SPEC.md §7.8).
+func AppendAssembleView(dst, text []byte) []byte {
+	mp, e := Request(nil, text)
+	if e != nil {
+		return core.AppendErrorView(dst, e)
+	}
+	return core.AppendAssembleViewBytes(dst, mp)
+}

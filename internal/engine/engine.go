@@ -18,17 +18,21 @@ import (
 type Export int
 
 const (
-	Assemble     Export = iota // assemble: a msgpack request
-	AssembleJSON               // assemble_json: a request as JSON text
-	AddStep                    // add_step: a msgpack add_step request
-	NumExports                 // the number of call exports
+	Assemble         Export = iota // assemble: a msgpack request
+	AssembleJSON                   // assemble_json: a request as JSON text
+	AddStep                        // add_step: a msgpack add_step request
+	AssembleView                   // assemble_view: a msgpack request, answered with its view
+	AssembleViewJSON               // assemble_view_json: the same for JSON text
+	NumExports                     // the number of call exports
 )
 
 // Name is the export's name in the module.
-func (x Export) Name() string { return [...]string{"assemble", "assemble_json", "add_step"}[x] }
+func (x Export) Name() string {
+	return [...]string{"assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json"}[x]
+}
 
 // Exports lists every export a module must have.
-var Exports = []string{"_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step"}
+var Exports = []string{"_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json"}
 
 // Instance is one instantiated module, used by one call at a time.
 type Instance interface {

@@ -1,25 +1,21 @@
 /**
- * The prompt view's reading of an ok response (the core's canonical msgpack,
- * docs/SPEC.md §6) into columns, without decoding the message texts: each
- * text block stays UTF-8 inside the response bytes, known by its byte range,
- * and the page decodes only the blocks it shows. So a 16 MB response costs
- * the worker a walk over its headers and the page a zero-copy transfer,
- * instead of 30,000 decoded strings cloned between threads.
- *
- * Anything but the response's own shape (an error response, an unknown key,
- * a type that does not belong) gives null: the caller then reads the bytes
- * with the binding's general decoder.
+ * The prompt view's columns of an ok response: each text block stays UTF-8
+ * inside the response bytes, known by its byte range, and the page decodes
+ * only the blocks it shows. So a 16 MB response costs the page a zero-copy
+ * transfer instead of 30,000 decoded strings cloned between threads. The
+ * ranges, segments, steps and budget crossing are the core's (the module's
+ * assemble_view export, docs/SPEC.md §7.8): nothing here reads msgpack.
  *
  * @module
  */
 
 const td = new TextDecoder();
-
-class Shape extends Error {}
+const te = new TextEncoder();
 
 /**
  * @typedef {object} Columns
- * @property {Uint8Array} bytes the response bytes (texts are ranges of them)
+ * @property {Uint8Array} bytes holds the texts (block b is bytes[starts[b], ends[b]))
+ * @property {Uint8Array} response the response bytes (for copying it as JSON)
  * @property {number} count messages
  * @property {string[]} roleNames
  * @property {Uint16Array} roles index into roleNames, per message
@@ -31,190 +27,84 @@ class Shape extends Error {}
  * @property {boolean} context_overflow
  * @property {{channel: string, entry_id: string, message_index?: number}[]} injected
  * @property {{run: string, injections: string, goal: string}} prefix_digests
+ * @property {[number, number, number, number]} segEnds where the run, injection, goal and history segments end
+ * @property {number} steps
+ * @property {string | null} budget max_prompt_chars as the core wrote it (a decimal string: exact)
+ * @property {number} firstOver the first message where the running sum of message_chars exceeds the budget, -1 if none
  */
 
 /**
- * @param {Uint8Array} bytes
- * @returns {Columns | null}
+ * The columns of the response `bytes` from the core's view of it.
+ * @param {Uint8Array} bytes @param {any} v the view (JSON of core.View)
+ * @returns {Columns}
  */
-export function readColumns(bytes) {
-  try {
-    return read(bytes);
-  } catch (e) {
-    if (e instanceof Shape || e instanceof RangeError) return null;
-    throw e;
+export function columnsOf(bytes, v) {
+  const n = v.role.length;
+  const nb = v.block_start[n];
+  const starts = new Uint32Array(nb);
+  const ends = new Uint32Array(nb);
+  for (let b = 0; b < nb; b++) {
+    starts[b] = v.texts[2 * b];
+    ends[b] = v.texts[2 * b + 1];
   }
+  return {
+    bytes,
+    response: bytes,
+    count: n,
+    roleNames: v.roles,
+    roles: Uint16Array.from(v.role),
+    blockStart: Uint32Array.from(v.block_start),
+    starts,
+    ends,
+    chars: Float64Array.from(v.message_chars),
+    prompt_chars: v.prompt_chars,
+    context_overflow: v.context_overflow,
+    injected: v.injected,
+    prefix_digests: v.prefix_digests,
+    segEnds: [v.run_end, v.injections_end, v.goal_end, n],
+    steps: v.steps,
+    budget: v.max_prompt_chars,
+    firstOver: v.first_over,
+  };
 }
 
-/** @param {Uint8Array} b */
-function read(b) {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let i = 0;
-  const mapLen = () => {
-    const t = b[i++];
-    if (t >= 0x80 && t <= 0x8f) return t & 0x0f;
-    if (t === 0xde) return ((i += 2), dv.getUint16(i - 2));
-    if (t === 0xdf) return ((i += 4), dv.getUint32(i - 4));
-    throw new Shape();
+/**
+ * The columns of a prompt built step by step (an AssembleResponse object),
+ * its texts written into one buffer; the layout is that of `like`, the
+ * columns of the same request assembled whole (the messages must be equal:
+ * firstDifference says whether they are).
+ * @param {any} p @param {Columns} like
+ * @returns {Columns}
+ */
+export function columnsOfPrompt(p, like) {
+  const texts = p.messages.flatMap((/** @type {any} */ m) => m.content.map((/** @type {any} */ b) => te.encode(b.text)));
+  const bytes = new Uint8Array(texts.reduce((s, t) => s + t.length, 0));
+  const starts = new Uint32Array(texts.length);
+  const ends = new Uint32Array(texts.length);
+  let at = 0;
+  texts.forEach((t, b) => {
+    bytes.set(t, at);
+    starts[b] = at;
+    ends[b] = at += t.length;
+  });
+  const roleNames = [...new Set(p.messages.map((/** @type {any} */ m) => m.role))];
+  const blockStart = new Uint32Array(p.messages.length + 1);
+  p.messages.forEach((/** @type {any} */ m, i) => (blockStart[i + 1] = blockStart[i] + m.content.length));
+  return {
+    ...like,
+    bytes,
+    count: p.messages.length,
+    roleNames,
+    roles: Uint16Array.from(p.messages, (/** @type {any} */ m) => roleNames.indexOf(m.role)),
+    blockStart,
+    starts,
+    ends,
+    chars: Float64Array.from(p.message_chars),
+    prompt_chars: p.prompt_chars,
+    context_overflow: p.context_overflow,
+    injected: p.injected,
+    prefix_digests: p.prefix_digests,
   };
-  const arrLen = () => {
-    const t = b[i++];
-    if (t >= 0x90 && t <= 0x9f) return t & 0x0f;
-    if (t === 0xdc) return ((i += 2), dv.getUint16(i - 2));
-    if (t === 0xdd) return ((i += 4), dv.getUint32(i - 4));
-    throw new Shape();
-  };
-  /** @returns {number} the string's length; i is left at its first byte */
-  const strLen = () => {
-    const t = b[i++];
-    if (t >= 0xa0 && t <= 0xbf) return t & 0x1f;
-    if (t === 0xd9) return b[i++];
-    if (t === 0xda) return ((i += 2), dv.getUint16(i - 2));
-    if (t === 0xdb) return ((i += 4), dv.getUint32(i - 4));
-    throw new Shape();
-  };
-  // Keys, roles, channels, digests: short and mostly ASCII, read without a
-  // TextDecoder call each (which costs more than the string).
-  const str = () => {
-    const n = strLen();
-    if (i + n > b.length) throw new Shape();
-    if (n <= 64) {
-      let out = "";
-      let k = i;
-      for (; k < i + n; k++) {
-        const c = b[k];
-        if (c >= 0x80) break;
-        out += String.fromCharCode(c);
-      }
-      if (k === i + n) {
-        i += n;
-        return out;
-      }
-    }
-    i += n;
-    return td.decode(b.subarray(i - n, i));
-  };
-  const int = () => {
-    const t = b[i++];
-    if (t <= 0x7f) return t;
-    if (t >= 0xe0) return t - 0x100;
-    switch (t) {
-      case 0xcc:
-        return b[i++];
-      case 0xcd:
-        return ((i += 2), dv.getUint16(i - 2));
-      case 0xce:
-        return ((i += 4), dv.getUint32(i - 4));
-      case 0xcf:
-        return ((i += 8), Number(dv.getBigUint64(i - 8)));
-      case 0xd0:
-        return ((i += 1), dv.getInt8(i - 1));
-      case 0xd1:
-        return ((i += 2), dv.getInt16(i - 2));
-      case 0xd2:
-        return ((i += 4), dv.getInt32(i - 4));
-      case 0xd3:
-        return ((i += 8), Number(dv.getBigInt64(i - 8)));
-      default:
-        throw new Shape();
-    }
-  };
-  const bool = () => {
-    const t = b[i++];
-    if (t === 0xc2) return false;
-    if (t === 0xc3) return true;
-    throw new Shape();
-  };
-
-  /** @type {any} */
-  const out = { bytes: b, roleNames: [] };
-  const roleIndex = new Map();
-  let ok = false;
-  for (let k = mapLen(); k > 0; k--) {
-    const key = str();
-    if (key === "v") int();
-    else if (key === "ok") ok = bool();
-    else if (key === "messages") {
-      const n = arrLen();
-      out.count = n;
-      out.roles = new Uint16Array(n);
-      out.blockStart = new Uint32Array(n + 1);
-      let starts = new Uint32Array(Math.max(4, n));
-      let ends = new Uint32Array(Math.max(4, n));
-      let nb = 0;
-      for (let m = 0; m < n; m++) {
-        out.blockStart[m] = nb;
-        let role = null;
-        for (let f = mapLen(); f > 0; f--) {
-          const fk = str();
-          if (fk === "role") role = str();
-          else if (fk === "content") {
-            for (let c = arrLen(); c > 0; c--) {
-              let start = -1;
-              let end = -1;
-              for (let g = mapLen(); g > 0; g--) {
-                const gk = str();
-                if (gk === "type") str();
-                else if (gk === "text") {
-                  const len = strLen();
-                  start = i;
-                  end = i + len;
-                  if (end > b.length) throw new Shape();
-                  i = end;
-                } else throw new Shape();
-              }
-              if (start < 0) throw new Shape();
-              if (nb === starts.length) {
-                const s2 = new Uint32Array(nb * 2);
-                s2.set(starts);
-                starts = s2;
-                const e2 = new Uint32Array(nb * 2);
-                e2.set(ends);
-                ends = e2;
-              }
-              starts[nb] = start;
-              ends[nb] = end;
-              nb++;
-            }
-          } else throw new Shape();
-        }
-        if (role === null) throw new Shape();
-        let r = roleIndex.get(role);
-        if (r === undefined) {
-          r = out.roleNames.length;
-          out.roleNames.push(role);
-          roleIndex.set(role, r);
-        }
-        out.roles[m] = r;
-      }
-      out.blockStart[n] = nb;
-      out.starts = starts.slice(0, nb);
-      out.ends = ends.slice(0, nb);
-    } else if (key === "message_chars") {
-      const n = arrLen();
-      out.chars = new Float64Array(n);
-      for (let m = 0; m < n; m++) out.chars[m] = int();
-    } else if (key === "prompt_chars") out.prompt_chars = int();
-    else if (key === "context_overflow") out.context_overflow = bool();
-    else if (key === "injected") {
-      out.injected = [];
-      for (let n = arrLen(); n > 0; n--) {
-        const e = {};
-        for (let f = mapLen(); f > 0; f--) {
-          const fk = str();
-          const t = b[i];
-          e[fk] = (t >= 0xa0 && t <= 0xbf) || (t >= 0xd9 && t <= 0xdb) ? str() : int();
-        }
-        out.injected.push(e);
-      }
-    } else if (key === "prefix_digests") {
-      out.prefix_digests = {};
-      for (let n = mapLen(); n > 0; n--) out.prefix_digests[str()] = str();
-    } else throw new Shape();
-  }
-  if (!ok || i !== b.length || out.count === undefined || out.chars?.length !== out.count || !out.injected || !out.prefix_digests)
-    return null;
-  return out;
 }
 
 /**

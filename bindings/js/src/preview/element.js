@@ -88,20 +88,18 @@ const quote = (s) => JSON.stringify(s);
  * @property {string[]} roleNames
  * @property {Uint16Array} roles
  * @property {Float64Array} chars
- * @property {Uint8Array} segs
  * @property {Uint32Array} blockStart
  * @property {Uint8Array} bytes the response bytes; texts are byte ranges of them
  * @property {Uint32Array} starts
  * @property {Uint32Array} ends
- * @property {number} nRun
- * @property {number} nInj
- * @property {number} nGoal
+ * @property {[number, number, number, number]} segEnds where the run, injection, goal and history segments end (the core's)
+ * @property {number} steps
  * @property {{channel: string, entry_id: string}[]} injected
  * @property {number} prompt_chars
  * @property {boolean} context_overflow
  * @property {{run: string, injections: string, goal: string}} prefix_digests
- * @property {number | null} budget
- * @property {number} firstOver
+ * @property {string | null} budget max_prompt_chars as a decimal string (exact)
+ * @property {number} firstOver the first message over the budget (the core's), -1 if none
  * @property {number} changedFrom
  * @property {{run: boolean, injections: boolean, goal: boolean} | null} sameDigests
  */
@@ -440,10 +438,22 @@ export class PromptView extends HTMLElement {
     return s;
   }
 
-  /** @private */
+  /** @private whether the first n messages exceed the budget: the running
+   * sum first exceeds it at v.firstOver, and never falls back */
   overflowAt(n) {
     const v = /** @type {View} */ (this.view);
-    return v.budget !== null && this.prefixChars(n) > v.budget;
+    return v.firstOver >= 0 && v.firstOver < n;
+  }
+
+  /** @private the first message of segment s */
+  segStart(s) {
+    return s === 0 ? 0 : /** @type {View} */ (this.view).segEnds[s - 1];
+  }
+
+  /** @private the segment of message i */
+  segOf(i) {
+    const e = /** @type {View} */ (this.view).segEnds;
+    return i < e[0] ? 0 : i < e[1] ? 1 : i < e[2] ? 2 : 3;
   }
 
   /** @private Rebuilds the row index and repaints. */
@@ -452,16 +462,11 @@ export class PromptView extends HTMLElement {
     if (!v) return;
     const lim = this.limit();
     const rows = [];
-    let seg = -1;
-    for (let i = 0; i < lim; i++) {
-      const s = v.segs[i];
-      while (seg < s) {
-        seg++;
-        rows.push(-1 - seg);
-      }
-      if (!this.collapsedSegs.has(s)) rows.push(i);
+    for (let s = 0; s < 4; s++) {
+      rows.push(-1 - s);
+      if (this.collapsedSegs.has(s)) continue;
+      for (let i = this.segStart(s); i < Math.min(v.segEnds[s], lim); i++) rows.push(i);
     }
-    while (seg < 3) rows.push(-1 - ++seg);
     // The same rows (an edit that changed text, not the message list): the
     // same row keys, so the virtualizer keeps its measurements instead of
     // recomputing all of them (30,000 rows at 16 MB: a long main-thread
@@ -571,7 +576,7 @@ export class PromptView extends HTMLElement {
       return el;
     }
     const i = r;
-    const seg = SEGMENTS[v.segs[i]];
+    const seg = SEGMENTS[this.segOf(i)];
     const texts = this.messageTexts(i) ?? [];
     const t = this.trajectoryInfo;
     const lim = this.limit();
@@ -606,7 +611,7 @@ export class PromptView extends HTMLElement {
           { class: "meta" },
           h("span", { class: "role" }, v.roleNames[v.roles[i]]),
           h("span", { class: "where" }, `#${i} · ${this.where(i)}`),
-          seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.nRun].entry_id}`) : null,
+          seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.segEnds[0]].entry_id}`) : null,
           isNew ? h("span", { class: "badge new", title: `added by step ${this._step}` }, `new at step ${this._step}`) : null,
           isOver
             ? h(
@@ -644,23 +649,22 @@ export class PromptView extends HTMLElement {
   segmentCount(s) {
     const v = /** @type {View} */ (this.view);
     const lim = this.limit();
-    const start = [0, v.nRun, v.nRun + v.nInj, v.nRun + v.nInj + v.nGoal][s];
-    const end = s === 3 ? lim : [v.nRun, v.nRun + v.nInj, v.nRun + v.nInj + v.nGoal][s];
-    return Math.max(0, Math.min(end, lim) - start);
+    return Math.max(0, Math.min(v.segEnds[s], lim) - this.segStart(s));
   }
 
   /** @private where message i comes from in the request */
   where(i) {
     const v = /** @type {View} */ (this.view);
-    if (i < v.nRun) return `run_messages[${i}]`;
-    if (i < v.nRun + v.nInj) {
-      const inj = v.injected[i - v.nRun];
+    const [run, inj, goal] = v.segEnds;
+    if (i < run) return `run_messages[${i}]`;
+    if (i < inj) {
+      const entry = v.injected[i - run];
       let k = 0;
-      for (let j = v.nRun; j < i; j++) if (v.injected[j - v.nRun].channel === inj.channel) k++;
-      return `injections[${quote(inj.channel)}][${k}]`;
+      for (let j = run; j < i; j++) if (v.injected[j - run].channel === entry.channel) k++;
+      return `injections[${quote(entry.channel)}][${k}]`;
     }
-    if (i < v.nRun + v.nInj + v.nGoal) return `goal_messages[${i - v.nRun - v.nInj}]`;
-    const j = i - v.nRun - v.nInj - v.nGoal;
+    if (i < goal) return `goal_messages[${i - inj}]`;
+    const j = i - goal;
     const s = Math.floor(j / 2);
     return j % 2 === 0 ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
   }
@@ -680,14 +684,17 @@ export class PromptView extends HTMLElement {
       gauge.classList.add("none");
       return;
     }
-    const b = v.budget;
-    const ratio = b > 0 ? chars / b : chars > 0 ? Infinity : 0;
-    fill.style.width = `${Math.min(100, ratio * 100)}%`;
-    if (chars > b) {
+    // The budget in integers (BigInt): exact at any size; the share used
+    // in basis points, for the gauge's width.
+    const b = BigInt(v.budget);
+    const c = BigInt(chars);
+    const bp = b > 0n ? Number((c * 10000n) / b) : c > 0n ? Infinity : 0;
+    fill.style.width = `${Math.min(100, bp / 100)}%`;
+    if (this.overflowAt(lim)) {
       gauge.classList.add("over");
       label.textContent = `context overflow · ${fmt.format(chars)} / ${fmt.format(b)}`;
     } else {
-      if (ratio > 0.9) gauge.classList.add("warn");
+      if (c * 10n > b * 9n) gauge.classList.add("warn");
       label.textContent = `${fmt.format(chars)} / ${fmt.format(b)}`;
     }
   }

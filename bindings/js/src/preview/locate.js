@@ -129,38 +129,6 @@ export function locatePath(text, path) {
 }
 
 /**
- * What the prompt view needs from a request the module accepted, read from
- * its JSON text without building it: the number of run and goal messages and
- * the budget (`max_prompt_chars`; null when absent or null).
- *
- * @param {string} text
- * @returns {{nRun: number, nGoal: number, budget: number | null}}
- */
-export function requestShape(text) {
-  const at = skipWs(text, 0);
-  const want = { run_messages: null, goal_messages: null, max_prompt_chars: null };
-  member(text, at, "", (name, from, to) => {
-    if (name in want && !want[name]) want[name] = [from, to];
-  });
-  const count = (r) => {
-    if (!r) return 0;
-    let n = 0;
-    let j = skipWs(text, r[0] + 1);
-    while (j < text.length && text[j] !== "]") {
-      const e = valueEnd(text, j);
-      if (e < 0) break;
-      n++;
-      j = skipWs(text, e);
-      if (text[j] === ",") j = skipWs(text, j + 1);
-    }
-    return n;
-  };
-  const b = want.max_prompt_chars;
-  const budget = b ? JSON.parse(text.slice(b[0], b[1])) : null;
-  return { nRun: count(want.run_messages), nGoal: count(want.goal_messages), budget: budget === null ? null : Number(budget) };
-}
-
-/**
  * @param {(name: string, from: number, to: number) => void} [each] called for every member
  * @returns {[number, number] | null} the value of `key` in the object at `i`
  */

@@ -28,8 +28,8 @@
 import { loadAssembler, AssemblyError } from "../browser.js";
 import { decodeResponse, encodeRequest, encodeWtf8Into } from "../wire.js";
 import { INTERNAL_MESSAGES } from "../consts.js";
-import { firstDifference, readColumns } from "./columns.js";
-import { codePointInLiteral, locatePath, requestShape, utf16Index } from "./locate.js";
+import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
+import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 
 /** @type {Promise<import("../assembler.js").Assembler> | null} */
 let asmReady = null;
@@ -62,17 +62,19 @@ function utf8(s) {
 }
 
 /**
- * The module's `assemble_json` (wasm/README.md: the ABI of `assemble`, with
- * the request as UTF-8 JSON text): the response bytes, ok or error.
+ * One call of the module's `assemble_view` or `assemble_view_json` export
+ * (wasm/README.md, docs/SPEC.md §7.8: the ABI of `assemble`): its answer,
+ * the response with the core's view of it.
  *
- * @param {Uint8Array} bytes UTF-8 JSON text of one request
+ * @param {Uint8Array} bytes a msgpack request, or UTF-8 JSON text of one
+ * @param {"assemble_view" | "assemble_view_json"} entry
  * @returns {Uint8Array}
  */
-function assembleJSONBytes(bytes) {
+function callView(bytes, entry) {
   const a = /** @type {any} */ (asm);
   // The binding's own call path (pool, traps, internal errors) when it has
   // one that takes the entry point; else the ABI here.
-  if (typeof a.run === "function" && a.run.length === 3) return a.run(bytes, "assemble_json", (/** @type {Uint8Array} */ r) => r.slice());
+  if (typeof a.run === "function" && a.run.length === 3) return a.run(bytes, entry, (/** @type {Uint8Array} */ r) => r.slice());
   const pool = a.pool;
   const inst = pool.acquire();
   let out;
@@ -80,7 +82,7 @@ function assembleJSONBytes(bytes) {
     const ex = inst.exports;
     const ptr = ex.alloc(bytes.length) >>> 0;
     new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
-    const packed = BigInt.asUintN(64, ex.assemble_json(ptr, bytes.length));
+    const packed = BigInt.asUintN(64, ex[entry](ptr, bytes.length));
     const rp = Number(packed >> 32n);
     out = new Uint8Array(ex.memory.buffer, rp, Number(packed & 0xffffffffn)).slice();
     ex.free(rp);
@@ -90,6 +92,27 @@ function assembleJSONBytes(bytes) {
   pool.release(inst);
   return out;
 }
+
+/**
+ * The answer of a view export split: the response's length (4 bytes,
+ * little-endian), the response, the view as JSON text (null for an error
+ * response). null when the answer has not that shape.
+ *
+ * @param {Uint8Array} ans
+ * @returns {{bytes: Uint8Array, layout: any} | null}
+ */
+function splitAnswer(ans) {
+  if (ans.length < 4) return null;
+  const n = new DataView(ans.buffer, ans.byteOffset, 4).getUint32(0, true);
+  if (4 + n > ans.length) return null;
+  try {
+    return { bytes: ans.subarray(4, 4 + n), layout: JSON.parse(td.decode(ans.subarray(4 + n))) };
+  } catch {
+    return null;
+  }
+}
+
+const td = new TextDecoder();
 
 /** @param {any} e @returns {{code: string, path: string, message: string, offset?: number}} */
 function errorOf(e) {
@@ -113,35 +136,15 @@ export function templateOffset(err) {
   return / found .* at offset \d+/.test(bare) ? all[all.length - 1] : all[0];
 }
 
-const SEG = { run: 0, injection: 1, goal: 2, history: 3 };
-
 /**
  * The compact view of a response, sent to the main thread: its columns
- * (texts as byte ranges of the response bytes, which are transferred), the
- * segment of each message, where the budget is first exceeded and what
+ * (texts as byte ranges of the response bytes, which are transferred; the
+ * segments, steps and budget crossing as the core laid them out) and what
  * stayed byte-identical since the previous result.
  *
  * @param {import("./columns.js").Columns} c
- * @param {{nRun: number, nGoal: number, budget: number | null}} shape
  */
-function viewOf(c, shape) {
-  const n = c.count;
-  const nInj = c.injected.length;
-  const segs = new Uint8Array(n);
-  for (let i = 0; i < n; i++)
-    segs[i] =
-      i < shape.nRun ? SEG.run : i < shape.nRun + nInj ? SEG.injection : i < shape.nRun + nInj + shape.nGoal ? SEG.goal : SEG.history;
-  let firstOver = -1;
-  if (shape.budget !== null) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) {
-      sum += c.chars[i];
-      if (sum > shape.budget) {
-        firstOver = i;
-        break;
-      }
-    }
-  }
+function viewOf(c) {
   let changedFrom = -1;
   let sameDigests = null;
   if (previous) {
@@ -157,17 +160,12 @@ function viewOf(c, shape) {
     ...c,
     // Copies: these are transferred, and the worker keeps `previous` whole.
     bytes: c.bytes.slice(),
+    response: undefined, // kept here for copying; not cloned into the page
     roles: c.roles.slice(),
     chars: c.chars.slice(),
     blockStart: c.blockStart.slice(),
     starts: c.starts.slice(),
     ends: c.ends.slice(),
-    segs,
-    nRun: shape.nRun,
-    nInj,
-    nGoal: shape.nGoal,
-    budget: shape.budget,
-    firstOver,
     changedFrom,
     sameDigests,
   };
@@ -177,23 +175,9 @@ function viewOf(c, shape) {
 const field = (v, k) => (v instanceof Map ? v.get(k) : v?.[k]);
 
 /**
- * What the view needs from an accepted request: the counts of run and goal
- * messages and the budget.
- * @param {any} req
- */
-function shapeOf(req) {
-  const b = field(req, "max_prompt_chars");
-  return {
-    nRun: field(req, "run_messages")?.length ?? 0,
-    nGoal: field(req, "goal_messages")?.length ?? 0,
-    budget: b === null || b === undefined ? null : Number(b),
-  };
-}
-
-/**
- * The request as a JavaScript value, once the module has accepted it (or
- * named its template): for the text kind, JSON.parse of text the module
- * judged valid JSON.
+ * The request as a JavaScript value, for the step-by-step prompt and a
+ * template error: for the text kind, JSON.parse of text the module judged
+ * valid JSON.
  */
 function requestValue() {
   if (current.kind === "text") return JSON.parse(current.text);
@@ -219,6 +203,22 @@ function incremental(req) {
   return { prompt: prompt.toResponse(), baseCount, steps: steps.length };
 }
 
+/**
+ * The current request through the module's view export: the split answer,
+ * or the error an assembler threw.
+ * @returns {{bytes: Uint8Array, layout: any} | {thrown: any} | null}
+ */
+function assembleCurrent() {
+  try {
+    if (current.kind === "text") return splitAnswer(callView(utf8(current.text), "assemble_view_json"));
+    const bytes = current.kind === "bytes" ? current.value : encodeRequest(current.value);
+    return splitAnswer(callView(bytes, "assemble_view"));
+  } catch (e) {
+    const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
+    return { thrown: err };
+  }
+}
+
 /** Assembles the newest request and posts its result. */
 function run() {
   queued = false;
@@ -226,79 +226,74 @@ function run() {
   if (gen === doneGen) return;
   doneGen = gen;
   const t0 = performance.now();
-  /** @type {Uint8Array} */
-  let bytes;
-  const jsonText = current.kind === "text" ? current.text : null;
-  const a = /** @type {any} */ (asm);
-  try {
-    if (current.kind === "text") bytes = assembleJSONBytes(utf8(current.text));
-    else if (current.kind === "bytes") bytes = a.assembleBytes(current.value);
-    else bytes = a.assembleBytes(encodeRequest(current.value));
-  } catch (e) {
-    const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
-    postMessage({ type: "result", gen, ok: false, error: err, ms: performance.now() - t0 });
-    return;
-  }
-  let cols = readColumns(bytes);
-  /** @type {any} */
-  const resp = cols ? { ok: true } : decodeResponse(bytes);
-  if (resp.ok === true && !cols) {
-    postMessage({
-      type: "result",
-      gen,
-      ok: false,
-      error: { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse },
-      ms: performance.now() - t0,
-    });
-    return;
-  }
-  const tAssembled = performance.now();
-  if (resp.ok !== true) {
-    const err = errorOf(resp.error);
+  const got = assembleCurrent();
+  const ms = performance.now() - t0;
+  if (got === null) return postError(gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
+  if ("thrown" in got) return postError(gen, got.thrown, ms);
+  if (got.layout === null) {
     /** @type {any} */
-    const out = { type: "result", gen, ok: false, error: err, ms: tAssembled - t0 };
-    if (jsonText !== null) {
-      const m = /^invalid JSON at byte (\d+)/.exec(err.message);
-      if (err.code === "malformed_request" && err.path === "" && m) {
-        const at = utf16Index(jsonText, Number(m[1]));
-        out.syntax = true;
-        out.location = { from: at, to: Math.min(jsonText.length, at + 1), exact: true };
-      } else {
-        out.location = locatePath(jsonText, err.path);
-      }
-    }
-    if (err.code === "invalid_template") {
-      const offset = templateOffset(err);
-      let template;
-      try {
-        template = field(requestValue(), "observation_template");
-      } catch {
-        template = undefined;
-      }
-      if (typeof template === "string" && offset !== null) {
-        out.template = { text: template, offset };
-        if (jsonText !== null && out.location?.exact) {
-          const at = codePointInLiteral(jsonText, out.location.from, out.location.to, offset);
-          if (at) out.location = { ...at, exact: true };
-        }
-      }
-    }
-    postMessage(out);
-    return;
+    const resp = decodeResponse(got.bytes);
+    if (resp.ok === true) return postError(gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
+    return postRejected(gen, errorOf(resp.error), ms);
   }
-  // The request as a value only when the step-by-step prompt needs it; the
-  // view's counts and budget come from a scan of the text.
-  const req = current.trajectory || current.kind !== "text" ? requestValue() : null;
-  const shape = req === null ? requestShape(current.text) : shapeOf(req);
-  const tParsed = performance.now();
+  postView(gen, columnsOf(got.bytes, got.layout), t0, performance.now());
+}
+
+/** Posts a failure with no place in the request. */
+function postError(gen, error, ms) {
+  postMessage({ type: "result", gen, ok: false, error, ms });
+}
+
+/**
+ * Posts an error response, with its place in the JSON text (a syntax error's
+ * byte, the path's value) and a template error's offset in the template.
+ */
+function postRejected(gen, err, ms) {
+  const jsonText = current.kind === "text" ? current.text : null;
+  /** @type {any} */
+  const out = { type: "result", gen, ok: false, error: err, ms };
+  if (jsonText !== null) {
+    const m = /^invalid JSON at byte (\d+)/.exec(err.message);
+    if (err.code === "malformed_request" && err.path === "" && m) {
+      const at = utf16Index(jsonText, Number(m[1]));
+      out.syntax = true;
+      out.location = { from: at, to: Math.min(jsonText.length, at + 1), exact: true };
+    } else {
+      out.location = locatePath(jsonText, err.path);
+    }
+  }
+  if (err.code === "invalid_template") placeTemplateError(out, err, jsonText);
+  postMessage(out);
+}
+
+/** Adds the template and the error's place in it to `out`. */
+function placeTemplateError(out, err, jsonText) {
+  const offset = templateOffset(err);
+  let template;
+  try {
+    template = field(requestValue(), "observation_template");
+  } catch {
+    template = undefined;
+  }
+  if (typeof template !== "string" || offset === null) return;
+  out.template = { text: template, offset };
+  if (jsonText !== null && out.location?.exact) {
+    const at = codePointInLiteral(jsonText, out.location.from, out.location.to, offset);
+    if (at) out.location = { ...at, exact: true };
+  }
+}
+
+/**
+ * Posts an ok result: the columns, or with the step slider on, those of
+ * the prompt built step by step (its messages must equal one assemble()'s;
+ * trajectory.sameAsAssemble says whether they do).
+ */
+function postView(gen, cols, t0, tAssembled) {
   /** @type {any} */
   let traj = null;
   if (current.trajectory) {
-    // The prompt step by step: its messages are those shown (they must equal
-    // one assemble()'s; traj.sameAsAssemble says whether they do).
-    const built = incremental(req);
-    const stepped = readColumns(encodeRequest(built.prompt));
-    if (!stepped) throw new Error("the step-by-step prompt could not be read back");
+    const built = incremental(requestValue());
+    const stepped = columnsOfPrompt(built.prompt, cols);
     traj = {
       baseCount: built.baseCount,
       steps: built.steps,
@@ -307,17 +302,9 @@ function run() {
     cols = stepped;
   }
   const tTraj = performance.now();
-  const view = viewOf(/** @type {any} */ (cols), shape);
+  const view = viewOf(cols);
   const tView = performance.now();
-  const transfer = [
-    view.bytes.buffer,
-    view.roles.buffer,
-    view.chars.buffer,
-    view.segs.buffer,
-    view.blockStart.buffer,
-    view.starts.buffer,
-    view.ends.buffer,
-  ];
+  const transfer = [view.bytes, view.roles, view.chars, view.blockStart, view.starts, view.ends].map((a) => a.buffer);
   postMessage(
     {
       type: "result",
@@ -327,7 +314,7 @@ function run() {
       trajectory: traj,
       ms: tAssembled - t0,
       msTotal: performance.now() - t0,
-      timing: { assemble: tAssembled - t0, request: tParsed - tAssembled, trajectory: tTraj - tParsed, view: tView - tTraj },
+      timing: { assemble: tAssembled - t0, trajectory: tTraj - tAssembled, view: tView - tTraj },
     },
     /** @type {any} */ ({ transfer }),
   );
@@ -387,7 +374,7 @@ self.onmessage = (ev) => {
         doneGen = -1;
         break;
       case "json":
-        postMessage({ type: "json", id: m.id, text: previous ? JSON.stringify(decodeResponse(previous.bytes), null, 2) : null });
+        postMessage({ type: "json", id: m.id, text: previous ? JSON.stringify(decodeResponse(previous.response), null, 2) : null });
         return;
       default:
         return;
