@@ -8,7 +8,6 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/wirejson"
-	"github.com/polyloop/assembly/internal/testing/hostvec"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
 )
@@ -49,7 +48,7 @@ func TestViewVectorsAndRandomEveryEngine(t *testing.T) {
 }
 
 func TestViewJSONVectorsEveryEngine(t *testing.T) {
-	cases, err := hostvec.LoadJSON("../testdata/json-vectors")
+	cases, err := vectors.LoadJSON("../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}
