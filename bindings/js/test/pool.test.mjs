@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { AssemblyError, INTERNAL_MESSAGES, loadAssembler, MAX_REQUEST_BYTES } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { KEEP_BUFFER_BYTES, encodeRequest, sharedRequestEncoder } from "../src/wire.js";
+import { KEEP_BUFFER_BYTES, encodeRequest, sharedRequestEncoder } from "../src/encode.js";
 
 const asm = await assembler();
 const T = "Obs {observation}";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { encodeRequest } from "../src/wire.js";
+import { encodeRequest } from "../src/encode.js";
 
 const T = "{observation}";
 const tpl = ["observation_template", W.str(T)];
