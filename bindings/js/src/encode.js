@@ -22,6 +22,7 @@
  * | Map | map of its entries in insertion order; keys encoded by these rules | `malformed_request` for a non-string key |
  * | ArrayBuffer view (Uint8Array, Buffer, DataView…) | bin | `malformed_request` |
  * | anything else: Set, Date, class instances, functions, symbols, boxed primitives | an opaque ext value | `malformed_request` at its path |
+ * | a value whose reading throws (a getter, a Proxy trap, a Map's iteration) | the ExtUnreadable ext value (docs/SPEC.md §7.6): its type, the error's name and message | `malformed_request` at its path, the core's message |
  * | a value nested deeper than {@link MAX_ENCODE_DEPTH} (a cycle, say) | replaced by the opaque ext value | no change: a valid request is 5 levels deep, so the core rejects an enclosing container first |
  *
  * @module

@@ -123,11 +123,13 @@ export class ModuleInstance {
 }
 
 /**
- * A small pool of module instances. JavaScript runs each call to completion,
- * so one thread uses one instance at a time; the pool keeps up to
- * `maxInstances` idle ones ready, replaces an instance that trapped, and drops
- * an instance whose memory grew past `recycleAboveBytes` (a huge request) so
- * that memory goes back to the engine.
+ * The pool of module instances (docs/SPEC.md §7.4). A thread runs one call at
+ * a time and no caller code runs while a call holds an instance (a getter of
+ * the request runs while it is encoded, before the instance is taken), so one
+ * instance is in use at a time: the pool never has more than one alive, within
+ * any `maxInstances`, and no call waits. It replaces an instance that trapped
+ * and drops an instance whose memory grew past `recycleAboveBytes` (a huge
+ * request) so that memory goes back to the engine.
  */
 export class InstancePool {
   /**
