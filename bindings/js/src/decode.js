@@ -98,6 +98,15 @@ class ResponseDecoder {
     if (b < 0xa0) return this.array(b & 0x0f);
     if (b < 0xc0) return this.str(b & 0x1f);
     if (b >= 0xe0) return b - 0x100;
+    return b < 0xcc ? this.scalar(b) : b < 0xd9 ? this.int(b) : this.sized(b);
+  }
+
+  /**
+   * A value of format 0xc0–0xcb: nil, bool, bin, float.
+   * @param {number} b the format byte
+   * @returns {any}
+   */
+  scalar(b) {
     const v = this.view;
     let r;
     switch (b) {
@@ -130,6 +139,20 @@ class ResponseDecoder {
         r = v.getFloat64(this.pos);
         this.pos += 8;
         return r;
+      default:
+        throw new Error(`msgpack format 0x${b.toString(16)} is not in a response`);
+    }
+  }
+
+  /**
+   * An int of format 0xcc–0xd8 (beyond 2^53: a bigint, never rounded).
+   * @param {number} b the format byte
+   * @returns {number | bigint}
+   */
+  int(b) {
+    const v = this.view;
+    let r;
+    switch (b) {
       case 0xcc:
         this.need(1);
         return this.bytes[this.pos++];
@@ -168,6 +191,20 @@ class ResponseDecoder {
         r = v.getBigInt64(this.pos);
         this.pos += 8;
         return r >= BigInt(Number.MIN_SAFE_INTEGER) && r <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(r) : r;
+      default:
+        throw new Error(`msgpack format 0x${b.toString(16)} is not in a response`);
+    }
+  }
+
+  /**
+   * A str, array or map with a size of 8, 16 or 32 bits (0xd9–0xdf).
+   * @param {number} b the format byte
+   * @returns {any}
+   */
+  sized(b) {
+    const v = this.view;
+    let r;
+    switch (b) {
       case 0xd9:
         this.need(1);
         return this.str(this.bytes[this.pos++]);
