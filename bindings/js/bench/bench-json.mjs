@@ -13,7 +13,9 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { decode } from "@msgpack/msgpack";
 import { loadAssembler } from "../src/node.js";
-import { encodeRequestShared, decodeResponse, forgetEncodedStrings } from "../src/wire.js";
+import { encodeRequestShared } from "../src/encode.js";
+import { decodeResponse } from "../src/decode.js";
+import { forgetEncodedStrings } from "../src/strings.js";
 
 function opt(argv, name, dflt) {
   const i = argv.indexOf(name);

@@ -14,7 +14,8 @@
 // that already holds the request.
 
 import { loadAssembler } from "../src/node.js";
-import { encodeRequestShared, decodeResponse } from "../src/wire.js";
+import { encodeRequestShared } from "../src/encode.js";
+import { decodeResponse } from "../src/decode.js";
 import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest } from "./requests.mjs";
 
 // `bench.mjs --requests DIR --json PATH` is the machine-readable mode of

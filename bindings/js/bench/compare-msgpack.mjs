@@ -1,14 +1,15 @@
 // Measures @msgpack/msgpack against msgpackr on the benchmark requests and
 // response-shaped objects: encode + decode, median of N runs, and the
 // binding's own encoder (@msgpack/msgpack's Encoder subclassed, see
-// src/wire.js). This is the measurement behind the choice recorded in
+// src/encode.js). This is the measurement behind the choice recorded in
 // RATIONALE.md; run it with
 //   node bench/compare-msgpack.mjs
 // (msgpackr is a devDependency for this script only.)
 import { Encoder, Decoder } from "@msgpack/msgpack";
 import { Packr, Unpackr } from "msgpackr";
 import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest, responseShaped } from "./requests.mjs";
-import { RequestEncoder, decodeResponse } from "../src/wire.js";
+import { RequestEncoder } from "../src/encode.js";
+import { decodeResponse } from "../src/decode.js";
 
 const enc = new Encoder();
 const dec = new Decoder();
@@ -41,7 +42,7 @@ for (const [name, make, n] of [
   for (const [lib, e, d] of [
     ["@msgpack/msgpack", (o) => enc.encode(o), (b) => dec.decode(b)],
     ["msgpackr", (o) => packr.pack(o), (b) => unpackr.unpack(b)],
-    ["binding (src/wire.js)", (o) => binding.encodeShared(o), (b) => decodeResponse(b)],
+    ["binding (src/encode.js)", (o) => binding.encodeShared(o), (b) => decodeResponse(b)],
   ]) {
     // warm up
     for (let i = 0; i < Math.min(n, 50); i++) {

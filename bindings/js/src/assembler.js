@@ -1,26 +1,16 @@
 /**
- * The host-independent part of the binding: WebAssembly instances of the
- * assembly module under @bjorn3/browser_wasi_shim, a small pool of them, the
- * Assembler API and the incremental Prompt. `node.js` and `browser.js` only
- * differ in how they obtain the compiled WebAssembly.Module.
+ * The Assembler: the host-independent API of the binding over a pool of
+ * module instances (src/instance.js). `node.js` and `browser.js` only differ
+ * in how they obtain the compiled WebAssembly.Module.
  *
  * @module
  */
-
-import { WASI, OpenFile, File, ConsoleStdout } from "@bjorn3/browser_wasi_shim";
-import {
-  AssemblyError,
-  MAX_REQUEST_BYTES,
-  MAX_STRING_UNITS,
-  RequestTooLarge,
-  StringCeiling,
-  decodeResponse,
-  encodeRequest,
-  acquireEncoder,
-  encodeWtf8Into,
-  wtf8Length,
-} from "./wire.js";
-import { MAX_RESPONSE_BYTES, RESPONSE_TOO_LARGE, ResponseSize } from "./size.js";
+import { AssemblyError } from "./errors.js";
+import { MAX_REQUEST_BYTES, RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
+import { encodeWtf8Into, wtf8Length } from "./strings.js";
+import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "./decode.js";
+import { InstancePool, STDERR_KEEP, poolOptions } from "./instance.js";
+import { Prompt } from "./prompt.js";
 import * as consts from "./consts.js";
 
 export { MAX_REQUEST_BYTES };
@@ -30,250 +20,6 @@ const MAX_MODULE_REQUEST = consts.MAX_MODULE_BUFFER_BYTES;
 
 /** The `internal` messages, the same on every host (docs/SPEC.md §7). */
 export const INTERNAL_MESSAGES = consts.INTERNAL_MESSAGES;
-
-/** Defaults of the pool options (the same on every host). */
-export const DEFAULT_RECYCLE_ABOVE_BYTES = consts.DEFAULT_RECYCLE_ABOVE_BYTES;
-export const DEFAULT_MEMORY_LIMIT_BYTES = consts.DEFAULT_MEMORY_LIMIT_BYTES;
-const WASM_PAGE = 65536;
-
-const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
-const textDecoder = new TextDecoder();
-
-/** @typedef {import("./index.js").AssemblerOptions} AssemblerOptions */
-
-/**
- * One instance of the module, with its own WASI shim: no arguments, no
- * environment, no preopened directory; stdin empty; stdout dropped; stderr kept
- * (the last 4 KiB, never printed) so that a trap can say what the Go runtime
- * said before it died. Clocks and random bytes are the real ones.
- */
-class ModuleInstance {
-  /**
-   * @param {WebAssembly.Instance} instance
-   * @param {WASI} wasi
-   * @param {{text: string}} stderr
-   */
-  constructor(instance, wasi, stderr) {
-    this.exports = /** @type {any} */ (instance.exports);
-    this.stderr = stderr;
-    // The shim's debug logger is one flag for the whole page or process, and
-    // any WASI constructed without {debug: false} (by another library, say)
-    // turns it on; it logs from args_sizes_get and environ_sizes_get, which Go
-    // calls in _initialize. Turn it off right before.
-    new WASI([], [], [], { debug: false });
-    wasi.initialize(instance); // runs _initialize once, before any other export
-  }
-
-  /**
-   * Builds the imports of a new instance.
-   * @returns {{imports: WebAssembly.Imports, wasi: WASI, stderr: {text: string}}}
-   */
-  static imports() {
-    const stderr = { text: "" };
-    const keep = (bytes) => {
-      stderr.text = (stderr.text + textDecoder.decode(bytes)).slice(-STDERR_KEEP);
-    };
-    const fds = [new OpenFile(new File([])), new ConsoleStdout(() => {}), new ConsoleStdout(keep)];
-    const wasi = new WASI([], [], fds, { debug: false });
-    return { imports: { wasi_snapshot_preview1: wasi.wasiImport }, wasi, stderr };
-  }
-
-  /** @param {WebAssembly.Module} module */
-  static create(module) {
-    const { imports, wasi, stderr } = ModuleInstance.imports();
-    return new ModuleInstance(new WebAssembly.Instance(module, imports), wasi, stderr);
-  }
-
-  /** @param {WebAssembly.Module} module */
-  static async createAsync(module) {
-    const { imports, wasi, stderr } = ModuleInstance.imports();
-    return new ModuleInstance(await WebAssembly.instantiate(module, imports), wasi, stderr);
-  }
-
-  /** Bytes of linear memory the instance holds now. */
-  get memoryBytes() {
-    return this.exports.memory.buffer.byteLength;
-  }
-
-  /**
-   * Runs one request through the module's ABI: alloc, copy in, the entry
-   * point (which releases the request buffer). Throws whatever the module or
-   * the engine throws (a trap, proc_exit); then the instance is broken.
-   *
-   * @param {Uint8Array} request
-   * @param {"assemble" | "assemble_json"} entry
-   * @returns {{ptr: number, len: number}} the response, in linear memory until {@link ModuleInstance#free}
-   */
-  invoke(request, entry) {
-    const ex = this.exports;
-    this.stderr.text = "";
-    const size = request.length;
-    const ptr = ex.alloc(size) >>> 0;
-    new Uint8Array(ex.memory.buffer, ptr, size).set(request);
-    const packed = BigInt.asUintN(64, ex[entry](ptr, size));
-    return { ptr: Number(packed >> 32n), len: Number(packed & 0xffffffffn) };
-  }
-
-  /** A view of `len` bytes at `ptr` (valid until the next call into the module). */
-  view(ptr, len) {
-    return new Uint8Array(this.exports.memory.buffer, ptr, len);
-  }
-
-  /** Gives a response buffer back to the module. */
-  free(ptr) {
-    this.exports.free(ptr);
-  }
-
-  /**
-   * One request in, a copy of the response bytes out (for benchmarks and
-   * tests; the Assembler reads responses in place).
-   *
-   * @param {Uint8Array} request
-   * @returns {Uint8Array}
-   */
-  call(request) {
-    const { ptr, len } = this.invoke(request, "assemble");
-    const out = this.view(ptr, len).slice();
-    this.free(ptr);
-    return out;
-  }
-}
-
-/**
- * A small pool of module instances. JavaScript runs each call to completion,
- * so one thread uses one instance at a time; the pool keeps up to
- * `maxInstances` idle ones ready, replaces an instance that trapped, and drops
- * an instance whose memory grew past `recycleAboveBytes` (a huge request) so
- * that memory goes back to the engine.
- */
-class InstancePool {
-  /**
-   * @param {WebAssembly.Module} module
-   * @param {number} maxInstances
-   * @param {number} recycleAboveBytes
-   */
-  constructor(module, maxInstances, recycleAboveBytes) {
-    this.module = module;
-    this.maxInstances = maxInstances;
-    this.recycleAboveBytes = recycleAboveBytes;
-    /** @type {ModuleInstance[]} */
-    this.idle = [];
-    /** Instances created since the pool started (for tests and monitoring). */
-    this.created = 0;
-  }
-
-  /** Fills the pool with one ready instance (asynchronous instantiation, which
-   * browsers allow on the main thread for modules of any size). */
-  async warm() {
-    if (this.idle.length === 0) {
-      const inst = await ModuleInstance.createAsync(this.module);
-      this.created++;
-      this.idle.push(inst);
-    }
-  }
-
-  /** @returns {ModuleInstance} */
-  acquire() {
-    const inst = this.idle.pop();
-    if (inst) return inst;
-    this.created++;
-    return ModuleInstance.create(this.module);
-  }
-
-  /** @param {ModuleInstance} inst */
-  release(inst) {
-    if (this.idle.length < this.maxInstances && inst.memoryBytes <= this.recycleAboveBytes) this.idle.push(inst);
-  }
-
-  /** Drops an instance that trapped; a fresh one is made on demand. */
-  discard(_inst) {}
-}
-
-/**
- * Checks the pool options (the names and meanings every host shares).
- *
- * @param {AssemblerOptions} options
- * @returns {{maxInstances: number, recycleAboveBytes: number, memoryLimitBytes: number}}
- */
-export function poolOptions(options) {
-  for (const [old, now] of [
-    ["poolSize", "maxInstances"],
-    ["retireAboveBytes", "recycleAboveBytes"],
-  ]) {
-    if (old in options) throw new TypeError(`the option ${old} was renamed ${now} (the same name on every host)`);
-  }
-  const dflt = Number(globalThis.navigator?.hardwareConcurrency) || 1;
-  const maxInstances = options.maxInstances ?? dflt;
-  const recycleAboveBytes = options.recycleAboveBytes ?? DEFAULT_RECYCLE_ABOVE_BYTES;
-  const memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
-  if (!Number.isInteger(maxInstances) || maxInstances < 1) throw new TypeError("maxInstances must be an integer ≥ 1");
-  if (!(typeof recycleAboveBytes === "number" && recycleAboveBytes >= 0))
-    throw new TypeError("recycleAboveBytes must be a number of bytes ≥ 0");
-  if (!Number.isInteger(memoryLimitBytes) || memoryLimitBytes < WASM_PAGE || memoryLimitBytes > DEFAULT_MEMORY_LIMIT_BYTES) {
-    throw new TypeError("memoryLimitBytes must be an integer number of bytes from 65536 to 4 GiB (the most a 32-bit module can address)");
-  }
-  return { maxInstances, recycleAboveBytes, memoryLimitBytes };
-}
-
-/**
- * Returns the module's bytes with a maximum on its linear memory of
- * `limitBytes` (rounded down to whole 64 KiB pages), so that growing past it
- * fails inside the module (Go reports out of memory and the instance is
- * discarded). The module defines its memory without a maximum; only the
- * memory section changes. 4 GiB (the default) returns `bytes` unchanged.
- *
- * @param {Uint8Array} bytes
- * @param {number} limitBytes
- * @returns {Uint8Array}
- */
-export function limitModuleMemory(bytes, limitBytes) {
-  if (limitBytes >= DEFAULT_MEMORY_LIMIT_BYTES) return bytes;
-  const leb = (i) => {
-    let r = 0;
-    let shift = 0;
-    for (;;) {
-      const x = bytes[i++];
-      r += (x & 0x7f) * 2 ** shift;
-      shift += 7;
-      if (x < 0x80) return [r, i];
-    }
-  };
-  const put = (n) => {
-    const out = [];
-    do {
-      let x = n & 0x7f;
-      n = Math.floor(n / 128);
-      if (n) x |= 0x80;
-      out.push(x);
-    } while (n);
-    return out;
-  };
-  const pages = Math.floor(limitBytes / WASM_PAGE);
-  for (let i = 8; i < bytes.length;) {
-    const id = bytes[i];
-    const [size, body] = leb(i + 1);
-    if (id === 5) {
-      const [count, p] = leb(body);
-      const flags = bytes[p];
-      if (count !== 1 || (flags & ~1) !== 0) throw new Error("the module's memory section is not one 32-bit memory");
-      const [min, q] = leb(p + 1);
-      if (pages < min) {
-        throw new TypeError(`memoryLimitBytes must be at least the module's initial memory (${min * WASM_PAGE} bytes)`);
-      }
-      const [max, end] = flags & 1 ? leb(q) : [Infinity, q];
-      const section = [1, 1, ...put(min), ...put(Math.min(max, pages))];
-      const rest = bytes.subarray(end === body + size ? end : body + size);
-      const head = bytes.subarray(0, i);
-      const out = new Uint8Array(head.length + 1 + put(section.length).length + section.length + rest.length);
-      out.set(head, 0);
-      out.set([5, ...put(section.length), ...section], head.length);
-      out.set(rest, out.length - rest.length);
-      return out;
-    }
-    i = body + size;
-  }
-  throw new Error("the module has no memory section");
-}
 
 /**
  * The core's own `too_large` response for a request of `size` bytes (docs/SPEC.md
@@ -372,6 +118,21 @@ export class Assembler {
    * @returns {import("./index.js").AssembleResponse}
    */
   assembleSized(request, sized) {
+    return this.send(request, "assemble", templateOf(request), sized, 0);
+  }
+
+  /**
+   * @private
+   * One request object through an entry point of the module: encoded with the
+   * shared encoder, run, its response decoded (reusing the request's strings).
+   * @param {unknown} request
+   * @param {"assemble" | "add_step"} entry
+   * @param {unknown} template the request's observation_template (for the strings it renders)
+   * @param {{bytes: number} | undefined} sized receives the size of the response bytes
+   * @param {number} messageBase where the response's messages go in the whole prompt (see {@link Assembler#read})
+   * @returns {any} the ok response
+   */
+  send(request, entry, template, sized, messageBase) {
     const encoder = acquireEncoder();
     try {
       let bytes;
@@ -381,11 +142,10 @@ export class Assembler {
         if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
         throw e;
       }
-      const template = request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
       const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, "assemble", (r) => {
+      return this.run(bytes, entry, (r) => {
         if (sized) sized.bytes = r.length;
-        return this.read(r, source);
+        return this.read(r, source, messageBase);
       });
     } finally {
       encoder.done();
@@ -457,16 +217,15 @@ export class Assembler {
    * @private
    * Response bytes to the response object, or the AssemblyError it carries.
    * @param {Uint8Array} bytes
-   * @param {import("./wire.js").RequestStrings} [source] the request's strings, reused where they come back unchanged
+   * @param {import("./strings.js").RequestStrings} [source] the request's strings, reused where they come back unchanged
+   * @param {number} [messageBase] the number of messages before the response's own (an add_step response)
    */
-  read(bytes, source) {
+  read(bytes, source, messageBase = 0) {
     let r;
     try {
       r = decodeResponse(bytes, { source, maxStringUnits: this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits });
     } catch (e) {
-      if (e instanceof StringCeiling) {
-        throw new AssemblyError("too_large", e.path, consts.msgStringCeiling(e.bytes, e.path || "the top", MAX_STRING_UNITS));
-      }
+      if (e instanceof StringCeiling) throw ceilingError(e, messageBase);
       throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes: ${describe(e)}` });
     }
     if (r !== null && typeof r === "object" && r.ok === true) return r;
@@ -480,7 +239,7 @@ export class Assembler {
    * is freed).
    * @template T
    * @param {Uint8Array} request
-   * @param {"assemble" | "assemble_json"} entry
+   * @param {import("./instance.js").Entry} entry
    * @param {(response: Uint8Array) => T} read
    * @returns {T}
    */
@@ -529,137 +288,34 @@ function failure(e, stderr, what) {
 }
 
 /**
- * An incremental prompt (docs/SPEC.md §7): after k calls of addStep its messages,
- * message_chars, prompt_chars, context_overflow, injected and prefix_digests
- * equal those of one assemble() of the request with those k steps added.
- * addStep sends only `{v: 1, observation_template, steps: [the new step]}` to
- * the core, never the history.
+ * The `too_large` error of a response string this engine cannot make.
+ *
+ * GAP: a host rule, not the core's. The string ceiling is V8's (2^29 − 24
+ * UTF-16 units), which the core cannot know; the response is valid and
+ * assembleBytes() returns it. The path is built while decoding
+ * (src/decode.js) in the core's path syntax (docs/SPEC.md §2.2; a test
+ * compares it with the core's paths for the same positions), and a step's
+ * messages are numbered in the whole prompt: the response of add_step holds
+ * only the step's two, after `messageBase` others.
+ *
+ * @param {StringCeiling} e
+ * @param {number} messageBase
  */
-export class Prompt {
-  /**
-   * @param {Assembler} assembler
-   * @param {any} request
-   * @param {import("./index.js").AssembleResponse} response
-   * @param {number} responseBytes the size of `response`'s bytes
-   */
-  constructor(assembler, request, response, responseBytes) {
-    // The core accepted the request, so these fields are what it read: a
-    // string, an array, an int or nil (the request may be a plain object or
-    // a Map).
-    const field = (k) => (request instanceof Map ? request.get(k) : request[k]);
-    /** @private */
-    this.assembler = assembler;
-    /** @private */
-    this.template = field("observation_template");
-    /** @private */
-    this.budget = field("max_prompt_chars") ?? null;
-    /** Number of steps held (those of the request plus those added). */
-    this.stepCount = field("steps")?.length ?? 0;
-    /** @private The exact size of the whole response (the 1.5 GiB limit; src/size.js). */
-    this.size = new ResponseSize(responseBytes, response.messages.length, response.prompt_chars);
-    /** @type {import("./index.js").Message[]} */
-    this.messages = response.messages;
-    /** @type {number[]} */
-    this.message_chars = response.message_chars;
-    /** @type {number} */
-    this.prompt_chars = response.prompt_chars;
-    /** @type {boolean} */
-    this.context_overflow = response.context_overflow;
-    /** @type {import("./index.js").Injected[]} */
-    this.injected = response.injected;
-    /** @type {import("./index.js").PrefixDigests} */
-    this.prefix_digests = response.prefix_digests;
-  }
+function ceilingError(e, messageBase) {
+  const path = messageBase ? e.path.replace(/^messages\[(\d+)\]/, (_, k) => `messages[${messageBase + Number(k)}]`) : e.path;
+  return new AssemblyError("too_large", path, consts.msgStringCeiling(e.bytes, path || "the top", MAX_STRING_UNITS));
+}
 
-  /**
-   * Appends one completed step: the assistant message `rawOutput` as given and
-   * the user message rendered from the observation template.
-   *
-   * @param {string} rawOutput
-   * @param {string} observation
-   * @returns {this}
-   * @throws {AssemblyError} with the path of this step in the whole request
-   *   (`steps[k].observation`); `too_large` at path "" when the whole
-   *   response would be over 1.5 GiB, as one assemble() of the same steps
-   *   would be. The prompt is unchanged then.
-   */
-  addStep(rawOutput, observation) {
-    const sized = { bytes: 0 };
-    let r;
-    try {
-      r = this.assembler.assembleSized(
-        {
-          v: 1,
-          observation_template: this.template,
-          steps: [{ raw_output: rawOutput, observation }],
-        },
-        sized,
-      );
-    } catch (e) {
-      if (e instanceof AssemblyError && e.path.startsWith("steps[0]")) {
-        throw new AssemblyError(e.code, `steps[${this.stepCount}]` + e.path.slice("steps[0]".length), e.message, {
-          offset: e.offset,
-          detail: e.detail,
-        });
-      }
-      const m = e instanceof AssemblyError && e.code === "too_large" ? /^messages\[(\d+)\]/.exec(e.path) : null;
-      if (m) {
-        // A string of this step's response over the engine's ceiling. The
-        // core refuses a whole response over 1.5 GiB before any string is
-        // made, so that comes first. The string has at least 2^28 code points
-        // (V8's ceiling is 2^29 − 24 UTF-16 units) and the response under
-        // 1.5 GiB fewer than 2^32, so prompt_chars takes 5 bytes either way.
-        if (this.size.after(sized.bytes, 2, 2 ** 28) > MAX_RESPONSE_BYTES) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
-        // Else its place in the whole prompt.
-        const at = `messages[${this.messages.length + Number(m[1])}]`;
-        throw new AssemblyError(e.code, at + e.path.slice(m[0].length), e.message.replace(e.path, at + e.path.slice(m[0].length)), {
-          offset: e.offset,
-          detail: e.detail,
-        });
-      }
-      throw e;
-    }
-    // The limit on the whole response, as one assemble() of all the steps has it.
-    if (!this.size.add(sized.bytes, r.messages.length, r.prompt_chars)) throw new AssemblyError("too_large", "", RESPONSE_TOO_LARGE);
-    this.messages.push(r.messages[0], r.messages[1]);
-    this.message_chars.push(r.message_chars[0], r.message_chars[1]);
-    this.prompt_chars += r.prompt_chars;
-    this.context_overflow = this.budget !== null && this.prompt_chars > this.budget;
-    this.stepCount++;
-    return this;
-  }
-
-  /**
-   * The size in bytes of the prompt's canonical response: what
-   * assembleBytes() returns for the request with the same steps.
-   *
-   * @returns {number}
-   */
-  get responseBytes() {
-    return this.size.bytes;
-  }
-
-  /**
-   * The prompt as a response object, equal to what assemble() returns for the
-   * request with the same steps (fresh arrays; the messages are shared).
-   *
-   * @returns {import("./index.js").AssembleResponse}
-   */
-  toResponse() {
-    return {
-      v: 1,
-      ok: true,
-      messages: this.messages.slice(),
-      message_chars: this.message_chars.slice(),
-      prompt_chars: this.prompt_chars,
-      context_overflow: this.context_overflow,
-      injected: this.injected.slice(),
-      prefix_digests: { ...this.prefix_digests },
-    };
-  }
-
-  toJSON() {
-    return this.toResponse();
+/**
+ * The request's observation_template, read again for the strings it
+ * renders (undefined when it cannot be read: the core has judged it then).
+ * @param {unknown} request
+ */
+function templateOf(request) {
+  try {
+    return request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
+  } catch {
+    return undefined;
   }
 }
 

@@ -6,10 +6,12 @@
  * @module
  */
 
-import { Assembler, DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./assembler.js";
+import { Assembler } from "./assembler.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./instance.js";
 
-export { Assembler, Prompt, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
-export { AssemblyError, ERROR_CODES } from "./wire.js";
+export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
+export { Prompt } from "./prompt.js";
+export { AssemblyError, ERROR_CODES } from "./errors.js";
 export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */

@@ -136,8 +136,9 @@ export interface AssemblerOptions {
   /** An already compiled module, e.g. posted to a worker (its memory limit is the one it was compiled with). */
   module?: WebAssembly.Module;
   /**
-   * Most module instances alive at once (default: the number of CPUs). JavaScript runs each call to
-   * completion, so one thread uses one instance at a time; this bounds the idle instances kept ready.
+   * Most module instances alive at once (default: the number of CPUs; docs/SPEC.md §7.4). A thread runs one
+   * call at a time and no caller code runs while a call holds its instance, so an Assembler has one instance
+   * alive whatever this bound, and no call waits; use Workers for parallelism.
    */
   maxInstances?: number;
   /** An instance whose linear memory exceeds this many bytes after a call is discarded (default 256 MiB). */
@@ -165,14 +166,17 @@ export class Prompt {
   readonly responseBytes: number;
   /**
    * Appends one step (assistant `rawOutput`, then the user message rendered
-   * from `observation`). Sends only this step to the module: the cost does not
-   * grow with the history.
+   * from `observation`) through the module's `add_step`: it sends the template,
+   * the budget, four numbers and this step, so the cost does not grow with the history.
+   * @returns the prompt itself.
    * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); `too_large` at
    * path "" when the whole response would be over 1.5 GiB, as one `assemble()` of the same steps would be.
    * The prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
-  /** The prompt as the response `assemble()` gives for the request with the same steps. */
+  /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
+  response(): AssembleResponse;
+  /** @deprecated Use {@link Prompt.response} (the same name on every host). */
   toResponse(): AssembleResponse;
   toJSON(): AssembleResponse;
 }

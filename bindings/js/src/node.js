@@ -8,11 +8,13 @@
 
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { Assembler, DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./assembler.js";
-import { useNodeBuffer } from "./wire.js";
+import { Assembler } from "./assembler.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./instance.js";
+import { useNodeBuffer } from "./strings.js";
 
-export { Assembler, Prompt, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
-export { AssemblyError, ERROR_CODES } from "./wire.js";
+export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
+export { Prompt } from "./prompt.js";
+export { AssemblyError, ERROR_CODES } from "./errors.js";
 export { version, moduleSha256 } from "./version.js";
 
 useNodeBuffer(Buffer);

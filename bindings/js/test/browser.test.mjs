@@ -50,13 +50,13 @@ test("the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {
         (src) => {
           return JSON.parse(src).map((c) => {
             const p = window.preview.asm.prompt(c.request);
-            const first = p.toResponse();
+            const first = p.response();
             const steps = c.steps.map((s) => {
               try {
                 p.addStep(s.raw_output, s.observation);
-                return { response: p.toResponse() };
+                return { response: p.response() };
               } catch (e) {
-                return { error: { code: e.code, path: e.path }, response: p.toResponse() };
+                return { error: { code: e.code, path: e.path }, response: p.response() };
               }
             });
             return { first, steps };

@@ -11,7 +11,8 @@ import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { MAX_STRING_UNITS, RequestEncoder, RequestTooLarge, StringCeiling, decodeResponse, encodeRequest } from "../src/wire.js";
+import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "../src/decode.js";
+import { RequestEncoder, RequestTooLarge, encodeRequest } from "../src/encode.js";
 
 const asm = await assembler();
 const heavy = !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (make test.limits): over 2 GB of memory";
@@ -64,6 +65,46 @@ test("decodeResponse names the path of a string over the ceiling", () => {
     assert.deepEqual(decodeResponse(bytes, { maxStringUnits: 100 }), decode(bytes));
   }
   assert.equal(MAX_STRING_UNITS, 2 ** 29 - 24);
+});
+
+test("the ceiling's paths are spelled as the core spells the same positions (docs/SPEC.md §2.2)", () => {
+  // One source for both sides: each request puts `x` at one position. With a
+  // lone surrogate there, the core's invalid_utf8 error names the position in
+  // its own spelling; with a long string there, the decoder's StringCeiling
+  // (read from the same bytes) names it in the binding's. A response holds
+  // only fixed keys and arrays (no channel-named map), as these do.
+  const text = (x) => [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "a" },
+        { type: "text", text: x },
+      ],
+    },
+  ];
+  const requests = [
+    (x) => ({ observation_template: T, run_messages: text(x) }),
+    (x) => ({ observation_template: T, goal_messages: [...text("b"), ...text(x)] }),
+    (x) => ({
+      observation_template: T,
+      steps: [
+        { raw_output: "r", observation: "o" },
+        { raw_output: x, observation: "o" },
+      ],
+    }),
+    (x) => ({ observation_template: T, steps: [{ raw_output: "r", observation: x }] }),
+    (x) => ({ observation_template: x }),
+  ];
+  const paths = [];
+  for (const req of requests) {
+    const e = errorOf(() => asm.assemble(req("\uD800")));
+    assert.ok(e instanceof AssemblyError && e.code === "invalid_utf8", String(e));
+    const ceiling = errorOf(() => decodeResponse(encodeRequest(req("y".repeat(100))), { maxStringUnits: 50 }));
+    assert.ok(ceiling instanceof StringCeiling, String(ceiling));
+    assert.equal(ceiling.path, e.path);
+    paths.push(e.path);
+  }
+  assert.equal(new Set(paths).size, requests.length, `five positions: ${paths}`);
 });
 
 test("the encoder's limit: past it the request is counted, not written, and the count is exact", () => {

@@ -198,7 +198,7 @@ test(
   { skip: !FULL && "holds about 1.6 GB of strings: run by make test.limits (POLYLOOP_LIMITS=full)" },
   async () => {
     const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
-    const { encodeRequest } = await import("../src/wire.js");
+    const { encodeRequest } = await import("../src/encode.js");
     const asm = await loadAssembler({ maxInstances: 1 });
     // 300 fields of width 1,048,576: 315 MB per step (JS strings hold it);
     // five steps fit in 1.5 GiB, six do not.
@@ -224,11 +224,9 @@ test(
 
 test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assemble() gives", async () => {
   const { loadAssembler, AssemblyError } = await import("@polyloop/assembly");
-  const { STEP_FIXED } = await import("../src/size.js");
   const { Encoder } = await import("@msgpack/msgpack");
   const asm = await loadAssembler();
   const pack = (v) => new Encoder().encode(v);
-  assert.equal(asm.assembleBytes(pack({ observation_template: "{observation}" })).length, STEP_FIXED + 2 + 1);
   const req = {
     run_messages: [{ role: "system", content: [{ type: "text", text: "sys" }] }],
     injections: { a: [{ entry_id: "1", content: "x".repeat(300) }], ["b".repeat(40)]: [{ entry_id: "2", content: "y" }] },
@@ -245,9 +243,10 @@ test("10.6 without 1.5 GiB: addStep keeps the exact length of the response assem
       assert.equal(p.responseBytes, asm.assembleBytes(pack({ ...req, steps })).length, `after ${i + 1} steps`);
     }
   }
-  // A refused step changes nothing (the limit lowered by shrinking the room).
+  // A refused step changes nothing (the history made to stand in for nearly
+  // 1.5 GiB through the size in the prompt's state, docs/SPEC.md §7.3.1).
   const before = [p.messages.length, p.prompt_chars];
-  p.size.body += 3 * 2 ** 29 - p.responseBytes - 100;
+  p.state.response_bytes = 3 * 2 ** 29 - 100;
   const at = p.responseBytes;
   assert.throws(
     () => p.addStep("r", "o"),

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { AssemblyError, INTERNAL_MESSAGES, loadAssembler, MAX_REQUEST_BYTES } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { KEEP_BUFFER_BYTES, encodeRequest, sharedRequestEncoder } from "../src/wire.js";
+import { KEEP_BUFFER_BYTES, encodeRequest, sharedRequestEncoder } from "../src/encode.js";
 
 const asm = await assembler();
 const T = "Obs {observation}";
@@ -71,6 +71,30 @@ test("a re-entrant call (a getter that assembles) is answered correctly", () => 
     },
   };
   assert.equal(asm.assemble(outer).messages[0].content[0].text, "outer");
+});
+
+test("maxInstances: one instance alive per Assembler, and re-entrant calls never wait, even at maxInstances 1 (docs/SPEC.md §7.4)", async () => {
+  const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
+  const p = a.prompt({ observation_template: T });
+  // Three levels of getters, each calling the assembler (an assemble of the
+  // next level, an addStep) while the request holding it is being encoded.
+  const nested = (depth) => ({
+    observation_template: T,
+    get goal_messages() {
+      if (depth > 0) assert.equal(a.assemble(nested(depth - 1)).messages[0].content[0].text, `depth ${depth - 1}`);
+      p.addStep(`d${depth}`, "o");
+      return [{ role: "user", content: [{ type: "text", text: `depth ${depth}` }] }];
+    },
+  });
+  assert.equal(a.assemble(nested(2)).messages[0].content[0].text, "depth 2");
+  assert.deepEqual(
+    p.messages.filter((m) => m.role === "assistant").map((m) => m.content[0].text),
+    ["d0", "d1", "d2"],
+  );
+  assert.equal(a.instancesCreated, 1, "one instance served every call");
+  const many = await loadAssembler({ module: asm.module, maxInstances: 8 });
+  await Promise.all(Array.from({ length: 50 }, async (_, i) => checkResponse(i, many.assemble(requestFor(i)))));
+  assert.equal(many.instancesCreated, 1, "a bound of 8 still keeps one alive");
 });
 
 test("a re-entrant call while a huge request is being encoded leaves the outer request whole", () => {

@@ -13,7 +13,7 @@ import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assembler } from "./common.mjs";
-import { encodeRequest } from "../src/wire.js";
+import { encodeRequest } from "../src/encode.js";
 import { ARTIFACTS, open, shown, skip, withPreview } from "./preview-harness.mjs";
 import { trajectory } from "../bench/preview-requests.mjs";
 

@@ -19,7 +19,7 @@ for (const c of cases) {
   test(`prompt vector ${c.name}`, () => {
     const p = asm.prompt(c.request);
     let want = requestToJs(c.response);
-    assert.deepEqual(p.toResponse(), want, "the first response");
+    assert.deepEqual(p.response(), want, "the first response");
     for (const [i, s] of c.steps.entries()) {
       if (s.error) {
         checkError(
@@ -31,7 +31,7 @@ for (const c of cases) {
         p.addStep(s.raw_output, s.observation);
         want = requestToJs(s.response);
       }
-      assert.deepEqual(p.toResponse(), want, `after step ${i} (${JSON.stringify(s.raw_output)}, ${JSON.stringify(s.observation)})`);
+      assert.deepEqual(p.response(), want, `after step ${i} (${JSON.stringify(s.raw_output)}, ${JSON.stringify(s.observation)})`);
     }
   });
 }

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, compareCodePoints, errorOf } from "./common.mjs";
-import { encodeRequest, encodeWtf8Into, holdsReplacementScan } from "../src/wire.js";
+import { encodeRequest } from "../src/encode.js";
+import { encodeWtf8Into, holdsReplacementScan } from "../src/strings.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
@@ -77,7 +78,7 @@ test("prompt after k addStep calls equals one assemble with those k steps", () =
       const p = asm.prompt(req);
       for (const s of more) p.addStep(s.raw_output, s.observation);
       const whole = asm.assemble({ ...req, steps: [...(req.steps ?? []), ...more] });
-      assert.deepEqual(p.toResponse(), whole);
+      assert.deepEqual(p.response(), whole);
       assert.equal(p.stepCount, (req.steps?.length ?? 0) + more.length);
     }),
     opts,

@@ -1,20 +1,24 @@
-// The incremental prompt's response size (src/size.js; docs/SPEC.md §7.3, issue
-// 10.6): the size the Prompt keeps step by step is exactly the length of what
-// assembleBytes answers for the whole request, across the widths that change
-// in a msgpack encoding (array headers at 15/16 and 65535/65536 messages, the
-// prompt_chars uint at 127/128, 255/256, 65535/65536, str headers), with
-// injections, budgets and 64-bit budgets. The oracle is the module's own
-// answer to one request, never the binding's size rule.
+// The incremental prompt against one assemble of the whole request
+// (docs/SPEC.md §7.3): after each addStep, the prompt's response() equals
+// assemble() of the request with the same steps and its responseBytes the
+// length of assembleBytes() of it, across the widths that change in a msgpack
+// encoding (array headers at 15/16 and 65535/65536 messages, the prompt_chars
+// uint at 127/128, 255/256, 65535/65536, str headers), with injections,
+// budgets and 64-bit budgets; and addStep is too_large exactly where the whole
+// response passes 1.5 GiB. The rules are the core's (add_step, §7.3.1); the
+// oracle is the module's own answer to one whole request. The full-size
+// boundary is the core's property tests' and the limits family's.
 
 import test from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
-import { assembler, errorOf } from "./common.mjs";
-import { encodeRequest } from "../src/wire.js";
-import { MAX_RESPONSE_BYTES, ResponseSize, STEP_FIXED } from "../src/size.js";
+import { assembler, decode, errorOf } from "./common.mjs";
+import { encodeRequest } from "../src/encode.js";
+import { MAX_RESPONSE_BYTES, MSG_RESPONSE_TOO_LARGE } from "../src/consts.js";
 
 const asm = await assembler();
+const T = "{observation}";
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 60);
 
 const tiny = { role: "user", content: [{ type: "text", text: "a" }] };
@@ -57,18 +61,25 @@ function toRequest(g) {
   return req;
 }
 
-test("after k addStep calls the prompt's size is assembleBytes' length for the whole request", () => {
+/** The prompt equals one assemble of `req` with `steps`: its response and the size of its bytes. */
+function assertWhole(p, req, steps, what) {
+  const bytes = asm.assembleBytes(encodeRequest({ ...req, steps }));
+  assert.equal(p.responseBytes, bytes.length, `responseBytes ${what}`);
+  assert.deepEqual(p.response(), decode(bytes), `response() ${what}`);
+  assert.equal(p.stepCount, steps.length, `stepCount ${what}`);
+}
+
+test("after each addStep the prompt is one assemble of the whole request: response() and responseBytes", () => {
   fc.assert(
     fc.property(request, fc.array(step, { maxLength: 4 }), (g, more) => {
       const req = toRequest(g);
       const p = asm.prompt(req);
       const steps = [...req.steps];
-      const whole = () => asm.assembleBytes(encodeRequest({ ...req, steps })).length;
-      assert.equal(p.responseBytes, whole(), "before any addStep");
+      assertWhole(p, req, steps, "before any addStep");
       for (const s of more) {
-        p.addStep(s.raw_output, s.observation);
+        assert.equal(p.addStep(s.raw_output, s.observation), p);
         steps.push(s);
-        assert.equal(p.responseBytes, whole(), `after ${steps.length - req.steps.length} addStep calls`);
+        assertWhole(p, req, steps, `after ${steps.length - req.steps.length} addStep calls`);
       }
     }),
     { numRuns: RUNS },
@@ -93,7 +104,7 @@ test("the size across 65535/65536 messages (array headers of 3 and 5 bytes), wit
       steps.push({ raw_output: s[0], observation: s[1] });
     }
     sizes.push([p.messages.length, p.responseBytes]);
-    assert.equal(p.responseBytes, asm.assembleBytes(encodeRequest({ ...req, steps })).length, `at ${p.messages.length} messages`);
+    assertWhole(p, req, steps, `at ${p.messages.length} messages`);
   }
   assert.deepEqual(
     sizes.map(([n]) => n),
@@ -101,53 +112,55 @@ test("the size across 65535/65536 messages (array headers of 3 and 5 bytes), wit
   );
 });
 
-test("STEP_FIXED is the size of an ok response without messages or injections", () => {
-  const bytes = asm.assembleBytes(encodeRequest({ observation_template: "{observation}" }));
-  assert.equal(bytes.length, STEP_FIXED + 2 + 1); // two empty arrays, prompt_chars 0
-});
+/**
+ * A prompt whose history stands in for nearly 1.5 GiB: its kept size (the
+ * state add_step is sent, docs/SPEC.md §7.3.1) set to `room` bytes below the
+ * limit. The core accepts such a state (a size between the smallest response
+ * of its messages and the limit).
+ */
+function nearLimit(a, room) {
+  const p = a.prompt({ observation_template: T });
+  /** @type {any} */ (p).state.response_bytes = MAX_RESPONSE_BYTES - room;
+  return p;
+}
 
-test("the limit: add refuses exactly past MAX_RESPONSE_BYTES and changes nothing", () => {
-  const s = new ResponseSize(STEP_FIXED + 3, 0, 0);
-  // A step response of 2 messages and prompt_chars 0 adding exactly d bytes of messages.
-  const step = (d) => STEP_FIXED + 2 + 1 + d;
-  const room = MAX_RESPONSE_BYTES - s.bytes;
-  assert.equal(s.after(step(room), 2, 0), MAX_RESPONSE_BYTES);
-  assert.equal(s.add(step(room + 1), 2, 0), false);
-  assert.equal(s.bytes, STEP_FIXED + 3);
-  assert.equal(s.add(step(room), 2, 0), true);
-  assert.equal(s.bytes, MAX_RESPONSE_BYTES);
-});
+/** Bytes one step adds to the whole response, by the oracle: assembleBytes of the request with and without it. */
+function growth(raw, obs) {
+  const size = (steps) => asm.assembleBytes(encodeRequest({ observation_template: T, steps })).length;
+  return size([{ raw_output: raw, observation: obs }]) - size([]);
+}
 
-test('addStep past the limit is too_large at path "" with the core\'s message; the prompt is unchanged', () => {
-  const p = asm.prompt({ observation_template: "{observation}" });
-  // Stand in for 1.5 GiB of history: the size the prompt keeps, near the limit.
-  const size = /** @type {any} */ (p).size;
-  size.body += MAX_RESPONSE_BYTES - size.bytes - 200;
-  const before = p.responseBytes;
-  p.addStep("", "");
-  assert.ok(p.responseBytes <= MAX_RESPONSE_BYTES);
-  const e = errorOf(() => p.addStep("", "x".repeat(200)));
-  assert.ok(e instanceof AssemblyError, String(e));
-  assert.deepEqual([e.code, e.path], ["too_large", ""]);
-  // The core's message for the same condition.
-  assert.equal(e.message, "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)");
-  assert.equal(p.messages.length, 2);
-  assert.equal(p.stepCount, 1);
-  assert.ok(p.responseBytes > before);
+test('addStep is too_large at path "" (the core\'s message) exactly where the whole response passes the limit; the prompt is unchanged', () => {
+  for (const [raw, obs] of [
+    ["", "x".repeat(200)],
+    ["é".repeat(70), "😀".repeat(40000)],
+  ]) {
+    const d = growth(raw, obs);
+    const fits = nearLimit(asm, d);
+    fits.addStep(raw, obs);
+    assert.equal(fits.responseBytes, MAX_RESPONSE_BYTES, "a step that reaches the limit exactly is accepted");
+    const p = nearLimit(asm, d - 1);
+    const before = [p.responseBytes, p.stepCount, p.messages.length, p.prompt_chars];
+    const e = errorOf(() => p.addStep(raw, obs));
+    assert.ok(e instanceof AssemblyError, String(e));
+    assert.deepEqual([e.code, e.path, e.message], ["too_large", "", MSG_RESPONSE_TOO_LARGE]);
+    assert.deepEqual([p.responseBytes, p.stepCount, p.messages.length, p.prompt_chars], before);
+    p.addStep("", ""); // the prompt still works
+    assert.equal(p.stepCount, 1);
+  }
 });
 
 test("a step both over the response limit and over the engine's string ceiling is the limit's too_large, as assemble() of the whole is", async () => {
   const { loadAssembler } = await import("@polyloop/assembly");
   const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
   a.maxStringUnits = 1000; // stands in for V8's 536,870,888 units
-  const p = a.prompt({ observation_template: "{observation}" });
-  const size = /** @type {any} */ (p).size;
-  // Within the limit, the ceiling's error names the string.
+  // Within the limit, the ceiling's error names the string in the whole prompt.
+  const p = a.prompt({ observation_template: T });
   const e1 = errorOf(() => p.addStep("", "x".repeat(1001)));
   assert.deepEqual([e1.code, e1.path], ["too_large", "messages[1].content[0].text"]);
-  // With the history near 1.5 GiB, the core would refuse the whole response first.
-  size.body += MAX_RESPONSE_BYTES - size.bytes - 500;
-  const e2 = errorOf(() => p.addStep("", "x".repeat(1001)));
+  // With the history near 1.5 GiB, the core refuses the whole response first.
+  const q = nearLimit(a, 500);
+  const e2 = errorOf(() => q.addStep("", "x".repeat(1001)));
   assert.deepEqual([e2.code, e2.path], ["too_large", ""]);
-  assert.equal(p.messages.length, 0);
+  assert.equal(q.messages.length, 0);
 });

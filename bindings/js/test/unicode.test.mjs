@@ -14,7 +14,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { decodeResponse, encodeRequest } from "../src/wire.js";
+import { decodeResponse } from "../src/decode.js";
+import { encodeRequest } from "../src/encode.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 300);

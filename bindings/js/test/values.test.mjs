@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { encodeRequest } from "../src/wire.js";
+import { encodeRequest } from "../src/encode.js";
+import { EXT_UNREADABLE } from "../src/consts.js";
 
 const T = "{observation}";
 const tpl = ["observation_template", W.str(T)];
@@ -22,6 +23,32 @@ class Message {
   constructor() {
     this.role = "user";
     this.content = [{ type: "text", text: "hi" }];
+  }
+}
+
+/** ExtUnreadable by hand (docs/SPEC.md §7.6): ext 8 of type 1 holding [type, error type, error text]. */
+function unreadable(type, errorType, text) {
+  const data = W.arr(W.str(type), W.str(errorType), W.str(text));
+  return W.cat(Uint8Array.of(0xc7, data.length, EXT_UNREADABLE), data);
+}
+const boom = () => {
+  throw new Error("boom");
+};
+const elementGetter = [];
+Object.defineProperty(elementGetter, 0, { get: boom, enumerable: true });
+elementGetter.length = 1;
+const revocable = Proxy.revocable({}, {});
+revocable.revoke();
+const revokedText = (() => {
+  try {
+    Array.isArray(revocable.proxy);
+  } catch (e) {
+    return e.message; // the engine's own words, whatever they are
+  }
+})();
+class BadMap extends Map {
+  [Symbol.iterator]() {
+    throw new RangeError("no entries");
   }
 }
 
@@ -388,6 +415,113 @@ const rows = [
     wire: W.map(tpl, ["run_messages", W.arr(W.map(["role", W.str("user")], ["content", W.arr(W.map(["role", W.str("user")]))]))]),
     code: "unknown_field",
     path: "run_messages[0].content[0].role",
+  },
+
+  // A value whose reading throws: the ExtUnreadable value in its place, so the
+  // core names its path and writes the message (docs/SPEC.md §7.6).
+  {
+    name: "a getter that throws",
+    js: {
+      observation_template: T,
+      get goal_messages() {
+        return boom();
+      },
+    },
+    wire: W.map(tpl, ["goal_messages", unreadable("Object property", "Error", "boom")]),
+    code: "malformed_request",
+    path: "goal_messages",
+  },
+  {
+    name: "a Proxy whose ownKeys trap throws",
+    js: {
+      observation_template: T,
+      steps: [
+        new Proxy(
+          {},
+          {
+            ownKeys() {
+              throw new TypeError("no keys");
+            },
+          },
+        ),
+      ],
+    },
+    wire: W.map(tpl, ["steps", W.arr(unreadable("Object", "TypeError", "no keys"))]),
+    code: "malformed_request",
+    path: "steps[0]",
+  },
+  {
+    name: "a Proxy whose get trap throws: its first entry",
+    js: {
+      observation_template: T,
+      steps: [
+        new Proxy(
+          { raw_output: "a", observation: "b" },
+          {
+            get() {
+              throw new RangeError("trap");
+            },
+          },
+        ),
+      ],
+    },
+    wire: W.map(tpl, [
+      "steps",
+      W.arr(
+        W.map(
+          ["raw_output", unreadable("Object property", "RangeError", "trap")],
+          ["observation", unreadable("Object property", "RangeError", "trap")],
+        ),
+      ),
+    ]),
+    code: "malformed_request",
+    path: "steps[0].raw_output",
+  },
+  {
+    name: "an array element whose getter throws",
+    js: { observation_template: T, run_messages: elementGetter },
+    wire: W.map(tpl, ["run_messages", W.arr(unreadable("Array element", "Error", "boom"))]),
+    code: "malformed_request",
+    path: "run_messages[0]",
+  },
+  {
+    name: "a revoked Proxy",
+    js: { observation_template: T, goal_messages: [revocable.proxy] },
+    wire: W.map(tpl, ["goal_messages", W.arr(unreadable("Object", "TypeError", revokedText))]),
+    code: "malformed_request",
+    path: "goal_messages[0]",
+  },
+  {
+    name: "a Map whose iteration throws",
+    js: { observation_template: T, injections: new BadMap() },
+    wire: W.map(tpl, ["injections", unreadable("BadMap", "RangeError", "no entries")]),
+    code: "malformed_request",
+    path: "injections",
+  },
+  {
+    name: "a thrown string",
+    js: {
+      observation_template: T,
+      get run_messages() {
+        throw "plain";
+      },
+    },
+    wire: W.map(tpl, ["run_messages", unreadable("Object property", "String", "plain")]),
+    code: "malformed_request",
+    path: "run_messages",
+  },
+  {
+    name: "an unreadable value after an earlier problem: the earlier one wins",
+    js: {
+      steps: [{ raw_output: 1, observation: "" }],
+      get goal_messages() {
+        return boom();
+      },
+      observation_template: T,
+    },
+    wire: W.map(["steps", W.arr(step(W.int(1), W.str("")))], ["goal_messages", unreadable("Object property", "Error", "boom")], tpl),
+    code: "malformed_request",
+    path: "steps[0].raw_output",
   },
 
   // Order: the first problem in JavaScript property order is the first on the wire.

@@ -12,7 +12,7 @@ import { ERROR_CODES } from "@polyloop/assembly";
 import { assembler, errorOf } from "./common.mjs";
 import { checkError, describeMismatch, errorOfResponse, loadCases } from "./vectorsets.mjs";
 import { requestToJs, Unrepresentable } from "./jsvalue.mjs";
-import { encodeRequest } from "../src/wire.js";
+import { encodeRequest } from "../src/encode.js";
 
 const asm = await assembler();
 const vectors = loadCases("vectors");

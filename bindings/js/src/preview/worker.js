@@ -26,7 +26,9 @@
  */
 
 import { loadAssembler, AssemblyError } from "../browser.js";
-import { decodeResponse, encodeRequest, encodeWtf8Into } from "../wire.js";
+import { decodeResponse } from "../decode.js";
+import { encodeRequest } from "../encode.js";
+import { encodeWtf8Into } from "../strings.js";
 import { INTERNAL_MESSAGES } from "../consts.js";
 import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";

@@ -1,0 +1,583 @@
+/**
+ * How JavaScript values become msgpack request bytes.
+ *
+ * The binding never validates a request itself. It encodes every JavaScript
+ * value faithfully (or, when msgpack has no equivalent, as a value the core
+ * always rejects) and lets the core decide, so that a bad JavaScript value gets
+ * exactly the code and path the core gives the same mistake on the wire, found
+ * in the core's own forward-pass order. The mapping:
+ *
+ * | JavaScript value | msgpack | so the core says |
+ * |---|---|---|
+ * | string | str, UTF-8; a lone surrogate as its WTF-8 bytes (ED A0 80 for U+D800) | `invalid_utf8` at its path for a lone surrogate |
+ * | number, a safe integer (−0 included) | int, shortest form | — |
+ * | number, any other (fraction, NaN, ±Infinity, beyond ±(2^53−1)) | float64 | `malformed_request` |
+ * | bigint in [−2^63, 2^64) | int64 / uint64 | — |
+ * | bigint outside that | float64 | `malformed_request` |
+ * | boolean, null | bool, nil | `malformed_request` where a str/int belongs (nil = absent for `max_prompt_chars`) |
+ * | undefined as an object property or Map value | the entry is left out (as JSON.stringify does) | `missing_field` if it was required |
+ * | undefined as an array element | nil | `malformed_request` |
+ * | Array | array | — |
+ * | plain object (prototype Object.prototype or null) | map of its own enumerable string keys, in JavaScript property order | — |
+ * | Map | map of its entries in insertion order; keys encoded by these rules | `malformed_request` for a non-string key |
+ * | ArrayBuffer view (Uint8Array, Buffer, DataView…) | bin | `malformed_request` |
+ * | anything else: Set, Date, class instances, functions, symbols, boxed primitives | an opaque ext value | `malformed_request` at its path |
+ * | a value whose reading throws (a getter, a Proxy trap, a Map's iteration) | the ExtUnreadable ext value (docs/SPEC.md §7.6): its type, the error's name and message | `malformed_request` at its path, the core's message |
+ * | a value nested deeper than {@link MAX_ENCODE_DEPTH} (a cycle, say) | replaced by the opaque ext value | no change: a valid request is 5 levels deep, so the core rejects an enclosing container first |
+ *
+ * @module
+ */
+
+import { Encoder } from "@msgpack/msgpack";
+import { EXT_UNREADABLE, MAX_REQUEST_BYTES } from "./consts.js";
+import {
+  CACHE_MAX_UNITS,
+  encodeWtf8Into,
+  encodedStrings,
+  holdsReplacement,
+  isWellFormed,
+  RequestStrings,
+  remember,
+  wtf8Length,
+} from "./strings.js";
+
+/**
+ * Depth below which values are encoded as they are. A valid request nests at
+ * most 5 levels (request → run_messages → message → content → block → text),
+ * and the core rejects a container of the wrong type at its header, before its
+ * content; so values deeper than this can never change the core's answer, and
+ * replacing them keeps cyclic objects from recursing forever.
+ */
+export const MAX_ENCODE_DEPTH = 32;
+
+/** Strings up to this many UTF-16 units go through the library's JavaScript
+ * loop (which already writes WTF-8); longer ones through TextEncoder. */
+const SHORT_STRING = 50;
+
+const textEncoder = new TextEncoder();
+
+/** The fixext 1 value written for JavaScript values msgpack cannot carry.
+ * Type 0x7f (application-defined), payload 0x00. */
+const OPAQUE = Uint8Array.of(0xd4, 0x7f, 0x00);
+
+const UINT64_END = 1n << 64n;
+const INT64_MIN = -(1n << 63n);
+
+/** Size of the shortest msgpack str header for a payload of n bytes. */
+function strHeaderSize(n) {
+  return n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+}
+
+/** @param {object} o */
+function isPlainObject(o) {
+  const proto = Object.getPrototypeOf(o);
+  if (proto === null || proto === Object.prototype) return true;
+  // A plain object of another realm (an iframe, a vm context).
+  return Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(o) === "[object Object]";
+}
+
+/** The largest request the core decodes (docs/SPEC.md §4): 1 GiB. */
+export { MAX_REQUEST_BYTES };
+
+/** The encoder's buffer starts this big, and a buffer grown past
+ * {@link KEEP_BUFFER_BYTES} is dropped after its call (issue: one huge request
+ * must not pin its buffer for the life of the process). */
+const INITIAL_BUFFER_BYTES = 64 * 1024;
+export const KEEP_BUFFER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Thrown by {@link encodeRequestShared} when the encoded request would be over
+ * {@link MAX_REQUEST_BYTES}: the encoder stops writing at the limit and only
+ * counts the rest, so `size` is the exact size the request would have had.
+ */
+export class RequestTooLarge extends Error {
+  /** @param {number} size */
+  constructor(size) {
+    super(`the request is ${size} bytes`);
+    this.size = size;
+  }
+}
+
+/**
+ * The request encoder: @msgpack/msgpack's Encoder with the JavaScript value
+ * mapping of this module (see the table above), a faster path for long
+ * strings, and the 1 GiB limit: past it nothing more is written (a request
+ * that big is `too_large` whatever it holds), only counted.
+ */
+export class RequestEncoder extends Encoder {
+  /** @param {number} [limit] the most bytes written (tests use less than 1 GiB) */
+  constructor(limit = MAX_REQUEST_BYTES) {
+    // The buffer never exceeds the limit by more than a header's slack (8
+    // bytes), so a write that fits the buffer is within that slack of it.
+    super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
+    this.limit = limit;
+    /**
+     * The long strings of the last request, with where their bytes are:
+     * string, start, length, … (flat). The response decoder reuses a string
+     * whose bytes come back unchanged (see {@link decodeResponse}).
+     * @type {any[]}
+     */
+    this.strings = [];
+    /** Held by a call (between encoding and the end of decoding). */
+    this.busy = false;
+    /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
+    this.counted = 0;
+    this.counting = false;
+  }
+
+  /** A fresh encoder of this class, for a re-entrant call (a getter of the
+   * request that encodes another request).
+   * @override */
+  clone() {
+    return new RequestEncoder(this.limit);
+  }
+
+  /**
+   * Encodes `value` and returns a view of the encoder's own buffer, valid
+   * until the next call (copy it if you keep it), then call
+   * {@link RequestEncoder#release}.
+   *
+   * @param {unknown} value
+   * @returns {Uint8Array}
+   * @throws {RequestTooLarge} over the limit (1 GiB)
+   */
+  encodeShared(value) {
+    this.counted = 0;
+    this.counting = false;
+    this.strings.length = 0;
+    const out = this.encodeSharedRef(value);
+    if (this.counting || this.pos > this.limit) {
+      const size = this.counted + this.pos;
+      this.counting = false;
+      this.counted = 0;
+      if (size <= this.limit) {
+        // Within a header's slack of the limit: room was asked for the
+        // longest header and the request fits after all; write it again.
+        const limit = this.limit;
+        this.limit += 8;
+        try {
+          return this.encodeShared(value);
+        } finally {
+          this.limit = limit;
+        }
+      }
+      this.release();
+      throw new RequestTooLarge(size);
+    }
+    return out;
+  }
+
+  /** Marks the encoder as held by a call, until {@link RequestEncoder#done}. */
+  take() {
+    this.busy = true;
+    return this;
+  }
+
+  /** The call is over: the recorded strings and a huge buffer are let go. */
+  done() {
+    this.busy = false;
+    this.strings.length = 0;
+    this.release();
+  }
+
+  /**
+   * The strings of the request this encoder encoded last, with its bytes
+   * (valid until {@link RequestEncoder#done}).
+   *
+   * @param {Uint8Array} bytes what encodeShared returned
+   * @param {unknown} template the request's observation_template
+   */
+  requestStrings(bytes, template) {
+    return new RequestStrings(bytes, this.strings, template);
+  }
+
+  /** Drops a buffer that grew past {@link KEEP_BUFFER_BYTES}, once the bytes
+   * of the last call are no longer needed. */
+  release() {
+    if (this.bytes.byteLength > KEEP_BUFFER_BYTES) {
+      const buf = new ArrayBuffer(Math.min(INITIAL_BUFFER_BYTES, this.limit + 8));
+      this.bytes = new Uint8Array(buf);
+      this.view = new DataView(buf);
+      this.pos = 0;
+    }
+  }
+
+  /** Capacity of the buffer kept between calls (for tests). */
+  get bufferBytes() {
+    return this.bytes.byteLength;
+  }
+
+  /**
+   * Makes room for `size` more bytes, up to the 1 GiB limit; past it the
+   * encoder switches to counting: what is written from then on lands at the
+   * start of the buffer, overwriting bytes nobody will read.
+   * @override
+   * @param {number} size
+   */
+  ensureBufferSizeToWrite(size) {
+    const need = this.pos + size;
+    if (need <= this.bytes.byteLength) return;
+    if (this.counting || this.counted + need > this.limit) {
+      this.counting = true;
+      this.counted += this.pos;
+      this.pos = 0;
+      if (size <= this.bytes.byteLength) return;
+    }
+    this.resizeBuffer(Math.max(need, Math.min(need * 2, this.limit + 8)));
+  }
+
+  /**
+   * Counts `n` bytes without writing them, switching to counting.
+   * @param {number} n
+   */
+  countOnly(n) {
+    this.counting = true;
+    this.counted += this.pos + n;
+    this.pos = 0;
+  }
+
+  /** @override @param {ArrayBufferView} object */
+  encodeBinary(object) {
+    const size = object.byteLength;
+    if (this.counting || this.counted + this.pos + 5 + size > this.limit) {
+      this.countOnly((size < 0x100 ? 2 : size < 0x10000 ? 3 : 5) + size);
+      return;
+    }
+    super.encodeBinary(object);
+  }
+
+  /** @override */
+  doEncode(object, depth) {
+    if (depth > MAX_ENCODE_DEPTH) {
+      this.writeOpaque();
+      return;
+    }
+    switch (typeof object) {
+      case "string":
+        this.encodeString(object);
+        return;
+      case "number":
+        this.encodeNumber(object); // safe integers as int, everything else as float64
+        return;
+      case "boolean":
+        this.encodeBoolean(object);
+        return;
+      case "undefined":
+        this.encodeNil();
+        return;
+      case "bigint":
+        this.encodeBigInt(object);
+        return;
+      case "object":
+        if (object === null) this.encodeNil();
+        else this.encodeObject(object, depth);
+        return;
+      default: // function, symbol
+        this.writeOpaque();
+    }
+  }
+
+  /**
+   * An object by its kind (see the table above); one whose kind cannot be
+   * read (a Proxy whose trap throws) is written as unreadable.
+   * @override
+   * @param {object} object
+   * @param {number} depth
+   */
+  encodeObject(object, depth) {
+    let kind;
+    try {
+      kind = Array.isArray(object) ? 1 : ArrayBuffer.isView(object) ? 2 : object instanceof Map ? 3 : isPlainObject(object) ? 4 : 0;
+    } catch (e) {
+      this.writeUnreadable(typeName(object), e);
+      return;
+    }
+    if (kind === 1) this.encodeArray(/** @type {unknown[]} */ (object), depth);
+    else if (kind === 2) this.encodeBinary(/** @type {ArrayBufferView} */ (object));
+    else if (kind === 3) this.encodeMapObject(/** @type {Map<unknown, unknown>} */ (object), depth);
+    else if (kind === 4) this.encodeMap(/** @type {Record<string, unknown>} */ (object), depth);
+    else this.writeOpaque();
+  }
+
+  /**
+   * An array, element by element (its length and each element read once);
+   * an element whose reading throws is written as unreadable in its place.
+   * @override
+   * @param {unknown[]} array
+   * @param {number} depth
+   */
+  encodeArray(array, depth) {
+    let n;
+    try {
+      n = array.length;
+    } catch (e) {
+      this.writeUnreadable("Array", e);
+      return;
+    }
+    this.writeContainerHeader(n, 0x90, 0xdc);
+    for (let i = 0; i < n; i++) {
+      let item;
+      try {
+        item = array[i];
+      } catch (e) {
+        this.writeUnreadable("Array element", e);
+        continue;
+      }
+      this.doEncode(item, depth + 1);
+    }
+  }
+
+  /**
+   * A plain object: its own enumerable string keys in property order, each
+   * value read once; an entry whose value is undefined is left out, and a
+   * value whose reading throws (a getter, a Proxy trap) is written as
+   * unreadable in its place.
+   * @override
+   * @param {Record<string, unknown>} object
+   * @param {number} depth
+   */
+  encodeMap(object, depth) {
+    let keys;
+    try {
+      keys = Object.keys(object);
+    } catch (e) {
+      this.writeUnreadable(typeName(object), e);
+      return;
+    }
+    const n = keys.length;
+    const values = new Array(n);
+    /** @type {unknown[] | null} */
+    let errors = null;
+    let size = 0;
+    for (let i = 0; i < n; i++) {
+      let v;
+      try {
+        v = object[keys[i]];
+      } catch (e) {
+        v = UNREADABLE;
+        (errors ??= []).push(e);
+      }
+      values[i] = v;
+      if (v !== undefined) size++;
+    }
+    this.writeContainerHeader(size, 0x80, 0xde);
+    for (let i = 0, k = 0; i < n; i++) {
+      const v = values[i];
+      if (v === undefined) continue;
+      this.encodeString(keys[i]);
+      if (v === UNREADABLE) this.writeUnreadable("Object property", /** @type {unknown[]} */ (errors)[k++]);
+      else this.doEncode(v, depth + 1);
+    }
+  }
+
+  /**
+   * A msgpack array or map header of `n` entries in its shortest form.
+   * @param {number} n @param {number} fix 0x90 (array) or 0x80 (map) @param {number} wide its 16-bit form (the 32-bit one follows)
+   */
+  writeContainerHeader(n, fix, wide) {
+    this.ensureBufferSizeToWrite(5);
+    if (n < 16) {
+      this.writeU8(fix + n);
+    } else if (n < 0x10000) {
+      this.writeU8(wide);
+      this.writeU16(n);
+    } else {
+      this.writeU8(wide + 1);
+      this.writeU32(n);
+    }
+  }
+
+  /**
+   * The ExtUnreadable value (docs/SPEC.md §7.6) of a value whose reading
+   * threw `e`: the core answers malformed_request at its path, with its own
+   * message, so the binding computes no path.
+   * @param {string} type the value's type, as JavaScript names it
+   * @param {unknown} e what reading it threw
+   */
+  writeUnreadable(type, e) {
+    this.encodeExtension({ type: EXT_UNREADABLE, data: unreadableData(type, e) });
+  }
+
+  /** @param {bigint} n */
+  encodeBigInt(n) {
+    if (n >= 0n && n < UINT64_END) {
+      this.ensureBufferSizeToWrite(9);
+      this.writeU8(0xcf);
+      this.writeBigUint64(n);
+    } else if (n < 0n && n >= INT64_MIN) {
+      this.ensureBufferSizeToWrite(9);
+      this.writeU8(0xd3);
+      this.writeBigInt64(n);
+    } else {
+      this.encodeNumberAsFloat(Number(n));
+    }
+  }
+
+  /** Writes the opaque ext value the core rejects wherever it appears. */
+  writeOpaque() {
+    this.ensureBufferSizeToWrite(OPAQUE.length);
+    this.writeU8a(OPAQUE);
+  }
+
+  /**
+   * A Map as a msgpack map: its entries in insertion order, keys encoded by the
+   * same rules as values; entries whose value is undefined are left out, as for
+   * plain objects.
+   *
+   * @param {Map<unknown, unknown>} map
+   * @param {number} depth
+   */
+  encodeMapObject(map, depth) {
+    let entries;
+    try {
+      entries = Array.from(map);
+    } catch (e) {
+      this.writeUnreadable(typeName(map), e);
+      return;
+    }
+    let size = 0;
+    for (const [, v] of entries) if (v !== undefined) size++;
+    this.writeContainerHeader(size, 0x80, 0xde);
+    for (const [k, v] of entries) {
+      if (v === undefined) continue;
+      this.doEncode(k, depth + 1);
+      this.doEncode(v, depth + 1);
+    }
+  }
+
+  /**
+   * Strings: short ones through the library's loop (WTF-8 already); long
+   * well-formed ones through TextEncoder.encodeInto straight into the buffer
+   * (it neither adds nor strips a byte-order mark); long ones with a lone
+   * surrogate through {@link encodeWtf8Into}, because TextEncoder would
+   * replace the surrogate with U+FFFD.
+   *
+   * @override
+   * @param {string} s
+   */
+  encodeString(s) {
+    const n = s.length;
+    if (n <= SHORT_STRING) {
+      super.encodeString(s);
+      return;
+    }
+    if (n <= CACHE_MAX_UNITS && !this.counting) {
+      const cached = encodedStrings.get(s);
+      if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
+        this.ensureBufferSizeToWrite(5 + cached.length);
+        this.writeStringHeader(cached.length);
+        this.bytes.set(cached, this.pos);
+        this.strings.push(s, this.pos, cached.length);
+        this.pos += cached.length;
+        return;
+      }
+    }
+    let max = 3 * n;
+    if (this.counting || this.counted + this.pos + 5 + max > this.limit) {
+      // Near or past the limit: the exact size decides.
+      max = wtf8Length(s);
+      if (this.counting || this.counted + this.pos + strHeaderSize(max) + max > this.limit) {
+        this.countOnly(strHeaderSize(max) + max);
+        return;
+      }
+    }
+    this.ensureBufferSizeToWrite(5 + max);
+    const guess = strHeaderSize(max);
+    const start = this.pos + guess;
+    let written = textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written;
+    // TextEncoder writes a lone surrogate as U+FFFD, so only a string whose
+    // bytes hold U+FFFD can have one: the scan of the string is skipped for
+    // all others (WTF-8 takes the same 3 bytes, so `max` holds either).
+    const wellFormed = !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
+    if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
+    const real = strHeaderSize(written);
+    if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
+    this.writeStringHeader(written);
+    if (wellFormed) {
+      this.strings.push(s, this.pos, written);
+      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes, this.pos, written);
+    }
+    this.pos += written;
+  }
+}
+
+/** Marks, among the values of an object being encoded, one whose reading threw. */
+const UNREADABLE = Object.freeze({});
+
+/**
+ * JavaScript's name for the type of `v` (its constructor's name), without
+ * letting a Proxy's trap or a getter escape.
+ * @param {unknown} v
+ */
+function typeName(v) {
+  try {
+    if (Array.isArray(v)) return "Array";
+    const name = Object.getPrototypeOf(v)?.constructor?.name;
+    if (typeof name === "string" && name !== "") return name;
+  } catch {
+    // a trap that throws: the type goes by typeof below
+  }
+  return typeof v === "object" ? "Object" : typeof v;
+}
+
+/**
+ * The data of an ExtUnreadable value: a msgpack array of three str (the
+ * value's type, the error's type, the error's text; docs/SPEC.md §7.6).
+ * @param {string} type @param {unknown} e
+ * @returns {Uint8Array}
+ */
+function unreadableData(type, e) {
+  let name = typeName(e);
+  let text = "";
+  try {
+    if (e instanceof Error) name = String(e.name);
+    text = e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    // an error whose name or message cannot be read: its type alone
+  }
+  const wellFormed = (t) => (typeof t.toWellFormed === "function" ? t.toWellFormed() : t);
+  return new Encoder().encode([type, name, text].map(wellFormed));
+}
+
+const sharedEncoder = new RequestEncoder();
+
+/**
+ * The encoder for one call: the shared one, or a fresh one when the shared
+ * one is busy (a getter of the request being encoded makes a call of its
+ * own). Give it back with {@link RequestEncoder#done}.
+ *
+ * @returns {RequestEncoder}
+ */
+export function acquireEncoder() {
+  return sharedEncoder.entered || sharedEncoder.busy ? new RequestEncoder() : sharedEncoder.take();
+}
+
+/**
+ * Encodes a request value by the mapping of this module. The returned view
+ * belongs to a shared buffer that the next encode overwrites.
+ *
+ * @param {unknown} value
+ * @returns {Uint8Array}
+ * @throws {RequestTooLarge}
+ */
+export function encodeRequestShared(value) {
+  return sharedEncoder.encodeShared(value);
+}
+
+/** The shared encoder (for tests of its buffer). */
+export const sharedRequestEncoder = sharedEncoder;
+
+/**
+ * Encodes a request value into fresh bytes.
+ *
+ * @param {unknown} value
+ * @returns {Uint8Array}
+ */
+export function encodeRequest(value) {
+  const encoder = acquireEncoder();
+  try {
+    return encoder.encodeShared(value).slice();
+  } finally {
+    encoder.done();
+  }
+}
