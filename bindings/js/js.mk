@@ -41,6 +41,7 @@ fmt: fmt.js
 lint: lint.js
 fmt.js: js.deps
 	cd $(JS_DIR) && node_modules/.bin/prettier --write --list-different $(JS_PRETTIER_FILES)
+	$(JS_DIR)/node_modules/.bin/prettier --config $(JS_DIR)/.prettierrc.json --write --list-different "scripts/**/*.mjs"
 lint.js: js.deps
 	cd $(JS_DIR) && node_modules/.bin/eslint .
 

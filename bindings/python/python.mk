@@ -47,7 +47,7 @@ python.venv.run:
 # ruff (pinned in constraints.txt, configured in pyproject.toml) on the
 # binding and on the reference of the vectors (testdata/gen).
 PY_RUFF      = $(abspath $(PY_VENV))/bin/ruff
-PY_RUFF_ARGS = --config $(PY_DIR)/pyproject.toml $(PY_DIR) testdata/gen
+PY_RUFF_ARGS = --config $(PY_DIR)/pyproject.toml $(PY_DIR) testdata/gen scripts
 fmt: fmt.python
 lint: lint.python
 fmt.python: python.venv

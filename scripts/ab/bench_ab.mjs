@@ -9,7 +9,7 @@ const arg = (k) => (process.argv.includes(k) ? process.argv[process.argv.indexOf
 const src = arg("--src");
 const reqs = arg("--reqs");
 const seconds = Number(arg("--seconds") ?? 0.4);
-const { loadAssembler, Prompt } = await import(pathToFileURL(join(src, "src/node.js")).href);
+const { loadAssembler } = await import(pathToFileURL(join(src, "src/node.js")).href);
 const asm = await loadAssembler();
 
 function perCall(fn, samples = 5) {
@@ -42,10 +42,15 @@ for (const name of ["tiny", "typical", "1MB"]) {
 const base = JSON.parse(readFileSync(join(reqs, "addstep.json"), "utf8"));
 const step = base.step;
 delete base.step;
+{
+  // Warm-up (the JIT): a throwaway prompt of 3,000 steps before any timing.
+  const w = asm.prompt(base);
+  for (let i = 0; i < 3000; i++) w.addStep(step.raw_output, step.observation);
+}
 for (const h of [10, 1000, 10000]) {
   const samples = [];
   for (let s = 0; s < 7; s++) {
-    const p = asm.prompt ? asm.prompt(base) : new Prompt(asm, base);
+    const p = asm.prompt(base);
     for (let i = 0; i < h; i++) p.addStep(step.raw_output, step.observation);
     const t0 = performance.now();
     for (let i = 0; i < 200; i++) p.addStep(step.raw_output, step.observation);
