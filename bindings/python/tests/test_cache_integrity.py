@@ -125,7 +125,9 @@ def test_random_bit_flips_in_fresh_processes(cache: _Cache) -> None:
         cache.corrupt("flip %d (bit %d)" % (i, bit), bad)
 
 
-def test_100_random_bit_flips_never_reach_wasmtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_100_random_bit_flips_never_reach_wasmtime(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     """In this process: every flipped file is rejected before wasmtime
     deserializes it, recompiled (here: the module compiled once, to keep the
     test short) and rewritten, with one notice line each."""

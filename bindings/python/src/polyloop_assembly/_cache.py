@@ -170,7 +170,9 @@ def seal_problem(module_sha256: str, data: bytes) -> Optional[str]:
     if n < 0 or data[n : n + len(_SEAL_MAGIC)] != _SEAL_MAGIC:
         return "has no integrity digest (truncated, or written by an older release)"
     if data[n + len(_SEAL_MAGIC) :] != _seal_digest(module_sha256, memoryview(data)[:n]):
-        return "failed its integrity check (its sha256 does not match: corrupt, or not compiled from this module by this wasmtime)"
+        return (
+            "failed its integrity check (its sha256 does not match: corrupt, or not compiled from this module by this wasmtime)"
+        )
     return None
 
 
