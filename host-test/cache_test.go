@@ -3,7 +3,9 @@ package hosttest
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
+	"github.com/polyloop/assembly/internal/testing/vectors"
 	"github.com/polyloop/assembly/wasmhost"
 	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )
@@ -168,5 +171,153 @@ func TestCacheLayout(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(wtDir, fmt.Sprintf("%064d.cwasm", i))); err != nil {
 			t.Errorf("eviction removed a newer file: %v", err)
 		}
+	}
+}
+
+// The integrity of the wasmtime cache (docs/SPEC.md §7.4): a cached file
+// that was altered in any way is never executed. Each case corrupts the
+// file, then a NEW process (the corruption is read at start-up) answers
+// requests whose true answers native Go gives: it must answer them exactly,
+// print one notice line and leave the good file in place.
+
+const cacheCallEnv = "POLYLOOP_HOSTTEST_CACHE_CALL"
+
+// integrityRequests are what a child answers: the vector
+// fields-unknown-block (its answer carries the string "unknown_field") and
+// the tiny request (its answer carries "assistant").
+func integrityRequests() ([][]byte, error) {
+	cases, err := vectors.Load("../testdata/vectors")
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cases {
+		if c.Name == "fields-unknown-block" {
+			return [][]byte{c.Request, core.EncodeRequest(benchreq.Tiny())}, nil
+		}
+	}
+	return nil, errors.New("no vector fields-unknown-block")
+}
+
+// cacheCallChild opens a wasmtime runner on the cache directory dir and
+// prints the hex of its answer to each integrity request, one a line.
+func cacheCallChild(dir string) {
+	reqs, err := integrityRequests()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	r, err := wasmtime.New(wasmhost.Options{CacheDir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, req := range reqs {
+		fmt.Printf("%x\n", r.AssembleBytes(req))
+	}
+	r.Close()
+	os.Exit(0)
+}
+
+// integrityCache is a cache directory holding the good compiled module.
+type integrityCache struct {
+	dir, path string
+	good      []byte // the file as a cold start wrote it
+	want      string // the true answers, as cacheCallChild prints them
+}
+
+func newIntegrityCache(t *testing.T) *integrityCache {
+	t.Helper()
+	reqs, err := integrityRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, req := range reqs {
+		fmt.Fprintf(&want, "%x\n", core.AssembleBytes(req))
+	}
+	if !strings.Contains(want.String(), fmt.Sprintf("%x", "unknown_field")) || !strings.Contains(want.String(), fmt.Sprintf("%x", "assistant")) {
+		t.Fatal("the true answers do not carry the strings the tampering tests change")
+	}
+	c := &integrityCache{dir: t.TempDir(), want: want.String()}
+	wasm, err := plumbing.LoadModule(plumbing.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.path = filepath.Join(c.dir, "wasmtime-"+wasmtime.Version, fmt.Sprintf("%x.cwasm", sha256.Sum256(wasm)))
+	c.call(t, "cold start", false)
+	if c.good, err = os.ReadFile(c.path); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// call runs a child on the cache; noticed says whether it must print the
+// one notice line about the corrupt file (else nothing on stderr).
+func (c *integrityCache) call(t *testing.T, label string, noticed bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), cacheCallEnv+"="+c.dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: the process failed (%v); stderr:\n%s", label, err, stderr.String())
+	}
+	if stdout.String() != c.want {
+		t.Fatalf("%s: wrong answers from the cached module:\n got %.200s\nwant %.200s", label, stdout.String(), c.want)
+	}
+	lines := strings.Count(stderr.String(), "\n")
+	if noticed && (lines != 1 || !strings.Contains(stderr.String(), c.path) || !strings.Contains(stderr.String(), "compiled it afresh")) {
+		t.Fatalf("%s: want one notice line about %s, got:\n%s", label, c.path, stderr.String())
+	}
+	if !noticed && stderr.Len() != 0 {
+		t.Fatalf("%s: unexpected stderr:\n%s", label, stderr.String())
+	}
+}
+
+// corrupt writes bad as the cache file, runs a child that must recover,
+// and checks the good file was written back.
+func (c *integrityCache) corrupt(t *testing.T, label string, bad []byte) {
+	t.Helper()
+	if err := os.WriteFile(c.path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.call(t, label, true)
+	if got, err := os.ReadFile(c.path); err != nil || !bytes.Equal(got, c.good) {
+		t.Fatalf("%s: the corrupt file was not rewritten (%v)", label, err)
+	}
+}
+
+// TestCacheTamperedString edits one string of the compiled code (the kind
+// of change wasmtime's own header check lets through), truncates the file,
+// and empties it.
+func TestCacheTamperedString(t *testing.T) {
+	c := newIntegrityCache(t)
+	for _, edit := range [][2]string{{"unknown_field", "unknown_fielX"}, {"assistant", "assistanX"}} {
+		if !bytes.Contains(c.good, []byte(edit[0])) {
+			t.Fatalf("%q is not in the compiled module", edit[0])
+		}
+		c.corrupt(t, edit[0]+"→"+edit[1], bytes.Replace(c.good, []byte(edit[0]), []byte(edit[1]), 1))
+	}
+	c.corrupt(t, "truncated by one byte", c.good[:len(c.good)-1])
+	c.corrupt(t, "truncated to half", c.good[:len(c.good)/2])
+	c.call(t, "a later process", false) // and the rewritten file serves silently
+}
+
+// integrityFlips is how many random single-bit flips
+// TestCacheRandomBitFlips tries, each in a fresh process that recompiles
+// (about 2 s each); internal/engine's TestSealRandomBitFlips flips 100 bits
+// against the check itself.
+const integrityFlips = 10
+
+// TestCacheRandomBitFlips flips one random bit (seeded) of the cache file
+// at a time.
+func TestCacheRandomBitFlips(t *testing.T) {
+	c := newIntegrityCache(t)
+	rng := rand.New(rand.NewPCG(20250701, 7))
+	for i := range integrityFlips {
+		bit := rng.IntN(len(c.good) * 8)
+		bad := bytes.Clone(c.good)
+		bad[bit/8] ^= 1 << (bit % 8)
+		c.corrupt(t, fmt.Sprintf("flip %d (bit %d)", i, bit), bad)
 	}
 }

@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 		compileOnceChild(dir) // a child process of TestColdCacheCompilesOnce
 		return
 	}
+	if dir := os.Getenv(cacheCallEnv); dir != "" {
+		cacheCallChild(dir) // a child process of the cache integrity tests
+		return
+	}
 	wz, err := wasmhost.New(wasmhost.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "host-test:", err)

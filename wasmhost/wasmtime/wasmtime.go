@@ -6,7 +6,10 @@
 // <cache dir>/wasmtime-<Version>/<module sha256>.cwasm (the layout the Python
 // binding writes too; see wasmhost.Options.CacheDir): compiled once under a
 // file lock when processes start together on a cold cache, the 4 newest
-// kept; an entry that does not deserialize is replaced by a fresh compile.
+// kept. Each file carries a SHA-256 of its bytes bound to the module and to
+// this Version, checked before wasmtime sees a byte of it: an entry that
+// fails the check (or does not deserialize) is never run but compiled
+// afresh and replaced, with one notice line on stderr.
 package wasmtime
 
 import (

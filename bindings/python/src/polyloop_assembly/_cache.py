@@ -15,10 +15,18 @@ compiles and writes, the others wait and then load its file. After a compile,
 the 4 newest ``.cwasm`` of that ``wasmtime-<version>`` directory are kept.
 An unusable or unwritable cache falls back to compiling in memory, and the
 notice on stderr says so.
+
+wasmtime checks only a serialized module's header, so each ``.cwasm`` seals
+its own bytes (docs/SPEC.md §7.4): the serialized module, then a trailer of
+``polyloop-cwasm-1`` and SHA-256(binding + the serialized module), where the
+binding names the module's sha256 and ``wasmtime-<version>``. The trailer is
+checked before wasmtime sees the file; a file that fails is never loaded but
+compiled afresh and replaced, with one notice line on stderr.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -137,15 +145,58 @@ def _evict(keep: Path) -> None:
         pass
 
 
-def _try_load(engine: wasmtime.Engine, path: Path) -> Optional[wasmtime.Module]:
-    # deserialize_file maps the file (about 1 ms, against 10-60 ms to copy
-    # 8 MB of code in).
-    if not path.is_file():
-        return None
+#: Opens the trailer that seals a ``.cwasm`` file; a SHA-256 follows it.
+_SEAL_MAGIC = b"polyloop-cwasm-1"
+
+#: Length of the trailer: the magic, then the digest.
+SEAL_SIZE = len(_SEAL_MAGIC) + 32
+
+
+def _seal_digest(module_sha256: str, payload: "bytes | memoryview") -> bytes:
+    """SHA-256 of the binding (the module's hash, the wasmtime version), then the serialized module."""
+    h = hashlib.sha256(b"polyloop-assembly cwasm v1\n%s\nwasmtime-%s\n" % (module_sha256.encode(), wasmtime_version().encode()))
+    h.update(payload)
+    return h.digest()
+
+
+def seal(module_sha256: str, payload: bytes) -> bytes:
+    """The ``.cwasm`` file of a serialized module: it, then the trailer (docs/SPEC.md §7.4)."""
+    return payload + _SEAL_MAGIC + _seal_digest(module_sha256, payload)
+
+
+def seal_problem(module_sha256: str, data: bytes) -> Optional[str]:
+    """Why ``data`` is not a sealed file of this module and wasmtime (a phrase for a notice); None if it is."""
+    n = len(data) - SEAL_SIZE
+    if n < 0 or data[n : n + len(_SEAL_MAGIC)] != _SEAL_MAGIC:
+        return "has no integrity digest (truncated, or written by an older release)"
+    if data[n + len(_SEAL_MAGIC) :] != _seal_digest(module_sha256, memoryview(data)[:n]):
+        return (
+            "failed its integrity check (its sha256 does not match: corrupt, or not compiled from this module by this wasmtime)"
+        )
+    return None
+
+
+def _try_load(engine: wasmtime.Engine, path: Path, module_sha256: str) -> Tuple[Optional[wasmtime.Module], Optional[str]]:
+    """The cached module if its file's seal verifies; else why not (None if there is no file)."""
     try:
-        return wasmtime.Module.deserialize_file(engine, str(path))
-    except Exception:  # stale, foreign or corrupt: compiled afresh and replaced
-        return None
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, "could not be read (%s)" % (e.strerror or e)
+    with f:
+        problem = seal_problem(module_sha256, f.read())
+        if problem is not None:
+            return None, problem  # never handed to wasmtime
+        # deserialize_file maps the file (about 1 ms, against 10-60 ms to copy
+        # 8 MB of code in); through /proc it maps the very file checked, even
+        # if another process renamed a new one over it meanwhile.
+        fd_path = "/proc/self/fd/%d" % f.fileno()
+        try:
+            return wasmtime.Module.deserialize_file(engine, fd_path if os.path.exists(fd_path) else str(path)), None
+        except Exception as e:  # a wasmtime build that names itself the same
+            first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            return None, "passed its check but wasmtime could not load it (%s)" % first_line
 
 
 def load_module(
@@ -160,7 +211,7 @@ def load_module(
     if path is None:
         _notice("compiling the WebAssembly module in memory (a few seconds): the disk cache is disabled (%s=-)" % CACHE_DIR_ENV)
         return compile_module(), "disabled", None
-    module = _try_load(engine, path)
+    module, _ = _try_load(engine, path, module_sha256)
     if module is not None:
         return module, "warm", path
     try:
@@ -171,13 +222,16 @@ def load_module(
     try:
         if fcntl is not None:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)  # another process compiling: wait for its file
-            module = _try_load(engine, path)
-            if module is not None:
-                return module, "warm", path
-        _notice("compiling the WebAssembly module (first use, a few seconds); caching it in %s" % path.parent)
+        module, problem = _try_load(engine, path, module_sha256)
+        if module is not None:
+            return module, "warm", path
+        if problem is None:
+            _notice("compiling the WebAssembly module (first use, a few seconds); caching it in %s" % path.parent)
+        else:
+            _notice("the cached compiled module %s %s: compiling it afresh (a few seconds) and replacing it" % (path, problem))
         module = compile_module()
         try:
-            _atomic_write(path, bytes(module.serialize()))
+            _atomic_write(path, seal(module_sha256, bytes(module.serialize())))
         except OSError as e:
             _notice(
                 "could not write the compiled module to %s (%s): it is not cached, and the next "
