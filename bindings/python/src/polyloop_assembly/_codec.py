@@ -56,7 +56,7 @@ import msgpack  # type: ignore[import-untyped]
 from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH, msg_value_too_large
 from ._types import ErrorCode
 
-__all__ = ["EncodeError", "decode", "encode", "new_packer"]
+__all__ = ["EncodeError", "decode", "encode", "new_fast_packer", "new_packer"]
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
@@ -116,7 +116,7 @@ def new_packer(autoreset: bool = True) -> msgpack.Packer:
     )
 
 
-def _new_fast_packer() -> msgpack.Packer:
+def new_fast_packer() -> msgpack.Packer:
     # Without unicode_errors msgpack takes CPython's cached UTF-8 of a str and
     # raises UnicodeEncodeError on a lone surrogate: the same bytes as
     # surrogatepass for every str it accepts.
@@ -140,7 +140,7 @@ def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
     local = _local
     packer = getattr(local, "packer", None)
     if packer is None:
-        packer = _new_fast_packer()
+        packer = new_fast_packer()
     else:
         local.packer = None  # taken: a nested call (from a user's container) makes its own
     try:

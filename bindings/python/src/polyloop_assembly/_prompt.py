@@ -85,7 +85,7 @@ class Prompt:
     def _init_packer(self) -> None:
         """Pack once what every add_step request of this prompt starts with:
         ``{v, observation_template, [max_prompt_chars], prompt: {steps: ``."""
-        self._packer = _codec.new_packer()
+        self._packer = _codec.new_fast_packer()  # a lone surrogate raises: add_step's slow way writes it
         pk = self._packer.pack
         head = [b"\x84" if self._budget is None else b"\x85", pk("v"), pk(WIRE_VERSION)]
         head += [pk("observation_template"), pk(self._template)]
@@ -113,24 +113,10 @@ class Prompt:
         steps, messages, chars, size = self._state
         try:
             pk = self._packer.pack
-            body = b"".join(
-                (
-                    self._head,
-                    pk(steps),
-                    _K_MESSAGES,
-                    pk(messages),
-                    _K_CHARS,
-                    pk(chars),
-                    _K_BYTES,
-                    pk(size),
-                    _K_STEP_RAW,
-                    pk(raw_output),
-                    _K_OBSERVATION,
-                    pk(observation),
-                )
-            )
+            head = (self._head, pk(steps), _K_MESSAGES, pk(messages), _K_CHARS, pk(chars), _K_BYTES, pk(size))
+            body = b"".join((*head, _K_STEP_RAW, pk(raw_output), _K_OBSERVATION, pk(observation)))
         except Exception:  # anything msgpack cannot pack directly: the codec's slow way writes it
-            self._packer = _codec.new_packer()
+            self._packer = _codec.new_fast_packer()
             body = self._encode_slow(raw_output, observation, caught)
         response = _decode_ok(self._assembler._add_step_bytes(body), caught)
         try:
