@@ -98,7 +98,7 @@ def _raises(request: Any) -> pa.AssemblyError:
         ),
         (req(steps=[BadDict(raw_output="r", observation="o")]), "steps[0]", ("BadDict", "items()")),
         (BadMap(ValueError("top")), "", ("BadMap", "top")),
-        ({"a b": BadSeq(ValueError("q")), "observation_template": T}, '["a b"]', ("BadSeq",)),
+        (req(injections={"a b": BadSeq(ValueError("q"))}), 'injections["a b"]', ("BadSeq", "ValueError", "q")),
     ],
 )
 def test_a_failing_container_is_malformed_request_at_its_path(request_: Any, path: str, names: tuple) -> None:
@@ -110,10 +110,24 @@ def test_a_failing_container_is_malformed_request_at_its_path(request_: Any, pat
     assert e.__cause__ is not None  # the user's exception, for the traceback
 
 
+def test_the_first_problem_of_the_request_still_wins() -> None:
+    """docs/SPEC.md §7.6: an unreadable value is judged where the core meets it,
+    so an unknown key before it is that key's error (the path the core writes)."""
+    e = _raises({"a b": BadSeq(ValueError("q")), "observation_template": T})
+    assert (e.code, e.path) == ("unknown_field", '["a b"]')
+    e = _raises({"observation_template": T, "steps": [{"raw_output": 5, "observation": BadMap(ValueError("later"))}]})
+    assert (e.code, e.path) == ("malformed_request", "steps[0].raw_output")
+    assert "BadMap" not in e.message and e.__cause__ is None
+
+
 def test_a_failing_container_with_a_lone_surrogate_elsewhere() -> None:
-    # the fast packer fails on the surrogate first; the slow way still finds the container
-    e = _raises(req(run_messages=[text_msg("x\udc80")], steps=BadSeq(ValueError("later"))))
+    # the fast packer fails on the surrogate first; the slow way still writes the
+    # container as unreadable, and the core reports whichever comes first
+    e = _raises({"observation_template": T, "steps": BadSeq(ValueError("later")), "run_messages": [text_msg("x\udc80")]})
     assert (e.code, e.path) == ("malformed_request", "steps")
+    assert isinstance(e.__cause__, ValueError)
+    e = _raises({"observation_template": T, "run_messages": [text_msg("x\udc80")], "steps": BadSeq(ValueError("later"))})
+    assert (e.code, e.path) == ("invalid_utf8", "run_messages[0].content[0].text")
 
 
 def test_non_contiguous_memoryview_is_bin_like_a_contiguous_one() -> None:

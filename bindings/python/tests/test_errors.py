@@ -48,7 +48,7 @@ def test_template_offset_follows_the_wire(template: str) -> None:
 
 def _answering(monkeypatch: pytest.MonkeyPatch, response: bytes) -> pa.Assembler:
     asm = pa.Assembler(max_instances=1)
-    monkeypatch.setattr(asm.pool, "call", lambda request: response)
+    monkeypatch.setattr(asm.pool, "call", lambda request, export="assemble": response)
     return asm
 
 
@@ -63,7 +63,9 @@ def test_offset_is_read_from_the_error_map(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(
         prompt_asm.pool,
         "call",
-        lambda request: msgpack.packb({"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}),
+        lambda request, export="add_step": msgpack.packb(
+            {"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}
+        ),
     )
     with pytest.raises(pa.AssemblyError) as info:
         prompt.add_step("a", "b")

@@ -199,4 +199,4 @@ def test_prompt_at_the_limit() -> None:
     assert (again.value.code, again.value.path, again.value.message) == ("too_large", "", ei.value.message), (
         "the third add_step is not refused as assemble of the same steps is"
     )
-    assert (len(p), p.steps, p._response_size()) == (4, 2, size), "the refused step changed the prompt"
+    assert (len(p), p.step_count, p._response_size()) == (4, 2, size), "the refused step changed the prompt"

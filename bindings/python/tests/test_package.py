@@ -73,7 +73,7 @@ def test_building_leaves_nothing_untracked() -> None:
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
     written = [
-        "bindings/python/build/lib/polyloop_assembly/_api.py",
+        "bindings/python/build/lib/polyloop_assembly/_assembler.py",
         "bindings/python/src/polyloop_assembly.egg-info/PKG-INFO",
         "bindings/python/src/polyloop_assembly/assembly.wasm",
         "bindings/python/src/polyloop_assembly/VERSION",

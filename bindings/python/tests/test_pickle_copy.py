@@ -38,7 +38,7 @@ def test_prompt_copy_branches_independently() -> None:
         assert right.response() == pa.assemble(_with_steps([("a", "1"), ("right", "R"), ("more", "M" * 200)]))
         assert right.context_overflow and not left.context_overflow
         assert root.response() == pa.assemble(_with_steps([("a", "1")]))  # the original is untouched
-        assert root.steps == 2 and left.steps == 3 and right.steps == 4
+        assert root.step_count == 2 and left.step_count == 3 and right.step_count == 4
 
 
 def test_prompt_copy_keeps_its_assembler() -> None:
@@ -57,7 +57,7 @@ def test_assembler_pickles_by_reference() -> None:
     back = pickle.loads(pickle.dumps(p))
     assert back.response() == p.response() and back._assembler is asm
     back.add_step("z", "w")
-    assert back.steps == p.steps + 1
+    assert back.step_count == p.step_count + 1
 
 
 def _assemble_with(asm: pa.Assembler, steps: int) -> Tuple[int, Dict[str, Any], Tuple[int, int, int], int]:

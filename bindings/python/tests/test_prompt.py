@@ -3,7 +3,8 @@ with those k steps (docs/SPEC.md §7), and add_step never re-sends the history."
 
 from __future__ import annotations
 
-from typing import Any, List
+from collections.abc import Mapping
+from typing import Any, Iterator, List
 
 import msgpack
 import pytest
@@ -46,7 +47,7 @@ def test_prompt_after_k_steps_equals_assemble_with_k_steps(req: dict, added: Lis
         assert got == want
         for name in FIELDS:
             assert getattr(prompt, name) == want[name], name
-    assert prompt.steps == len(req.get("steps", [])) + len(added)
+    assert prompt.step_count == len(req.get("steps", [])) + len(added)
     assert len(prompt) == len(prompt.messages)
 
 
@@ -90,7 +91,51 @@ def test_add_step_errors_name_the_real_step_index(raw: Any, obs: Any, code: str,
     assert (whole.value.code, whole.value.path, whole.value.message) == (info.value.code, info.value.path, info.value.message)
     assert prompt.response() == before  # unchanged
     prompt.add_step("next", "works")
-    assert prompt.steps == 6
+    assert prompt.step_count == 6
+
+
+class _Unreadable(Mapping):  # type: ignore[type-arg]
+    """A user's Mapping whose iteration raises."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, k: Any) -> Any:
+        raise KeyError(k)
+
+    def __iter__(self) -> Iterator[Any]:
+        raise ValueError("the rows are gone")
+
+
+def _released() -> memoryview:
+    view = memoryview(b"obs")
+    view.release()
+    return view
+
+
+@pytest.mark.parametrize("field", ["raw_output", "observation"])
+@pytest.mark.parametrize("value", [_Unreadable(), _released()], ids=["mapping", "released memoryview"])
+def test_an_unreadable_value_is_reported_at_the_real_step_index(field: str, value: Any) -> None:
+    """A value whose reading raises, given at step 5, is malformed_request at
+    steps[5].<field> (the core writes the path, docs/SPEC.md §7.6), as in one
+    assemble of the whole request, with the user's exception as __cause__."""
+    prompt = pa.Prompt(_base())
+    prompt.add_step("ok", "fine")
+    prompt.add_step("ok", "fine")
+    before = prompt.response()
+    step = {"raw_output": "r", "observation": "o", field: value}
+    with pytest.raises(pa.AssemblyError) as info:
+        prompt.add_step(step["raw_output"], step["observation"])
+    assert (info.value.code, info.value.path) == ("malformed_request", "steps[5].%s" % field)
+    assert type(value).__name__ in info.value.message and "not sent" in info.value.message
+    assert info.value.__cause__ is not None
+    with pytest.raises(pa.AssemblyError) as whole:
+        pa.assemble(_with_steps(_base(), [{"raw_output": "ok", "observation": "fine"}] * 2 + [step]))
+    assert (whole.value.code, whole.value.path, whole.value.message) == (info.value.code, info.value.path, info.value.message)
+    assert type(whole.value.__cause__) is type(info.value.__cause__)
+    assert prompt.response() == before
+    prompt.add_step("next", "works")
+    assert len(prompt) == len(before["messages"]) + 2
 
 
 def test_add_step_with_a_value_msgpack_refuses() -> None:
@@ -129,28 +174,55 @@ def test_context_overflow_follows_the_budget() -> None:
     assert not no_budget.context_overflow
 
 
-def test_add_step_sends_only_the_template_and_the_step() -> None:
-    """The cost is independent of the history: every add_step sends the same
-    bytes for the same step, however many steps the prompt holds."""
+def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
+    """The cost is independent of the history: every add_step sends the module's
+    add_step export the template, the prompt's four-number state and the step
+    (docs/SPEC.md §7.3.1), never the history; the state is that of the prompt
+    before the step (response_bytes: the length of one assemble of it all)."""
     sent: List[bytes] = []
 
     class Recording(pa.Assembler):
-        def assemble_bytes(self, request: Any) -> bytes:
+        def _add_step_bytes(self, request: bytes) -> bytes:
             sent.append(bytes(request))
-            return super().assemble_bytes(request)
+            return super()._add_step_bytes(request)
 
     asm = Recording()
     prompt = asm.prompt(_base())
-    sent.clear()
+    states = []
     for _ in range(200):
+        states.append({"steps": prompt.step_count, "messages": len(prompt), "prompt_chars": prompt.prompt_chars})
         prompt.add_step("r" * 100, "o" * 100)
-    assert len(set(sent)) == 1
-    assert msgpack.unpackb(sent[0], raw=False) == {
-        "v": 1,
-        "observation_template": "Observation: {observation!r}",
-        "steps": [{"raw_output": "r" * 100, "observation": "o" * 100}],
-    }
-    assert prompt.steps == 203
+    assert len(sent) == 200
+    for k, (body, state) in enumerate(zip(sent, states)):
+        got = msgpack.unpackb(body, raw=False)
+        assert list(got) == ["v", "observation_template", "prompt", "step"]  # the order of docs/SPEC.md §7.3.1
+        st = got.pop("prompt")
+        assert got == {
+            "v": 1,
+            "observation_template": "Observation: {observation!r}",
+            "step": {"raw_output": "r" * 100, "observation": "o" * 100},
+        }
+        assert list(st) == ["steps", "messages", "prompt_chars", "response_bytes"]
+        assert dict(st, response_bytes=None) == dict(state, response_bytes=None), "step %d" % k
+        if k % 50 == 0:
+            whole = _with_steps(_base(), [{"raw_output": "r" * 100, "observation": "o" * 100}] * k)
+            assert st["response_bytes"] == len(R.assemble_bytes(R.pack(whole))[0])
+    assert prompt.step_count == 203
+
+
+def test_add_step_sends_the_budget() -> None:
+    sent: List[bytes] = []
+
+    class Recording(pa.Assembler):
+        def _add_step_bytes(self, request: bytes) -> bytes:
+            sent.append(bytes(request))
+            return super()._add_step_bytes(request)
+
+    prompt = Recording().prompt(_base(max_prompt_chars=2**64 - 1))
+    prompt.add_step("r", "o")
+    got = msgpack.unpackb(sent[0], raw=False)
+    assert list(got) == ["v", "observation_template", "max_prompt_chars", "prompt", "step"]
+    assert got["max_prompt_chars"] == 2**64 - 1
 
 
 def test_accessors_return_copies() -> None:

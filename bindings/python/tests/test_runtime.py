@@ -125,7 +125,7 @@ def test_memory_exhaustion_through_assemble_and_prompt() -> None:
     assert (info.value.code, info.value.message) == ("internal", _errors.MSG_OUT_OF_MEMORY)
     assert prompt.response() == before  # unchanged
     prompt.add_step("ok", "fine")
-    assert prompt.steps == 2
+    assert prompt.step_count == 2
 
 
 def test_instance_that_cannot_start_is_an_internal_error() -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import polyloop_assembly as pa
-from polyloop_assembly._api import _decode_ok  # what assemble() does with the response bytes
+from polyloop_assembly._assembler import _decode_ok  # what assemble() does with the response bytes
 
 from conftest import REPO
 

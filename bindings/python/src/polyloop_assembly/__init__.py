@@ -4,16 +4,18 @@ Turns run messages, injected entries, goal messages and step history into the
 message list an agent loop sends to a model, byte for byte as every other host
 does: it runs the one Go core, compiled to WebAssembly, under wasmtime.
 
-Entry points (docs/SPEC.md §7):
+Entry points (the README's "API"):
 
-- :func:`assemble` ``(request: Mapping) -> dict`` — raises :class:`AssemblyError`.
+- :func:`assemble` ``(request: AssembleRequest) -> AssembleResponse`` — raises
+  :class:`AssemblyError`.
 - :func:`assemble_bytes` ``(bytes) -> bytes`` — the msgpack wire function.
 - :func:`assemble_json` ``(str | bytes) -> dict`` — a request written as JSON
   text, judged as the command-line tool judges it (``assemble_json_bytes``:
   the response bytes).
 - :func:`validate_template` ``(str) -> None`` — check a template before a run.
 - :class:`Prompt` ``(request)`` with ``add_step(raw_output, observation)`` — the
-  incremental form for agent loops.
+  incremental form for agent loops (``add_step`` returns the prompt;
+  ``response()`` and ``step_count`` read it).
 - :class:`Assembler` — the same functions on a pool with its own settings.
 - :func:`warm` (or ``python -m polyloop_assembly warm``) — compile the module
   into the disk cache ahead of the first call.
@@ -24,10 +26,9 @@ Everything is thread-safe: calls run on a pool of WebAssembly instances, one
 call per instance at a time (a :class:`Prompt` itself belongs to one loop).
 """
 
-from ._api import (
+from ._assembler import (
     Assembler,
     AssemblyError,
-    Prompt,
     assemble,
     assemble_bytes,
     assemble_json,
@@ -35,10 +36,13 @@ from ._api import (
     default_assembler,
     validate_template,
 )
+from ._prompt import Prompt
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
 from ._types import (
+    AssembleRequest,
+    AssembleResponse,
     Block,
     ErrorCode,
     ErrorDetail,
@@ -69,6 +73,8 @@ def __getattr__(name: str) -> str:
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "AssembleRequest",
+    "AssembleResponse",
     "Assembler",
     "AssemblyError",
     "Block",

@@ -16,15 +16,17 @@ import collections
 import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, Protocol, TypeVar, Union, cast, overload
 
-from ._api import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
-from ._types import Request, Response
+from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
+from ._types import AssembleRequest, AssembleResponse
 
 __all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+In = TypeVar("In", contravariant=True)
+Out = TypeVar("Out", covariant=True)
 
 #: What ``errors=`` accepts: ``"return"`` yields an :class:`AssemblyError` in
 #: the failed request's place; ``"raise"`` raises it there and stops.
@@ -127,40 +129,63 @@ def _generate(
         pool.shutdown(wait=True)
 
 
-@overload
-def assemble_many(
-    requests: Iterable[Request],
-    *,
-    workers: Optional[int] = ...,
-    window: Optional[int] = ...,
-    errors: Literal["return"] = ...,
-    progress: Optional[Callable[[int], None]] = ...,
-    assembler: Optional[Assembler] = ...,
-) -> Iterator[Union[Response, AssemblyError]]: ...
+class _Many(Protocol[In, Out]):
+    """The signature of the three batch functions: requests of type ``In``,
+    results of type ``Out`` (or the :class:`AssemblyError` in a failed
+    request's place, unless ``errors="raise"``)."""
+
+    @overload
+    def __call__(
+        self,
+        requests: Iterable[In],
+        *,
+        workers: Optional[int] = ...,
+        window: Optional[int] = ...,
+        errors: Literal["return"] = ...,
+        progress: Optional[Callable[[int], None]] = ...,
+        assembler: Optional[Assembler] = ...,
+    ) -> Iterator[Union[Out, AssemblyError]]: ...
+
+    @overload
+    def __call__(
+        self,
+        requests: Iterable[In],
+        *,
+        workers: Optional[int] = ...,
+        window: Optional[int] = ...,
+        errors: Literal["raise"],
+        progress: Optional[Callable[[int], None]] = ...,
+        assembler: Optional[Assembler] = ...,
+    ) -> Iterator[Out]: ...
 
 
-@overload
-def assemble_many(
-    requests: Iterable[Request],
-    *,
-    workers: Optional[int] = ...,
-    window: Optional[int] = ...,
-    errors: Literal["raise"],
-    progress: Optional[Callable[[int], None]] = ...,
-    assembler: Optional[Assembler] = ...,
-) -> Iterator[Response]: ...
+def _many(method: str, name: str, doc: str) -> Any:
+    """The batch form of the :class:`Assembler` method ``method``: a function
+    named ``name`` with the docstring ``doc`` and the signature of :class:`_Many`."""
+
+    def many(
+        requests: Iterable[Any],
+        *,
+        workers: Optional[int] = None,
+        window: Optional[int] = None,
+        errors: ErrorMode = "return",
+        progress: Optional[Callable[[int], None]] = None,
+        assembler: Optional[Assembler] = None,
+    ) -> Iterator[Any]:
+        asm = assembler if assembler is not None else default_assembler()
+        return _ordered(getattr(asm, method), requests, workers, window, errors, progress, asm)
+
+    many.__name__ = many.__qualname__ = name
+    many.__doc__ = doc
+    return many
 
 
-def assemble_many(
-    requests: Iterable[Request],
-    *,
-    workers: Optional[int] = None,
-    window: Optional[int] = None,
-    errors: ErrorMode = "return",
-    progress: Optional[Callable[[int], None]] = None,
-    assembler: Optional[Assembler] = None,
-) -> Iterator[Any]:
-    """Assemble many requests on a pool of threads; yield the responses in input order.
+assemble_many = cast(
+    "_Many[AssembleRequest, AssembleResponse]",
+    _many(
+        "assemble",
+        "assemble_many",
+        """Assemble many requests on a pool of threads; yield the responses in input order.
 
     Each request is what :func:`assemble` takes; each result is what it
     returns, equal to a serial ``assemble`` of the same request.
@@ -184,27 +209,22 @@ def assemble_many(
             the process-wide one).
 
     Yields:
-        The :data:`Response` of each request, or its :class:`AssemblyError`
+        The :data:`AssembleResponse` of each request, or its :class:`AssemblyError`
         (``errors="return"``).
 
     Raises:
         AssemblyError: with ``errors="raise"``, the first invalid request's.
         ValueError: ``workers`` < 1 or an unknown ``errors``.
-    """
-    asm = assembler if assembler is not None else default_assembler()
-    return _ordered(asm.assemble, requests, workers, window, errors, progress, asm)
+    """,
+    ),
+)
 
-
-def assemble_bytes_many(
-    requests: Iterable[BytesLike],
-    *,
-    workers: Optional[int] = None,
-    window: Optional[int] = None,
-    errors: ErrorMode = "return",
-    progress: Optional[Callable[[int], None]] = None,
-    assembler: Optional[Assembler] = None,
-) -> Iterator[Union[bytes, AssemblyError]]:
-    """The wire form of :func:`assemble_many`: msgpack request bytes in, response
+assemble_bytes_many = cast(
+    "_Many[BytesLike, bytes]",
+    _many(
+        "assemble_bytes",
+        "assemble_bytes_many",
+        """The wire form of :func:`assemble_many`: msgpack request bytes in, response
     bytes out, in input order, each equal to ``assemble_bytes`` of its request.
 
     An invalid request is answered by its error response bytes, as
@@ -215,45 +235,16 @@ def assemble_bytes_many(
 
     Raises:
         TypeError: an item is not bytes-like (raised at its place).
-    """
-    asm = assembler if assembler is not None else default_assembler()
-    return _ordered(asm.assemble_bytes, requests, workers, window, errors, progress, asm)
+    """,
+    ),
+)
 
-
-@overload
-def assemble_json_many(
-    requests: Iterable[JSONText],
-    *,
-    workers: Optional[int] = ...,
-    window: Optional[int] = ...,
-    errors: Literal["return"] = ...,
-    progress: Optional[Callable[[int], None]] = ...,
-    assembler: Optional[Assembler] = ...,
-) -> Iterator[Union[Response, AssemblyError]]: ...
-
-
-@overload
-def assemble_json_many(
-    requests: Iterable[JSONText],
-    *,
-    workers: Optional[int] = ...,
-    window: Optional[int] = ...,
-    errors: Literal["raise"],
-    progress: Optional[Callable[[int], None]] = ...,
-    assembler: Optional[Assembler] = ...,
-) -> Iterator[Response]: ...
-
-
-def assemble_json_many(
-    requests: Iterable[JSONText],
-    *,
-    workers: Optional[int] = None,
-    window: Optional[int] = None,
-    errors: ErrorMode = "return",
-    progress: Optional[Callable[[int], None]] = None,
-    assembler: Optional[Assembler] = None,
-) -> Iterator[Any]:
-    """:func:`assemble_many` for requests written as JSON text (str or UTF-8
+assemble_json_many = cast(
+    "_Many[JSONText, AssembleResponse]",
+    _many(
+        "assemble_json",
+        "assemble_json_many",
+        """:func:`assemble_many` for requests written as JSON text (str or UTF-8
     bytes), each judged as :func:`assemble_json` judges it (the command-line
     tool's verdict on JSON: a repeated key is ``duplicate_key``, a syntax
     error ``malformed_request`` at ``""``). The lines of a JSON-lines file
@@ -262,6 +253,6 @@ def assemble_json_many(
     line is a syntax error in its place, as in the command-line tool's
     ``--batch``. The other arguments and the results are those of
     :func:`assemble_many`.
-    """
-    asm = assembler if assembler is not None else default_assembler()
-    return _ordered(asm.assemble_json, requests, workers, window, errors, progress, asm)
+    """,
+    ),
+)

@@ -14,7 +14,8 @@ and path that the same mistake gets on the wire:
   range has no msgpack form: it packs as the float nearest to it (±inf beyond
   the float range), which the core rejects as ``malformed_request`` at its
   path ("expected an int, found a float"), as the JavaScript binding does for
-  such a bigint. It is never clamped (docs/SPEC.md §2: ints are 64-bit);
+  such a bigint. It is never clamped (ints are 64-bit: the project's
+  docs/SPEC.md §2, in the source repository);
 - any other ``Mapping`` packs as a map, any other non-text ``Sequence`` as an
   array, an object with ``__index__`` (e.g. a NumPy integer) as an int;
 - anything msgpack cannot represent (a set, a datetime, an arbitrary object)
@@ -22,16 +23,18 @@ and path that the same mistake gets on the wire:
   path;
 - containers nested deeper than msgpack's recursion limit (or cyclic ones) are
   cut at depth 64 with the same ext value; no valid request is that deep, and
-  the core meets a shallower problem first in its forward pass.
+  the core meets a shallower problem first in its forward pass;
+- a value whose reading raised (a user's ``Mapping`` or ``Sequence`` whose
+  ``items()``, ``__iter__`` or ``__len__`` raised, a released ``memoryview``)
+  packs, in its place, as the ext value :data:`EXT_UNREADABLE` carrying the
+  value's type name, the exception's type name and its text; the core answers
+  ``malformed_request`` at that value's path with the message (the project's
+  docs/SPEC.md §7.6, in the source repository). The exceptions are handed
+  back to the caller, which chains the first as ``__cause__``.
 
-Two things are refused here, before the core, as :class:`EncodeError`:
-
-- reading a value raised an exception (a user's ``Mapping`` or ``Sequence``
-  whose ``items()``, ``__iter__`` or ``__len__`` raised, a released
-  ``memoryview``): ``malformed_request`` at that value's path, the exception
-  named in the message and chained as ``__cause__``;
-- a str or bytes value too large for msgpack (4 GiB): ``too_large``, as the
-  core says for any request over 1 GiB.
+One thing is refused here, before the core, as :class:`EncodeError`: a str or
+bytes value too large for msgpack (4 GiB), ``too_large`` at ``""``, as the core
+says for any request over 1 GiB.
 
 Speed: a request is packed by a per-thread msgpack packer that encodes str
 with CPython's UTF-8 cache (no ``surrogatepass`` pass); only a request it
@@ -42,7 +45,6 @@ every value the fast way packs.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import threading
@@ -51,10 +53,10 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._consts import MAX_MSGPACK_LENGTH, msg_unreadable_value, msg_value_too_large
+from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH, msg_value_too_large
 from ._types import ErrorCode
 
-__all__ = ["EncodeError", "decode", "encode", "new_packer"]
+__all__ = ["EncodeError", "decode", "encode", "new_fast_packer", "new_packer"]
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
@@ -65,15 +67,14 @@ _KEEP_PACKER_BELOW = 1 << 20  # a per-thread packer whose buffer grew past this 
 
 
 class EncodeError(Exception):
-    """A request that cannot be encoded at all (see the module docstring).
+    """A request that cannot be encoded at all: a value over msgpack's 4 GiB.
 
-    The API raises it as ``AssemblyError(code, path, message)``.
+    The API raises it as ``AssemblyError(code, "", message)``.
     """
 
-    def __init__(self, code: ErrorCode, path: str, message: str) -> None:
-        super().__init__(code, path, message)
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(code, message)
         self.code = code
-        self.path = path
         self.message = message
 
 
@@ -115,7 +116,7 @@ def new_packer(autoreset: bool = True) -> msgpack.Packer:
     )
 
 
-def _new_fast_packer() -> msgpack.Packer:
+def new_fast_packer() -> msgpack.Packer:
     # Without unicode_errors msgpack takes CPython's cached UTF-8 of a str and
     # raises UnicodeEncodeError on a lone surrogate: the same bytes as
     # surrogatepass for every str it accepts.
@@ -125,17 +126,21 @@ def _new_fast_packer() -> msgpack.Packer:
 _local = threading.local()
 
 
-def encode(request: Any) -> bytes:
+def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
     """Encode a Python request as msgpack bytes for the core (see module docstring).
 
+    Args:
+        caught: where the exceptions of values whose reading raised are
+            appended, in the order they were written (each is written as an
+            :data:`EXT_UNREADABLE` value).
+
     Raises:
-        EncodeError: reading a value raised (``malformed_request`` at its path)
-            or a str/bytes is over msgpack's 4 GiB (``too_large``).
+        EncodeError: a str/bytes is over msgpack's 4 GiB (``too_large``).
     """
     local = _local
     packer = getattr(local, "packer", None)
     if packer is None:
-        packer = _new_fast_packer()
+        packer = new_fast_packer()
     else:
         local.packer = None  # taken: a nested call (from a user's container) makes its own
     try:
@@ -149,95 +154,101 @@ def encode(request: Any) -> bytes:
         except MemoryError:
             raise
         except Exception:
-            out = _encode_slow(request)
+            out = _encode_slow(request, caught)
         return out
     except Exception:
         local.packer = packer
-        return _encode_slow(request)
+        return _encode_slow(request, caught)
     if len(out) < _KEEP_PACKER_BELOW:
         local.packer = packer
     return out
 
 
-# --- the slow way: a walk that mirrors msgpack's, with paths ------------------
+# --- the slow way: a walk that mirrors msgpack's ------------------------------
 
 
-def _seg(parent: str, key: Any) -> Optional[str]:
-    """The path of the value under ``key`` in the map at ``parent`` (the core's
-    path syntax, docs/SPEC.md §6), or None for a key that is not a str."""
-    if not isinstance(key, str):
-        return None
-    try:
-        quoted = json.dumps(key, ensure_ascii=False)
-    except Exception:  # pragma: no cover - json quotes every str
-        quoted = repr(key)
-    if parent == "injections" or not key.isidentifier() or not key.isascii():
-        return "%s[%s]" % (parent, quoted)
-    return "%s.%s" % (parent, key) if parent else key
+class _Walk:
+    """One slow encoding: the packer and the exceptions caught on the way."""
 
+    def __init__(self, caught: Optional[List[BaseException]]) -> None:
+        self.pk = new_packer(autoreset=False)
+        self.caught: List[BaseException] = [] if caught is None else caught
 
-def _read(path: str, value: Any, read: Callable[[], Any]) -> Any:
-    try:
-        return read()
-    except MemoryError:
-        raise
-    except Exception as e:
-        message = msg_unreadable_value(type(value).__name__, type(e).__name__, str(e))
-        raise EncodeError("malformed_request", path, message) from e
+    def read(self, value: Any, read: Callable[[], Any]) -> Any:
+        """``read()``, or the :data:`EXT_UNREADABLE` value for ``value`` if it raised."""
+        try:
+            return read()
+        except MemoryError:
+            raise
+        except Exception as e:
+            self.caught.append(e)
+            names = [type(value).__name__, type(e).__name__, _text_of(e)]
+            return msgpack.ExtType(EXT_UNREADABLE, new_packer().pack(names))
 
-
-def _too_large(what: str, size: int) -> EncodeError:
-    return EncodeError("too_large", "", msg_value_too_large(what, size))
-
-
-def _write(pk: msgpack.Packer, o: Any, path: str, depth: int) -> None:
-    """Append o to pk's buffer as msgpack's own _pack would (same type order,
-    same hook), with containers at depth _CUT_DEPTH cut, and errors coded."""
-    if o is None or o is True or o is False or isinstance(o, float) or isinstance(o, msgpack.ExtType):
-        pk.pack(o)
-    elif isinstance(o, int):
-        pk.pack(o if _INT64_MIN <= o <= _UINT64_MAX else _float_of(o))
-    elif isinstance(o, (bytes, bytearray)):
-        if len(o) > _MSGPACK_MAX:
-            raise _too_large(type(o).__name__, len(o))
-        pk.pack(o)
-    elif isinstance(o, str):
-        if len(o) * 4 > _MSGPACK_MAX:
-            n = len(o.encode("utf-8", "surrogatepass"))
-            if n > _MSGPACK_MAX:
-                raise _too_large("str", n)
-        pk.pack(o)
-    elif isinstance(o, dict):
-        if depth >= _CUT_DEPTH:
+    def write(self, o: Any, depth: int) -> None:
+        """Append o to the buffer as msgpack's own _pack would (same type order,
+        same hook), with containers at depth _CUT_DEPTH cut, and unreadable
+        values written as :data:`EXT_UNREADABLE`."""
+        pk = self.pk
+        if o is None or o is True or o is False or isinstance(o, (float, msgpack.ExtType)):
+            pk.pack(o)
+        elif isinstance(o, int):
+            pk.pack(o if _INT64_MIN <= o <= _UINT64_MAX else _float_of(o))
+        elif isinstance(o, (bytes, bytearray)):
+            _check_size(type(o).__name__, len(o))
+            pk.pack(o)
+        elif isinstance(o, str):
+            if len(o) * 4 > _MSGPACK_MAX:
+                _check_size("str", len(o.encode("utf-8", "surrogatepass")))
+            pk.pack(o)
+        elif isinstance(o, (dict, list, tuple)) and depth >= _CUT_DEPTH:
             pk.pack(_UNPACKABLE)
+        elif isinstance(o, dict):
+            self.write_map(self.read(o, lambda: list(o.items())), depth)
+        elif isinstance(o, (list, tuple)):
+            self.write_array(self.read(o, lambda: list(o)), depth)
+        elif isinstance(o, memoryview):
+            data = self.read(o, o.tobytes)  # a copy: C order, any layout
+            if not isinstance(data, msgpack.ExtType):
+                _check_size("memoryview", len(data))
+            pk.pack(data)
+        else:
+            self.write(self.read(o, lambda: _default(o)), depth)
+
+    def write_map(self, items: Any, depth: int) -> None:
+        if isinstance(items, msgpack.ExtType):
+            self.pk.pack(items)
             return
-        items: List[Any] = _read(path, o, lambda: list(o.items()))
-        pk.pack_map_header(len(items))
+        self.pk.pack_map_header(len(items))
         for k, v in items:
-            _write(pk, k, path, depth + 1)
-            sub = _seg(path, k)
-            _write(pk, v, path if sub is None else sub, depth + 1)
-    elif isinstance(o, (list, tuple)):
-        if depth >= _CUT_DEPTH:
-            pk.pack(_UNPACKABLE)
+            self.write(k, depth + 1)
+            self.write(v, depth + 1)
+
+    def write_array(self, elems: Any, depth: int) -> None:
+        if isinstance(elems, msgpack.ExtType):
+            self.pk.pack(elems)
             return
-        elems: List[Any] = _read(path, o, lambda: list(o))
-        pk.pack_array_header(len(elems))
-        for i, v in enumerate(elems):
-            _write(pk, v, "%s[%d]" % (path, i), depth + 1)
-    elif isinstance(o, memoryview):
-        data = _read(path, o, o.tobytes)  # a copy: C order, any layout
-        if len(data) > _MSGPACK_MAX:
-            raise _too_large("memoryview", len(data))
-        pk.pack(data)
-    else:
-        _write(pk, _read(path, o, lambda: _default(o)), path, depth)
+        self.pk.pack_array_header(len(elems))
+        for v in elems:
+            self.write(v, depth + 1)
 
 
-def _encode_slow(request: Any) -> bytes:
-    pk = new_packer(autoreset=False)
-    _write(pk, request, "", 0)
-    out: bytes = pk.bytes()
+def _text_of(e: BaseException) -> str:
+    try:
+        return str(e)
+    except Exception:  # an exception whose __str__ raises
+        return "<%s, whose text could not be read>" % type(e).__name__
+
+
+def _check_size(what: str, size: int) -> None:
+    if size > _MSGPACK_MAX:
+        raise EncodeError("too_large", msg_value_too_large(what, size))
+
+
+def _encode_slow(request: Any, caught: Optional[List[BaseException]]) -> bytes:
+    walk = _Walk(caught)
+    walk.write(request, 0)
+    out: bytes = walk.pk.bytes()
     return out
 
 

@@ -1,7 +1,8 @@
 """The binding's one exception, and the host-independent words of ``internal`` errors.
 
 The three ``internal`` messages (``MSG_*``, generated from Go into
-:mod:`._consts`) are the same in every host (Go, Python, JS; docs/SPEC.md §6):
+:mod:`._consts`) are the same in every host (Go, Python, JS; the project's docs/SPEC.md §6,
+in the source repository):
 what the engine said goes into :attr:`AssemblyError.detail`, never into the
 message, so a message is repeatable and comparable across hosts.
 """
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "AssemblyError",
     "InstanceFailure",
+    "error_of_response",
     "raise_error_response",
     "too_large_response",
 ]
@@ -40,7 +42,7 @@ class AssemblyError(ValueError):
     A ``ValueError``: a request is a value, and a bad one is a bad value.
 
     Attributes:
-        code: one of the codes of docs/SPEC.md §6, e.g. ``"invalid_template"``.
+        code: one of the codes of the README's "API" (:data:`ErrorCode`), e.g. ``"invalid_template"``.
         path: the offending value, e.g. ``"steps[3].observation"``; ``""``
             for the whole request.
         message: what is wrong and what to do, for people.
@@ -110,7 +112,13 @@ class InstanceFailure(Exception):
 
 
 def raise_error_response(response: Any) -> NoReturn:
-    """Raise the :class:`AssemblyError` of a decoded error response (docs/SPEC.md §6).
+    """Raise the :class:`AssemblyError` of a decoded error response (see :func:`error_of_response`)."""
+    raise error_of_response(response)
+
+
+def error_of_response(response: Any) -> AssemblyError:
+    """The :class:`AssemblyError` of a decoded error response (the README's
+    "Errors"; the project's docs/SPEC.md §6, in the source repository).
 
     Anything else (not a map, no ``error`` map, fields of the wrong type) is
     ``internal`` with :data:`MSG_BAD_RESPONSE`.
@@ -125,8 +133,8 @@ def raise_error_response(response: Any) -> NoReturn:
             and (offset is None or (type(offset) is int and offset >= 0))
             and set(err) <= {"code", "path", "message", "offset"}
         ):
-            raise AssemblyError(cast(ErrorCode, code), path, message, offset=offset)
-    raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="the response decodes to %.200r" % (response,))
+            return AssemblyError(cast(ErrorCode, code), path, message, offset=offset)
+    return AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="the response decodes to %.200r" % (response,))
 
 
 def too_large_response(size: int) -> bytes:

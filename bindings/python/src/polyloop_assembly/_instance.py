@@ -3,7 +3,9 @@
 Module ABI (see ``wasm/README.md``): ``_initialize`` once per instance, then per
 call ``alloc(size) -> ptr``, write the request at ``ptr``, ``assemble(ptr,
 size) -> resp_ptr << 32 | resp_len`` (consumes the request buffer; or
-``assemble_json``, the same for a request written as JSON text), copy the
+``assemble_json``, the same for a request written as JSON text, or
+``add_step``, the same for an add_step request of an incremental prompt:
+the project's docs/SPEC.md §7.3.1, in the source repository), copy the
 response out, ``free(resp_ptr)``.
 
 The fast call path: wasmtime's ``Func.__call__`` re-reads the function type and
@@ -28,7 +30,7 @@ from ._cache import wasmtime_version
 from ._consts import STDERR_KEEP_BYTES as _STDERR_KEEP
 from ._errors import InstanceFailure
 
-__all__ = ["FAST_PATH_TESTED", "Instance", "fast_path_available"]
+__all__ = ["CALLS", "FAST_PATH_TESTED", "Instance", "fast_path_available"]
 
 #: The wasmtime versions the fast call path was tested with (the dependency's bound).
 FAST_PATH_TESTED = ">=50.0.1,<51"
@@ -79,11 +81,14 @@ def _check_version() -> None:
         )
 
 
+#: The exports a call runs, each ``(ptr, size) -> resp_ptr << 32 | resp_len``:
+#: a request in msgpack, one in JSON text, an add_step request.
+CALLS = ("assemble", "assemble_json", "add_step")
+
 # The exports' signatures (wasm/main.go): the unchecked calls rely on them.
 _SIGNATURES = {
     "alloc": (("i32",), ("i32",)),
-    "assemble": (("i32", "i32"), ("i64",)),
-    "assemble_json": (("i32", "i32"), ("i64",)),
+    **{name: (("i32", "i32"), ("i64",)) for name in CALLS},
     "free": (("i32",), ()),
 }
 
@@ -126,7 +131,7 @@ class Instance:
             instance = pre.instantiate(store)
             exports = instance.exports(store)
             funcs: Dict[str, wasmtime.Func] = {}
-            for name in ("_initialize", "alloc", "assemble", "assemble_json", "free"):
+            for name in ("_initialize", *_SIGNATURES):
                 func = exports.get(name)
                 if not isinstance(func, wasmtime.Func):
                     raise RuntimeError(
@@ -143,8 +148,7 @@ class Instance:
         self._store = store
         self._memory = memory
         self._alloc = funcs["alloc"]
-        self._assemble = funcs["assemble"]
-        self._assemble_json = funcs["assemble_json"]
+        self._calls = {name: funcs[name] for name in CALLS}
         self._free = funcs["free"]
         self.memory_bytes = 0
         self.fast = False
@@ -185,12 +189,7 @@ class Instance:
     # the fast path -------------------------------------------------------
 
     def _setup_fast(self) -> None:
-        for name, func in (
-            ("alloc", self._alloc),
-            ("assemble", self._assemble),
-            ("assemble_json", self._assemble_json),
-            ("free", self._free),
-        ):
+        for name, func in (("alloc", self._alloc), *self._calls.items(), ("free", self._free)):
             got = _signature(func, self._store)
             if got != _SIGNATURES[name]:
                 raise RuntimeError(
@@ -200,8 +199,7 @@ class Instance:
         self._ctx = self._store._context()
         self._mem_ref = ctypes.byref(self._memory._memory)
         self._alloc_ref = ctypes.byref(self._alloc._func)
-        self._assemble_ref = ctypes.byref(self._assemble._func)
-        self._assemble_json_ref = ctypes.byref(self._assemble_json._func)
+        self._call_refs = {name: ctypes.byref(func._func) for name, func in self._calls.items()}
         self._free_ref = ctypes.byref(self._free._func)
         self._raw = (_c_raw_t * 2)()  # arguments in, results out
         self._trap = _c_trap_ptr_t()
@@ -252,10 +250,9 @@ class Instance:
 
     # the call ------------------------------------------------------------
 
-    def call(self, request: bytes, json: bool = False) -> bytes:
-        """Run ``assemble`` on one request (at most 4 GiB - 1 bytes); return the response bytes.
-
-        With ``json`` the request is JSON text and runs ``assemble_json``.
+    def call(self, request: bytes, export: str = "assemble") -> bytes:
+        """Run the export ``export`` (one of :data:`CALLS`) on one request (at
+        most 4 GiB - 1 bytes); return the response bytes.
 
         Raises:
             InstanceFailure: the instance trapped, exited or ran out of memory; discard it.
@@ -269,7 +266,7 @@ class Instance:
                 raise InstanceFailure("alloc returned a buffer outside linear memory")
             if n:
                 ctypes.memmove(base + ptr, request, n)
-            packed = call(self._assemble_json_ref if json else self._assemble_ref, ptr, n)[0].i64 & _MASK64
+            packed = call(self._call_refs[export], ptr, n)[0].i64 & _MASK64
             rptr, rlen = packed >> 32, packed & _MASK32
             base, size = self._view()
             if rptr + rlen > size:
@@ -284,7 +281,7 @@ class Instance:
             raise InstanceFailure("alloc returned a buffer outside linear memory")
         if n:
             ctypes.memmove(self._memory_base() + ptr, request, n)
-        packed = call_public(self._assemble_json if json else self._assemble, ptr, n) & _MASK64
+        packed = call_public(self._calls[export], ptr, n) & _MASK64
         rptr, rlen = packed >> 32, packed & _MASK32
         size = self._memory_size()
         if rptr + rlen > size:

@@ -88,9 +88,10 @@ class Pool:
                 self._live -= 1
             self._cond.notify()
 
-    def call(self, request: bytes, json: bool = False) -> bytes:
-        """Run one request on a pooled instance (``json``: JSON text, the
-        module's ``assemble_json``).
+    def call(self, request: bytes, export: str = "assemble") -> bytes:
+        """Run one request on a pooled instance through the module's export
+        ``export``: ``"assemble"``, ``"assemble_json"`` (JSON text) or
+        ``"add_step"`` (an incremental prompt's step).
 
         Raises:
             InstanceFailure: the instance failed (it has been discarded; the
@@ -99,7 +100,7 @@ class Pool:
         instance = self._acquire()
         keep = False
         try:
-            out = instance.call(request, json)
+            out = instance.call(request, export)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
             else:

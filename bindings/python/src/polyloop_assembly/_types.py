@@ -1,4 +1,5 @@
-"""Typed shapes of the wire format v1 (docs/SPEC.md §2 and §6) as TypedDicts.
+"""Typed shapes of the wire format v1 as TypedDicts (the README's "Types"; the
+project's docs/SPEC.md §2 and §6, in the source repository).
 
 They describe well-formed values for type checkers only: at run time any
 mapping is accepted and the WebAssembly core alone decides what is valid.
@@ -11,6 +12,8 @@ from typing import Dict, List, Literal, Optional, TypedDict
 from ._consts import ErrorCode
 
 __all__ = [
+    "AssembleRequest",
+    "AssembleResponse",
     "Block",
     "ErrorCode",
     "ErrorDetail",
@@ -61,8 +64,8 @@ class _RequestRequired(TypedDict):
     observation_template: str
 
 
-class Request(_RequestRequired, total=False):
-    """An assembly request (docs/SPEC.md §2). Only ``observation_template`` is required."""
+class AssembleRequest(_RequestRequired, total=False):
+    """An assembly request. Only ``observation_template`` is required."""
 
     v: int
     run_messages: List[Message]
@@ -89,8 +92,8 @@ class PrefixDigests(TypedDict):
     goal: str
 
 
-class Response(TypedDict):
-    """A successful assembly (docs/SPEC.md §6); ``ok`` is always True."""
+class AssembleResponse(TypedDict):
+    """A successful assembly; ``ok`` is always True."""
 
     v: int
     ok: bool
@@ -100,6 +103,13 @@ class Response(TypedDict):
     context_overflow: bool
     injected: List[Injected]
     prefix_digests: PrefixDigests
+
+
+#: Deprecated alias of :class:`AssembleRequest` (the same object), kept for one release.
+Request = AssembleRequest
+
+#: Deprecated alias of :class:`AssembleResponse` (the same object), kept for one release.
+Response = AssembleResponse
 
 
 class _ErrorDetailRequired(TypedDict):

@@ -11,7 +11,7 @@ A request may be given as
   on JSON (a repeated key is ``duplicate_key``, ``1.0`` for an int
   ``malformed_request``, integers exact to 64 bits; text that is not JSON is
   an error row ``malformed_request`` at ``""``, ``invalid JSON at byte N``);
-- ``bytes``: the msgpack request of the wire (docs/SPEC.md §2), as ``assemble_bytes``
+- ``bytes``: the msgpack request of the wire (the project's docs/SPEC.md §2, in the source repository), as ``assemble_bytes``
   takes it;
 - a ``Mapping``: the request as :func:`polyloop_assembly.assemble` takes it.
 
@@ -28,7 +28,7 @@ column                      type         value
 ``prefix_digest_run``       str | null   ``prefix_digests["run"]``
 ``prefix_digest_injections`` str | null  ``prefix_digests["injections"]``
 ``prefix_digest_goal``      str | null   ``prefix_digests["goal"]``
-``error_code``              str | null   the error's code (docs/SPEC.md §6), e.g. ``invalid_template``
+``error_code``              str | null   the error's code (:data:`ErrorCode`), e.g. ``invalid_template``
 ``error_path``              str | null   the error's path, e.g. ``steps[3].observation``
 ``error_message``           str | null   what is wrong and what to do
 ``response``                binary|null  the response bytes exactly as ``assemble_bytes``
@@ -69,7 +69,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _codec
 from ._consts import MSG_BAD_RESPONSE
-from ._api import AssemblyError, Assembler
+from ._assembler import AssemblyError, Assembler
 
 __all__ = ["COLUMNS", "RenderBatch", "arrow_schema", "hf_features", "render", "render_rows"]
 
@@ -129,8 +129,8 @@ def render(request: Any, assembler: Assembler) -> Dict[str, Any]:
         else:
             try:
                 wire = _codec.encode(request)
-            except _codec.EncodeError as e:
-                return _error_row(e.code, e.path, e.message, None)
+            except _codec.EncodeError as e:  # a str/bytes over msgpack's 4 GiB
+                return _error_row(e.code, "", e.message, None)
         return _response_row(assembler.assemble_bytes(wire))
     except AssemblyError as e:  # internal (the instance failed) or too_large
         return _error_row(e.code, e.path, e.message, None)

@@ -39,6 +39,16 @@ except pa.AssemblyError as e:
 asm = pa.Assembler(max_instances=2, recycle_above_bytes=64 << 20, memory_limit_bytes=1 << 30)
 prompt: pa.Prompt = asm.prompt(request)
 prompt.add_step("Thought: list it.", "a.txt")
+chained: pa.Prompt = prompt.add_step("Thought: read it.", "hello").add_step("Thought: done.", "ok")
+count: int = prompt.step_count
+whole: pa.AssembleResponse = prompt.response()
+new_request: pa.AssembleRequest = {"observation_template": "{observation}"}
+new_response: pa.AssembleResponse = pa.assemble(new_request)
+for ok_response in pa.assemble_many([new_request], errors="raise"):
+    ok_chars: int = ok_response["prompt_chars"]
+for wire_result in pa.assemble_bytes_many([b"\x81\xb4observation_template\xad{observation}"]):
+    if isinstance(wire_result, bytes):
+        wire_len: int = len(wire_result)
 branch: pa.Prompt = prompt.copy()
 other: pa.Prompt = copy.copy(prompt)
 overflow: bool = branch.context_overflow

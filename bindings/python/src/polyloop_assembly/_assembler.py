@@ -1,23 +1,24 @@
-"""The public API: assemble, assemble_bytes, assemble_json, validate_template, Prompt, Assembler."""
+"""The public functions and :class:`Assembler`: assemble, assemble_bytes,
+assemble_json, validate_template (the incremental :class:`Prompt` is in ``_prompt``)."""
 
 from __future__ import annotations
 
-import copy as _copy
 import itertools
-import operator
 import os
 import weakref
-from typing import Any, Dict, List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
-from . import _codec, _consts, _fork, _respsize
-from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, raise_error_response, too_large_response
+from . import _codec, _consts, _fork
+from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, error_of_response, too_large_response
 from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
-from ._types import Injected, Message, PrefixDigests, Request, Response
+from ._types import AssembleRequest, AssembleResponse
+
+if TYPE_CHECKING:
+    from ._prompt import Prompt
 
 __all__ = [
     "AssemblyError",
     "Assembler",
-    "Prompt",
     "assemble",
     "assemble_bytes",
     "assemble_json",
@@ -116,9 +117,19 @@ class Assembler:
             raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s" % type(request).__name__)
         if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
             return too_large_response(size)
-        data = request if isinstance(request, bytes) else bytes(request)
+        return self._call(request if isinstance(request, bytes) else bytes(request), "assemble")
+
+    def _add_step_bytes(self, request: bytes) -> bytes:
+        """The module's ``add_step`` export: an add_step request in, its response
+        out (the README's "API", ``Prompt``; the project's docs/SPEC.md §7.3.1, in
+        the source repository). Errors are returned as error responses."""
+        if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
+            return too_large_response(len(request))
+        return self._call(request, "add_step")
+
+    def _call(self, data: bytes, export: str) -> bytes:
         try:
-            return self._pool.call(data)
+            return self._pool.call(data, export)
         except InstanceFailure as e:
             raise e.to_error() from None
 
@@ -169,12 +180,9 @@ class Assembler:
             )
         if len(data) > _MAX_MODULE_BUFFER:
             return too_large_response(len(data))
-        try:
-            return self._pool.call(data, json=True)
-        except InstanceFailure as e:
-            raise e.to_error() from None
+        return self._call(data, "assemble_json")
 
-    def assemble_json(self, text: JSONText) -> Response:
+    def assemble_json(self, text: JSONText) -> AssembleResponse:
         """Assemble a request written as JSON text and return the response.
 
         The JSON is judged by the module, as the command-line tool judges it
@@ -188,18 +196,20 @@ class Assembler:
                 failed (``internal``).
             TypeError: ``text`` is neither str nor bytes-like.
         """
-        return _decode_ok(self.assemble_json_bytes(text))
+        return cast(AssembleResponse, _decode_ok(self.assemble_json_bytes(text)))
 
-    def assemble(self, request: Request) -> Response:
-        """Assemble a request (docs/SPEC.md §2) and return the response (§6).
+    def assemble(self, request: AssembleRequest) -> AssembleResponse:
+        """Assemble a request and return the response (the README's "API").
 
-        The request is typed as :class:`Request` so a type checker catches a
-        misspelt key; at run time any mapping is accepted (a request built
-        dynamically: annotate it as ``Request`` or ``typing.cast`` it). It is
+        The request is typed as :class:`AssembleRequest` so a type checker
+        catches a misspelt key; at run time any mapping is accepted (a request
+        built dynamically: annotate it as ``AssembleRequest`` or
+        ``typing.cast`` it). It is
         encoded as it is and judged by the core alone, so a bad Python value
         gets the same code and path as the same mistake on the wire (a lone
         surrogate: ``invalid_utf8``; a bool or float where an int belongs:
-        ``malformed_request``; ...).
+        ``malformed_request``; a value whose reading raised:
+        ``malformed_request`` at its path, the exception as ``__cause__``).
 
         Returns:
             The decoded response: ``v``, ``ok`` (True), ``messages``,
@@ -208,10 +218,10 @@ class Assembler:
 
         Raises:
             AssemblyError: the request is invalid (code, path and, for a
-                template, offset of docs/SPEC.md §6), or the instance failed
-                (``code="internal"``).
+                template, offset), or the instance failed (``code="internal"``).
         """
-        return _decode_ok(self.assemble_bytes(_encode(request)))
+        caught: List[BaseException] = []
+        return cast(AssembleResponse, _decode_ok(self.assemble_bytes(_encode(request, caught)), caught))
 
     def validate_template(self, template: str) -> None:
         """Check an observation template before a run starts.
@@ -224,8 +234,10 @@ class Assembler:
         """
         self.assemble({"observation_template": template})
 
-    def prompt(self, request: Request) -> "Prompt":
+    def prompt(self, request: AssembleRequest) -> "Prompt":
         """An incremental :class:`Prompt` that runs on this assembler."""
+        from ._prompt import Prompt  # _prompt imports this module
+
         return Prompt(request, assembler=self)
 
 
@@ -247,22 +259,36 @@ def _assembler_by_token(
 _keep: List[Assembler] = []
 
 
-def _decode_ok(response_bytes: bytes) -> Response:
-    """The decoded ok response, or raise its error (or ``internal`` if it is neither)."""
+#: How the core's message for a value the binding could not read starts.
+_UNREADABLE_PREFIX = _consts.MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
+
+
+def _decode_ok(response_bytes: bytes, caught: Sequence[BaseException] = ()) -> Any:
+    """The decoded ok response (a dict: of ``assemble`` or of ``add_step``), or
+    raise its error (or ``internal`` if it is neither).
+
+    ``caught``: the exceptions of the values the encoder could not read; the
+    first is chained as ``__cause__`` of the core's error for such a value.
+    """
     try:
         response = _codec.decode(response_bytes)
     except Exception as e:
         raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="msgpack: %s" % e) from None
     if isinstance(response, dict) and response.get("ok") is True:
-        return cast(Response, response)
-    raise_error_response(response)
+        return response
+    error = error_of_response(response)
+    if caught and error.code == "malformed_request" and error.message.startswith(_UNREADABLE_PREFIX):
+        raise error from caught[0]
+    raise error
 
 
-def _encode(request: Any) -> bytes:
+def _encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
+    """The request's msgpack bytes (``_codec.encode``), or ``too_large`` for a
+    str/bytes over msgpack's 4 GiB."""
     try:
-        return _codec.encode(request)
-    except _codec.EncodeError as e:  # a value that could not be read, or a str/bytes over 4 GiB
-        raise AssemblyError(e.code, e.path, e.message) from e.__cause__
+        return _codec.encode(request, caught)
+    except _codec.EncodeError as e:
+        raise AssemblyError(e.code, "", e.message) from None
 
 
 _default_assembler: "_fork.Lazy[Assembler]" = _fork.Lazy(Assembler)
@@ -273,8 +299,8 @@ def default_assembler() -> Assembler:
     return _default_assembler.get()
 
 
-def assemble(request: Request) -> Response:
-    """Assemble a request (docs/SPEC.md §2) and return the response (§6).
+def assemble(request: AssembleRequest) -> AssembleResponse:
+    """Assemble a request and return the response (the README's "API").
 
     Thread-safe (a pool of WebAssembly instances). See :meth:`Assembler.assemble`.
 
@@ -294,7 +320,7 @@ def assemble_bytes(request: BytesLike) -> bytes:
     return default_assembler().assemble_bytes(request)
 
 
-def assemble_json(text: JSONText) -> Response:
+def assemble_json(text: JSONText) -> AssembleResponse:
     """Assemble a request written as JSON text (str or UTF-8 bytes), with the
     command-line tool's verdict on JSON (a repeated key is ``duplicate_key``,
     ``1.0`` for an int ``malformed_request``, a syntax error
@@ -316,209 +342,3 @@ def validate_template(template: str) -> None:
     """Raise :class:`AssemblyError` (``invalid_template``) if ``template`` is not
     a valid observation template; return None otherwise. Thread-safe."""
     default_assembler().validate_template(template)
-
-
-def _shift_path(path: str, index: int) -> str:
-    if path.startswith("steps[0]"):
-        return "steps[%d]%s" % (index, path[len("steps[0]") :])
-    return path
-
-
-class Prompt:
-    """The incremental form for agent loops (docs/SPEC.md §7).
-
-    ``Prompt(request)`` assembles ``request`` once; ``add_step(raw_output,
-    observation)`` then appends one step at a cost independent of the history
-    already held: it sends the core only the template and that step, never the
-    history. After k steps, :attr:`messages`, :attr:`message_chars`,
-    :attr:`prompt_chars`, :attr:`context_overflow`, :attr:`injected` and
-    :attr:`prefix_digests` equal those of one :func:`assemble` of the request
-    with those k steps appended to its ``steps``.
-
-    A Prompt is owned by one loop: it is not safe to add steps to the same
-    Prompt from several threads at once (the assembler it runs on is). To
-    branch (best-of-n, tree search), :meth:`copy` it: the copies share
-    nothing a step changes. A Prompt pickles (its assembler by reference).
-
-    Raises:
-        AssemblyError: from the constructor if ``request`` is invalid.
-    """
-
-    def __init__(self, request: Request, *, assembler: Optional[Assembler] = None) -> None:
-        self._assembler = assembler if assembler is not None else default_assembler()
-        response_bytes = self._assembler.assemble_bytes(_encode(request))
-        response = _decode_ok(response_bytes)
-        template = request["observation_template"]
-        budget = request.get("max_prompt_chars")
-        self._budget: Optional[int] = None if budget is None else operator.index(budget)
-        self._template = template
-        self._messages: List[Message] = response["messages"]
-        self._message_chars: List[int] = response["message_chars"]
-        self._prompt_chars: int = response["prompt_chars"]
-        self._injected: List[Injected] = response["injected"]
-        self._prefix_digests: PrefixDigests = response["prefix_digests"]
-        steps = request.get("steps")
-        self._steps = 0 if steps is None else len(steps)
-        # The response's size but its headers and prompt_chars (_respsize.rest).
-        self._size_rest = _respsize.rest(len(response_bytes), len(self._messages), self._prompt_chars)
-        self._init_packer()
-
-    def _init_packer(self) -> None:
-        self._packer = _codec.new_packer()
-        pk = self._packer.pack
-        self._step_head = (
-            b"\x83"
-            + pk("v")
-            + pk(1)
-            + pk("observation_template")
-            + pk(self._template)
-            + pk("steps")
-            + b"\x91\x82"
-            + pk("raw_output")
-        )
-        self._step_mid = pk("observation")
-
-    def add_step(self, raw_output: str, observation: str) -> None:
-        """Append one completed step: the assistant message ``raw_output`` as
-        given, then the user message ``observation`` rendered through the
-        request's observation template.
-
-        Raises:
-            AssemblyError: a bad value, with its path at the step's real index
-                (e.g. ``steps[7].observation``); or ``too_large`` at ``""``
-                when the whole response would pass the 1.5 GiB limit, exactly
-                when one :func:`assemble` of the request with all the steps
-                would be ``too_large``. The Prompt is then unchanged.
-        """
-        try:
-            pk = self._packer.pack
-            body = self._step_head + pk(raw_output) + self._step_mid + pk(observation)
-        except Exception:  # anything msgpack cannot pack directly: the codec's slow way decides
-            self._packer = _codec.new_packer()
-            body = _encode(
-                {
-                    "v": 1,
-                    "observation_template": self._template,
-                    "steps": [{"raw_output": raw_output, "observation": observation}],
-                }
-            )
-        try:
-            response_bytes = self._assembler.assemble_bytes(body)
-            response = _decode_ok(response_bytes)
-        except AssemblyError as e:
-            raise AssemblyError(e.code, _shift_path(e.path, self._steps), e.message, offset=e.offset, detail=e.detail) from None
-        messages, chars = response["messages"], response["prompt_chars"]
-        # The limit on the whole response, as one assemble of all the steps has it.
-        rest = self._size_rest + _respsize.step_entries(len(response_bytes), len(messages), chars)
-        prompt_chars = self._prompt_chars + chars
-        _respsize.check(_respsize.size(rest, len(self._messages) + len(messages), prompt_chars))
-        self._messages.extend(messages)
-        self._message_chars.extend(response["message_chars"])
-        self._prompt_chars = prompt_chars
-        self._size_rest = rest
-        self._steps += 1
-
-    def copy(self) -> "Prompt":
-        """An independent copy to branch from: steps added to one do not change the other.
-
-        Costs a copy of the message list (not of the messages, which no step
-        changes); both copies run on the same assembler.
-        """
-        other = Prompt.__new__(Prompt)
-        other.__setstate__(self.__getstate__())
-        return other
-
-    def __copy__(self) -> "Prompt":
-        return self.copy()
-
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "Prompt":
-        other = Prompt.__new__(Prompt)
-        state = self.__getstate__()
-        assembler = state.pop("_assembler")
-        state = _copy.deepcopy(state, memo)
-        state["_assembler"] = assembler
-        other.__setstate__(state)
-        return other
-
-    def __getstate__(self) -> Dict[str, Any]:
-        return {
-            "_assembler": self._assembler,
-            "_budget": self._budget,
-            "_template": self._template,
-            "_messages": list(self._messages),
-            "_message_chars": list(self._message_chars),
-            "_prompt_chars": self._prompt_chars,
-            "_injected": list(self._injected),
-            "_prefix_digests": self._prefix_digests,
-            "_steps": self._steps,
-            "_size_rest": self._size_rest,
-        }
-
-    def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._init_packer()
-
-    @property
-    def messages(self) -> List[Message]:
-        """The assembled messages (a new list; the message dicts are shared)."""
-        return list(self._messages)
-
-    @property
-    def message_chars(self) -> List[int]:
-        """The size of each message in code points, parallel to :attr:`messages`."""
-        return list(self._message_chars)
-
-    @property
-    def prompt_chars(self) -> int:
-        """The sum of :attr:`message_chars`."""
-        return self._prompt_chars
-
-    @property
-    def context_overflow(self) -> bool:
-        """True iff the request gave ``max_prompt_chars`` and :attr:`prompt_chars` exceeds it."""
-        return self._budget is not None and self._prompt_chars > self._budget
-
-    @property
-    def injected(self) -> List[Injected]:
-        """What the injection slot pasted (steps never change it)."""
-        return list(self._injected)
-
-    @property
-    def prefix_digests(self) -> PrefixDigests:
-        """Digests of the run, injection and goal prefixes (steps never change them)."""
-        return cast(PrefixDigests, dict(self._prefix_digests))
-
-    @property
-    def steps(self) -> int:
-        """The number of steps held: those of the request plus those added."""
-        return self._steps
-
-    def response(self) -> Response:
-        """The response one :func:`assemble` of the request with all steps so far would return."""
-        out: Dict[str, Any] = {
-            "v": 1,
-            "ok": True,
-            "messages": list(self._messages),
-            "message_chars": list(self._message_chars),
-            "prompt_chars": self._prompt_chars,
-            "context_overflow": self.context_overflow,
-            "injected": list(self._injected),
-            "prefix_digests": dict(self._prefix_digests),
-        }
-        return cast(Response, out)
-
-    def _response_size(self) -> int:
-        """The size in bytes of the canonical response one :func:`assemble` of
-        the request with all steps so far would return (kept step by step)."""
-        return _respsize.size(self._size_rest, len(self._messages), self._prompt_chars)
-
-    def __len__(self) -> int:
-        return len(self._messages)
-
-    def __repr__(self) -> str:
-        return "<Prompt steps=%d messages=%d prompt_chars=%d context_overflow=%s>" % (
-            self._steps,
-            len(self._messages),
-            self._prompt_chars,
-            self.context_overflow,
-        )
