@@ -151,19 +151,22 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 
 // runOne answers the whole input as one request.
 func runOne(r *bufio.Reader, w *bufio.Writer, stderr io.Writer, o options, eng engine) int {
-	b, err := readAll(r, o.size)
+	b, n, err := readRequest(r, o.size, requestLimit)
 	if err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble: reading input: %v\n", err)
 		return 2
 	}
-	if len(b) == 0 || o.in == "json" && blank(b) {
+	if n == 0 || o.in == "json" && n <= requestLimit && blank(b) {
 		fmt.Fprintln(stderr, "polyloop-assemble: the input is empty; give a request")
 		return 2
 	}
 	it := item{index: 0, line: 0}
-	if o.in == "json" {
+	switch {
+	case n > requestLimit:
+		it.tooLarge = n
+	case o.in == "json":
 		it.text = b
-	} else {
+	default:
 		it.msgpack = b
 	}
 	res := answer(it, o, eng)
@@ -196,6 +199,9 @@ type item struct {
 	text    []byte
 	msgpack []byte
 	buf     *[]byte // the pooled buffer holding text or msgpack, if any
+	// tooLarge is the size of a request over requestLimit (its bytes were
+	// not kept; text and msgpack are nil), else 0.
+	tooLarge int64
 }
 
 // result is an item's output, ready to write.
@@ -226,6 +232,9 @@ func answer(it item, o options, eng engine) result {
 	req := it.msgpack
 	var resp []byte
 	switch {
+	case it.tooLarge > 0:
+		resp = core.ErrorResponse(&core.Error{Code: core.CodeTooLarge, Offset: -1,
+			Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, it.tooLarge)})
 	case it.line > 0 && blank(it.text):
 		resp = core.ErrorResponse(&core.Error{Code: core.CodeMalformedRequest, Offset: -1,
 			Message: "line " + strconv.Itoa(it.line) + " is blank; give one JSON request per line (every line gets one response)"})
@@ -378,48 +387,45 @@ type job struct {
 }
 
 // readItems reads the batch's items in order and gives each to emit, until
-// emit returns false (the output failed).
+// emit returns false (the output failed). A read error ends it (returned:
+// exit 2); only the end of the input ends it cleanly.
 // JSON: every line is one item (a blank one too, so that response N answers
 // line N); a last line without a newline counts. msgpack: each whole value;
 // a stream cut inside a value gives its bytes as a last item (the core says
-// where it was cut).
+// where it was cut). A request over requestLimit is read past, not kept, and
+// its item says its size (too_large): JSON to its line's end, msgpack by its
+// headers; the next request follows.
 func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
 	for i := 0; ; i++ {
 		bp := getBuf()
+		it := item{index: i, buf: bp}
+		var n int64
+		var err error
 		if o.in == "msgpack" {
-			b, err := wirejson.NextMsgpack(r, (*bp)[:0])
-			switch {
-			case err == io.EOF:
+			it.msgpack, n, err = wirejson.NextMsgpackLimit(r, (*bp)[:0], requestLimit)
+			switch err {
+			case io.EOF:
 				return nil
-			case err == wirejson.ErrTruncated:
-				emit(item{index: i, msgpack: b, buf: bp})
-				return nil
-			case err != nil:
+			case nil, wirejson.ErrTruncated: // a cut value is the last
+			case wirejson.ErrTooLarge: // read past: the next value follows
+				it.msgpack, it.tooLarge, err = nil, n, nil
+			default:
 				return err
 			}
-			if !emit(item{index: i, msgpack: b, buf: bp}) {
+		} else {
+			it.line = i + 1
+			it.text, n, err = readLine(r, (*bp)[:0], requestLimit)
+			if err != nil && err != io.EOF {
+				return err
+			}
+			if n == 0 && err == io.EOF {
 				return nil
 			}
-			continue
-		}
-		line := (*bp)[:0]
-		var err error
-		for {
-			var part []byte
-			part, err = r.ReadSlice('\n')
-			line = append(line, part...)
-			if err != bufio.ErrBufferFull {
-				break
+			if n > requestLimit {
+				it.text, it.tooLarge = nil, n
 			}
 		}
-		if err != nil && err != io.EOF {
-			return err
-		}
-		if len(line) == 0 && err == io.EOF {
-			return nil
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		if !emit(item{index: i, line: i + 1, text: line, buf: bp}) || err == io.EOF {
+		if !emit(it) || err != nil {
 			return nil
 		}
 	}

@@ -5,48 +5,150 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"slices"
 )
 
 // ErrTruncated reports a msgpack stream that ends inside a value.
 var ErrTruncated = errors.New("the msgpack stream ends inside a value")
 
+// ErrTooLarge reports a msgpack value longer than NextMsgpackLimit's limit;
+// its bytes were read past, not kept.
+var ErrTooLarge = errors.New("the msgpack value is over the limit")
+
 // NextMsgpack reads the bytes of the next whole msgpack value from r without
 // interpreting them, appending them to dst. At the end of the stream it
 // returns io.EOF with nothing appended. If the stream ends inside a value it
 // returns the bytes read so far and ErrTruncated, so that the caller can still
-// answer them (the core reports where they were cut).
+// answer them (the core reports where they were cut). Any other read error
+// is returned as it is, with the bytes read so far: it is not the stream's
+// end, and no value is made of it.
 func NextMsgpack(r *bufio.Reader, dst []byte) ([]byte, error) {
-	pending := 1 // values still to read
-	first := true
-	for pending > 0 {
-		c, err := r.ReadByte()
-		if err != nil {
-			if first && err == io.EOF {
-				return dst, io.EOF
-			}
-			return dst, ErrTruncated
+	b, _, err := NextMsgpackLimit(r, dst, math.MaxInt64)
+	return b, err
+}
+
+// NextMsgpackLimit is NextMsgpack keeping at most limit bytes of a value.
+// n is the value's length in bytes. A longer value is read to its end by its
+// headers and not kept (memory stays bounded whatever its size): dst comes
+// back as it was, with ErrTooLarge, and the stream is at the next value; if
+// the stream ends inside it, n is the bytes there were (ErrTooLarge still).
+func NextMsgpackLimit(r *bufio.Reader, dst []byte, limit int64) (b []byte, n int64, err error) {
+	v := valueReader{r: r, dst: dst, start: len(dst), limit: limit}
+	err = v.read()
+	switch {
+	case err == nil && v.over:
+		err = ErrTooLarge
+	case err == io.EOF && v.n == 0:
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		err = ErrTruncated
+		if v.over {
+			err = ErrTooLarge
 		}
-		first = false
-		dst = append(dst, c)
+	}
+	return v.dst, v.n, err
+}
+
+// valueReader reads one msgpack value, keeping its bytes in dst while they
+// are at most limit; over it (over), it reads on and keeps none.
+type valueReader struct {
+	r     *bufio.Reader
+	dst   []byte
+	start int   // where the value starts in dst
+	n     int64 // bytes of the value read so far
+	limit int64
+	over  bool
+}
+
+// read reads the value: each header says how many values and payload bytes
+// follow (a container's members are values still to read).
+func (v *valueReader) read() error {
+	pending := int64(1) // values still to read
+	for pending > 0 {
+		c, err := v.r.ReadByte()
+		if err != nil {
+			return err
+		}
+		v.keep([]byte{c})
 		pending--
 		h := headOf(c)
-		pending += h.values
+		pending += int64(h.values)
 		var n uint64
 		if h.lenBytes > 0 {
-			if dst, n, err = readLength(r, dst, h.lenBytes); err != nil {
-				return dst, ErrTruncated
+			if n, err = v.length(h.lenBytes); err != nil {
+				return err
 			}
-			pending += h.add * int(n)
+			// At most 2^33 per header: saturated long before it could wrap
+			// (no stream holds 2^62 values).
+			pending = min(pending+int64(h.add)*int64(n), 1<<62)
 		}
-		total := int64(h.extra) + int64(h.perLen)*int64(n)
-		if total > 0 {
-			if dst, err = readN(r, dst, total); err != nil {
-				return dst, ErrTruncated
+		if total := int64(h.extra) + int64(h.perLen)*int64(n); total > 0 {
+			if err = v.payload(total); err != nil {
+				return err
 			}
 		}
 	}
-	return dst, nil
+	return nil
+}
+
+// keep counts b and appends it to dst while the value is within the limit.
+func (v *valueReader) keep(b []byte) {
+	v.n += int64(len(b))
+	if v.over {
+		return
+	}
+	if v.n > v.limit {
+		v.over, v.dst = true, v.dst[:v.start]
+		return
+	}
+	v.dst = append(v.dst, b...)
+}
+
+// length reads a big-endian length prefix of size bytes (1, 2 or 4); cut
+// short, it keeps the bytes it got.
+func (v *valueReader) length(size int) (uint64, error) {
+	var hdr [4]byte
+	k, err := io.ReadFull(v.r, hdr[:size])
+	v.keep(hdr[:k])
+	if err != nil {
+		return 0, err
+	}
+	switch size {
+	case 1:
+		return uint64(hdr[0]), nil
+	case 2:
+		return uint64(binary.BigEndian.Uint16(hdr[:])), nil
+	}
+	return uint64(binary.BigEndian.Uint32(hdr[:])), nil
+}
+
+// payload reads n bytes of payload, in chunks of at most 1 MiB: into dst
+// while within the limit, discarded past it.
+func (v *valueReader) payload(n int64) error {
+	for n > 0 {
+		chunk := min(n, 1<<20)
+		if room := v.limit - v.n; !v.over && room > 0 {
+			k := int(min(chunk, room))
+			start := len(v.dst)
+			v.dst = slices.Grow(v.dst, k)[:start+k] // no zeroed temporary to copy
+			got, err := io.ReadFull(v.r, v.dst[start:])
+			v.dst, v.n = v.dst[:start+got], v.n+int64(got)
+			if err != nil {
+				return err
+			}
+			n, chunk = n-int64(k), chunk-int64(k)
+		}
+		if chunk > 0 { // past the limit
+			v.over, v.dst = true, v.dst[:v.start]
+			got, err := v.r.Discard(int(chunk))
+			v.n += int64(got)
+			if err != nil {
+				return err
+			}
+			n -= chunk
+		}
+	}
+	return nil
 }
 
 // head is what the first byte of a msgpack value says about the rest of it.
@@ -105,36 +207,4 @@ func headOf(c byte) head {
 	default: // 0xc1, never used: the value is this one byte; the core rejects it
 	}
 	return head{}
-}
-
-// readLength reads a big-endian length prefix of size bytes (1, 2 or 4),
-// appending it to dst; cut short, it appends the bytes it got.
-func readLength(r *bufio.Reader, dst []byte, size int) ([]byte, uint64, error) {
-	var hdr [4]byte
-	if k, err := io.ReadFull(r, hdr[:size]); err != nil {
-		return append(dst, hdr[:k]...), 0, err
-	}
-	dst = append(dst, hdr[:size]...)
-	switch size {
-	case 1:
-		return dst, uint64(hdr[0]), nil
-	case 2:
-		return dst, uint64(binary.BigEndian.Uint16(hdr[:])), nil
-	}
-	return dst, uint64(binary.BigEndian.Uint32(hdr[:])), nil
-}
-
-func readN(r *bufio.Reader, dst []byte, n int64) ([]byte, error) {
-	for n > 0 {
-		chunk := int(min(n, 1<<20))
-		start := len(dst)
-		dst = slices.Grow(dst, chunk)[:start+chunk] // no zeroed temporary to copy
-		got, err := io.ReadFull(r, dst[start:])
-		dst = dst[:start+got]
-		if err != nil {
-			return dst, err
-		}
-		n -= int64(chunk)
-	}
-	return dst, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"testing/iotest"
 
 	"github.com/tinylib/msgp/msgp"
 
@@ -89,6 +90,60 @@ func TestNextMsgpackTruncated(t *testing.T) {
 			got, err := wirejson.NextMsgpack(bufio.NewReader(bytes.NewReader(v[:k])), []byte{'>'})
 			if !errors.Is(err, wirejson.ErrTruncated) || !bytes.Equal(got, append([]byte{'>'}, v[:k]...)) {
 				t.Fatalf("value %d cut at %d of %d: got %d bytes, err %v", i, k, len(v), len(got), err)
+			}
+		}
+	}
+}
+
+var errDisk = errors.New("read /dev/sdz: input/output error")
+
+// TestNextMsgpackReadError: a read error before or inside a value is that
+// error, not the end of the stream (ErrTruncated is only a real end).
+func TestNextMsgpackReadError(t *testing.T) {
+	if _, err := wirejson.NextMsgpack(bufio.NewReader(iotest.ErrReader(errDisk)), nil); !errors.Is(err, errDisk) {
+		t.Fatalf("error at once: got %v, want %v", err, errDisk)
+	}
+	for i, v := range streamValues() {
+		for _, k := range []int{len(v) / 2, len(v) - 1} {
+			if k == 0 {
+				continue
+			}
+			r := bufio.NewReader(io.MultiReader(bytes.NewReader(v[:k]), iotest.ErrReader(errDisk)))
+			_, err := wirejson.NextMsgpack(r, nil)
+			if !errors.Is(err, errDisk) {
+				t.Fatalf("value %d, error after %d of %d bytes: got %v, want %v", i, k, len(v), err, errDisk)
+			}
+		}
+	}
+}
+
+// TestNextMsgpackLimit: a value over the limit is skipped whole (the next
+// value follows), not kept, with its length; one within it comes back as
+// NextMsgpack gives it; cut short and over, the length is the bytes there
+// were. The lengths are the values' own (built by msgp).
+func TestNextMsgpackLimit(t *testing.T) {
+	next := msgp.AppendString(nil, "next")
+	for i, v := range streamValues() {
+		for _, limit := range []int64{0, int64(len(v)) - 1, int64(len(v)), int64(len(v)) + 1} {
+			r := bufio.NewReader(bytes.NewReader(append(append([]byte{}, v...), next...)))
+			got, n, err := wirejson.NextMsgpackLimit(r, []byte{'>'}, limit)
+			switch {
+			case n != int64(len(v)):
+				t.Fatalf("value %d, limit %d: length %d, want %d", i, limit, n, len(v))
+			case limit < int64(len(v)) && (!errors.Is(err, wirejson.ErrTooLarge) || string(got) != ">"):
+				t.Fatalf("value %d of %d bytes, limit %d: got %d bytes, %v; want > and ErrTooLarge", i, len(v), limit, len(got), err)
+			case limit >= int64(len(v)) && (err != nil || !bytes.Equal(got, append([]byte{'>'}, v...))):
+				t.Fatalf("value %d of %d bytes, limit %d: got %d bytes, %v; want the value", i, len(v), limit, len(got), err)
+			}
+			if after, err := wirejson.NextMsgpack(r, nil); err != nil || !bytes.Equal(after, next) {
+				t.Fatalf("value %d, limit %d: the value after it is %q, %v", i, limit, after, err)
+			}
+		}
+		if len(v) > 2 {
+			cut := v[:len(v)-1]
+			_, n, err := wirejson.NextMsgpackLimit(bufio.NewReader(bytes.NewReader(cut)), nil, 1)
+			if !errors.Is(err, wirejson.ErrTooLarge) || n != int64(len(cut)) {
+				t.Fatalf("value %d cut at %d, limit 1: length %d, %v; want %d, ErrTooLarge", i, len(cut), n, err, len(cut))
 			}
 		}
 	}
