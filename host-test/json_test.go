@@ -2,7 +2,10 @@ package hosttest
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
+
+	"github.com/polyloop/assembly/core"
 
 	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
@@ -30,4 +33,24 @@ func TestJSONVectorsEveryEngine(t *testing.T) {
 		}
 	}
 	t.Logf("%d JSON-text vectors, identical on native, wazero and wasmtime", len(cases))
+}
+
+// TestJSONOver4GiBIsTooLarge: JSON text of 4 GiB, one byte more than
+// msgpack can count, is too_large at "" with the message the Python and JS
+// bindings give it (core.MsgRequestTooLargeFormat of its size), natively and
+// through Runner.AssembleJSON on both engines. (The text is never read:
+// its zero pages cost no memory.)
+func TestJSONOver4GiBIsTooLarge(t *testing.T) {
+	text := make([]byte, 1<<32)
+	want := fmt.Sprintf(core.MsgRequestTooLargeFormat, len(text))
+	check := func(name string, resp []byte) {
+		_, err := core.DecodeResponse(resp)
+		if e, ok := err.(*core.Error); !ok || e.Code != core.CodeTooLarge || e.Path != "" || e.Message != want {
+			t.Errorf("%s: %v; want too_large at \"\": %s", name, err, want)
+		}
+	}
+	check("native", wirejson.AppendAssemble(nil, text))
+	for _, r := range runners {
+		check(r.Engine(), r.AssembleJSON(text))
+	}
 }

@@ -222,10 +222,15 @@ func TestOneRequestOverLimit(t *testing.T) {
 const memoryLimitKB = 1_600_000
 
 // runChild runs this test binary as the command with its request limit at
-// 1 MiB, its stdin written by feed, under the address-space limit for
+// 1 MiB (runChildAt: at another), its stdin written by feed, under the address-space limit for
 // native (the wasm engines reserve the module's 4 GiB and cannot run under
 // one), its peak RSS measured by GNU time.
 func runChild(t *testing.T, eng, args []string, feed func(io.Writer) error) (code int, out, stderr string, rssKB int64) {
+	return runChildAt(t, 1<<20, eng, args, feed)
+}
+
+// runChildAt is runChild with the request limit at limit bytes.
+func runChildAt(t *testing.T, limit int64, eng, args []string, feed func(io.Writer) error) (code int, out, stderr string, rssKB int64) {
 	t.Helper()
 	rss := filepath.Join(t.TempDir(), "rss")
 	argv := append(append([]string{"/usr/bin/time", "-f", "%M", "-o", rss, os.Args[0]}, eng...), args...)
@@ -233,7 +238,7 @@ func runChild(t *testing.T, eng, args []string, feed func(io.Writer) error) (cod
 		argv = append([]string{"bash", "-c", `ulimit -v ` + strconv.Itoa(memoryLimitKB) + ` && exec "$@"`, "bash"}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "POLYLOOP_CLI_AS_COMMAND=1", "POLYLOOP_CLI_TEST_LIMIT=1048576")
+	cmd.Env = append(os.Environ(), "POLYLOOP_CLI_AS_COMMAND=1", "POLYLOOP_CLI_TEST_LIMIT="+strconv.FormatInt(limit, 10))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	w, err := cmd.StdinPipe()
@@ -317,4 +322,24 @@ func checkChild(t *testing.T, name string, code int, out, stderr string, rssKB, 
 		t.Errorf("%s: peak RSS %d KB, want 1..%d KB", name, rssKB, maxKB)
 	}
 	checkResponses(t, name, out, want)
+}
+
+// TestJSONFileOver4GiBIsTooLarge: a JSON file of 4 GiB (sparse), at the
+// real 1 GiB limit, is too_large with its size on every engine, in bounded
+// memory: it is not read (native under the address-space limit).
+func TestJSONFileOver4GiBIsTooLarge(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		t.Skip("needs GNU time (/usr/bin/time) to measure the peak RSS")
+	}
+	file := filepath.Join(t.TempDir(), "huge.json")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, 1<<32); err != nil {
+		t.Fatal(err)
+	}
+	for _, eng := range cliEngines() {
+		code, out, stderr, rss := runChildAt(t, core.MaxRequestBytes, eng, []string{file}, func(io.Writer) error { return nil })
+		checkChild(t, eng[1]+" json", code, out, stderr, rss, 256<<10, []any{int64(1 << 32)})
+	}
 }

@@ -1,15 +1,25 @@
 package wirejson
 
-import "github.com/polyloop/assembly/core"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/polyloop/assembly/core"
+)
 
 // Request converts the JSON text of one request to the msgpack request that
 // says the same thing, appending to dst. A JSON syntax error is returned as
 // the wire error every host gives for it: malformed_request at the whole
 // request, with the byte offset in the message. This is the one place JSON
 // text is judged: the command-line tool and the module's assemble_json export
-// both call it, so the preview and the CLI give JSON text one verdict.
+// both call it, so the preview and the CLI give JSON text one verdict. A text
+// over 4 GiB − 1 bytes is too_large at "", with the message every host and
+// binding gives a request of its size (core.MsgRequestTooLargeFormat).
 func Request(dst, text []byte) ([]byte, *core.Error) {
 	mp, err := ToMsgpack(dst, text)
+	if errors.Is(err, ErrTextTooLarge) {
+		return nil, &core.Error{Code: core.CodeTooLarge, Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}
+	}
 	if err != nil {
 		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}
 	}

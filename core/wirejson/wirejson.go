@@ -18,7 +18,7 @@ package wirejson
 import (
 	"cmp"
 	"encoding/binary"
-	"math"
+	"errors"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -27,7 +27,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/core"
 )
+
+// ErrTextTooLarge is ToMsgpack's answer to a text over 4 GiB − 1 bytes, more
+// than msgpack's 32-bit lengths can count; Request answers it too_large, as
+// every binding does (docs/SPEC.md §4).
+var ErrTextTooLarge = errors.New("the JSON text is over 4 GiB - 1 bytes")
+
+// maxTextBytes is the longest text ToMsgpack reads: msgpack's longest length
+// (tests lower it).
+var maxTextBytes = core.MaxMsgpackLength
 
 // SyntaxError is a JSON syntax error at a byte offset of the input.
 type SyntaxError struct {
@@ -54,11 +65,13 @@ const maxDepth = 10000
 // and one sweep at the end moves the bytes after each of them up to make room
 // (each byte moved at most once). The output is the shortest form either
 // way.
+//
+// A text over 4 GiB − 1 bytes is ErrTextTooLarge, unread.
 func ToMsgpack(dst, src []byte) ([]byte, error) {
-	if len(src) > math.MaxUint32 {
+	if len(src) > maxTextBytes {
 		// Every count and length then fits the msgpack headers' 32 bits
 		// (and the wire's limit is 1 GiB anyway).
-		return nil, &SyntaxError{Offset: 0, Msg: "the text is over 4 GiB; a request is at most 1 GiB"}
+		return nil, ErrTextTooLarge
 	}
 	// The msgpack is rarely longer than the text (quotes and white space
 	// go; only short floats grow): room for it, and for the longer headers.
