@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"testing/iotest"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/testing/limitreq"
 )
 
 // TestMain makes this test binary the command itself when
@@ -44,7 +43,7 @@ func cliEngines() [][]string {
 	return e
 }
 
-const okJSON = `{"observation_template": "{observation}"}`
+const okJSON = limitreq.OKJSON
 
 // okMsgpack is okJSON in msgpack.
 var okMsgpack = core.EncodeRequest(&core.Request{ObservationTemplate: "{observation}"})
@@ -109,25 +108,6 @@ func sizedMsgpack(t *testing.T, n int) []byte {
 	return nil
 }
 
-// bigArray is an array32 of n bin32 values of size bytes each: its headers
-// say its length, size*n + 5*(n+1) bytes.
-func bigArray(w io.Writer, n, size int) (int64, error) {
-	hdr := func(c byte, k int) []byte { return []byte{c, byte(k >> 24), byte(k >> 16), byte(k >> 8), byte(k)} }
-	if _, err := w.Write(hdr(0xdd, n)); err != nil {
-		return 0, err
-	}
-	payload := make([]byte, size)
-	for range n {
-		if _, err := w.Write(hdr(0xc6, size)); err != nil {
-			return 0, err
-		}
-		if _, err := w.Write(payload); err != nil {
-			return 0, err
-		}
-	}
-	return int64(size*n + 5*(n+1)), nil
-}
-
 // checkResponses checks JSON output, one response a line: "ok" for an ok
 // response, else the size of a request answered too_large at "" with the
 // core's message for that size.
@@ -165,7 +145,7 @@ func TestBatchOverLimitResyncs(t *testing.T) {
 	jsonWant := []any{"ok", int64(limit + 1), "ok", int64(5000), "ok", int64(1200)}
 	var mp bytes.Buffer
 	mp.Write(okMsgpack)
-	n, _ := bigArray(&mp, 20, 100)
+	n, _ := limitreq.LongMsgpackArray(&mp, 20, 100)
 	mp.Write(okMsgpack)
 	mp.Write(sizedMsgpack(t, limit))
 	mp.Write([]byte{0xdb, 0x40, 0, 0, 0}) // a str of 1 GiB, cut after 2000 bytes
@@ -218,54 +198,25 @@ func TestOneRequestOverLimit(t *testing.T) {
 // memoryLimitKB bounds the native child's address space (ulimit -v): room
 // for the command (the Go runtime reserves some 800 MB of it at start; at
 // 1.2 GB it fails to start at all), less than the 2 GiB request it must not
-// hold.
+// hold. The wasm engines reserve the module's 4 GiB and cannot run under
+// one: their peak RSS is the bound.
 const memoryLimitKB = 1_600_000
 
-// runChild runs this test binary as the command with its request limit at
-// 1 MiB (runChildAt: at another), its stdin written by feed, under the address-space limit for
-// native (the wasm engines reserve the module's 4 GiB and cannot run under
-// one), its peak RSS measured by GNU time.
-func runChild(t *testing.T, eng, args []string, feed func(io.Writer) error) (code int, out, stderr string, rssKB int64) {
-	return runChildAt(t, 1<<20, eng, args, feed)
-}
-
-// runChildAt is runChild with the request limit at limit bytes.
-func runChildAt(t *testing.T, limit int64, eng, args []string, feed func(io.Writer) error) (code int, out, stderr string, rssKB int64) {
+// runChild runs this test binary as the command on eng with its request
+// limit at limit bytes and its stdin written by feed; native under the
+// address-space limit.
+func runChild(t *testing.T, limit int64, eng, args []string, feed func(io.Writer) error) limitreq.Run {
 	t.Helper()
-	rss := filepath.Join(t.TempDir(), "rss")
-	argv := append(append([]string{"/usr/bin/time", "-f", "%M", "-o", rss, os.Args[0]}, eng...), args...)
+	kb := 0
 	if eng[1] == "native" {
-		argv = append([]string{"bash", "-c", `ulimit -v ` + strconv.Itoa(memoryLimitKB) + ` && exec "$@"`, "bash"}, argv...)
+		kb = memoryLimitKB
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "POLYLOOP_CLI_AS_COMMAND=1", "POLYLOOP_CLI_TEST_LIMIT="+strconv.FormatInt(limit, 10))
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	w, err := cmd.StdinPipe()
+	env := []string{"POLYLOOP_CLI_AS_COMMAND=1", "POLYLOOP_CLI_TEST_LIMIT=" + strconv.FormatInt(limit, 10)}
+	r, err := limitreq.RunBounded(append(append([]string{os.Args[0]}, eng...), args...), env, kb, feed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	ferr := feed(bw)
-	if ferr == nil {
-		ferr = bw.Flush()
-	}
-	w.Close()
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	if ferr != nil {
-		t.Logf("%s: writing the input: %v", eng[1], ferr)
-	}
-	b, _ := os.ReadFile(rss)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	rssKB, _ = strconv.ParseInt(lines[len(lines)-1], 10, 64)
-	return cmd.ProcessState.ExitCode(), o.String(), e.String(), rssKB
+	return r
 }
 
 // TestBatchOverLimitInBoundedMemory: a batch whose middle request is far
@@ -275,61 +226,53 @@ func runChildAt(t *testing.T, limit int64, eng, args []string, feed func(io.Writ
 // with a peak RSS far below it. The request is too_large with its size and
 // the next one is answered.
 func TestBatchOverLimitInBoundedMemory(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/time"); err != nil {
-		t.Skip("needs GNU time (/usr/bin/time) to measure the peak RSS")
+	if _, err := os.Stat(limitreq.GNUTime); err != nil {
+		t.Skip("needs GNU time to measure the peak RSS")
 	}
 	const maxRSSKB = 256 << 10
-	head := `{"observation_template": "{observation}", "steps": [{"raw_output": "`
-	tail := `", "observation": ""}]}`
 	for _, eng := range cliEngines() {
 		mib := 512 // of the long request
 		if eng[1] == "native" {
 			mib = 2048
 		}
-		code, out, stderr, rss := runChild(t, eng, []string{"--batch", "--jobs", "2"}, func(w io.Writer) error {
-			chunk := bytes.Repeat([]byte{'a'}, 1<<20)
-			fmt.Fprintf(w, "%s\n%s", okJSON, head)
-			for range mib {
-				if _, err := w.Write(chunk); err != nil {
-					return err
-				}
+		var size int64
+		r := runChild(t, 1<<20, eng, []string{"--batch", "--jobs", "2"}, func(w io.Writer) (err error) {
+			fmt.Fprintln(w, okJSON)
+			if size, err = limitreq.LongJSONLine(w, mib); err == nil {
+				_, err = fmt.Fprintln(w, okJSON)
 			}
-			_, err := fmt.Fprintf(w, "%s\n%s\n", tail, okJSON)
 			return err
 		})
-		checkChild(t, eng[1]+" json", code, out, stderr, rss, maxRSSKB, []any{"ok", int64(len(head) + mib<<20 + len(tail)), "ok"})
-		var size int64
-		code, out, stderr, rss = runChild(t, eng, []string{"--batch", "--jobs", "2", "--in", "msgpack"}, func(w io.Writer) error {
+		checkChild(t, eng[1]+" json", r, maxRSSKB, []any{"ok", size, "ok"})
+		r = runChild(t, 1<<20, eng, []string{"--batch", "--jobs", "2", "--in", "msgpack"}, func(w io.Writer) (err error) {
 			w.Write(okMsgpack)
-			n, err := bigArray(w, mib, 1<<20)
-			size = n
-			if err == nil {
+			if size, err = limitreq.LongMsgpackArray(w, mib, 1<<20); err == nil {
 				_, err = w.Write(okMsgpack)
 			}
 			return err
 		})
-		checkChild(t, eng[1]+" msgpack", code, out, stderr, rss, maxRSSKB, []any{"ok", size, "ok"})
+		checkChild(t, eng[1]+" msgpack", r, maxRSSKB, []any{"ok", size, "ok"})
 	}
 }
 
-func checkChild(t *testing.T, name string, code int, out, stderr string, rssKB, maxKB int64, want []any) {
+func checkChild(t *testing.T, name string, r limitreq.Run, maxKB int64, want []any) {
 	t.Helper()
-	t.Logf("%s: exit %d, peak RSS %d MB", name, code, rssKB>>10)
-	if code != 1 || strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "goroutine") {
-		t.Fatalf("%s: exit %d, want 1; stderr %.1000s", name, code, stderr)
+	t.Logf("%s: %v", name, r)
+	if r.Code != 1 || r.Crashed() {
+		t.Fatalf("%s: exit %d, want 1; stderr %.1000s", name, r.Code, r.Stderr)
 	}
-	if rssKB <= 0 || rssKB > maxKB {
-		t.Errorf("%s: peak RSS %d KB, want 1..%d KB", name, rssKB, maxKB)
+	if r.RSSKB <= 0 || r.RSSKB > maxKB {
+		t.Errorf("%s: peak RSS %d KB, want 1..%d KB", name, r.RSSKB, maxKB)
 	}
-	checkResponses(t, name, out, want)
+	checkResponses(t, name, r.Stdout, want)
 }
 
 // TestJSONFileOver4GiBIsTooLarge: a JSON file of 4 GiB (sparse), at the
 // real 1 GiB limit, is too_large with its size on every engine, in bounded
 // memory: it is not read (native under the address-space limit).
 func TestJSONFileOver4GiBIsTooLarge(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/time"); err != nil {
-		t.Skip("needs GNU time (/usr/bin/time) to measure the peak RSS")
+	if _, err := os.Stat(limitreq.GNUTime); err != nil {
+		t.Skip("needs GNU time to measure the peak RSS")
 	}
 	file := filepath.Join(t.TempDir(), "huge.json")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -339,7 +282,7 @@ func TestJSONFileOver4GiBIsTooLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, eng := range cliEngines() {
-		code, out, stderr, rss := runChildAt(t, core.MaxRequestBytes, eng, []string{file}, func(io.Writer) error { return nil })
-		checkChild(t, eng[1]+" json", code, out, stderr, rss, 256<<10, []any{int64(1 << 32)})
+		r := runChild(t, core.MaxRequestBytes, eng, []string{file}, func(io.Writer) error { return nil })
+		checkChild(t, eng[1]+" json", r, 256<<10, []any{int64(1 << 32)})
 	}
 }
