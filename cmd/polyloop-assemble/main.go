@@ -10,7 +10,8 @@
 // one per line) and the output the stream of their responses, in input order,
 // computed by --jobs workers in parallel with a bounded window (constant
 // memory on an unbounded stream; the output is byte-identical to --jobs 1).
-// Exit status: 0 every request assembled, 1 at least one assembly error,
+// A request over 1 GiB is read past, not kept, and answered too_large; a
+// batch goes on after it (docs/SPEC.md §2.3). Exit status: 0 every request assembled, 1 at least one assembly error,
 // 2 usage or I/O error.
 package main
 
