@@ -230,8 +230,36 @@ func putBuf(p *[]byte, b []byte) {
 
 // answer assembles one item and renders its output.
 func answer(it item, o options, eng engine) result {
-	req := it.msgpack
-	var resp []byte
+	req, resp := prepare(it)
+	ob := getBuf()
+	textOut := o.out != "msgpack" && o.out != "json"
+	var view *core.View
+	switch {
+	case resp == nil && textOut:
+		// The text view lays the prompt out as the core does: the
+		// response with its view, from the engine (docs/SPEC.md §7.8).
+		ans := eng.AppendAssembleViewBytes((*ob)[:0], req)
+		var err error
+		if resp, view, err = core.SplitViewAnswer(ans); err != nil {
+			resp = core.InternalErrorResponse("the engine's view answer does not split: " + err.Error())
+		}
+	case resp == nil:
+		resp = eng.AppendAssembleBytes((*ob)[:0], req)
+	}
+	res := render(it, o, resp, view, ob, eng.Name())
+	if it.msgpack != nil {
+		putBuf(it.buf, it.msgpack)
+	} else {
+		putBuf(it.buf, it.text)
+	}
+	return res
+}
+
+// prepare returns the msgpack request of it, or the response it gets
+// without reaching the engine (over the limit, a blank line, JSON text that
+// does not convert).
+func prepare(it item) (req, resp []byte) {
+	req = it.msgpack
 	switch {
 	case it.tooLarge > 0:
 		resp = core.ErrorResponse(&core.Error{Code: core.CodeTooLarge, Offset: -1,
@@ -249,48 +277,30 @@ func answer(it item, o options, eng engine) result {
 		}
 		req = mp
 	}
-	ob := getBuf()
-	textOut := o.out != "msgpack" && o.out != "json"
-	var view *core.View
-	switch {
-	case resp == nil && textOut:
-		// The text view lays the prompt out as the core does: the
-		// response with its view, from the engine (docs/SPEC.md §7.8).
-		ans := eng.AppendAssembleViewBytes((*ob)[:0], req)
-		var err error
-		if resp, view, err = core.SplitViewAnswer(ans); err != nil {
-			resp = core.InternalErrorResponse("the engine's view answer does not split: " + err.Error())
-		}
-	case resp == nil:
-		resp = eng.AppendAssembleBytes((*ob)[:0], req)
-	}
+	return req, resp
+}
+
+// render writes resp (held in ob) in the output form o.out asks for.
+func render(it item, o options, resp []byte, view *core.View, ob *[]byte, engine string) result {
 	ok := len(resp) > 7 && resp[7] == 0xc3 // {v: 1, ok: true, ...}: the canonical layout
-	var res result
 	switch o.out {
 	case "msgpack":
-		res = result{out: resp, ok: ok, buf: ob}
+		return result{out: resp, ok: ok, buf: ob}
 	case "json":
 		jb := getBuf()
 		j, _, err := wirejson.FromMsgpack((*jb)[:0], resp)
 		putBuf(ob, resp)
-		res = result{out: append(j, '\n'), ok: ok, err: err, buf: jb}
-	default:
-		var out bytes.Buffer
-		if it.index > 0 {
-			out.WriteString("\n")
-		}
-		bw := bufio.NewWriter(&out)
-		err := writeText(bw, resp, view, eng.Name())
-		bw.Flush()
-		putBuf(ob, resp)
-		res = result{out: out.Bytes(), ok: ok, err: err}
+		return result{out: append(j, '\n'), ok: ok, err: err, buf: jb}
 	}
-	if it.msgpack != nil {
-		putBuf(it.buf, it.msgpack)
-	} else {
-		putBuf(it.buf, it.text)
+	var out bytes.Buffer
+	if it.index > 0 {
+		out.WriteString("\n")
 	}
-	return res
+	bw := bufio.NewWriter(&out)
+	err := writeText(bw, resp, view, engine)
+	bw.Flush()
+	putBuf(ob, resp)
+	return result{out: out.Bytes(), ok: ok, err: err}
 }
 
 // runBatch answers a stream of requests with o.jobs workers. The reader
