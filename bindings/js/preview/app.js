@@ -426,7 +426,10 @@ async function fromShareLink() {
   const m = /^#req=([A-Za-z0-9_-]+)$/.exec(location.hash);
   if (!m) return null;
   if (m[1].length > SHARE_LIMIT) {
-    notice(`The share link is too long (${fmt.format(m[1].length)} characters, the limit is ${fmt.format(SHARE_LIMIT)}); it was ignored.`, "bad");
+    notice(
+      `The share link is too long (${fmt.format(m[1].length)} characters, the limit is ${fmt.format(SHARE_LIMIT)}); it was ignored.`,
+      "bad",
+    );
     return null;
   }
   try {

@@ -41,7 +41,8 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
     await open(page, url);
 
     await t.test("a CRLF file: edits land where the editor shows them", async () => {
-      const text = '{\r\n  "observation_template": "{observation}",\r\n  "steps": [\r\n    {"raw_output": "ABC", "observation": "o"}\r\n  ]\r\n}\r\n';
+      const text =
+        '{\r\n  "observation_template": "{observation}",\r\n  "steps": [\r\n    {"raw_output": "ABC", "observation": "o"}\r\n  ]\r\n}\r\n';
       await openFile(page, "crlf.json", new TextEncoder().encode(text));
       assert.equal(await firstText(page), "ABC");
       const doc = await docText(page);
@@ -73,12 +74,19 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
 
     await t.test("a raw 0xFF inside raw_output: invalid_utf8 at steps[0].raw_output", async () => {
       const enc = new TextEncoder();
-      const bytes = new Uint8Array([...enc.encode('{"observation_template": "{observation}", "steps": [{"raw_output": "a'), 0xff, ...enc.encode('b", "observation": "o"}]}')]);
+      const bytes = new Uint8Array([
+        ...enc.encode('{"observation_template": "{observation}", "steps": [{"raw_output": "a'),
+        0xff,
+        ...enc.encode('b", "observation": "o"}]}'),
+      ]);
       const want = errorOf(() => asm.assembleJSON(bytes));
       assert.deepEqual({ code: want?.code, path: want?.path }, { code: "invalid_utf8", path: "steps[0].raw_output" });
       await openFile(page, "bad.json", bytes);
       const s = await shown(page);
-      assert.deepEqual({ code: s.error?.code, path: s.error?.path, message: s.error?.message }, { code: want.code, path: want.path, message: want.message });
+      assert.deepEqual(
+        { code: s.error?.code, path: s.error?.path, message: s.error?.message },
+        { code: want.code, path: want.path, message: want.message },
+      );
       assert.match(await page.textContent("#notice"), /not valid UTF-8/);
       // One line of a JSON-lines file, the same.
       const lines = new Uint8Array([...enc.encode('{"observation_template": "{observation}"}\n'), ...bytes, 0x0a]);
@@ -118,7 +126,11 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
     });
 
     await t.test("a msgpack file's JSON copy keeps 2^64 - 1", async () => {
-      const req = { observation_template: "{observation}", max_prompt_chars: 2n ** 64n - 1n, steps: [{ raw_output: "a", observation: "b" }] };
+      const req = {
+        observation_template: "{observation}",
+        max_prompt_chars: 2n ** 64n - 1n,
+        steps: [{ raw_output: "a", observation: "b" }],
+      };
       await openFile(page, "big.msgpack", encodeMsgpack(req, { useBigInt64: true }));
       assert.equal(await page.evaluate(() => window.preview.state), "ok");
       const fromFile = (await shown(page)).gauge.label;
@@ -176,7 +188,9 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
     await t.test("a share link inflates through a limit", async () => {
       const bomb = await page.evaluate(async () => {
         const zeros = new Uint8Array(40 * 1024 * 1024);
-        const packed = new Uint8Array(await new Response(new Blob([zeros]).stream().pipeThrough(new CompressionStream("deflate-raw"))).arrayBuffer());
+        const packed = new Uint8Array(
+          await new Response(new Blob([zeros]).stream().pipeThrough(new CompressionStream("deflate-raw"))).arrayBuffer(),
+        );
         let s = "";
         for (let i = 0; i < packed.length; i += 0x8000) s += String.fromCharCode(...packed.subarray(i, i + 0x8000));
         return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
@@ -194,7 +208,9 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
       assert.match(await page.textContent("#notice"), /share link is too long \(60,001 characters/);
       assert.ok((await docText(page)).length > 0, "the editor is not blank");
       const limited = await page.evaluate(async () => {
-        const packed = new Uint8Array(await new Response(new Blob([new Uint8Array(1000)]).stream().pipeThrough(new CompressionStream("deflate-raw"))).arrayBuffer());
+        const packed = new Uint8Array(
+          await new Response(new Blob([new Uint8Array(1000)]).stream().pipeThrough(new CompressionStream("deflate-raw"))).arrayBuffer(),
+        );
         return [(await window.preview.inflateBounded(packed, 999)) === null, (await window.preview.inflateBounded(packed, 1000))?.length];
       });
       assert.deepEqual(limited, [true, 1000]);

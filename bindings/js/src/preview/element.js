@@ -67,10 +67,7 @@ export function isInvisible(c) {
 
 /** The characters to mark: the ranges of INVISIBLE_RANGES as a regular
  * expression (one match per character). */
-const INVISIBLE_RE = new RegExp(
-  `[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`,
-  "gu",
-);
+const INVISIBLE_RE = new RegExp(`[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`, "gu");
 
 /** `U+202E` for code point c. */
 export const codePointName = (c) => `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
@@ -79,9 +76,10 @@ export const codePointName = (c) => `U+${c.toString(16).toUpperCase().padStart(4
  * Appends one line of text to `pre`, each invisible character (bidi
  * controls, zero-width characters, the BOM, controls, look-alike spaces) in
  * a marker that names its code point: the character itself stays in the
- * text node (so textContent and copy-paste keep the exact text), the name
- * is CSS generated content, and the marker isolates the character's bidi
- * effect so it cannot reorder the text around it.
+ * text node (so textContent and copy-paste keep the exact text) at font
+ * size 0 (a control's box glyph or a look-alike space is not drawn), the
+ * name is CSS generated content, and the marker isolates the character's
+ * bidi effect so it cannot reorder the text around it.
  */
 function appendLine(pre, line) {
   INVISIBLE_RE.lastIndex = 0;

@@ -407,7 +407,10 @@ function applyChanges(c, changes) {
 /** Loads the module (once, whatever the number of elements). */
 function init(m) {
   if (asmReady) {
-    asmReady.then(() => postMessage({ type: "ready" }), () => {});
+    asmReady.then(
+      () => postMessage({ type: "ready" }),
+      () => {},
+    );
     return;
   }
   asmReady = loadAssembler(m.wasmUrl ? { url: m.wasmUrl } : {});
