@@ -114,11 +114,14 @@ func writeBudget(w *bufio.Writer, resp *core.Response, budget *int64) {
 	}
 }
 
-// visible makes control characters visible, as cat -v and less do, so that
-// a message cannot drive the terminal that shows it (clear the screen, set
-// the window title, write the clipboard with OSC 52, or hide a line behind a
-// carriage return): a C0 character is shown as ^ and a letter (ESC ^[,
-// CR ^M, NUL ^@), DEL as ^?, a C1 character (U+0080 to U+009F) as <U+009B>.
+// visible makes invisible characters visible, so that a message cannot
+// drive the terminal that shows it (clear the screen, set the window title,
+// write the clipboard with OSC 52, or hide a line behind a carriage return)
+// nor hide or reorder text from its reader (bidi controls, zero-width
+// characters, a byte-order mark, spaces that look like a space). A C0
+// character is shown as cat -v and less show it, ^ and a letter (ESC ^[,
+// CR ^M, NUL ^@), DEL as ^?, every other character of core.InvisibleRanges
+// (the set the JavaScript preview marks too, docs/SPEC.md §7.8) as <U+202E>.
 // Newline and tab are layout and stay; the caller splits lines at newlines.
 // Like cat -v, the view is for reading: a literal "^[" in the text looks the
 // same as an escaped ESC (--out json is exact).
@@ -151,7 +154,7 @@ func visible(s string) string {
 }
 
 func isControl(c rune) bool {
-	return c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f
+	return core.Invisible(c)
 }
 
 func plural(n int) string {

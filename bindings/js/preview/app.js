@@ -12,6 +12,7 @@
 // the view's text nodes. Never innerHTML.
 
 import { definePromptView } from "@polyloop/assembly/preview";
+import { MAX_STRING_UNITS } from "../src/consts.js";
 
 /** Used when examples/react.json was not copied beside the page. */
 const FALLBACK_EXAMPLE = JSON.stringify(
@@ -34,6 +35,10 @@ const THEME_KEY = "polyloop-preview:theme";
 const STORE_LIMIT = 2_000_000;
 /** The longest share link fragment (characters after `#req=`). */
 export const SHARE_LIMIT = 60_000;
+/** The most bytes a share link may inflate to: a link this page makes holds
+ * at most SHARE_LIMIT characters of compressed text, and deflate inflates a
+ * byte to at most about 1,032; past this the link is refused. */
+export const SHARE_INFLATE_LIMIT = 32 * 1024 * 1024;
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const fmt = new Intl.NumberFormat("en-US");
@@ -52,9 +57,20 @@ function notice(text, cls = "") {
 
 /** Set while the page replaces the whole document (so it is sent as text). */
 let replacing = false;
-/** The document came from msgpack bytes: the view shows those bytes until the
- * first edit, then the editor's JSON text. */
+/** The document came from bytes the editor cannot hold as they are (msgpack,
+ * or JSON that is not valid UTF-8): the view shows those bytes until the
+ * first edit, then the editor's text. */
 let fromBytes = false;
+
+/**
+ * The text as the editor holds it: CodeMirror splits lines at CRLF, CR and
+ * LF and joins them with LF, so the view is always sent the editor's text
+ * (editor positions apply to it), never a file's raw line endings.
+ * @param {string} text
+ */
+export function editorText(text) {
+  return text.includes("\r") ? text.split(/\r\n?|\n/).join("\n") : text;
+}
 
 /** The editor module (CodeMirror), loading from the start. */
 const cm = import("./editor.js");
@@ -79,8 +95,13 @@ function onEditorUpdate() {
   if (!replacing) docChanged();
 }
 
-/** Replaces the whole document and sends it to the view as text. */
-function setDoc(text, { bytes = /** @type {Uint8Array | null} */ (null) } = {}) {
+/**
+ * Replaces the whole document and sends the view the editor's text, or
+ * `bytes` (msgpack, or JSON bytes with `json`) until the first edit.
+ * @param {string} text
+ * @param {{bytes?: Uint8Array | null, json?: boolean}} [opts]
+ */
+function setDoc(text, { bytes = null, json = false } = {}) {
   if (!editor) throw new Error("the editor is still loading");
   replacing = true;
   try {
@@ -89,7 +110,13 @@ function setDoc(text, { bytes = /** @type {Uint8Array | null} */ (null) } = {}) 
     replacing = false;
   }
   fromBytes = Boolean(bytes);
-  const gen = bytes ? ((view.request = bytes), view.generation) : view.setText(text);
+  let gen;
+  if (!bytes) gen = view.setText(editor.state.doc.toString());
+  else if (json) gen = view.setJSONBytes(bytes);
+  else {
+    view.request = bytes;
+    gen = view.generation;
+  }
   docChanged();
   return gen;
 }
@@ -174,54 +201,121 @@ stepInput.addEventListener("input", () => {
 
 // ---- files: picker and drag-and-drop ----------------------------------------
 
-/** @type {{label: string, text?: string, bytes?: Uint8Array}[]} */
+/** @type {{label: string, text?: string, bytes?: Uint8Array, json?: boolean, error?: string}[]} */
 let fileRequests = [];
+
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * One JSON request of a file as the page holds it: its text, decoded
+ * strictly and keeping a BOM (which the module then rejects at byte 0, as
+ * the CLI does); bytes that are not valid UTF-8 are kept as bytes for the
+ * module to judge (`invalid_utf8` at the string's path, the CLI's verdict),
+ * with a lossy text for the editor to show.
+ * @param {string} label @param {Uint8Array} bytes
+ */
+function jsonRequest(label, bytes) {
+  try {
+    return { label, text: strict.decode(bytes) };
+  } catch {
+    return { label: `${label} (not UTF-8)`, text: lossy.decode(bytes), bytes, json: true };
+  }
+}
+
+const isSpace = (b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/** The lines of bytes (split at LF), each with its number. @param {Uint8Array} bytes */
+function linesOf(bytes) {
+  const out = [];
+  for (let from = 0, k = 0; from <= bytes.length; k++) {
+    let to = bytes.indexOf(0x0a, from);
+    if (to < 0) to = bytes.length;
+    out.push({ k, line: bytes.subarray(from, to) });
+    from = to + 1;
+  }
+  return out;
+}
+
+/** Whether a line, spaces aside, starts with `{` and ends with `}`. @param {Uint8Array} l */
+function objectLine(l) {
+  let a = 0;
+  let b = l.length - 1;
+  while (a <= b && isSpace(l[a])) a++;
+  while (b >= a && isSpace(l[b])) b--;
+  return a < b && l[a] === 0x7b && l[b] === 0x7d;
+}
 
 /**
  * Splits a file into requests: msgpack (one request), JSON lines (one per
- * non-empty line) or JSON text (one request). The module judges each.
+ * non-empty line) or JSON text (one request). The module judges each, from
+ * the file's bytes: never a text the decoder changed (jsonRequest). A file
+ * longer than the longest string the browser can make is one coded error,
+ * never an empty document.
  *
  * @param {Uint8Array} bytes
  * @param {string} name
  */
 export function requestsOfFile(bytes, name) {
+  if (bytes.length > MAX_STRING_UNITS) return [{ label: name, error: tooLargeText(bytes.length) }];
   let i = 0;
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  while (i < bytes.length && isSpace(bytes[i])) i++;
   const b = bytes[i];
   if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) return [{ label: `${name} (msgpack)`, bytes }];
-  const text = new TextDecoder().decode(bytes);
-  const lines = text.split("\n");
-  const nonEmpty = lines.map((l, k) => [l, k]).filter(([l]) => l.trim() !== "");
-  const jsonl =
-    /\.(jsonl|ndjson)$/i.test(name) ||
-    (nonEmpty.length > 1 && nonEmpty.every(([l]) => l.trimStart().startsWith("{") && l.trimEnd().endsWith("}")));
-  if (!jsonl) return [{ label: name, text }];
-  return nonEmpty.map(([l, k]) => ({ label: `line ${k + 1}`, text: l }));
+  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
+  const jsonl = /\.(jsonl|ndjson)$/i.test(name) || (nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line)));
+  if (!jsonl) return [jsonRequest(name, bytes)];
+  return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line));
 }
 
+/** The error for a file of `size` bytes past the string ceiling. */
+function tooLargeText(size) {
+  return `too_large: this file is ${fmt.format(size)} bytes, longer than the longest text the browser can hold (${fmt.format(MAX_STRING_UNITS)} characters); assemble it with the CLI or a binding.`;
+}
+
+/** @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file */
 async function openFile(file) {
+  if (file.size > MAX_STRING_UNITS) {
+    notice(`Not opened ${file.name}: ${tooLargeText(file.size)}`, "bad");
+    return;
+  }
   const bytes = new Uint8Array(await file.arrayBuffer());
-  fileRequests = requestsOfFile(bytes, file.name);
+  const requests = requestsOfFile(bytes, file.name);
+  if (requests.length === 1 && requests[0].error) {
+    notice(`Not opened ${file.name}: ${requests[0].error}`, "bad");
+    return;
+  }
+  fileRequests = requests;
   const pick = /** @type {HTMLSelectElement} */ ($("pick"));
   pick.replaceChildren(...fileRequests.map((r, k) => new Option(`${k + 1}. ${r.label}`, String(k))));
   $("pick-label").hidden = fileRequests.length < 2;
   notice(`Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one)`}.`);
-  loadPicked(0);
+  await loadPicked(0);
 }
+
+/** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
+const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
+  typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
 
 async function loadPicked(k) {
   const r = fileRequests[k];
   if (!r) return;
-  if (r.bytes) {
+  if (r.bytes && !r.json) {
     let shown;
     try {
       const { decode: decodeMsgpack } = await import("@msgpack/msgpack");
-      shown = JSON.stringify(decodeMsgpack(r.bytes, { useBigInt64: true }), (_k, v) => (typeof v === "bigint" ? Number(v) : v), 2);
+      shown = JSON.stringify(decodeMsgpack(r.bytes, { useBigInt64: true }), exactInts, 2);
     } catch {
       shown = "";
     }
     setDoc(shown ?? "", { bytes: r.bytes });
     notice("msgpack file: the prompt is assembled from the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
+  } else if (r.bytes) {
+    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true });
+    notice(
+      "This request is not valid UTF-8: the prompt view judges the file's bytes (as the CLI does); the editor shows them with replacement characters (your first edit switches to the editor's text).",
+      "bad",
+    );
   } else setDoc(/** @type {string} */ (r.text));
 }
 
@@ -297,12 +391,54 @@ export async function shareLink(text) {
   return { url: u.href, size: packed.length };
 }
 
+/**
+ * Inflates deflate-raw bytes through a streaming limit: read chunk by
+ * chunk, stopped (and the stream cancelled) once past `limit` bytes.
+ * @param {Uint8Array} packed @param {number} limit
+ * @returns {Promise<Uint8Array | null>} null past the limit
+ */
+export async function inflateBounded(packed, limit) {
+  const reader = new Blob([packed]).stream().pipeThrough(new DecompressionStream("deflate-raw")).getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/** The request of the share link in the address, or null (with a notice
+ * when the link is refused: too long, inflating past its limit, damaged). */
 async function fromShareLink() {
   const m = /^#req=([A-Za-z0-9_-]+)$/.exec(location.hash);
   if (!m) return null;
+  if (m[1].length > SHARE_LIMIT) {
+    notice(
+      `The share link is too long (${fmt.format(m[1].length)} characters, the limit is ${fmt.format(SHARE_LIMIT)}); it was ignored.`,
+      "bad",
+    );
+    return null;
+  }
   try {
-    const bytes = await pipe(unb64url(m[1]), new DecompressionStream("deflate-raw"));
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    const bytes = await inflateBounded(unb64url(m[1]), SHARE_INFLATE_LIMIT);
+    if (bytes === null) {
+      notice(`The share link inflates to more than ${fmt.format(SHARE_INFLATE_LIMIT)} bytes; it was ignored.`, "bad");
+      return null;
+    }
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     notice("The share link in the address is damaged; it was ignored.", "bad");
     return null;
@@ -403,8 +539,9 @@ async function main() {
     text = stored;
     if (stored !== example && !location.hash) notice("Restored your edits from the last visit (Reset example discards them).");
   }
-  // The request goes to the view's worker first; the editor gets it when its
-  // code has loaded.
+  // The request goes to the view's worker first (as the editor will hold
+  // it); the editor gets it when its code has loaded.
+  text = editorText(text);
   const gen = view.setText(text);
   await view.whenRendered(gen);
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
@@ -441,6 +578,8 @@ Object.assign(window, {
     },
     shareLink,
     requestsOfFile,
+    openFile,
+    inflateBounded,
     /** Replaces the text; resolves when its result is rendered. */
     setText: (text) => view.whenRendered(setDoc(text)),
     /** One edit as a user makes it; resolves when its result is rendered. */

@@ -78,9 +78,18 @@ const TYPES = {
   ".map": "application/json; charset=utf-8",
 };
 
+/** A request the server cannot read (answered 400, not 500). */
+class BadRequest extends Error {}
+
 /** @param {string} urlPath */
 async function resolveFile(urlPath) {
-  let rel = decodeURIComponent(urlPath).replace(/^\/+/, "");
+  let decoded;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    throw new BadRequest("malformed percent-encoding in the path");
+  }
+  let rel = decoded.replace(/^\/+/, "");
   if (rel === "") return null;
   if (rel.endsWith("/")) rel += "index.html";
   const clean = normalize(rel);
@@ -130,6 +139,10 @@ export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
       res.writeHead(200, headers);
       res.end(req.method === "HEAD" ? undefined : body);
     } catch (e) {
+      if (e instanceof BadRequest) {
+        res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end(`bad request: ${e.message}\n`);
+        return;
+      }
       res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`error: ${e.message}\n`);
     }
   });

@@ -131,3 +131,25 @@ export const MSG_STRING_CEILING_FORMAT = "the response holds a string of %d UTF-
 export function msgStringCeiling(size, at, units) {
   return "the response holds a string of " + String(size) + " UTF-8 bytes at " + String(at) + ", longer than this JavaScript engine's strings allow (V8: " + String(units) + " UTF-16 units); assembleBytes() still returns the response bytes";
 }
+
+/** The code points a view of a prompt marks (core.InvisibleRanges, docs/SPEC.md §7.8): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
+export const INVISIBLE_RANGES = Object.freeze([
+  Object.freeze([0x0000, 0x0008]),
+  Object.freeze([0x000b, 0x001f]),
+  Object.freeze([0x007f, 0x009f]),
+  Object.freeze([0x00a0, 0x00a0]),
+  Object.freeze([0x00ad, 0x00ad]),
+  Object.freeze([0x034f, 0x034f]),
+  Object.freeze([0x061c, 0x061c]),
+  Object.freeze([0x115f, 0x1160]),
+  Object.freeze([0x180e, 0x180e]),
+  Object.freeze([0x2000, 0x200f]),
+  Object.freeze([0x2028, 0x202f]),
+  Object.freeze([0x205f, 0x2064]),
+  Object.freeze([0x2066, 0x206f]),
+  Object.freeze([0x3000, 0x3000]),
+  Object.freeze([0x3164, 0x3164]),
+  Object.freeze([0xfeff, 0xfeff]),
+  Object.freeze([0xffa0, 0xffa0]),
+  Object.freeze([0xfff9, 0xfffb]),
+]);

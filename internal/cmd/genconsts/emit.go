@@ -167,6 +167,7 @@ func javascript() []byte {
 	for _, f := range formats {
 		jsFormat(&b, f)
 	}
+	jsInvisible(&b)
 	return []byte(b.String())
 }
 
@@ -195,6 +196,7 @@ func typescript() []byte {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: string;\n", f.doc, f.name)
 		fmt.Fprintf(&b, "\n/** {@link %s} applied to its arguments. */\nexport function %s(%s): string;\n", f.name, f.js, strings.Join(names, ", "))
 	}
+	fmt.Fprintf(&b, "\n/** %s */\nexport const INVISIBLE_RANGES: readonly (readonly [number, number])[];\n", invisibleDoc)
 	return []byte(b.String())
 }
 
@@ -227,4 +229,17 @@ func jsFormat(b *strings.Builder, f format) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const %s = %s;\n", f.doc, f.name, quote(f.value))
 	fmt.Fprintf(b, "\n/**\n * {@link %s} applied to its arguments.\n *\n * %s\n * @returns {string}\n */\n", f.name, strings.Join(tags, "\n * "))
 	fmt.Fprintf(b, "export function %s(%s) {\n  return %s;\n}\n", f.js, strings.Join(names, ", "), expr)
+}
+
+// invisibleDoc documents INVISIBLE_RANGES (JavaScript only: the preview).
+const invisibleDoc = "The code points a view of a prompt marks (core.InvisibleRanges, docs/SPEC.md §7.8): [first, last] inclusive, ascending; the CLI's --out text marks the same."
+
+// jsInvisible writes INVISIBLE_RANGES, core.InvisibleRanges, for the
+// JavaScript preview.
+func jsInvisible(b *strings.Builder) {
+	fmt.Fprintf(b, "\n/** %s */\nexport const INVISIBLE_RANGES = Object.freeze([\n", invisibleDoc)
+	for _, r := range core.InvisibleRanges {
+		fmt.Fprintf(b, "  Object.freeze([0x%04x, 0x%04x]),\n", r[0], r[1])
+	}
+	b.WriteString("]);\n")
 }

@@ -23,6 +23,7 @@
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, measureElement } from "@tanstack/virtual-core";
 import { CSS } from "./styles.js";
 import { blockText } from "./columns.js";
+import { INVISIBLE_RANGES } from "../consts.js";
 
 /** Texts longer than this (UTF-16 units) or with more lines are collapsed. */
 export const COLLAPSE_CHARS = 1200;
@@ -53,13 +54,53 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Whether code point c is one a view marks (INVISIBLE_RANGES, the CLI's
+ * set: docs/SPEC.md §7.8). */
+export function isInvisible(c) {
+  if (c >= 0x20 && c < 0x7f) return false;
+  for (const [first, last] of INVISIBLE_RANGES) {
+    if (c < first) return false;
+    if (c <= last) return true;
+  }
+  return false;
+}
+
+/** The characters to mark: the ranges of INVISIBLE_RANGES as a regular
+ * expression (one match per character). */
+const INVISIBLE_RE = new RegExp(`[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`, "gu");
+
+/** `U+202E` for code point c. */
+export const codePointName = (c) => `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
+
+/**
+ * Appends one line of text to `pre`, each invisible character (bidi
+ * controls, zero-width characters, the BOM, controls, look-alike spaces) in
+ * a marker that names its code point: the character itself stays in the
+ * text node (so textContent and copy-paste keep the exact text) at font
+ * size 0 (a control's box glyph or a look-alike space is not drawn), the
+ * name is CSS generated content, and the marker isolates the character's
+ * bidi effect so it cannot reorder the text around it.
+ */
+function appendLine(pre, line) {
+  INVISIBLE_RE.lastIndex = 0;
+  let at = 0;
+  for (let m = INVISIBLE_RE.exec(line); m; m = INVISIBLE_RE.exec(line)) {
+    if (m.index > at) pre.append(document.createTextNode(line.slice(at, m.index)));
+    const name = codePointName(/** @type {number} */ (m[0].codePointAt(0)));
+    pre.append(h("span", { class: "cp", "data-cp": name, title: name }, m[0]));
+    at = m.index + m[0].length;
+  }
+  if (at < line.length) pre.append(document.createTextNode(at === 0 ? line : line.slice(at)));
+}
+
 /** The exact text, each line break marked (the mark is CSS generated content,
- * so textContent and copy-paste keep the exact text). */
+ * so textContent and copy-paste keep the exact text), each invisible
+ * character marked with its code point. */
 function textBlock(text) {
   const pre = h("pre", { class: text === "" ? "block empty" : "block" });
   const lines = text.split("\n");
   lines.forEach((line, i) => {
-    if (line) pre.append(document.createTextNode(line));
+    if (line) appendLine(pre, line);
     if (i < lines.length - 1) pre.append(h("span", { class: "nl" }, "\n"));
   });
   return pre;
@@ -104,7 +145,20 @@ const quote = (s) => JSON.stringify(s);
  * @property {{run: boolean, injections: boolean, goal: boolean} | null} sameDigests
  */
 
-export class PromptView extends HTMLElement {
+/** HTMLElement where there is a DOM; elsewhere (Node, server-side
+ * rendering) a plain class, so that importing this module never throws. */
+const ElementBase = /** @type {typeof HTMLElement} */ (globalThis.HTMLElement ?? class {});
+
+/**
+ * The workers of the page, one per worker and module URL, shared by every
+ * element (the module is compiled once): each element is a client of one,
+ * named by a number in every message.
+ * @type {Map<string, {worker: Worker, clients: Map<number, PromptView>}>}
+ */
+const workers = new Map();
+let nextClient = 1;
+
+export class PromptView extends ElementBase {
   static observedAttributes = ["request", "step", "theme"];
 
   constructor() {
@@ -115,6 +169,8 @@ export class PromptView extends HTMLElement {
     root.adoptedStyleSheets = [sheet];
     /** @private */ this.ui = this.build(root);
     /** @private @type {Worker | null} */ this.worker = null;
+    /** @private the element's number in its worker's messages */ this.client = nextClient++;
+    /** @private @type {string | null} */ this.workerKey = null;
     /** @private */ this.gen = 0;
     /** @private */ this.shownGen = -1;
     /** @private @type {View | null} */ this.view = null;
@@ -169,10 +225,19 @@ export class PromptView extends HTMLElement {
     if (name === "step") this.step = value === null || value === "" ? null : Number(value);
   }
 
-  /** Stops the worker (the element can be connected again; a new one starts). */
+  /** Leaves the page's shared worker (it stops once no element uses it);
+   * the element can be connected again and joins one then. */
   terminate() {
-    this.worker?.terminate();
+    const entry = this.workerKey === null ? undefined : workers.get(this.workerKey);
+    if (entry) {
+      entry.clients.delete(this.client);
+      if (entry.clients.size === 0) {
+        entry.worker.terminate();
+        workers.delete(/** @type {string} */ (this.workerKey));
+      } else entry.worker.postMessage({ type: "drop", view: this.client });
+    }
     this.worker = null;
+    this.workerKey = null;
   }
 
   // ---- public API ---------------------------------------------------------
@@ -185,6 +250,7 @@ export class PromptView extends HTMLElement {
 
   set request(value) {
     if (typeof value === "string") this.setText(value);
+    else if (value instanceof JsonBytes) this.post({ type: "jsonBytes", bytes: value.bytes.slice() }, value);
     else if (value instanceof Uint8Array) this.post({ type: "bytes", bytes: value.slice() }, value);
     else this.post({ type: "object", request: value }, value);
   }
@@ -196,6 +262,17 @@ export class PromptView extends HTMLElement {
    */
   setText(text) {
     return this.post({ type: "text", text }, text);
+  }
+
+  /**
+   * Sets the request as the bytes of JSON text, judged as they are (as the
+   * CLI judges a file): for a file that is not valid UTF-8, whose text the
+   * page cannot hold without changing it.
+   * @param {Uint8Array} bytes
+   * @returns {number} the generation its result will carry
+   */
+  setJSONBytes(bytes) {
+    return this.post({ type: "jsonBytes", bytes: bytes.slice() }, new JsonBytes(bytes));
   }
 
   /**
@@ -272,7 +349,7 @@ export class PromptView extends HTMLElement {
     const id = ++this.jsonId;
     return new Promise((resolve) => {
       this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "json", id });
+      this.ensureWorker().postMessage({ type: "json", view: this.client, id });
     });
   }
 
@@ -296,25 +373,42 @@ export class PromptView extends HTMLElement {
 
   // ---- worker -------------------------------------------------------------
 
-  /** @private */
+  /** @private The page's worker for this element's worker and module URLs
+   * (started by the first element that needs it). */
   ensureWorker() {
     if (this.worker) return this.worker;
     const custom = this.getAttribute("worker-url");
-    const w = custom ? new Worker(custom, { type: "module" }) : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-    w.onmessage = (ev) => this.onWorker(ev.data);
-    w.onerror = (ev) => this.fatal(`the assembly worker failed: ${ev.message ?? "unknown error"}`);
     const wasm = this.getAttribute("wasm-url");
-    w.postMessage({ type: "init", wasmUrl: wasm === null ? undefined : new URL(wasm, document.baseURI).href });
-    this.worker = w;
+    const wasmUrl = wasm === null ? undefined : new URL(wasm, document.baseURI).href;
+    const key = `${custom ?? ""}\n${wasmUrl ?? ""}`;
+    let entry = workers.get(key);
+    if (!entry) {
+      const w = custom ? new Worker(custom, { type: "module" }) : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      const clients = new Map();
+      w.onmessage = (ev) => {
+        const m = ev.data;
+        if (m.view === undefined) for (const el of clients.values()) el.onWorker(m);
+        else clients.get(m.view)?.onWorker(m);
+      };
+      w.onerror = (ev) => {
+        for (const el of clients.values()) el.fatal(`the assembly worker failed: ${ev.message ?? "unknown error"}`);
+      };
+      w.postMessage({ type: "init", wasmUrl });
+      entry = { worker: w, clients };
+      workers.set(key, entry);
+    }
+    entry.clients.set(this.client, this);
+    this.worker = entry.worker;
+    this.workerKey = key;
     if (this.state === "empty") this.setState("loading");
-    return w;
+    return entry.worker;
   }
 
   /** @private */
   post(msg, request) {
     if (request !== undefined) this._request = request;
     const gen = ++this.gen;
-    this.ensureWorker().postMessage({ ...msg, gen });
+    this.ensureWorker().postMessage({ ...msg, view: this.client, gen });
     return gen;
   }
 
@@ -335,7 +429,7 @@ export class PromptView extends HTMLElement {
     this.shownGen = m.gen;
     if (m.ok) {
       const first = !this.view;
-      this.view = m.view;
+      this.view = m.columns;
       this.trajectoryInfo = m.trajectory;
       this.lastError = null;
       if (first) this.focusRow = 0;
@@ -867,11 +961,22 @@ export class PromptView extends HTMLElement {
   }
 }
 
+/** Bytes of JSON text given as the request (setJSONBytes). */
+class JsonBytes {
+  /** @param {Uint8Array} bytes */
+  constructor(bytes) {
+    this.bytes = bytes;
+  }
+}
+
 /**
  * Registers the element (once) as `name` (default `polyloop-prompt-view`).
+ * Needs a DOM (custom elements): in Node it throws an Error saying so.
  * @param {string} [name]
  */
 export function definePromptView(name = "polyloop-prompt-view") {
+  if (typeof customElements === "undefined" || globalThis.HTMLElement === undefined)
+    throw new Error("definePromptView needs a browser DOM (customElements); importing @polyloop/assembly/preview elsewhere is safe");
   if (!customElements.get(name)) customElements.define(name, class extends PromptView {});
   return customElements.get(name);
 }

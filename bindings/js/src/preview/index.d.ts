@@ -56,7 +56,13 @@ export declare const COLLAPSE_LINES: number;
 /**
  * `<polyloop-prompt-view>`: the prompt a request assembles to, assembled in a
  * Web Worker by the same WebAssembly module every host runs, in a virtualised
- * list. Attributes: `request` (JSON text), `step`, `theme` (`light` | `dark`;
+ * list. Every element of a page with the same `worker-url` and `wasm-url`
+ * shares one worker (the module compiled once). Invisible characters (bidi
+ * controls, zero-width characters, the BOM, controls, look-alike spaces:
+ * the CLI's set, `INVISIBLE_RANGES`) are marked with their code point; the
+ * text itself, copied or read, is unchanged. Importing this module where
+ * there is no DOM (Node) is safe; definePromptView needs one.
+ * Attributes: `request` (JSON text), `step`, `theme` (`light` | `dark`;
  * absent: the system's), `worker-url`, `wasm-url`. Events (bubbling,
  * composed): `polyloop-result`, `polyloop-error`, `polyloop-rendered`,
  * `polyloop-locate`.
@@ -66,6 +72,8 @@ export declare class PromptView extends HTMLElement {
   request: object | string | Uint8Array | undefined;
   /** Sets the request as JSON text; returns the generation its result will carry. */
   setText(text: string): number;
+  /** Sets the request as the bytes of JSON text, judged as they are (a file that is not valid UTF-8: the CLI's verdict). */
+  setJSONBytes(bytes: Uint8Array): number;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
   /** Show the prompt as sent after `step` completed steps (built with the incremental prompt); null: the whole request. */
@@ -86,7 +94,7 @@ export declare class PromptView extends HTMLElement {
   scrollToMessage(index: number): void;
   /** The block texts of message `index`, or null. */
   messageTexts(index: number): string[] | null;
-  /** Stops the worker. */
+  /** Leaves the page's shared worker (stopped once no element uses it). */
   terminate(): void;
 }
 

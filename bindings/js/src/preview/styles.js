@@ -88,6 +88,8 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .block.empty { color: var(--pv-muted); font-style: italic; }
 .block.empty::before { content: "(empty text)"; }
 .block .nl::before { content: "\21B5"; color: var(--pv-muted); opacity: .6; }
+.block .cp { unicode-bidi: isolate; font-size: 0; }
+.block .cp::before { content: attr(data-cp); display: inline-block; margin: 0 1px; padding: 0 3px; border: 1px solid var(--pv-bad); border-radius: 3px; font: 600 10px/1.3 var(--pv-sans); color: var(--pv-bad); background: var(--pv-bad-bg); vertical-align: 1px; }
 .more { margin: 0 10px 6px; }
 .msg.seg-run { border-left-color: var(--pv-run); background: var(--pv-run-bg); }
 .msg.seg-injection { border-left-color: var(--pv-injection); background: var(--pv-injection-bg); }

@@ -4,23 +4,33 @@
  * string with every text, typed arrays for roles, sizes, segments), so the
  * page's thread never parses, assembles or decodes.
  *
- * Messages in (each with `gen`, a number that grows; a result names the `gen`
- * it is for, and only the newest pending request is assembled — edits that
- * arrive while one runs are applied, then assembled once):
+ * One worker serves every `<polyloop-prompt-view>` of a page (the module
+ * compiled once): each message but `init` names its element with `view`, a
+ * number, and the worker keeps one request per element; every answer names
+ * the element it is for.
+ *
+ * Messages in (each with `gen`, a number that grows per element; a result
+ * names the `gen` it is for, and only the newest pending request is
+ * assembled — edits that arrive while one runs are applied, then assembled
+ * once):
  *
  * - `{type: "init", wasmUrl?}`
- * - `{type: "text", gen, text}`: the request as JSON text (the module's
- *   `assemble_json` judges it: one verdict with the CLI)
+ * - `{type: "text", view, gen, text}`: the request as JSON text (the module's
+ *   `assemble_view_json` judges it: one verdict with the CLI)
+ * - `{type: "jsonBytes", view, gen, bytes}`: the request as the bytes of JSON
+ *   text, judged as they are (a file that is not UTF-8: the CLI's verdict)
  * - `{type: "edit", gen, changes: [from, to, insert][]}`: changes to that
  *   text, positions in the text before the changes, in ascending order
  * - `{type: "object", gen, request}`: a request object (the binding's encoder)
  * - `{type: "bytes", gen, bytes}`: msgpack request bytes
  * - `{type: "trajectory", gen, on}`: also build the prompt step by step with
  *   the incremental prompt (`asm.prompt()` + `addStep`), for the step slider
- * - `{type: "json", id}`: the current response as JSON text (for copying)
+ * - `{type: "json", view, id}`: the current response as JSON text (for copying)
+ * - `{type: "drop", view}`: forget the element's request
  *
- * Messages out: `{type: "ready"}`, `{type: "result", gen, ok, ...}`,
- * `{type: "json", id, text}`, `{type: "fatal", message}`.
+ * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
+ * `{type: "json", view, id, text}`, `{type: "fatal", view?, message}` (no
+ * `view`: for every element).
  *
  * @module
  */
@@ -38,20 +48,36 @@ let asmReady = null;
 /** @type {import("../assembler.js").Assembler | null} */
 let asm = null;
 
-/** The request as it stands: its source and the newest generation. */
-const current = {
-  /** @type {"text" | "object" | "bytes"} */ kind: "text",
-  text: "",
-  /** @type {any} */ value: null,
-  gen: 0,
-  trajectory: false,
-};
-/** The generation last assembled, and whether a run is queued. */
-let doneGen = -1;
-let queued = false;
-/** The last accepted result's columns, for "what changed" and for copying
- * the response. @type {import("./columns.js").Columns | null} */
-let previous = null;
+/**
+ * One element's request as it stands: its source, the newest generation,
+ * the generation last assembled, whether a run is queued, and the last
+ * accepted result's columns (for "what changed" and for copying the
+ * response).
+ *
+ * @typedef {object} Client
+ * @property {number} id
+ * @property {"text" | "jsonBytes" | "object" | "bytes"} kind
+ * @property {string} text
+ * @property {any} value
+ * @property {number} gen
+ * @property {boolean} trajectory
+ * @property {number} doneGen
+ * @property {boolean} queued
+ * @property {import("./columns.js").Columns | null} previous
+ */
+
+/** @type {Map<number, Client>} */
+const clients = new Map();
+
+/** @param {number} id @returns {Client} */
+function clientOf(id) {
+  let c = clients.get(id);
+  if (!c) {
+    c = { id, kind: "text", text: "", value: null, gen: 0, trajectory: false, doneGen: -1, queued: false, previous: null };
+    clients.set(id, c);
+  }
+  return c;
+}
 
 const encoder = new TextEncoder();
 
@@ -142,11 +168,13 @@ export function templateOffset(err) {
  * The compact view of a response, sent to the main thread: its columns
  * (texts as byte ranges of the response bytes, which are transferred; the
  * segments, steps and budget crossing as the core laid them out) and what
- * stayed byte-identical since the previous result.
+ * stayed byte-identical since the client's previous result.
  *
+ * @param {Client} client
  * @param {import("./columns.js").Columns} c
  */
-function viewOf(c) {
+function viewOf(client, c) {
+  const previous = client.previous;
   let changedFrom = -1;
   let sameDigests = null;
   if (previous) {
@@ -157,7 +185,7 @@ function viewOf(c) {
       goal: previous.prefix_digests.goal === c.prefix_digests.goal,
     };
   }
-  previous = c;
+  client.previous = c;
   return {
     ...c,
     // Copies: these are transferred, and the worker keeps `previous` whole.
@@ -176,15 +204,37 @@ function viewOf(c) {
 /** @param {any} v */
 const field = (v, k) => (v instanceof Map ? v.get(k) : v?.[k]);
 
+/** A run of digits long enough to be an integer beyond 2^53. */
+const LONG_INTEGER = /\d{16}/;
+
+/**
+ * JSON text as a JavaScript value with every integer exact: one beyond
+ * 2^53 becomes a bigint read from its source text (JSON.parse's reviver
+ * context), never a rounded number, so the incremental prompt sends the
+ * budget the module read (docs/SPEC.md §7.3).
+ *
+ * @param {string} text JSON text the module judged valid
+ */
+export function parseExact(text) {
+  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_k, v, ctx) => {
+    if (typeof v !== "number" || Number.isSafeInteger(v)) return v;
+    const src = /** @type {any} */ (ctx)?.source;
+    if (typeof src !== "string") throw new Error("this JavaScript engine cannot read an integer beyond 2^53 exactly");
+    return /^-?\d+$/.test(src) ? BigInt(src) : v;
+  });
+}
+
 /**
  * The request as a JavaScript value, for the step-by-step prompt and a
- * template error: for the text kind, JSON.parse of text the module judged
- * valid JSON.
+ * template error: for the text kinds, the JSON text the module judged.
+ * @param {Client} c
  */
-function requestValue() {
-  if (current.kind === "text") return JSON.parse(current.text);
-  if (current.kind === "bytes") return decodeResponse(current.value);
-  return current.value;
+function requestValue(c) {
+  if (c.kind === "text") return parseExact(c.text);
+  if (c.kind === "jsonBytes") return parseExact(td.decode(c.value));
+  if (c.kind === "bytes") return decodeResponse(c.value);
+  return c.value;
 }
 
 /**
@@ -206,14 +256,16 @@ function incremental(req) {
 }
 
 /**
- * The current request through the module's view export: the split answer,
+ * The client's request through the module's view export: the split answer,
  * or the error an assembler threw.
+ * @param {Client} c
  * @returns {{bytes: Uint8Array, layout: any} | {thrown: any} | null}
  */
-function assembleCurrent() {
+function assembleCurrent(c) {
   try {
-    if (current.kind === "text") return splitAnswer(callView(utf8(current.text), "assemble_view_json"));
-    const bytes = current.kind === "bytes" ? current.value : encodeRequest(current.value);
+    if (c.kind === "text") return splitAnswer(callView(utf8(c.text), "assemble_view_json"));
+    if (c.kind === "jsonBytes") return splitAnswer(callView(c.value, "assemble_view_json"));
+    const bytes = c.kind === "bytes" ? c.value : encodeRequest(c.value);
     return splitAnswer(callView(bytes, "assemble_view"));
   } catch (e) {
     const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
@@ -221,39 +273,40 @@ function assembleCurrent() {
   }
 }
 
-/** Assembles the newest request and posts its result. */
-function run() {
-  queued = false;
-  const gen = current.gen;
-  if (gen === doneGen) return;
-  doneGen = gen;
+/** Assembles the client's newest request and posts its result. @param {Client} c */
+function run(c) {
+  c.queued = false;
+  const gen = c.gen;
+  if (gen === c.doneGen || !clients.has(c.id)) return;
+  c.doneGen = gen;
   const t0 = performance.now();
-  const got = assembleCurrent();
+  const got = assembleCurrent(c);
   const ms = performance.now() - t0;
-  if (got === null) return postError(gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
-  if ("thrown" in got) return postError(gen, got.thrown, ms);
+  if (got === null) return postError(c, gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
+  if ("thrown" in got) return postError(c, gen, got.thrown, ms);
   if (got.layout === null) {
     /** @type {any} */
     const resp = decodeResponse(got.bytes);
-    if (resp.ok === true) return postError(gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
-    return postRejected(gen, errorOf(resp.error), ms);
+    if (resp.ok === true) return postError(c, gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
+    return postRejected(c, gen, errorOf(resp.error), ms);
   }
-  postView(gen, columnsOf(got.bytes, got.layout), t0, performance.now());
+  postView(c, gen, columnsOf(got.bytes, got.layout), t0, performance.now());
 }
 
 /** Posts a failure with no place in the request. */
-function postError(gen, error, ms) {
-  postMessage({ type: "result", gen, ok: false, error, ms });
+function postError(c, gen, error, ms) {
+  postMessage({ type: "result", view: c.id, gen, ok: false, error, ms });
 }
 
 /**
  * Posts an error response, with its place in the JSON text (a syntax error's
  * byte, the path's value) and a template error's offset in the template.
+ * @param {Client} c
  */
-function postRejected(gen, err, ms) {
-  const jsonText = current.kind === "text" ? current.text : null;
+function postRejected(c, gen, err, ms) {
+  const jsonText = c.kind === "text" ? c.text : null;
   /** @type {any} */
-  const out = { type: "result", gen, ok: false, error: err, ms };
+  const out = { type: "result", view: c.id, gen, ok: false, error: err, ms };
   if (jsonText !== null) {
     const m = /^invalid JSON at byte (\d+)/.exec(err.message);
     if (err.code === "malformed_request" && err.path === "" && m) {
@@ -264,16 +317,16 @@ function postRejected(gen, err, ms) {
       out.location = locatePath(jsonText, err.path);
     }
   }
-  if (err.code === "invalid_template") placeTemplateError(out, err, jsonText);
+  if (err.code === "invalid_template") placeTemplateError(c, out, err, jsonText);
   postMessage(out);
 }
 
 /** Adds the template and the error's place in it to `out`. */
-function placeTemplateError(out, err, jsonText) {
+function placeTemplateError(c, out, err, jsonText) {
   const offset = templateOffset(err);
   let template;
   try {
-    template = field(requestValue(), "observation_template");
+    template = field(requestValue(c), "observation_template");
   } catch {
     template = undefined;
   }
@@ -289,12 +342,19 @@ function placeTemplateError(out, err, jsonText) {
  * Posts an ok result: the columns, or with the step slider on, those of
  * the prompt built step by step (its messages must equal one assemble()'s;
  * trajectory.sameAsAssemble says whether they do).
+ * @param {Client} c
  */
-function postView(gen, cols, t0, tAssembled) {
+function postView(c, gen, cols, t0, tAssembled) {
   /** @type {any} */
   let traj = null;
-  if (current.trajectory) {
-    const built = incremental(requestValue());
+  if (c.trajectory) {
+    let built;
+    try {
+      built = incremental(requestValue(c));
+    } catch (e) {
+      const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
+      return postError(c, gen, err, tAssembled - t0);
+    }
     const stepped = columnsOfPrompt(built.prompt, cols);
     traj = {
       baseCount: built.baseCount,
@@ -304,15 +364,16 @@ function postView(gen, cols, t0, tAssembled) {
     cols = stepped;
   }
   const tTraj = performance.now();
-  const view = viewOf(cols);
+  const view = viewOf(c, cols);
   const tView = performance.now();
   const transfer = [view.bytes, view.roles, view.chars, view.blockStart, view.starts, view.ends].map((a) => a.buffer);
   postMessage(
     {
       type: "result",
+      view: c.id,
       gen,
       ok: true,
-      view,
+      columns: view,
       trajectory: traj,
       ms: tAssembled - t0,
       msTotal: performance.now() - t0,
@@ -322,67 +383,100 @@ function postView(gen, cols, t0, tAssembled) {
   );
 }
 
-function schedule() {
-  if (queued) return;
-  queued = true;
+/** @param {Client} c */
+function schedule(c) {
+  if (c.queued) return;
+  c.queued = true;
   // After the messages already queued (later edits) are applied.
   setTimeout(() => {
-    if (asm) run();
-    else asmReady?.then(run);
+    if (asm) run(c);
+    else asmReady?.then(() => run(c));
   }, 0);
 }
 
-/** @param {[number, number, string][]} changes ascending, in old positions */
-function applyChanges(changes) {
-  let t = current.text;
+/** @param {Client} c @param {[number, number, string][]} changes ascending, in old positions */
+function applyChanges(c, changes) {
+  let t = c.text;
   for (let i = changes.length - 1; i >= 0; i--) {
     const [from, to, insert] = changes[i];
     t = t.slice(0, from) + insert + t.slice(to);
   }
-  current.text = t;
+  c.text = t;
 }
+
+/** Loads the module (once, whatever the number of elements). */
+function init(m) {
+  if (asmReady) {
+    asmReady.then(
+      () => postMessage({ type: "ready" }),
+      () => {},
+    );
+    return;
+  }
+  asmReady = loadAssembler(m.wasmUrl ? { url: m.wasmUrl } : {});
+  asmReady.then(
+    (a) => {
+      asm = a;
+      postMessage({ type: "ready" });
+    },
+    (e) => postMessage({ type: "fatal", message: `cannot load the assembly module: ${e?.message ?? e}` }),
+  );
+}
+
+/**
+ * Applies one message to its client's request; whether to assemble.
+ * @param {Client} c
+ */
+function apply(c, m) {
+  switch (m.type) {
+    case "text":
+      Object.assign(c, { kind: "text", text: m.text, value: null, gen: m.gen });
+      return true;
+    case "edit":
+      if (c.kind !== "text") return false;
+      applyChanges(c, m.changes);
+      c.gen = m.gen;
+      return true;
+    case "jsonBytes":
+    case "bytes":
+      Object.assign(c, { kind: m.type, text: "", value: m.bytes, gen: m.gen });
+      return true;
+    case "object":
+      Object.assign(c, { kind: "object", text: "", value: m.request, gen: m.gen });
+      return true;
+    case "trajectory":
+      c.trajectory = Boolean(m.on);
+      c.gen = m.gen;
+      c.doneGen = -1;
+      return true;
+    case "json":
+      postMessage({
+        type: "json",
+        view: c.id,
+        id: m.id,
+        text: c.previous ? JSON.stringify(decodeResponse(c.previous.response), jsonBigInt, 2) : null,
+      });
+      return false;
+    default:
+      return false;
+  }
+}
+
+/** A bigint as its exact JSON number. */
+const jsonBigInt = (/** @type {string} */ _k, /** @type {any} */ v) =>
+  typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
 
 self.onmessage = (ev) => {
   const m = ev.data;
   try {
-    switch (m.type) {
-      case "init":
-        asmReady = loadAssembler(m.wasmUrl ? { url: m.wasmUrl } : {});
-        asmReady.then(
-          (a) => {
-            asm = a;
-            postMessage({ type: "ready" });
-          },
-          (e) => postMessage({ type: "fatal", message: `cannot load the assembly module: ${e?.message ?? e}` }),
-        );
-        return;
-      case "text":
-        Object.assign(current, { kind: "text", text: m.text, value: null, gen: m.gen });
-        break;
-      case "edit":
-        if (current.kind !== "text") return;
-        applyChanges(m.changes);
-        current.gen = m.gen;
-        break;
-      case "object":
-        Object.assign(current, { kind: "object", text: "", value: m.request, gen: m.gen });
-        break;
-      case "bytes":
-        Object.assign(current, { kind: "bytes", text: "", value: m.bytes, gen: m.gen });
-        break;
-      case "trajectory":
-        current.trajectory = Boolean(m.on);
-        current.gen = m.gen;
-        doneGen = -1;
-        break;
-      case "json":
-        postMessage({ type: "json", id: m.id, text: previous ? JSON.stringify(decodeResponse(previous.response), null, 2) : null });
-        return;
-      default:
-        return;
+    if (m.type === "init") return init(m);
+    if (m.type === "drop") {
+      clients.delete(m.view);
+      return;
     }
-    schedule();
+    const c = clientOf(m.view ?? 0);
+    if (apply(c, m)) schedule(c);
   } catch (e) {
-    postMessage({ type: "fatal", message: String(e?.stack ?? e) });
+    postMessage({ type: "fatal", view: m?.view, message: String(e?.stack ?? e) });
   }
 };
