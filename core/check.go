@@ -19,7 +19,6 @@ func checkRequest(req *Request, sc *scratch) (*Template, *Error) {
 	return tmpl, err
 }
 
-
 // checkStep checks one step as the decoder checks steps[k] of a request and
 // returns the code points of its raw output and observation.
 func checkStep(s Step, k int) (rawChars, obsChars int, _ *Error) {

@@ -88,11 +88,15 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 // arrays). The Messages and their Content blocks are shared: editing an
 // element (msgs[0].Content[0].Text = ...) edits the Prompt's; call
 // Response().Clone() for a copy to edit (docs/SPEC.md §7.3).
-func (p *Prompt) Response() *Response { return p.resp.view() }
+func (p *Prompt) Response() *Response { return p.resp.Clip() }
 
-// view is a new Response of r's values whose slices are cut to their length
-// and capacity: appending to them, or setting its fields, leaves r as it is.
-func (r *Response) view() *Response {
+// State is the prompt's state (docs/SPEC.md §7.3.1): what add_step is sent.
+func (p *Prompt) State() PromptState { return p.st }
+
+// Clip returns a new Response of r's values whose slices are cut to their
+// length and capacity: appending to them, or setting its fields, leaves r as
+// it is (their elements are r's). It costs one small allocation.
+func (r *Response) Clip() *Response {
 	v := *r
 	v.Messages, v.MessageChars, v.Injected = slices.Clip(r.Messages), slices.Clip(r.MessageChars), slices.Clip(r.Injected)
 	return &v
