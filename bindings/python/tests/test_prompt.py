@@ -204,7 +204,9 @@ def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
             "step": {"raw_output": "r" * 100, "observation": "o" * 100},
         }
         assert list(st) == ["steps", "messages", "prompt_chars", "response_bytes", "request_bytes"]
-        assert dict(st, response_bytes=None, request_bytes=None) == dict(state, response_bytes=None, request_bytes=None), "step %d" % k
+        assert dict(st, response_bytes=None, request_bytes=None) == dict(state, response_bytes=None, request_bytes=None), (
+            "step %d" % k
+        )
         whole = _with_steps(_base(), [{"raw_output": "r" * 100, "observation": "o" * 100}] * k)
         # request_bytes: the length of the whole request's shortest encoding (docs/SPEC.md §7.3)
         assert st["request_bytes"] == len(R.pack({"v": 1, **whole})) == len(_codec.encode({"v": 1, **whole}, [])), "step %d" % k

@@ -122,7 +122,18 @@ class Prompt:
         steps, messages, chars, size, request_size = self._state
         try:
             pk = self._packer.pack
-            head = (self._head, pk(steps), _K_MESSAGES, pk(messages), _K_CHARS, pk(chars), _K_BYTES, pk(size), _K_REQUEST, pk(request_size))
+            head = (
+                self._head,
+                pk(steps),
+                _K_MESSAGES,
+                pk(messages),
+                _K_CHARS,
+                pk(chars),
+                _K_BYTES,
+                pk(size),
+                _K_REQUEST,
+                pk(request_size),
+            )
             body = b"".join((*head, _K_STEP_RAW, pk(raw_output), _K_OBSERVATION, pk(observation)))
         except Exception:  # anything msgpack cannot pack directly: the codec's slow way writes it
             self._packer = _codec.new_fast_packer()
