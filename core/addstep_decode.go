@@ -123,11 +123,44 @@ func (r *addStepRequest) decodeStep(b []byte) ([]byte, *Error) {
 	s, rawChars, obsChars, rest := fastStep(b)
 	if rawChars < 0 {
 		if s, rawChars, obsChars, rest, err = decodeStep(b); err != nil {
+			if raw, obs, ok := strStepLens(b); ok {
+				if _, tooLarge := r.st.grow(raw, obs); tooLarge != nil {
+					return b, tooLarge // the whole request's first check (docs/SPEC.md §7.3)
+				}
+			}
 			return b, err.within("steps" + indexSeg(r.st.Steps))
 		}
 	}
 	r.step, r.rawChars, r.obsChars = s, rawChars, obsChars
 	return rest, nil
+}
+
+// strStepLens reads a step the decoder refused that is still a map of a
+// raw_output and an observation str (text not valid UTF-8, say): the
+// lengths of the two, whose request size assemble checks before the text.
+func strStepLens(b []byte) (raw, obs int, ok bool) {
+	n, b, e := msgp.ReadMapHeaderBytes(b)
+	if e != nil || n != 2 {
+		return 0, 0, false
+	}
+	var lens [2]int
+	seen := 0
+	for range 2 {
+		var k, v []byte
+		if k, b, e = msgp.ReadStringZC(b); e != nil {
+			return 0, 0, false
+		}
+		if v, b, e = msgp.ReadStringZC(b); e != nil {
+			return 0, 0, false
+		}
+		j := map[string]int{"raw_output": 0, "observation": 1}[string(k)] + 1
+		if string(k) != "raw_output" && string(k) != "observation" || seen&j != 0 {
+			return 0, 0, false
+		}
+		seen |= j
+		lens[j-1] = len(v)
+	}
+	return lens[0], lens[1], true
 }
 
 // skipValue passes over a value whose bytes are whole (the step before the
@@ -140,9 +173,9 @@ func skipValue(b []byte) ([]byte, *Error) {
 	return rest, nil
 }
 
-var promptFields = "steps, messages, prompt_chars, response_bytes"
+var promptFields = "steps, messages, prompt_chars, response_bytes, request_bytes"
 
-// decodePromptState decodes the prompt map: four ints ≥ 0, then checked
+// decodePromptState decodes the prompt map: five ints ≥ 0, then checked
 // against each other (PromptState.check).
 func decodePromptState(b []byte) (PromptState, []byte, *Error) {
 	var st PromptState
@@ -150,7 +183,7 @@ func decodePromptState(b []byte) (PromptState, []byte, *Error) {
 	if err != nil {
 		return st, b, err
 	}
-	var v [4]int64
+	var v [len(promptNames)]int64
 	var seen uint
 	for i := uint32(0); i < n; i++ {
 		var key string
@@ -174,7 +207,7 @@ func decodePromptState(b []byte) (PromptState, []byte, *Error) {
 			return st, b, missingField(name, "prompt")
 		}
 	}
-	st = PromptState{Steps: int(v[0]), Messages: int(v[1]), PromptChars: v[2], ResponseBytes: int(v[3])}
+	st = PromptState{Steps: int(v[0]), Messages: int(v[1]), PromptChars: v[2], ResponseBytes: int(v[3]), RequestBytes: int(v[4])}
 	return st, b, st.check()
 }
 
@@ -188,6 +221,8 @@ func promptField(key string) int {
 		return 2
 	case "response_bytes":
 		return 3
+	case "request_bytes":
+		return 4
 	}
 	return -1
 }
@@ -202,13 +237,15 @@ func readCount(b []byte) (int64, []byte, *Error) {
 }
 
 // check refuses a state no prompt has: a response over the limit, fewer
-// than two messages per step, or fewer bytes than its messages and code
+// than two messages per step, fewer bytes than its messages and code
 // points take (each message at least minMessageSize, each code point at
-// least a byte).
+// least a byte), or a request over the limit (plus the empty steps key a
+// request without steps is counted with) or smaller than its steps.
 func (st PromptState) check() *Error {
-	b := int64(st.ResponseBytes)
+	b, q := int64(st.ResponseBytes), int64(st.RequestBytes)
 	ok := b <= int64(maxResponse) && int64(st.Messages) <= b && st.PromptChars <= b &&
-		int64(st.Steps) <= int64(st.Messages)/2
+		int64(st.Steps) <= int64(st.Messages)/2 &&
+		q <= int64(maxRequest+emptyStepsSize) && q >= int64(st.Steps)*int64(stepSize(0, 0))
 	if ok {
 		least := okSize(fixedSize(nil)+st.Messages*minMessageSize()+int(st.PromptChars), st.Messages, st.PromptChars)
 		ok = st.ResponseBytes >= least
@@ -217,6 +254,6 @@ func (st PromptState) check() *Error {
 		return nil
 	}
 	return newError(CodeMalformedRequest, "", "no prompt has "+strconv.Itoa(st.Steps)+" steps, "+strconv.Itoa(st.Messages)+
-		" messages, "+strconv.FormatInt(st.PromptChars, 10)+" code points and a "+strconv.Itoa(st.ResponseBytes)+
-		"-byte response; send the prompt fields the last add_step (or the assemble) answered")
+		" messages, "+strconv.FormatInt(st.PromptChars, 10)+" code points, a "+strconv.Itoa(st.ResponseBytes)+
+		"-byte response and a "+strconv.Itoa(st.RequestBytes)+"-byte request; send the prompt fields the last add_step (or the assemble) answered")
 }

@@ -1,9 +1,11 @@
 package core_test
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tinylib/msgp/msgp"
@@ -43,26 +45,46 @@ func stepFields(tmpl string, budget *int64, st core.PromptState, s core.Step) []
 	if budget != nil {
 		fs = append(fs, field{"max_prompt_chars", enc(*budget)})
 	}
-	prompt := mapOf([]field{{"steps", enc(st.Steps)}, {"messages", enc(st.Messages)}, {"prompt_chars", enc(st.PromptChars)}, {"response_bytes", enc(st.ResponseBytes)}})
+	prompt := mapOf([]field{{"steps", enc(st.Steps)}, {"messages", enc(st.Messages)}, {"prompt_chars", enc(st.PromptChars)},
+		{"response_bytes", enc(st.ResponseBytes)}, {"request_bytes", enc(st.RequestBytes)}})
 	return append(fs, field{"prompt", prompt}, field{"step", mapOf([]field{{"raw_output", enc(s.RawOutput)}, {"observation", enc(s.Observation)}})})
 }
 
-// stateOf is the prompt state of an ok assemble response of a request of
-// steps steps.
-func stateOf(t *testing.T, resp []byte, steps int) core.PromptState {
+// stateOf is the prompt state prompt_start answers for the canonical
+// request req, whose assemble response is resp (ok) and which has steps
+// steps; it checks prompt_start's answer against assemble's and the sizes
+// against the lengths of resp and req (with an empty steps key when it has
+// none).
+func stateOf(t *testing.T, req, resp []byte, steps int) core.PromptState {
 	t.Helper()
 	r, err := core.DecodeResponse(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return core.PromptState{Steps: steps, Messages: len(r.Messages), PromptChars: r.PromptChars, ResponseBytes: len(resp)}
+	start := core.PromptStartBytes(req)
+	sr, st, err := core.DecodePromptStart(start)
+	if err != nil || !reflect.DeepEqual(sr, r) || start[0] != 0x89 || !bytes.Equal(start[1:len(resp)], resp[1:]) {
+		t.Fatalf("prompt_start answers %v, %+v; assemble %+v", err, sr, r)
+	}
+	want := core.PromptState{Steps: steps, Messages: len(r.Messages), PromptChars: r.PromptChars, ResponseBytes: len(resp), RequestBytes: len(req)}
+	if steps == 0 {
+		want.RequestBytes += len(enc("steps")) + len(enc([]any{}))
+	}
+	if st != want {
+		t.Fatalf("prompt_start's state is %+v, want %+v", st, want)
+	}
+	return st
 }
 
-// Starting from assemble's response of a prefix of a random request and
-// folding add_step over its other steps (fields in random order) gives what
-// one assemble of the whole request gives: the same messages, message_chars,
-// prompt_chars, context_overflow, and response_bytes = the length of its
-// response; a refused step gets the whole request's error.
+// Starting from prompt_start of a prefix of a random request and folding
+// add_step over its other steps (fields in random order) gives what one
+// assemble of the whole canonical request gives: the same messages,
+// message_chars, prompt_chars, context_overflow, response_bytes = the length
+// of its response and request_bytes = the length of the request so far; a
+// step is refused exactly when assemble of the request up to it is, with
+// its error response, byte for byte. The
+// request and response limits are lowered at random around the sizes of
+// the whole, so that both too_large refusals are met (docs/SPEC.md §7.3).
 func TestAddStepFoldEqualsAssemble(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 1))
 	outcomes := map[string]int{}
@@ -71,48 +93,91 @@ func TestAddStepFoldEqualsAssemble(t *testing.T) {
 		k := r.IntN(len(full.Steps) + 1)
 		prefix := *full
 		prefix.Steps = full.Steps[:k]
-		resp := core.AssembleBytes(core.EncodeRequest(&prefix))
-		if resp[7] != 0xc3 {
-			continue // the prefix is refused: the prompt never starts
-		}
 		if r.IntN(4) == 0 && k < len(full.Steps) { // break a step the prompt adds
 			s := &full.Steps[k+r.IntN(len(full.Steps)-k)]
 			s.RawOutput, s.Observation = corrupt(r, s.RawOutput), corrupt(r, s.Observation)
 		}
-		got := stateOf(t, resp, k)
-		head, _ := core.DecodeResponse(resp)
-		msgs, chars, overflow := head.Messages, head.MessageChars, head.ContextOverflow
-		var stepErr error
-		for _, s := range full.Steps[k:] {
-			fs := stepFields(full.ObservationTemplate, full.MaxPromptChars, got, s)
-			r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
-			sr, err := core.DecodeStepResponse(core.AddStepBytes(mapOf(fs)))
-			if err != nil {
-				stepErr = err
-				break
-			}
-			msgs, chars, overflow = append(msgs, sr.Messages...), append(chars, sr.MessageChars...), sr.ContextOverflow
-			got = sr.Prompt
-		}
-		whole := core.AssembleBytes(core.EncodeRequest(full))
-		want, werr := core.DecodeResponse(whole)
-		if werr != nil || stepErr != nil {
-			if !reflect.DeepEqual(stepErr, werr) {
-				t.Fatalf("%+v: add_step refuses with %#v, assemble of the whole with %#v", full, stepErr, werr)
-			}
-			outcomes[string(werr.(*core.Error).Code)]++
-			continue
-		}
-		outcomes["ok"]++
-		wantState := core.PromptState{Steps: len(full.Steps), Messages: len(want.Messages), PromptChars: want.PromptChars, ResponseBytes: len(whole)}
-		if got != wantState || overflow != want.ContextOverflow || !slices.Equal(chars, want.MessageChars) || !reflect.DeepEqual(msgs, want.Messages) {
-			t.Fatalf("%+v: the fold gives %+v (overflow %v, %v), assemble %+v (%v, %v)", full, got, overflow, chars, wantState, want.ContextOverflow, want.MessageChars)
-		}
+		func() {
+			defer lowerLimits(r, &prefix, full)()
+			outcomes[foldCase(t, r, full, k)]++
+		}()
 	}
-	if outcomes["ok"] < 1000 || outcomes["invalid_utf8"] < 100 {
+	if outcomes["ok"] < 500 || outcomes["invalid_utf8"] < 100 || outcomes["too_large request"] < 200 || outcomes["too_large response"] < 200 {
 		t.Fatalf("too few cases: %v", outcomes)
 	}
 	t.Logf("outcomes: %v", outcomes)
+}
+
+// lowerLimits lowers, in most cases, the request and the response limits to
+// a size between those of the prefix and of the whole request.
+func lowerLimits(r *rand.Rand, prefix, full *core.Request) (restore func()) {
+	between := func(lo, hi int) int { return lo + r.IntN(max(hi-lo, 0)+8) }
+	req, resp := core.MaxRequestBytes, core.MaxResponseBytes
+	switch r.IntN(3) {
+	case 0:
+		req = between(len(core.EncodeRequest(prefix))+7, len(core.EncodeRequest(full)))
+	case 1:
+		resp = between(len(core.AssembleBytes(core.EncodeRequest(prefix))), len(core.AssembleBytes(core.EncodeRequest(full))))
+	}
+	return core.SetLimits(req, resp)
+}
+
+// foldCase folds the steps of full after the first k over prompt_start of
+// the others, checks the result against assemble of the whole and returns
+// the outcome.
+func foldCase(t *testing.T, r *rand.Rand, full *core.Request, k int) string {
+	t.Helper()
+	prefix := *full
+	prefix.Steps = full.Steps[:k]
+	req := core.EncodeRequest(&prefix)
+	resp := core.AssembleBytes(req)
+	if resp[7] != 0xc3 {
+		return "prefix refused" // the prompt never starts
+	}
+	got := stateOf(t, req, resp, k)
+	head, _ := core.DecodeResponse(resp)
+	msgs, chars, overflow := head.Messages, head.MessageChars, head.ContextOverflow
+	var refused, whole []byte // a refused step's answer, and assemble's of the request up to it
+	for i, s := range full.Steps[k:] {
+		so := prefix
+		so.Steps = full.Steps[:k+i+1]
+		fs := stepFields(full.ObservationTemplate, full.MaxPromptChars, got, s)
+		r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+		ans := core.AddStepBytes(mapOf(fs))
+		sr, err := core.DecodeStepResponse(ans)
+		if err != nil {
+			refused, whole = ans, core.AssembleBytes(core.EncodeRequest(&so))
+			break
+		}
+		if sr.Prompt.RequestBytes != len(core.EncodeRequest(&so)) {
+			t.Fatalf("%+v: request_bytes %d after step %d, the request is %d bytes", full, sr.Prompt.RequestBytes, k+i, len(core.EncodeRequest(&so)))
+		}
+		msgs, chars, overflow = append(msgs, sr.Messages...), append(chars, sr.MessageChars...), sr.ContextOverflow
+		got = sr.Prompt
+	}
+	if refused == nil {
+		whole = core.AssembleBytes(core.EncodeRequest(full))
+	}
+	want, werr := core.DecodeResponse(whole)
+	if werr != nil || refused != nil {
+		if !bytes.Equal(refused, whole) {
+			t.Fatalf("%+v: add_step refuses with %q, assemble of the whole with %q", full, refused, whole)
+		}
+		e := werr.(*core.Error)
+		if e.Code == core.CodeTooLarge {
+			return map[bool]string{true: "too_large request", false: "too_large response"}[strings.HasPrefix(e.Message, "the request")]
+		}
+		return string(e.Code)
+	}
+	wantState := core.PromptState{Steps: len(full.Steps), Messages: len(want.Messages), PromptChars: want.PromptChars, ResponseBytes: len(whole),
+		RequestBytes: len(core.EncodeRequest(full))}
+	if len(full.Steps) == 0 {
+		wantState.RequestBytes = got.RequestBytes // counted with an empty steps key (stateOf checks it)
+	}
+	if got != wantState || overflow != want.ContextOverflow || !slices.Equal(chars, want.MessageChars) || !reflect.DeepEqual(msgs, want.Messages) {
+		t.Fatalf("%+v: the fold gives %+v (overflow %v, %v), assemble %+v (%v, %v)", full, got, overflow, chars, wantState, want.ContextOverflow, want.MessageChars)
+	}
+	return "ok"
 }
 
 func corrupt(r *rand.Rand, s string) string {
@@ -130,8 +195,8 @@ func corrupt(r *rand.Rand, s string) string {
 // problems are those of steps[k] of an assemble request (message included).
 func TestAddStepErrors(t *testing.T) {
 	tmpl := "<{observation}>"
-	base := core.AssembleBytes(core.EncodeRequest(&core.Request{ObservationTemplate: tmpl, Steps: make([]core.Step, 3)}))
-	st := stateOf(t, base, 3)
+	baseReq := core.EncodeRequest(&core.Request{ObservationTemplate: tmpl, Steps: make([]core.Step, 3)})
+	st := stateOf(t, baseReq, core.AssembleBytes(baseReq), 3)
 	good := core.Step{RawOutput: "a", Observation: "b"}
 	// with replaces (or, with a nil value, drops) the field key of a good request.
 	with := func(key string, val []byte) []byte {
@@ -149,8 +214,12 @@ func TestAddStepErrors(t *testing.T) {
 		}
 		return mapOf(out)
 	}
-	prompt := func(steps, msgs, chars, size any) []byte {
-		return mapOf([]field{{"steps", enc(steps)}, {"messages", enc(msgs)}, {"prompt_chars", enc(chars)}, {"response_bytes", enc(size)}})
+	prompt := func(steps, msgs, chars, size any, reqSize ...any) []byte {
+		fs := []field{{"steps", enc(steps)}, {"messages", enc(msgs)}, {"prompt_chars", enc(chars)}, {"response_bytes", enc(size)}}
+		if reqSize == nil {
+			reqSize = []any{st.RequestBytes}
+		}
+		return mapOf(append(fs, field{"request_bytes", enc(reqSize[0])}))
 	}
 	stepMap := func(fs ...field) []byte { return mapOf(fs) }
 	fs := stepFields(tmpl, nil, st, good)
@@ -179,6 +248,10 @@ func TestAddStepErrors(t *testing.T) {
 		{"prompt unknown", with("prompt", mapOf([]field{{"step", enc(1)}})), "unknown_field", "prompt.step"},
 		{"prompt duplicate", with("prompt", mapOf([]field{{"steps", enc(1)}, {"steps", enc(1)}})), "duplicate_key", "prompt.steps"},
 		{"prompt no bytes", with("prompt", mapOf([]field{{"steps", enc(3)}, {"messages", enc(6)}, {"prompt_chars", enc(6)}})), "missing_field", "prompt.response_bytes"},
+		{"prompt no request bytes", with("prompt", mapOf([]field{{"steps", enc(3)}, {"messages", enc(6)}, {"prompt_chars", enc(6)}, {"response_bytes", enc(st.ResponseBytes)}})), "missing_field", "prompt.request_bytes"},
+		{"request bytes -1", with("prompt", prompt(3, 6, 6, st.ResponseBytes, -1)), "malformed_request", "prompt.request_bytes"},
+		{"request over the limit", with("prompt", prompt(3, 6, 6, st.ResponseBytes, core.MaxRequestBytes+8)), "malformed_request", "prompt"},
+		{"request too small", with("prompt", prompt(3, 6, 6, st.ResponseBytes, 3*26-1)), "malformed_request", "prompt"},
 		{"too few bytes", with("prompt", prompt(3, 6, 6, 305)), "malformed_request", "prompt"},
 		{"too many chars", with("prompt", prompt(3, 6, st.ResponseBytes, st.ResponseBytes)), "malformed_request", "prompt"},
 		{"too few messages", with("prompt", prompt(3, 5, 6, st.ResponseBytes)), "malformed_request", "prompt"},
@@ -222,6 +295,26 @@ func TestAddStepErrors(t *testing.T) {
 			if !reflect.DeepEqual(err, want) {
 				t.Errorf("%s: got %#v, assemble of the whole request %#v", c.name, err, want)
 			}
+		}
+	}
+}
+
+// The size a prompt keeps of its request (docs/SPEC.md §7.3) is the length
+// of the request's canonical encoding (EncodeRequest), with the empty steps
+// key EncodeRequest leaves out when there are no steps.
+func TestRequestSizeExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	for range 3000 {
+		req := randreq.Request(r)
+		if r.IntN(4) == 0 {
+			req.Steps = nil
+		}
+		want := len(core.EncodeRequest(req))
+		if len(req.Steps) == 0 {
+			want += len(enc("steps")) + len(enc([]any{}))
+		}
+		if got := core.RequestSize(req); got != want {
+			t.Fatalf("%+v: size %d, encoded %d", req, got, want)
 		}
 	}
 }

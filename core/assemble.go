@@ -1,6 +1,9 @@
 package core
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // The entry points of the assembly: the wire function (AssembleBytes,
 // AppendAssembleBytes) and the typed one (Assemble). The work is in
@@ -54,13 +57,20 @@ func appendAssembleBytes(dst, request []byte, reuse bool, view *View) []byte {
 // and returns the response, or the error whose response is appended to dst;
 // a panic is recovered into an internal error response.
 func runWire(dst, request []byte, fn func(sc *scratch) ([]byte, *Error)) (response []byte) {
+	return runWireSlack(dst, request, 0, fn)
+}
+
+// runWireSlack is runWire with a request of up to slack bytes over
+// MaxRequestBytes decoded all the same (an add_step request, whose own rule
+// is the whole request's size).
+func runWireSlack(dst, request []byte, slack int, fn func(sc *scratch) ([]byte, *Error)) (response []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			response = append(dst, InternalErrorResponse("the assembler panicked; please report this request: "+panicText(r))...)
 		}
 	}()
-	if err := checkRequestSize(len(request)); err != nil {
-		return append(dst, encodeError(err)...)
+	if err := checkRequestSize(len(request) - slack); err != nil {
+		return append(dst, encodeError(newError(CodeTooLarge, "", fmt.Sprintf(MsgRequestTooLargeFormat, len(request))))...)
 	}
 	sc := getScratch()
 	defer sc.release()

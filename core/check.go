@@ -1,7 +1,5 @@
 package core
 
-import "fmt"
-
 // The typed entry points (Assemble, NewPrompt, Prompt.AddStep,
 // ValidateTemplate) check their input with the wire decoder itself: the
 // request is encoded (EncodeRequest, the encoding every sandboxed host sends)
@@ -19,15 +17,6 @@ func checkRequest(req *Request, sc *scratch) (*Template, *Error) {
 	}
 	_, tmpl, err := decodeRequest(b, sc)
 	return tmpl, err
-}
-
-// checkRequestSize is too_large for a request of more than MaxRequestBytes
-// (the wire function's first check, and the typed check's).
-func checkRequestSize(n int) *Error {
-	if n <= MaxRequestBytes {
-		return nil
-	}
-	return newError(CodeTooLarge, "", fmt.Sprintf(MsgRequestTooLargeFormat, n))
 }
 
 // checkStep checks one step as the decoder checks steps[k] of a request and

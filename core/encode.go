@@ -42,6 +42,7 @@ var (
 	keyPrompt        = key("prompt")
 	keySteps         = key("steps")
 	keyResponseBytes = key("response_bytes")
+	keyRequestBytes  = key("request_bytes")
 
 	// typeText is a block's type value, "text", encoded.
 	typeText = key(BlockTypeText)
@@ -84,9 +85,13 @@ func appendHead(out []byte, n int, ok bool) []byte {
 }
 
 // appendTo appends the canonical ok response to out.
-func (a *assembly) appendTo(out []byte) []byte {
+func (a *assembly) appendTo(out []byte) []byte { return a.appendResponse(out, 8) }
+
+// appendResponse is appendTo with a map header of keys keys: a
+// prompt_start answer appends a ninth (docs/SPEC.md §7.3.1).
+func (a *assembly) appendResponse(out []byte, keys int) []byte {
 	a.emptyObs = span{}
-	out = appendHead(out, 8, true)
+	out = appendHead(out, keys, true)
 	out = append(out, keyMessages...)
 	out = appendArrayHeader(out, len(a.msgs))
 	msgStart := len(out)

@@ -1,5 +1,7 @@
 package core
 
+import "slices"
+
 // Prompt is the incremental form of Assemble for agent loops that call the
 // model once per step with a growing history. NewPrompt assembles the request
 // once; AddStep appends one step at a cost independent of the history held.
@@ -38,7 +40,7 @@ func NewPrompt(req *Request) (*Prompt, error) {
 		return nil, rerr
 	}
 	p := &Prompt{tmpl: a.tmpl, resp: resp, emptyText: a.emptyText,
-		st: PromptState{Steps: len(req.Steps), Messages: len(a.msgs), PromptChars: a.promptChars, ResponseBytes: size}}
+		st: a.promptState(req, size)}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -51,9 +53,15 @@ func NewPrompt(req *Request) (*Prompt, error) {
 // is not valid UTF-8 is an *Error with code invalid_utf8 and the step's path
 // (steps[k].raw_output or steps[k].observation); a step that would take the
 // response over MaxResponseBytes is too_large at "". The prompt is then
-// unchanged. The rule is AddStepBytes's (docs/SPEC.md §7.3.1).
+// unchanged. A step that would take the whole request over MaxRequestBytes
+// is too_large at "" with the request's message and size, checked first as
+// the wire function checks the request's size first. The rule is
+// AddStepBytes's (docs/SPEC.md §7.3.1).
 func (p *Prompt) AddStep(rawOutput, observation string) error {
 	s := Step{RawOutput: rawOutput, Observation: observation}
+	if _, err := p.st.grow(len(rawOutput), len(observation)); err != nil {
+		return err // the whole request's size is checked before its text
+	}
 	rawChars, obsChars, err := checkStep(s, p.st.Steps)
 	if err != nil {
 		return err
@@ -74,6 +82,36 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 	return nil
 }
 
-// Response returns the assembled prompt so far. The Response is owned by the
-// Prompt and changes with the next AddStep; copy what you keep.
-func (p *Prompt) Response() *Response { return p.resp }
+// Response returns the assembled prompt so far: a new Response whose slices
+// are the Prompt's own, cut to their length and capacity, so that the next
+// AddStep never writes into what was returned (its appends go to new
+// arrays). The Messages and their Content blocks are shared: editing an
+// element (msgs[0].Content[0].Text = ...) edits the Prompt's; call
+// Response().Clone() for a copy to edit (docs/SPEC.md §7.3).
+func (p *Prompt) Response() *Response { return p.resp.Clip() }
+
+// State is the prompt's state (docs/SPEC.md §7.3.1): what add_step is sent.
+func (p *Prompt) State() PromptState { return p.st }
+
+// Clip returns a new Response of r's values whose slices are cut to their
+// length and capacity: appending to them, or setting its fields, leaves r as
+// it is (their elements are r's). It costs one small allocation.
+func (r *Response) Clip() *Response {
+	v := *r
+	v.Messages, v.MessageChars, v.Injected = slices.Clip(r.Messages), slices.Clip(r.MessageChars), slices.Clip(r.Injected)
+	return &v
+}
+
+// Clone returns a deep copy of r: new slices of Messages (each with its own
+// Content), MessageChars and Injected, so that editing any of it leaves r
+// as it is (strings are immutable and shared). It costs one allocation per
+// message.
+func (r *Response) Clone() *Response {
+	c := *r
+	c.Messages = make([]Message, len(r.Messages))
+	for i, m := range r.Messages {
+		c.Messages[i] = Message{Role: m.Role, Content: slices.Clone(m.Content)}
+	}
+	c.MessageChars, c.Injected = slices.Clone(r.MessageChars), slices.Clone(r.Injected)
+	return &c
+}

@@ -50,9 +50,18 @@ func EncodeRequest(req *Request) []byte {
 	b = msgp.AppendString(b, req.ObservationTemplate)
 	if req.MaxPromptChars != nil {
 		b = msgp.AppendString(b, "max_prompt_chars")
-		b = msgp.AppendInt64(b, *req.MaxPromptChars)
+		b = appendInt(b, *req.MaxPromptChars)
 	}
 	return b
+}
+
+// appendInt appends v in its shortest msgpack form (a uint when v ≥ 0, as
+// the canonical encoding has it; msgp.AppendInt64 writes 200 as an int16).
+func appendInt(b []byte, v int64) []byte {
+	if v >= 0 {
+		return msgp.AppendUint64(b, uint64(v))
+	}
+	return msgp.AppendInt64(b, v)
 }
 
 // appendMessages appends the field key with its array of messages.
@@ -121,16 +130,27 @@ func EncodeAddStepRequest(template string, budget *int64, st PromptState, s Step
 		b = msgp.AppendInt64(b, *budget)
 	}
 	b = msgp.AppendString(b, "prompt")
-	b = msgp.AppendMapHeader(b, 4)
-	for i, v := range [...]int64{int64(st.Steps), int64(st.Messages), st.PromptChars, int64(st.ResponseBytes)} {
+	b = msgp.AppendMapHeader(b, uint32(len(promptNames)))
+	for i, v := range st.values() {
 		b = msgp.AppendString(b, promptNames[i])
-		b = msgp.AppendInt64(b, v)
+		b = appendInt(b, v)
 	}
 	b = msgp.AppendString(b, "step")
 	return appendStep(b, s)
 }
 
-var promptNames = [...]string{"steps", "messages", "prompt_chars", "response_bytes"}
+var promptNames = [...]string{"steps", "messages", "prompt_chars", "response_bytes", "request_bytes"}
+
+// values are the numbers of st in the order of promptNames.
+func (st PromptState) values() [len(promptNames)]int64 {
+	return [...]int64{int64(st.Steps), int64(st.Messages), st.PromptChars, int64(st.ResponseBytes), int64(st.RequestBytes)}
+}
+
+// state is the PromptState of a decoded prompt map (d notes what is missing).
+func (d *respDecoder) state(p map[string]any) PromptState {
+	return PromptState{Steps: int(d.num(p["steps"])), Messages: int(d.num(p["messages"])), PromptChars: d.num(p["prompt_chars"]),
+		ResponseBytes: int(d.num(p["response_bytes"])), RequestBytes: int(d.num(p["request_bytes"]))}
+}
 
 // StepResponse is an ok add_step response (docs/SPEC.md §7.3.1): the step's
 // two messages and the prompt after it.
@@ -151,13 +171,29 @@ func DecodeStepResponse(b []byte) (*StepResponse, error) {
 	}
 	var d respDecoder
 	r := &StepResponse{Messages: d.messages(m["messages"]), MessageChars: d.nums(m["message_chars"])}
-	p := d.obj(m["prompt"])
-	r.Prompt = PromptState{Steps: int(d.num(p["steps"])), Messages: int(d.num(p["messages"])), PromptChars: d.num(p["prompt_chars"]), ResponseBytes: int(d.num(p["response_bytes"]))}
+	r.Prompt = d.state(d.obj(m["prompt"]))
 	r.ContextOverflow = d.bool(m["context_overflow"])
 	if d.bad {
 		return nil, ErrBadResponse
 	}
 	return r, nil
+}
+
+// DecodePromptStart decodes a prompt_start response (docs/SPEC.md §7.3.1):
+// the assemble response and the prompt state it starts. An error response
+// is returned as an *Error, as DecodeResponse returns it.
+func DecodePromptStart(b []byte) (*Response, PromptState, error) {
+	m, err := okMap(b)
+	if err != nil {
+		return nil, PromptState{}, err
+	}
+	var d respDecoder
+	r := d.response(m)
+	st := d.state(d.obj(m["prompt"]))
+	if d.bad {
+		return nil, PromptState{}, ErrBadResponse
+	}
+	return r, st, nil
 }
 
 // ErrBadResponse reports bytes that are not a response of wire version 1.

@@ -48,10 +48,17 @@ func TestPromptEveryEngine(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", rn.Engine(), err)
 			}
-			for _, s := range full.Steps {
+			native, _ := core.NewPrompt(&start)
+			for i, s := range full.Steps {
 				if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
 					t.Fatalf("%s: %v", rn.Engine(), err)
 				}
+				native.AddStep(s.RawOutput, s.Observation)
+				start.Steps = full.Steps[:i+1]
+				if p.State() != native.State() || p.State().RequestBytes != len(core.EncodeRequest(&start)) {
+					t.Fatalf("%s: state %+v, native %+v, the request is %d bytes", rn.Engine(), p.State(), native.State(), len(core.EncodeRequest(&start)))
+				}
+				editResponse(p.Response()) // what a caller does with it leaves the prompt as it is
 			}
 			got := p.Response()
 			if got.PromptChars != want.PromptChars || got.ContextOverflow != want.ContextOverflow || got.PrefixDigests != want.PrefixDigests ||
@@ -85,4 +92,26 @@ func blocks(b []core.Block) []core.Block {
 		return nil
 	}
 	return b
+}
+
+// editResponse changes what Response returns in every way its contract
+// allows (docs/SPEC.md §7.3): its fields, appends to its slices, and every
+// element of a Clone.
+func editResponse(r *core.Response) {
+	r.PromptChars, r.ContextOverflow = -1, !r.ContextOverflow
+	r.Messages = append(r.Messages, core.Message{Role: "x"})
+	r.MessageChars = append(r.MessageChars, 1)
+	r.Injected = append(r.Injected, core.Injected{Channel: "x"})
+	r.PrefixDigests.Run = "x"
+	c := r.Clone()
+	for i := range c.Messages {
+		c.Messages[i].Role = "edited"
+		for j := range c.Messages[i].Content {
+			c.Messages[i].Content[j].Text += "edited"
+		}
+		c.MessageChars[i] = -1
+	}
+	for i := range c.Injected {
+		c.Injected[i].EntryID = "edited"
+	}
 }

@@ -134,6 +134,15 @@ func addStep(ptr, size uint32) uint64 {
 	return answer("add_step", ptr, size, core.AppendAddStepBytes)
 }
 
+// prompt_start is assemble for the start of an incremental prompt
+// (docs/SPEC.md §7.3.1): the same buffers, the response of
+// core.AppendPromptStartBytes (the assemble response with the prompt state).
+//
+//go:wasmexport prompt_start
+func promptStart(ptr, size uint32) uint64 {
+	return answer("prompt_start", ptr, size, core.AppendPromptStartBytes)
+}
+
 // assemble_view is assemble with the view of its response (docs/SPEC.md
 // §7.8): the answer is the response's length (4 bytes, little-endian), the
 // response, then the view as JSON text (null for an error response), from

@@ -25,16 +25,15 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 		_, err := core.Assemble(nil) // nothing to encode: core's own error for it
 		return nil, err
 	}
-	b, fail := r.call(engine.Assemble, core.EncodeRequest(req))
+	b, fail := r.call(engine.PromptStart, core.EncodeRequest(req))
 	if fail != nil {
 		return nil, fail
 	}
-	resp, err := core.DecodeResponse(b)
+	resp, st, err := core.DecodePromptStart(b)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp,
-		st: core.PromptState{Steps: len(req.Steps), Messages: len(resp.Messages), PromptChars: resp.PromptChars, ResponseBytes: len(b)}}
+	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, st: st}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -64,5 +63,11 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 	return nil
 }
 
-// Response returns the prompt so far; it changes with the next AddStep.
-func (p *Prompt) Response() *core.Response { return p.resp }
+// Response returns the prompt so far, as core.Prompt.Response does: a new
+// Response whose slices are cut to their length, so that the next AddStep
+// never writes into it; the messages are shared (Clone for a copy to edit).
+func (p *Prompt) Response() *core.Response { return p.resp.Clip() }
+
+// State is the prompt's state, as the module's prompt_start and add_step
+// answered it (docs/SPEC.md §7.3.1).
+func (p *Prompt) State() core.PromptState { return p.st }

@@ -173,6 +173,8 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 			return wirejson.AppendAssemble(nil, request), nil
 		case engine.AddStep:
 			return core.AddStepBytes(request), nil
+		case engine.PromptStart:
+			return core.PromptStartBytes(request), nil
 		case engine.AssembleView:
 			return core.AppendAssembleViewBytes(nil, request), nil
 		case engine.AssembleViewJSON:
@@ -195,12 +197,12 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 var responsePrefix = []byte{0xa1, 'v', 0x01, 0xa2, 'o', 'k'}
 
 // isResponse checks the canonical layout's first bytes: {v: 1, ok: true,
-// ...8 keys (assemble) or 6 (add_step)} or {v: 1, ok: false, error}. A
+// ...8 keys (assemble), 9 (prompt_start) or 6 (add_step)} or {v: 1, ok: false, error}. A
 // module from another release (or a broken one) fails it; a full decode is
 // the caller's.
 func isResponse(b []byte) bool {
 	return len(b) > 8 && bytes.Equal(b[1:7], responsePrefix) &&
-		((b[0] == 0x88 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
+		((b[0] == 0x88 || b[0] == 0x89 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
 }
 
 // responseOf is the response inside a view export's answer (after its

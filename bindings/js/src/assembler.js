@@ -126,7 +126,7 @@ export class Assembler {
    * One request object through an entry point of the module: encoded with the
    * shared encoder, run, its response decoded (reusing the request's strings).
    * @param {unknown} request
-   * @param {"assemble" | "add_step"} entry
+   * @param {"assemble" | "add_step" | "prompt_start"} entry
    * @param {unknown} template the request's observation_template (for the strings it renders)
    * @param {{bytes: number} | undefined} sized receives the size of the response bytes
    * @param {number} messageBase where the response's messages go in the whole prompt (see {@link Assembler#read})
@@ -208,9 +208,8 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    const sized = { bytes: 0 };
-    const response = this.assembleSized(request, sized);
-    return new Prompt(this, request, response, sized.bytes);
+    const response = this.send(request, "prompt_start", templateOf(request), undefined, 0);
+    return new Prompt(this, request, response);
   }
 
   /**

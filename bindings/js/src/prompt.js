@@ -3,12 +3,12 @@
  * `add_step` export (§7.3.1). The rules (the step's path `steps[k]`,
  * `context_overflow`, the 1.5 GiB response limit) are the core's; the Prompt
  * holds only what add_step needs (the template, the budget and the prompt's
- * four-number state) and the messages it shows.
+ * five-number state, from the module's prompt_start) and the messages it shows.
  *
  * @module
  */
 
-/** @typedef {{steps: number, messages: number, prompt_chars: number, response_bytes: number}} PromptState */
+/** @typedef {{steps: number, messages: number, prompt_chars: number, response_bytes: number, request_bytes: number}} PromptState */
 
 /**
  * An incremental prompt: after k calls of addStep its messages,
@@ -21,10 +21,9 @@ export class Prompt {
   /**
    * @param {import("./assembler.js").Assembler} assembler
    * @param {any} request the request the assembler accepted
-   * @param {import("./index.js").AssembleResponse} response its response
-   * @param {number} responseBytes the size of `response`'s bytes
+   * @param {any} response its prompt_start response: the assemble response and the prompt state
    */
-  constructor(assembler, request, response, responseBytes) {
+  constructor(assembler, request, response) {
     // The core accepted the request, so these fields are what it read: a
     // string, an array, an int or nil (the request may be a plain object or
     // a Map).
@@ -39,12 +38,7 @@ export class Prompt {
      * @private The prompt state of docs/SPEC.md §7.3.1, keys in the wire's order.
      * @type {PromptState}
      */
-    this.state = {
-      steps: field("steps")?.length ?? 0,
-      messages: response.messages.length,
-      prompt_chars: response.prompt_chars,
-      response_bytes: responseBytes,
-    };
+    this.state = response.prompt;
     /** @type {import("./index.js").Message[]} */
     this.messages = response.messages;
     /** @type {number[]} */

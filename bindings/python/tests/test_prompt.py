@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polyloop_assembly as pa
+from polyloop_assembly import _codec
 
 from conftest import load_reference
 from strategies import STEP, request
@@ -202,10 +203,14 @@ def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
             "observation_template": "Observation: {observation!r}",
             "step": {"raw_output": "r" * 100, "observation": "o" * 100},
         }
-        assert list(st) == ["steps", "messages", "prompt_chars", "response_bytes"]
-        assert dict(st, response_bytes=None) == dict(state, response_bytes=None), "step %d" % k
+        assert list(st) == ["steps", "messages", "prompt_chars", "response_bytes", "request_bytes"]
+        assert dict(st, response_bytes=None, request_bytes=None) == dict(state, response_bytes=None, request_bytes=None), (
+            "step %d" % k
+        )
+        whole = _with_steps(_base(), [{"raw_output": "r" * 100, "observation": "o" * 100}] * k)
+        # request_bytes: the length of the whole request's shortest encoding (docs/SPEC.md §7.3)
+        assert st["request_bytes"] == len(R.pack({"v": 1, **whole})) == len(_codec.encode({"v": 1, **whole}, [])), "step %d" % k
         if k % 50 == 0:
-            whole = _with_steps(_base(), [{"raw_output": "r" * 100, "observation": "o" * 100}] * k)
             assert st["response_bytes"] == len(R.assemble_bytes(R.pack(whole))[0])
     assert prompt.step_count == 203
 
@@ -233,3 +238,31 @@ def test_accessors_return_copies() -> None:
     prompt.prefix_digests.clear()
     assert prompt.response() == _reference_response(_base())
     assert "Prompt steps=3" in repr(prompt)
+
+
+def _edit(value: Any) -> None:
+    """Edit every dict and list inside ``value`` in place."""
+    if isinstance(value, dict):
+        for k in list(value):
+            _edit(value[k])
+            value[k] = "edited" if isinstance(value[k], str) else value[k]
+        value["cache_control"] = {"type": "ephemeral"}
+    elif isinstance(value, list):
+        for v in value:
+            _edit(v)
+        value.append("edited")
+
+
+def test_edits_of_returned_values_leave_the_prompt_as_assemble() -> None:
+    """Every value a Prompt returns is the caller's to edit (docs/SPEC.md §7.3):
+    editing every dict and list of messages, message_chars, injected,
+    prefix_digests and response() changes neither the prompt nor its next steps."""
+    step = {"raw_output": "r", "observation": "o"}
+    prompt = pa.Prompt(_base()).add_step(**step)
+    for value in (prompt.messages, prompt.message_chars, prompt.injected, prompt.prefix_digests, prompt.response()):
+        _edit(value)
+        m = prompt.messages[0]
+        m["content"][0]["text"] = "x"
+        m["cache_control"] = {"type": "ephemeral"}
+    prompt.add_step(**step)
+    assert prompt.response() == _reference_response(_with_steps(_base(), [step, step]))

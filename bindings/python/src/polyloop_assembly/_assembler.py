@@ -127,6 +127,14 @@ class Assembler:
             return too_large_response(len(request))
         return self._call(request, "add_step")
 
+    def _prompt_start_bytes(self, request: bytes) -> bytes:
+        """The module's ``prompt_start`` export: a request in, its assemble
+        response with the prompt state (key ``prompt``) out (docs/SPEC.md
+        §7.3.1). Errors are returned as error responses."""
+        if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
+            return too_large_response(len(request))
+        return self._call(request, "prompt_start")
+
     def _call(self, data: bytes, export: str) -> bytes:
         try:
             return self._pool.call(data, export)

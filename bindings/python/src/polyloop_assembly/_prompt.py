@@ -4,7 +4,9 @@
 
 The Prompt holds what ``add_step`` needs and what it shows: the template, the
 budget, the messages, their sizes, what was injected, the prefix digests and
-the prompt's state ``(steps, messages, prompt_chars, response_bytes)``. Each
+the prompt's state ``(steps, messages, prompt_chars, response_bytes,
+request_bytes)``, which the module's ``prompt_start`` answers with the first
+assemble. Each
 step sends the core the template, the budget, the state and the step; the
 core judges the step as ``steps[k]`` of the whole request, decides
 ``context_overflow`` and the response limit, and answers the step's two
@@ -29,14 +31,28 @@ from ._types import AssembleRequest, AssembleResponse, Injected, Message, Prefix
 __all__ = ["Prompt"]
 
 #: The keys of the prompt state, in the order of the add_step request and response.
-_STATE_KEYS = ("steps", "messages", "prompt_chars", "response_bytes")
+_STATE_KEYS = ("steps", "messages", "prompt_chars", "response_bytes", "request_bytes")
 
 # The fixed parts of an add_step request after its head (see Prompt._init_packer).
-_K_MESSAGES, _K_CHARS, _K_BYTES = (msgpack.packb(k) for k in _STATE_KEYS[1:])
+_K_MESSAGES, _K_CHARS, _K_BYTES, _K_REQUEST = (msgpack.packb(k) for k in _STATE_KEYS[1:])
 _K_STEP_RAW = msgpack.packb("step") + b"\x82" + msgpack.packb("raw_output")
 _K_OBSERVATION = msgpack.packb("observation")
 
-State = Tuple[int, int, int, int]
+State = Tuple[int, int, int, int, int]
+
+
+def _state_of(response: Dict[str, Any]) -> State:
+    """The prompt state of a prompt_start or add_step response."""
+    try:
+        st = response["prompt"]
+        return cast(State, tuple(st[k] for k in _STATE_KEYS))
+    except (KeyError, TypeError):
+        raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="the module answered %.200r" % (response,)) from None
+
+
+def _copy_messages(messages: List[Message]) -> List[Message]:
+    """New message dicts, content lists and block dicts of the same strings."""
+    return [cast(Message, {**m, "content": [dict(b) for b in m["content"]]}) for m in messages]
 
 
 class Prompt:
@@ -45,7 +61,7 @@ class Prompt:
     ``Prompt(request)`` assembles ``request`` once; ``add_step(raw_output,
     observation)`` then appends one step at a cost independent of the history
     already held: the module's ``add_step`` is sent the template, the budget,
-    four numbers of the prompt's state and that step, never the history.
+    five numbers of the prompt's state and that step, never the history.
     After k steps, :attr:`messages`, :attr:`message_chars`,
     :attr:`prompt_chars`, :attr:`context_overflow`, :attr:`injected` and
     :attr:`prefix_digests` equal those of one :func:`assemble` of the request
@@ -63,8 +79,7 @@ class Prompt:
     def __init__(self, request: AssembleRequest, *, assembler: Optional[Assembler] = None) -> None:
         self._assembler = assembler if assembler is not None else default_assembler()
         caught: List[BaseException] = []
-        response_bytes = self._assembler.assemble_bytes(_encode(request, caught))
-        response = _decode_ok(response_bytes, caught)
+        response = _decode_ok(self._assembler._prompt_start_bytes(_encode(request, caught)), caught)
         budget = request.get("max_prompt_chars")
         self._budget: Optional[int] = None if budget is None else operator.index(budget)
         self._template: str = request["observation_template"]
@@ -73,13 +88,7 @@ class Prompt:
         self._injected: List[Injected] = response["injected"]
         self._prefix_digests: PrefixDigests = response["prefix_digests"]
         self._overflow: bool = response["context_overflow"]
-        steps = request.get("steps")
-        self._state: State = (
-            0 if steps is None else len(steps),
-            len(self._messages),
-            response["prompt_chars"],
-            len(response_bytes),
-        )
+        self._state: State = _state_of(response)
         self._init_packer()
 
     def _init_packer(self) -> None:
@@ -91,7 +100,7 @@ class Prompt:
         head += [pk("observation_template"), pk(self._template)]
         if self._budget is not None:
             head += [pk("max_prompt_chars"), pk(self._budget)]
-        head += [pk("prompt"), b"\x84", pk("steps")]
+        head += [pk("prompt"), b"\x85", pk("steps")]
         self._head = b"".join(head)
 
     def add_step(self, raw_output: str, observation: str) -> "Prompt":
@@ -110,10 +119,21 @@ class Prompt:
                 would be ``too_large``. The Prompt is then unchanged.
         """
         caught: List[BaseException] = []
-        steps, messages, chars, size = self._state
+        steps, messages, chars, size, request_size = self._state
         try:
             pk = self._packer.pack
-            head = (self._head, pk(steps), _K_MESSAGES, pk(messages), _K_CHARS, pk(chars), _K_BYTES, pk(size))
+            head = (
+                self._head,
+                pk(steps),
+                _K_MESSAGES,
+                pk(messages),
+                _K_CHARS,
+                pk(chars),
+                _K_BYTES,
+                pk(size),
+                _K_REQUEST,
+                pk(request_size),
+            )
             body = b"".join((*head, _K_STEP_RAW, pk(raw_output), _K_OBSERVATION, pk(observation)))
         except Exception:  # anything msgpack cannot pack directly: the codec's slow way writes it
             self._packer = _codec.new_fast_packer()
@@ -121,10 +141,9 @@ class Prompt:
         response = _decode_ok(self._assembler._add_step_bytes(body), caught)
         try:
             new_messages, new_chars, overflow = response["messages"], response["message_chars"], response["context_overflow"]
-            st = response["prompt"]
-            state = (st["steps"], st["messages"], st["prompt_chars"], st["response_bytes"])
         except (KeyError, TypeError):
             raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="add_step answered %.200r" % (response,)) from None
+        state = _state_of(response)
         self._messages.extend(new_messages)
         self._message_chars.extend(new_chars)
         self._state = state
@@ -182,8 +201,9 @@ class Prompt:
 
     @property
     def messages(self) -> List[Message]:
-        """The assembled messages (a new list; the message dicts are shared)."""
-        return list(self._messages)
+        """The assembled messages: a copy the caller may edit (new message dicts,
+        content lists and block dicts; O(messages) per access)."""
+        return _copy_messages(self._messages)
 
     @property
     def message_chars(self) -> List[int]:
@@ -202,8 +222,8 @@ class Prompt:
 
     @property
     def injected(self) -> List[Injected]:
-        """What the injection slot pasted (steps never change it)."""
-        return list(self._injected)
+        """What the injection slot pasted (steps never change it): a copy."""
+        return [cast(Injected, dict(i)) for i in self._injected]
 
     @property
     def prefix_digests(self) -> PrefixDigests:
@@ -222,16 +242,17 @@ class Prompt:
         return self._state[0]
 
     def response(self) -> AssembleResponse:
-        """The response one :func:`assemble` of the request with all steps so far would return."""
+        """The response one :func:`assemble` of the request with all steps so far
+        would return: a copy the caller may edit (O(messages))."""
         out: Dict[str, Any] = {
             "v": WIRE_VERSION,
             "ok": True,
-            "messages": list(self._messages),
-            "message_chars": list(self._message_chars),
+            "messages": self.messages,
+            "message_chars": self.message_chars,
             "prompt_chars": self._state[2],
             "context_overflow": self._overflow,
-            "injected": list(self._injected),
-            "prefix_digests": dict(self._prefix_digests),
+            "injected": self.injected,
+            "prefix_digests": self.prefix_digests,
         }
         return cast(AssembleResponse, out)
 
