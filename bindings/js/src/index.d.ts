@@ -156,6 +156,7 @@ export class Prompt {
   private constructor();
   /** Steps held: those of the request plus those added. */
   readonly stepCount: number;
+  /** A fresh copy on every read (as are message_chars, injected, prefix_digests and response()): editing it never changes the prompt. */
   readonly messages: Message[];
   readonly message_chars: number[];
   readonly prompt_chars: number;

@@ -39,18 +39,51 @@ export class Prompt {
      * @type {PromptState}
      */
     this.state = response.prompt;
-    /** @type {import("./index.js").Message[]} */
-    this.messages = response.messages;
-    /** @type {number[]} */
-    this.message_chars = response.message_chars;
-    /** @type {number} */
-    this.prompt_chars = response.prompt_chars;
-    /** @type {boolean} */
-    this.context_overflow = response.context_overflow;
-    /** @type {import("./index.js").Injected[]} */
-    this.injected = response.injected;
-    /** @type {import("./index.js").PrefixDigests} */
-    this.prefix_digests = response.prefix_digests;
+    /** @private the prompt's own messages: callers get copies (messages, response()) */
+    this.own = {
+      messages: response.messages,
+      message_chars: response.message_chars,
+      context_overflow: response.context_overflow,
+      injected: response.injected,
+      prefix_digests: response.prefix_digests,
+    };
+  }
+
+  /**
+   * The assembled messages: a fresh copy on every read (new arrays and
+   * objects), so editing it (adding a provider's `cache_control`, say) never
+   * changes the prompt (docs/SPEC.md §7.3). O(messages) per read, nothing per
+   * step.
+   *
+   * @returns {import("./index.js").Message[]}
+   */
+  get messages() {
+    return this.own.messages.map(copyMessage);
+  }
+
+  /** @returns {number[]} a copy of the size of each message in code points */
+  get message_chars() {
+    return this.own.message_chars.slice();
+  }
+
+  /** @returns {number} */
+  get prompt_chars() {
+    return this.state.prompt_chars;
+  }
+
+  /** @returns {boolean} */
+  get context_overflow() {
+    return this.own.context_overflow;
+  }
+
+  /** @returns {import("./index.js").Injected[]} a copy of what the injection slot pasted */
+  get injected() {
+    return this.own.injected.map((e) => ({ ...e }));
+  }
+
+  /** @returns {import("./index.js").PrefixDigests} a copy */
+  get prefix_digests() {
+    return { ...this.own.prefix_digests };
   }
 
   /** Number of steps held (those of the request plus those added). */
@@ -77,12 +110,12 @@ export class Prompt {
       prompt: this.state,
       step: { raw_output: rawOutput, observation },
     };
-    const r = this.assembler.send(request, "add_step", this.template, undefined, this.messages.length);
-    this.messages.push(r.messages[0], r.messages[1]);
-    this.message_chars.push(r.message_chars[0], r.message_chars[1]);
+    const own = this.own;
+    const r = this.assembler.send(request, "add_step", this.template, undefined, own.messages.length);
+    own.messages.push(r.messages[0], r.messages[1]);
+    own.message_chars.push(r.message_chars[0], r.message_chars[1]);
+    own.context_overflow = r.context_overflow;
     this.state = r.prompt;
-    this.prompt_chars = r.prompt.prompt_chars;
-    this.context_overflow = r.context_overflow;
     return this;
   }
 
@@ -98,7 +131,7 @@ export class Prompt {
 
   /**
    * The prompt as a response object, equal to what assemble() returns for the
-   * request with the same steps (fresh arrays; the messages are shared).
+   * request with the same steps: a copy the caller may edit.
    *
    * @returns {import("./index.js").AssembleResponse}
    */
@@ -106,12 +139,12 @@ export class Prompt {
     return {
       v: 1,
       ok: true,
-      messages: this.messages.slice(),
-      message_chars: this.message_chars.slice(),
+      messages: this.messages,
+      message_chars: this.message_chars,
       prompt_chars: this.prompt_chars,
       context_overflow: this.context_overflow,
-      injected: this.injected.slice(),
-      prefix_digests: { ...this.prefix_digests },
+      injected: this.injected,
+      prefix_digests: this.prefix_digests,
     };
   }
 
@@ -126,4 +159,9 @@ export class Prompt {
   toJSON() {
     return this.response();
   }
+}
+
+/** @param {import("./index.js").Message} m a copy of m, its content and blocks */
+function copyMessage(m) {
+  return { role: m.role, content: m.content.map((b) => ({ type: b.type, text: b.text })) };
 }

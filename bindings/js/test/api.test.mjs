@@ -321,3 +321,38 @@ test("assembleJSON: the same response as assemble, and the CLI's verdict on JSON
   assert.match(errorOf(() => asm.assembleJSON("{")).message, /^invalid JSON at byte \d+/);
   assert.throws(() => asm.assembleJSON({}), TypeError);
 });
+
+test("prompt: editing what it returns (messages, response(), injected, digests) never changes the prompt", () => {
+  const req = {
+    run_messages: [text("system", "s")],
+    injections: { mem: [{ entry_id: "m1", content: "fact" }] },
+    goal_messages: [text("user", "g")],
+    observation_template: "Observation: {observation}",
+    steps: [{ raw_output: "a", observation: "b" }],
+  };
+  const p = asm.prompt(req);
+  const vandalise = (r) => {
+    r.messages[0].cache_control = { type: "ephemeral" };
+    r.messages[0].content[0].text = "edited";
+    r.messages[1].content.push({ type: "text", text: "more" });
+    r.messages.pop();
+    r.message_chars[0] = 999;
+    r.injected[0].entry_id = "x";
+    r.prefix_digests.run = "0";
+  };
+  for (let k = 0; k < 3; k++) {
+    vandalise(p.response());
+    vandalise({
+      messages: p.messages,
+      message_chars: p.message_chars,
+      injected: p.injected,
+      prefix_digests: p.prefix_digests,
+    });
+    p.addStep(`r${k}`, `o${k}`);
+  }
+  const steps = [...req.steps, ...[0, 1, 2].map((k) => ({ raw_output: `r${k}`, observation: `o${k}` }))];
+  const whole = asm.assemble({ ...req, steps });
+  assert.deepEqual(p.response(), whole);
+  assert.deepEqual(p.messages, whole.messages);
+  assert.equal(p.prompt_chars, whole.prompt_chars);
+});

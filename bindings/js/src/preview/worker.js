@@ -250,9 +250,9 @@ function incremental(req) {
   if (base instanceof Map) base.set("steps", []);
   else base.steps = [];
   const prompt = /** @type {any} */ (asm).prompt(base);
-  const baseCount = prompt.messages.length;
+  const baseCount = prompt.message_chars.length;
   for (const s of steps) prompt.addStep(field(s, "raw_output"), field(s, "observation"));
-  return { prompt: prompt.toResponse(), baseCount, steps: steps.length };
+  return { prompt: prompt.response(), baseCount, steps: steps.length };
 }
 
 /**
