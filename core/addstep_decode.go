@@ -53,7 +53,7 @@ func addStepField(key string) uint {
 // the returned value.
 func decodeAddStep(b []byte, sc *scratch) (*addStepRequest, *Error) {
 	r := &addStepRequest{}
-	err := decodeTop(b, func(b []byte) ([]byte, *Error) { return r.decodeMap(b, sc) })
+	err := decodeTop(b, "", func(b []byte) ([]byte, *Error) { return r.decodeMap(b, sc) })
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ type textCounts struct {
 func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
 	var req *Request
 	var tmpl *Template
-	err := decodeTop(b, func(b []byte) (rest []byte, err *Error) {
+	err := decodeTop(b, jsonHint, func(b []byte) (rest []byte, err *Error) {
 		req, tmpl, rest, err = decodeRequestMap(b, sc)
 		return rest, err
 	})
@@ -40,10 +40,17 @@ func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
 	return req, tmpl, nil
 }
 
+// jsonHint ends the message of a request that is not a map but looks like
+// JSON text handed to a msgpack entry point (a str or bin, or bytes that start
+// as JSON does: see looksLikeJSON). Messages are the same in every host
+// (docs/SPEC.md §6), so it names the JSON entry point of each.
+const jsonHint = "; to assemble JSON text, call assemble_json (Python), assembleJSON (JavaScript) or Runner.AssembleJSON (Go), or run polyloop-assemble --in json"
+
 // decodeTop runs decodeMap on a whole request, which must be one msgpack
 // map and nothing after it; paths lose their leading dot (docs/SPEC.md
-// §2.2).
-func decodeTop(b []byte, decodeMap func([]byte) ([]byte, *Error)) *Error {
+// §2.2). hint ends the message of a top-level value that looksLikeJSON
+// ("" for a request no person writes, as add_step's).
+func decodeTop(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) *Error {
 	if len(b) == 0 {
 		return newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
 	}
@@ -51,7 +58,10 @@ func decodeTop(b []byte, decodeMap func([]byte) ([]byte, *Error)) *Error {
 		if e := unreadableError(b); e != nil {
 			return e
 		}
-		return newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+typeName(b))
+		if !looksLikeJSON(b) {
+			hint = ""
+		}
+		return newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+topTypeName(b)+hint)
 	}
 	rest, err := decodeMap(b)
 	if err != nil {
@@ -62,6 +72,28 @@ func decodeTop(b []byte, decodeMap func([]byte) ([]byte, *Error)) *Error {
 		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
 	}
 	return nil
+}
+
+// looksLikeJSON reports whether a top-level value that is not a map is
+// likely JSON text: a str or bin (the text passed as a string or bytes), or
+// a first byte JSON text starts with ('{', '[' or JSON whitespace, each a
+// msgpack positive fixint).
+func looksLikeJSON(b []byte) bool {
+	switch b[0] {
+	case '{', '[', ' ', '\t', '\n', '\r':
+		return true
+	}
+	t := msgp.NextType(b)
+	return t == msgp.StrType || t == msgp.BinType
+}
+
+// topTypeName is typeName, naming also the character of a fixint that JSON
+// text starts with ('{' is the int 123 to msgpack).
+func topTypeName(b []byte) string {
+	if b[0] < 0x80 && looksLikeJSON(b) {
+		return "an int (the byte " + strconv.QuoteRune(rune(b[0])) + ")"
+	}
+	return typeName(b)
 }
 
 func trimDot(p string) string {
@@ -510,7 +542,7 @@ func typeName(b []byte) string {
 	case msgp.BoolType:
 		return "a bool"
 	case msgp.NilType:
-		return "nil"
+		return "nil (None in Python; null in JSON and JavaScript)"
 	case msgp.ArrayType:
 		return "an array"
 	case msgp.MapType:

@@ -9,7 +9,7 @@
  * @module
  */
 
-/** Every error code, in docs/SPEC.md §6 order. */
+/** Every error code, in the order of the project's docs/SPEC.md §6, in the source repository. */
 export const ERROR_CODES = Object.freeze([
   "malformed_request",
   "unsupported_version",
@@ -26,13 +26,13 @@ export const ERROR_CODES = Object.freeze([
   "internal",
 ]);
 
-/** The only wire version (docs/SPEC.md §2). */
+/** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
 export const WIRE_VERSION = 1;
 
-/** The largest request the core decodes (docs/SPEC.md §4): 1 GiB; a larger one is too_large. */
+/** The largest request the core decodes: 1 GiB; a larger one is too_large (the project's docs/SPEC.md §4, in the source repository). */
 export const MAX_REQUEST_BYTES = 1073741824;
 
-/** The largest response (docs/SPEC.md §4): 1.5 GiB; a larger one is too_large. */
+/** The largest response: 1.5 GiB; a larger one is too_large (the project's docs/SPEC.md §4, in the source repository). */
 export const MAX_RESPONSE_BYTES = 1610612736;
 
 /** The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1. */
@@ -41,7 +41,7 @@ export const MAX_MSGPACK_LENGTH = 4294967295;
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24. */
 export const MAX_STRING_UNITS = 536870888;
 
-/** The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (docs/SPEC.md §7.6). */
+/** The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository). */
 export const EXT_UNREADABLE = 1;
 
 /** The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes. */

@@ -59,11 +59,11 @@ func python() []byte {
 	for _, name := range pythonNames() {
 		fmt.Fprintf(&b, "    %q,\n", name)
 	}
-	b.WriteString("]\n\n#: Error codes of docs/SPEC.md §6.\nErrorCode = Literal[\n")
+	b.WriteString("]\n\n#: Error codes of the wire format (" + spec("§6") + ").\nErrorCode = Literal[\n")
 	for _, c := range codes() {
 		fmt.Fprintf(&b, "    %s,\n", c)
 	}
-	b.WriteString("]\n\n#: Every error code, in docs/SPEC.md §6 order.\nERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
+	b.WriteString("]\n\n#: Every error code, in the order of " + spec("§6") + ".\nERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n#: %s\n%s: Final = %d\n", c.doc, c.name, c.value)
 	}
@@ -152,7 +152,7 @@ const jsDoc = `/**
 func javascript() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n%s\n", header, jsDoc)
-	fmt.Fprintf(&b, "/** Every error code, in docs/SPEC.md §6 order. */\nexport const ERROR_CODES = Object.freeze([\n  %s,\n]);\n", strings.Join(codes(), ",\n  "))
+	fmt.Fprintf(&b, "/** Every error code, in the order of %s. */\nexport const ERROR_CODES = Object.freeze([\n  %s,\n]);\n", spec("§6"), strings.Join(codes(), ",\n  "))
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = %d;\n", c.doc, c.name, c.value)
 	}
@@ -175,8 +175,8 @@ func javascript() []byte {
 func typescript() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n\n", header)
-	fmt.Fprintf(&b, "/** Every error code of the wire format (docs/SPEC.md §6). */\nexport type ErrorCode =\n  | %s;\n", strings.Join(codes(), "\n  | "))
-	b.WriteString("\n/** Every error code, in docs/SPEC.md §6 order. */\nexport const ERROR_CODES: readonly ErrorCode[];\n")
+	fmt.Fprintf(&b, "/** Every error code of the wire format (%s). */\nexport type ErrorCode =\n  | %s;\n", spec("§6"), strings.Join(codes(), "\n  | "))
+	b.WriteString("\n/** Every error code, in the order of " + spec("§6") + ". */\nexport const ERROR_CODES: readonly ErrorCode[];\n")
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: number;\n", c.doc, c.name)
 	}

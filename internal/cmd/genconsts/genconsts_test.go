@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,22 @@ func TestParseRejects(t *testing.T) {
 func TestCamel(t *testing.T) {
 	if got := camel("error_type_name"); got != "errorTypeName" {
 		t.Errorf("camel = %q", got)
+	}
+}
+
+// TestSpecCitationsSayWhere: the wheel and the npm package that ship the
+// generated files do not carry docs/SPEC.md, so each citation of it says it
+// is in the source repository.
+func TestSpecCitationsSayWhere(t *testing.T) {
+	out, err := files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cite := regexp.MustCompile(`docs/SPEC\.md §[0-9.]+, in the source repository`)
+	for path, b := range out {
+		all, said := strings.Count(string(b), "docs/SPEC.md"), len(cite.FindAll(b, -1))
+		if all == 0 || said != all {
+			t.Errorf("%s: %d of its %d citations of docs/SPEC.md say it is in the source repository", path, said, all)
+		}
 	}
 }

@@ -37,6 +37,12 @@ const (
 	tsPath = "bindings/js/src/consts.d.ts"
 )
 
+// spec cites section sec of docs/SPEC.md where the packages that ship the
+// generated files (the wheel, the npm package) do not carry it.
+func spec(sec string) string {
+	return "the project's docs/SPEC.md " + sec + ", in the source repository"
+}
+
 // intConst, strConst and format are the generated constants: name is the
 // binding's (UPPER_SNAKE in both languages), doc one line for people.
 type intConst struct {
@@ -58,12 +64,12 @@ type format struct {
 }
 
 var ints = []intConst{
-	{"WIRE_VERSION", core.WireVersion, "The only wire version (docs/SPEC.md §2)."},
-	{"MAX_REQUEST_BYTES", core.MaxRequestBytes, "The largest request the core decodes (docs/SPEC.md §4): 1 GiB; a larger one is too_large."},
-	{"MAX_RESPONSE_BYTES", core.MaxResponseBytes, "The largest response (docs/SPEC.md §4): 1.5 GiB; a larger one is too_large."},
+	{"WIRE_VERSION", core.WireVersion, "The only wire version (" + spec("§2") + ")."},
+	{"MAX_REQUEST_BYTES", core.MaxRequestBytes, "The largest request the core decodes: 1 GiB; a larger one is too_large (" + spec("§4") + ")."},
+	{"MAX_RESPONSE_BYTES", core.MaxResponseBytes, "The largest response: 1.5 GiB; a larger one is too_large (" + spec("§4") + ")."},
 	{"MAX_MSGPACK_LENGTH", core.MaxMsgpackLength, "The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1."},
 	{"MAX_STRING_UNITS", core.MaxStringUnits, "The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24."},
-	{"EXT_UNREADABLE", core.ExtUnreadable, "The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (docs/SPEC.md §7.6)."},
+	{"EXT_UNREADABLE", core.ExtUnreadable, "The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (" + spec("§7.6") + ")."},
 	{"MAX_MODULE_BUFFER_BYTES", engine.MaxModuleBufferBytes, "The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes."},
 	{"DEFAULT_RECYCLE_ABOVE_BYTES", engine.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
 	{"DEFAULT_MEMORY_LIMIT_BYTES", engine.DefaultMemoryLimitBytes, "The cap on one instance's linear memory: its whole 32-bit address space (default and most)."},

@@ -105,7 +105,8 @@ class Assembler:
         ``too_large`` without copying it into the module.
 
         Raises:
-            TypeError: ``request`` is not bytes-like.
+            TypeError: ``request`` is not bytes-like (JSON text in a ``str``
+                goes to :meth:`assemble_json`).
             AssemblyError: ``code="internal"`` if the instance trapped, exited or
                 ran out of memory (the next call gets a fresh instance).
         """
@@ -114,7 +115,8 @@ class Assembler:
         elif isinstance(request, (bytearray, memoryview)):
             size = request.nbytes if isinstance(request, memoryview) else len(request)
         else:
-            raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s" % type(request).__name__)
+            hint = "; to assemble JSON text, call assemble_json(text)" if isinstance(request, str) else ""
+            raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
         if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
             return too_large_response(size)
         return self._call(request if isinstance(request, bytes) else bytes(request), "assemble")

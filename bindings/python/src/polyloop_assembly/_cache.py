@@ -17,9 +17,9 @@ An unusable or unwritable cache falls back to compiling in memory, and the
 notice on stderr says so.
 
 wasmtime checks only a serialized module's header, so each ``.cwasm`` seals
-its own bytes (docs/SPEC.md §7.4): the serialized module, then a trailer of
-``polyloop-cwasm-1`` and SHA-256(binding + the serialized module), where the
-binding names the module's sha256 and ``wasmtime-<version>``. The trailer is
+its own bytes (the project's docs/SPEC.md §7.4, in the source repository):
+the serialized module, then a trailer of ``polyloop-cwasm-1`` and
+SHA-256(binding + the serialized module), where the binding names the module's sha256 and ``wasmtime-<version>``. The trailer is
 checked before wasmtime sees the file; a file that fails is never loaded but
 compiled afresh and replaced, with one notice line on stderr.
 """
@@ -160,7 +160,7 @@ def _seal_digest(module_sha256: str, payload: "bytes | memoryview") -> bytes:
 
 
 def seal(module_sha256: str, payload: bytes) -> bytes:
-    """The ``.cwasm`` file of a serialized module: it, then the trailer (docs/SPEC.md §7.4)."""
+    """The ``.cwasm`` file of a serialized module: it, then the trailer (the project's docs/SPEC.md §7.4, in the source repository)."""
     return payload + _SEAL_MAGIC + _seal_digest(module_sha256, payload)
 
 

@@ -39,7 +39,7 @@ __all__ = [
     "msg_value_too_large",
 ]
 
-#: Error codes of docs/SPEC.md §6.
+#: Error codes of the wire format (the project's docs/SPEC.md §6, in the source repository).
 ErrorCode = Literal[
     "malformed_request",
     "unsupported_version",
@@ -56,16 +56,16 @@ ErrorCode = Literal[
     "internal",
 ]
 
-#: Every error code, in docs/SPEC.md §6 order.
+#: Every error code, in the order of the project's docs/SPEC.md §6, in the source repository.
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 
-#: The only wire version (docs/SPEC.md §2).
+#: The only wire version (the project's docs/SPEC.md §2, in the source repository).
 WIRE_VERSION: Final = 1
 
-#: The largest request the core decodes (docs/SPEC.md §4): 1 GiB; a larger one is too_large.
+#: The largest request the core decodes: 1 GiB; a larger one is too_large (the project's docs/SPEC.md §4, in the source repository).
 MAX_REQUEST_BYTES: Final = 1073741824
 
-#: The largest response (docs/SPEC.md §4): 1.5 GiB; a larger one is too_large.
+#: The largest response: 1.5 GiB; a larger one is too_large (the project's docs/SPEC.md §4, in the source repository).
 MAX_RESPONSE_BYTES: Final = 1610612736
 
 #: The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1.
@@ -74,7 +74,7 @@ MAX_MSGPACK_LENGTH: Final = 4294967295
 #: The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24.
 MAX_STRING_UNITS: Final = 536870888
 
-#: The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (docs/SPEC.md §7.6).
+#: The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository).
 EXT_UNREADABLE: Final = 1
 
 #: The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes.
