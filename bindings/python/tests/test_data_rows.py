@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Iterator, List
 
 import msgpack
@@ -195,3 +196,23 @@ def test_one_schema_whatever_the_rows(batch_kind: str) -> None:
 
 def arrow_fields() -> List[Any]:
     return list(data.arrow_schema())
+
+
+def test_the_data_extra_installs_the_tested_versions() -> None:
+    """``pip install "polyloop-assembly[data]"``: Ray Data and datasets, bounded
+    so that the versions make test.data pins (constraints.txt) are inside."""
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.requirements import Requirement
+
+    here = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((here / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["data"]
+    pins = {}
+    for line in (here / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split(";")[0].strip().split("==")
+            pins[name.lower()] = version
+    reqs = {Requirement(r).name.lower(): Requirement(r) for r in extra}
+    assert set(reqs) == {"ray", "datasets"} and "data" in reqs["ray"].extras
+    for name, req in reqs.items():
+        assert req.specifier.contains(pins[name]), (name, str(req.specifier), pins[name])
+        assert req.specifier and not req.specifier.contains(pins[name].split(".")[0] + ".999"), "no upper bound: " + name
