@@ -23,8 +23,12 @@ column                      type         value
 ``ok``                      bool         the request was assembled
 ``messages``                str | null   the assembled messages as JSON text (``json.loads``
                                          gives the response's ``messages`` list)
+``message_chars``           list<int64>  the response's ``message_chars`` (one per message)
+                            | null
 ``prompt_chars``            int64 | null the response's ``prompt_chars``
 ``context_overflow``        bool | null  the response's ``context_overflow``
+``injected``                list<struct> the response's ``injected``: ``channel`` (str),
+                            | null       ``entry_id`` (str), ``message_index`` (int64)
 ``prefix_digest_run``       str | null   ``prefix_digests["run"]``
 ``prefix_digest_injections`` str | null  ``prefix_digests["injections"]``
 ``prefix_digest_goal``      str | null   ``prefix_digests["goal"]``
@@ -43,6 +47,7 @@ Ray Data::
     import ray
     from polyloop_assembly.data import RenderBatch
 
+    ray.data.DataContext.get_current().execution_options.preserve_order = True  # input order
     ds = ray.data.read_text("trajectories.jsonl")          # one column "text"
     out = ds.map_batches(RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format="pyarrow",
                          compute=ray.data.ActorPoolStrategy(size=2), num_cpus=0.5)
@@ -56,6 +61,10 @@ Hugging Face ``datasets``::
     ds = load_dataset("json", data_files=...)  # or "text": one column "text"
     render = RenderBatch(column="text")
     out = ds.map(render, batched=True, num_proc=2, features=hf_features(ds.features))
+
+Every batch has this one schema, whatever its mix of ok and error rows and
+whatever Ray ``batch_format``; a null is an error row's (or ``response`` of a
+request refused before the core).
 
 :class:`RenderBatch` holds one :class:`~polyloop_assembly.Assembler` per
 worker process, created on its first batch (it pickles without it).
