@@ -191,7 +191,10 @@ def test_a_forked_child_cannot_continue_an_inherited_batch() -> None:
     """The child of a fork continuing the parent's threaded iterator gets a
     RuntimeError saying what to do (it used to wait forever for the parent's
     threads); the parent goes on; workers=1 (no threads) continues in the child."""
-    for workers, want in ((2, "RuntimeError: this assemble_many iterator was started before os.fork()"), (1, "ok %d" % (len(SERIAL) - 1))):
+    for workers, want in (
+        (2, "RuntimeError: this assemble_many iterator was started before os.fork()"),
+        (1, "ok %d" % (len(SERIAL) - 1)),
+    ):
         it = pa.assemble_many(REQUESTS, workers=workers)
         first = next(it)
         r, w = os.pipe()

@@ -16,7 +16,22 @@ import collections
 import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple, TypeVar, Union, cast, overload
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Protocol,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+    overload,
+)
 
 from . import _fork
 from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, default_assembler

@@ -311,7 +311,9 @@ class RenderBatch:
         cols = render_rows(self._requests(frame, list(frame.columns)), self.assembler)
         out = frame.drop(columns=[self.column]) if not self.keep_request else frame.copy()
         for field in arrow_schema():
-            out[field.name] = pd.Series(pa.array(cols[field.name], type=field.type), index=out.index, dtype=pd.ArrowDtype(field.type))
+            out[field.name] = pd.Series(
+                pa.array(cols[field.name], type=field.type), index=out.index, dtype=pd.ArrowDtype(field.type)
+            )
         return out
 
 
