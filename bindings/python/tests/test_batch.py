@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
+import os
+import select
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -156,3 +160,61 @@ def test_own_assembler() -> None:
     asm = pa.Assembler(max_instances=2)
     got = list(pa.assemble_many(REQUESTS[:100], assembler=asm))
     assert all(_same(a, b) for a, b in zip(got, SERIAL[:100]))
+
+
+def _then_oserror(reqs: List[Any]) -> Iterator[Any]:
+    yield from reqs
+    raise OSError("the disk went away")
+
+
+@pytest.mark.parametrize("count", [10, 1000])
+@pytest.mark.parametrize("workers,window", [(1, None), (2, None), (3, 7)])
+@pytest.mark.parametrize("many", ["assemble_many", "assemble_json_many"])
+def test_an_input_error_comes_after_every_result_read_before_it(count: int, workers: int, window: Any, many: str) -> None:
+    """The input raising after ``count`` requests: the ``count`` results, in
+    order (the serial ones), then the input's own exception."""
+    reqs = [REQUESTS[i % len(REQUESTS)] for i in range(count)]
+    want = [SERIAL[i % len(SERIAL)] for i in range(count)]
+    if many == "assemble_json_many":
+        reqs = [json.dumps(r) for r in reqs]
+    got: List[Any] = []
+    with pytest.raises(OSError, match="the disk went away"):
+        for r in getattr(pa, many)(_then_oserror(reqs), workers=workers, window=window):
+            got.append(r)
+    assert len(got) == count
+    assert all(_same(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_cannot_continue_an_inherited_batch() -> None:
+    """The child of a fork continuing the parent's threaded iterator gets a
+    RuntimeError saying what to do (it used to wait forever for the parent's
+    threads); the parent goes on; workers=1 (no threads) continues in the child."""
+    for workers, want in (
+        (2, "RuntimeError: this assemble_many iterator was started before os.fork()"),
+        (1, "ok %d" % (len(SERIAL) - 1)),
+    ):
+        it = pa.assemble_many(REQUESTS, workers=workers)
+        first = next(it)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report, never return into pytest
+            try:
+                msg = "ok %d" % sum(1 for _ in it)  # past the chunks the parent's threads finished
+            except BaseException as e:
+                msg = "%s: %s" % (type(e).__name__, e)
+            os.write(w, msg.encode()[:4000])
+            os._exit(0)
+        os.close(w)
+        try:
+            ready, _, _ = select.select([r], [], [], 120)  # a hang is the failure: do not wait for ever
+            got = os.read(r, 4096).decode() if ready else "no answer: the child hangs"
+        finally:
+            os.close(r)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert got.startswith(want), got
+        rest = list(it)  # the parent's iterator is whole
+        assert all(_same(a, b) for a, b in zip([first, *rest], SERIAL)) and len(rest) == len(SERIAL) - 1

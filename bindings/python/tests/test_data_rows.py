@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Iterator, List
 
 import msgpack
 import pytest
@@ -90,12 +91,128 @@ def test_render_batch_keeps_columns_and_takes_numpy_and_arrow() -> None:
     assert out["id"] == [7, 8] and out["ok"] == [True, False] and out["req"][1] == "x"
     assert "req" not in data.RenderBatch("req", keep_request=False)({"req": ["x"]})
     np = pytest.importorskip("numpy")
-    out = r({"req": np.array([_codec.encode(OK)], dtype=object)})
-    assert out["ok"] == [True]
+    out = r({"req": np.array([_codec.encode(OK)], dtype=object)})  # Ray "numpy": a typed Table
+    assert out.column("ok").to_pylist() == [True]
     pyarrow = pytest.importorskip("pyarrow")
     table = r(pyarrow.table({"req": [json.dumps(OK), "nope"], "id": [1, 2]}))
     assert table.schema.names == ["req", "id", *data.COLUMNS]
     assert table.schema.field("prompt_chars").type == pyarrow.int64()
     assert table.column("error_code").to_pylist() == [None, "malformed_request"]
-    with pytest.raises(TypeError, match="pyarrow.Table or a mapping"):
+    with pytest.raises(TypeError, match="a mapping of columns"):
         r([1, 2])
+
+
+def _hash(obj: Any) -> str:
+    """The fingerprint ``datasets`` caches a ``map`` by (its Hasher: a hash of
+    the pickled callable), or the pickle itself without ``datasets``."""
+    try:
+        from datasets.fingerprint import Hasher  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    except ImportError:
+        import hashlib
+        import pickle
+
+        return hashlib.sha256(pickle.dumps(obj)).hexdigest()
+    return str(Hasher.hash(obj))
+
+
+def test_fingerprint_changes_with_what_renders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another module, another release or another option is another
+    fingerprint, so a cached map is never reused for them; the same ones are
+    the same fingerprint (the cache is reused)."""
+    from polyloop_assembly import _runtime
+
+    base = _hash(data.RenderBatch(column="text"))
+    used = data.RenderBatch(column="text")
+    used({"text": [json.dumps(OK)]})  # a loaded assembler is no part of it
+    assert _hash(used) == base
+    assert _hash(data.RenderBatch(column="request")) != base
+    assert _hash(data.RenderBatch(column="text", keep_request=False)) != base
+    sha = _runtime.module_sha256()
+    monkeypatch.setattr(_runtime, "module_sha256", lambda: "0" * 64 if sha != "0" * 64 else "1" * 64)
+    assert _hash(data.RenderBatch(column="text")) != base
+    monkeypatch.undo()
+    release = _runtime.version()
+    monkeypatch.setattr(_runtime, "version", lambda: release + ".post1")
+    assert _hash(data.RenderBatch(column="text")) != base
+
+
+def test_misuse_is_an_error_before_any_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One row (datasets' batched=False), a missing column, a column of
+    numbers: a TypeError/ValueError that says what to write; nothing rendered."""
+    rendered: List[Any] = []
+    monkeypatch.setattr(data, "render", lambda req, asm: rendered.append(req))
+    r = data.RenderBatch(column="text")
+    with pytest.raises(TypeError, match="batched=True"):
+        r({"text": json.dumps(OK)})  # one row, a str
+    with pytest.raises(TypeError, match="batched=True"):
+        r({"text": _codec.encode(OK)})  # one row, bytes
+    with pytest.raises(TypeError, match="batched=True"):
+        r({"text": OK})  # one row, a mapping
+    with pytest.raises(ValueError, match=r"no column 'text'.*\['request', 'id'\].*column="):
+        r({"request": [json.dumps(OK)], "id": [1]})
+    with pytest.raises(TypeError, match=r"row 1 .* int.*column="):
+        r({"text": [json.dumps(OK), 5]})
+    pyarrow = pytest.importorskip("pyarrow")
+    with pytest.raises(ValueError, match="column="):
+        r(pyarrow.table({"line": ["x"]}))
+    with pytest.raises(TypeError, match="column="):
+        r(pyarrow.table({"text": [1.5, 2.5]}))
+    assert rendered == []
+
+
+def _typed(batch_kind: str, rows: List[Any]) -> Any:
+    """RenderBatch's answer to ``rows`` given as one batch of ``batch_kind``, as an Arrow table."""
+    pyarrow = pytest.importorskip("pyarrow")
+    r = data.RenderBatch(column="text")
+    ids = list(range(len(rows)))
+    if batch_kind == "pyarrow":
+        return r(pyarrow.table({"text": rows, "id": ids}))
+    if batch_kind == "numpy":
+        np = pytest.importorskip("numpy")
+        return r({"text": np.array(rows, dtype=object), "id": np.array(ids)})
+    pd = pytest.importorskip("pandas")
+    return pyarrow.Table.from_pandas(r(pd.DataFrame({"text": rows, "id": ids})), preserve_index=False)
+
+
+@pytest.mark.parametrize("batch_kind", ["pyarrow", "numpy", "pandas"])
+def test_one_schema_whatever_the_rows(batch_kind: str) -> None:
+    """A batch of error rows only, of ok rows only and a mix: the one schema
+    of arrow_schema() after the input's columns, never a null-typed column."""
+    pyarrow = pytest.importorskip("pyarrow")
+    injected = dict(OK, injections={"skills": [{"entry_id": "s1", "content": "x"}]})
+    batches = {"errors": ["{", "[]", json.dumps(dict(OK, max_prompt_chars=-1))], "ok": [json.dumps(injected)]}
+    batches["mixed"] = batches["errors"] + batches["ok"]
+    for name, rows in batches.items():
+        table = _typed(batch_kind, rows)
+        assert table.schema.names == ["text", "id", *data.COLUMNS], name
+        assert pyarrow.schema([table.schema.field(c) for c in data.COLUMNS]) == pyarrow.schema(arrow_fields()), name
+        assert not any(pyarrow.types.is_null(f.type) for f in table.schema), name
+    table = _typed(batch_kind, batches["mixed"])
+    resp = pa.assemble(injected)
+    assert table.column("message_chars").to_pylist() == [None, None, None, resp["message_chars"]]
+    assert table.column("injected").to_pylist() == [None, None, None, resp["injected"]]
+    assert table.column("injected").to_pylist()[3] == [{"channel": "skills", "entry_id": "s1", "message_index": 0}]
+
+
+def arrow_fields() -> List[Any]:
+    return list(data.arrow_schema())
+
+
+def test_the_data_extra_installs_the_tested_versions() -> None:
+    """``pip install "polyloop-assembly[data]"``: Ray Data and datasets, bounded
+    so that the versions make test.data pins (constraints.txt) are inside."""
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.requirements import Requirement
+
+    here = Path(__file__).resolve().parents[1]
+    extra = tomllib.loads((here / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["data"]
+    pins = {}
+    for line in (here / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split(";")[0].strip().split("==")
+            pins[name.lower()] = version
+    reqs = {Requirement(r).name.lower(): Requirement(r) for r in extra}
+    assert set(reqs) == {"ray", "datasets"} and "data" in reqs["ray"].extras
+    for name, req in reqs.items():
+        assert req.specifier.contains(pins[name]), (name, str(req.specifier), pins[name])
+        assert req.specifier and not req.specifier.contains(pins[name].split(".")[0] + ".999"), "no upper bound: " + name

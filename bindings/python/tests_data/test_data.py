@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -137,23 +136,39 @@ def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -
         assert out.stdout == want, flags
 
 
-def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
-    ray = pytest.importorskip("ray")
-    t0 = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        print("ray.init(num_cpus=2): %.1f s" % (time.perf_counter() - t0))
-        ds = render.ray_pipeline(str(jsonl), concurrency=2)
-        rows = ds.take_all()
-        got = {c: [r[c] for r in rows] for c in data.COLUMNS}
-        assert [r["text"] for r in rows] == LINES  # input order, every line
-        _check_rows(got, serial)
-        # the example's output: Parquet with the columns
-        ds.write_parquet(str(tmp_path / "prompts"))
-        back = ray.data.read_parquet(str(tmp_path / "prompts"))
-        assert back.count() == N and set(data.COLUMNS) <= set(back.schema().names)
-    finally:
-        ray.shutdown()
+def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path, ray_local: Any) -> None:
+    ray = ray_local
+    ds = render.ray_pipeline(str(jsonl), concurrency=2)
+    rows = ds.take_all()
+    got = {c: [r[c] for r in rows] for c in data.COLUMNS}
+    assert [r["text"] for r in rows] == LINES  # input order, every line
+    _check_rows(got, serial)
+    # the example's output: Parquet with the columns
+    ds.write_parquet(str(tmp_path / "prompts"))
+    back = ray.data.read_parquet(str(tmp_path / "prompts"))
+    assert back.count() == N and set(data.COLUMNS) <= set(back.schema().names)
+
+
+@pytest.mark.parametrize("batch_format", ["numpy", "pandas", "pyarrow"])
+def test_ray_batch_formats_write_one_schema(batch_format: str, ray_local: Any, tmp_path: Path) -> None:
+    """Every Ray batch_format renders, and batches of error rows only beside
+    batches of ok rows write Parquet files of one schema, read back whole."""
+    import pyarrow.parquet as pq
+
+    ray = ray_local
+    lines = ["{", "[]", "{}", "nope"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:4]
+    out = ray.data.from_items([{"text": t} for t in lines], override_num_blocks=2).map_batches(
+        data.RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format=batch_format, batch_size=4
+    )
+    out.write_parquet(str(tmp_path / "p"))
+    files = sorted((tmp_path / "p").glob("*.parquet"))
+    assert len(files) >= 2  # a file of error rows, one of ok rows
+    for f in files:
+        schema = pq.read_schema(str(f))
+        assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()], f.name
+    back = pq.read_table(str(tmp_path / "p"))
+    assert sorted(back.column("text").to_pylist()) == sorted(lines)
+    assert back.column("ok").to_pylist().count(True) == 4
 
 
 def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
@@ -175,3 +190,54 @@ def test_render_batch_pickles_without_its_assembler() -> None:
     r({"text": LINES[:3]})
     again = pickle.loads(pickle.dumps(r))
     assert again._assembler is None and again({"text": LINES[:3]})["response"] == r({"text": LINES[:3]})["response"]
+
+
+def _text_dataset(tmp_path: Path, lines: List[str]) -> Any:
+    datasets = pytest.importorskip("datasets")
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return datasets.load_dataset("text", data_files=str(p), split="train", cache_dir=str(tmp_path / "hf"))
+
+
+def test_datasets_cache_follows_the_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same RenderBatch over the same rows is served from datasets' cache;
+    new module bytes (its sha256 as the package reports it) are a new
+    fingerprint, so the map runs again."""
+    from polyloop_assembly import _runtime
+
+    ds = _text_dataset(tmp_path, LINES[:50])
+    calls: List[int] = []
+    real = data.render_rows
+    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None: calls.append(1) or real(reqs, asm))
+
+    def run() -> Any:
+        calls.clear()
+        return ds.map(data.RenderBatch(column="text"), batched=True, features=data.hf_features(ds.features))
+
+    first = run()
+    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50])["response"]]
+    again = run()
+    assert calls == [] and again._fingerprint == first._fingerprint  # served from the cache
+    sha = _runtime.module_sha256()
+    monkeypatch.setattr(_runtime, "module_sha256", lambda: "0" * 64 if sha != "0" * 64 else "1" * 64)
+    renewed = run()
+    assert calls and renewed._fingerprint != first._fingerprint
+    assert renewed.cache_files[0]["filename"] != first.cache_files[0]["filename"]
+
+
+def test_datasets_map_without_batched_is_an_error(tmp_path: Path) -> None:
+    ds = _text_dataset(tmp_path, LINES[:5])
+    with pytest.raises(TypeError, match="batched=True"):
+        ds.map(data.RenderBatch(column="text"))
+    with pytest.raises(ValueError, match="column="):
+        ds.map(data.RenderBatch(column="request"), batched=True)
+
+
+def test_datasets_all_error_first_batch_keeps_the_schema(tmp_path: Path) -> None:
+    """A first batch of error rows only does not fix null types: hf_features
+    gives every batch the one schema."""
+    ds = _text_dataset(tmp_path, ["{", "[]"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:2])
+    out = ds.map(data.RenderBatch(column="text"), batched=True, batch_size=2, features=data.hf_features(ds.features))
+    schema = out.data.schema
+    assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()]
+    assert out["ok"] == [False, False, True, True]

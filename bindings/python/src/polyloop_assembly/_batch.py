@@ -16,8 +16,24 @@ import collections
 import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, Protocol, TypeVar, Union, cast, overload
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Optional,
+    Protocol,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+    overload,
+)
 
+from . import _fork
 from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
 from ._types import AssembleRequest, AssembleResponse
 
@@ -106,27 +122,64 @@ def _generate(
             if progress is not None:
                 progress(done)
         return
+    for result in _threaded(fn, it, n, chunk, ahead):
+        yield _emit(result, errors)
+        done += 1
+        if progress is not None:
+            progress(done)
+
+
+def _read(it: Iterator[T], chunk: int) -> Tuple[List[T], Optional[BaseException]]:
+    """Up to ``chunk`` items of ``it``, and the exception reading it raised (the
+    items read before it are kept: their results are owed)."""
+    batch: List[T] = []
+    try:
+        for item in itertools.islice(it, chunk):
+            batch.append(item)
+    except Exception as e:
+        return batch, e
+    return batch, None
+
+
+def _threaded(
+    fn: Callable[[T], R], it: Iterator[T], n: int, chunk: int, ahead: int
+) -> Iterator[Union[R, AssemblyError, _Raised]]:
+    """The results of ``fn`` over ``it`` from ``n`` threads, ``ahead`` chunks
+    in flight, in input order. An exception raised by the input is raised
+    after the results of every item read before it."""
     pending: Deque["Future[List[Union[R, AssemblyError, _Raised]]]"] = collections.deque()
     pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="polyloop-assembly")
+    born = _fork.generation()
+    failed: Optional[BaseException] = None
     try:
         while True:
-            while len(pending) < ahead:
-                batch = list(itertools.islice(it, chunk))
-                if not batch:
+            while failed is None and len(pending) < ahead:
+                batch, failed = _read(it, chunk)
+                if batch:
+                    pending.append(pool.submit(_run_chunk, fn, batch))
+                if len(batch) < chunk:
                     break
-                pending.append(pool.submit(_run_chunk, fn, batch))
             if not pending:
+                if failed is not None:
+                    raise failed
                 return
-            for result in pending.popleft().result():
-                yield _emit(result, errors)
-                done += 1
-                if progress is not None:
-                    progress(done)
+            results = pending.popleft().result()
+            for result in results:
+                yield result
+                if _fork.generation() != born:
+                    raise RuntimeError(_FORKED)
     finally:
         # the consumer stopped early or a request raised: drop what is queued
+        # (in a forked child the threads are the parent's: nothing to wait for)
         for f in pending:
             f.cancel()
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=_fork.generation() == born)
+
+
+_FORKED = (
+    "this assemble_many iterator was started before os.fork(): its worker threads are in the parent "
+    "process, so the child cannot continue it; in the child, call assemble_many again (or pass workers=1)"
+)
 
 
 class _Many(Protocol[In, Out]):
@@ -193,7 +246,9 @@ assemble_many = cast(
     Args:
         requests: any iterable, read lazily (a generator over a file of any
             size is fine): at most ``window`` requests are read ahead of the
-            response being yielded.
+            response being yielded. If reading it raises, the results of
+            every request read before are yielded first, in order, then the
+            exception is raised.
         workers: threads running calls (default: the number of CPUs, at most
             the pool's ``max_instances``); ``1`` runs every call in the
             consuming thread.
@@ -215,6 +270,9 @@ assemble_many = cast(
     Raises:
         AssemblyError: with ``errors="raise"``, the first invalid request's.
         ValueError: ``workers`` < 1 or an unknown ``errors``.
+        RuntimeError: the iterator (``workers`` > 1) was started before an
+            ``os.fork`` and is continued in the child, where its threads are
+            not: start a new one there.
     """,
     ),
 )

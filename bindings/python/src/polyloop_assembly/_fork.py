@@ -12,11 +12,19 @@ import os
 import threading
 from typing import Callable, Generic, List, Optional, TypeVar
 
-__all__ = ["Lazy", "reset_in_child"]
+__all__ = ["Lazy", "generation", "reset_in_child"]
 
 T = TypeVar("T")
 
 _resets: List[Callable[[], None]] = []
+_generation = 0
+
+
+def generation() -> int:
+    """How many forks separate this process from the one that imported the
+    package: state stamped with another generation (threads, futures) was
+    made in an ancestor and is not there in this process."""
+    return _generation
 
 
 def reset_in_child(reset: Callable[[], None]) -> None:
@@ -25,6 +33,8 @@ def reset_in_child(reset: Callable[[], None]) -> None:
 
 
 def _after_fork_in_child() -> None:
+    global _generation
+    _generation += 1
     for reset in _resets:
         reset()
 
