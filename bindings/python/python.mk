@@ -61,7 +61,9 @@ test.limits: test.limits.python
 test.limits.python: python.venv python.wasm
 	@POLYLOOP_LIMITS=full $(SUITE) limits.python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py'
 
-test.python: python.venv python.wasm
+# After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
+# which tests/test_batch.py and tests/test_data_rows.py need, come with them.
+test.python: python.venv python.wasm python.data-deps
 	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
