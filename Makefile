@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go core/*/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
+.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 
 all: wasm
 
@@ -43,11 +43,15 @@ vectors: check-python312
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
 SUITE := scripts/suite
-test: test.begin test.check test.go test.format test.host test.reproducible test.dist.reproducible
+test: test.begin test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
 	@scripts/suite-totals
 
 test.begin:
 	@scripts/suite-totals --reset
+
+# scripts/suite's own counting on hand-written logs (scripts/suite-counts-test).
+test.suite:
+	@$(SUITE) suite.counts -- scripts/suite-counts-test
 
 # make check as one suite: formatting, go vet, staticcheck, ruff, eslint,
 # go mod tidy and go generate.
