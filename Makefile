@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(wildcard core/*.go core/*/*.go) wasm/main.go go.mod go.sum
 
-.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
+.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 
 all: wasm
 
@@ -43,19 +43,25 @@ vectors: check-python312
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
 SUITE := scripts/suite
-test: test.begin test.check test.go test.format test.host test.reproducible
+test: test.begin test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
 	@scripts/suite-totals
 
 test.begin:
 	@scripts/suite-totals --reset
+
+# scripts/suite's own counting on hand-written logs (scripts/suite-counts-test).
+test.suite:
+	@$(SUITE) suite.counts -- scripts/suite-counts-test
 
 # make check as one suite: formatting, go vet, staticcheck, ruff, eslint,
 # go mod tidy and go generate.
 test.check:
 	@$(SUITE) check -- $(MAKE) --no-print-directory check
 
-test.go: check-python312 wasm
-	@$(SUITE) reference -- $(PYTHON312) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
+# The reference's tests run in .venv (CPython 3.12, made from PYTHON312), which
+# has PyPI msgpack for the reference's cross-check.
+test.go: check-python312 wasm python.venv
+	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
 	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
@@ -85,6 +91,11 @@ test.limits.go: wasm
 test.reproducible:
 	@$(SUITE) reproducible -- bash -c 'd=$$(mktemp -d); for i in 1 2; do $(WASM_BUILD) -a -o $$d/$$i.wasm ./wasm || exit 1; done; \
 	if cmp -s $$d/1.wasm $$d/2.wasm; then echo "two builds of the module are identical ($$(wc -c < $$d/1.wasm) bytes, sha256 $$(sha256sum $$d/1.wasm | cut -c1-16)…)"; rm -rf $$d; else echo "two builds of the module differ" >&2; rm -rf $$d; exit 1; fi'
+
+# Two make dist builds of one commit give the same wheel, sdist and npm
+# tarball, byte for byte (scripts/dist-reproducible; SHA-256s in its log).
+test.dist.reproducible: python.venv python.wasm js.wasm
+	@$(SUITE) dist.reproducible -- scripts/dist-reproducible
 
 # make lint and make fmt: the Python and JavaScript makefiles add theirs
 # (ruff check and eslint; ruff format and prettier).

@@ -78,15 +78,16 @@ js.example:
 # VERSION (the one place of the version), packed into dist/. The package's
 # prepack script refuses to pack without them.
 JS_STAGE := build/js-dist
+JS_DIST_DIR ?= dist
 dist.js: js.wasm
 	@$(SETUP) dist.js -- $(MAKE) --no-print-directory dist.js.run
 dist.js.run:
-	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs dist
+	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs $(JS_DIST_DIR)
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
 	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
-	rm -f dist/polyloop-assembly-*.tgz
-	cd $(JS_STAGE) && npm pack --pack-destination $(CURDIR)/dist --loglevel=error
+	rm -f $(JS_DIST_DIR)/polyloop-assembly-*.tgz
+	cd $(JS_STAGE) && npm pack --pack-destination $(abspath $(JS_DIST_DIR)) --loglevel=error
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
 # Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
@@ -108,7 +109,7 @@ test.js.node: js.deps js.wasm
 # through it, its types in a Node-only and a browser project, and minimal
 # browser apps bundled with esbuild and with Vite, run in Chromium.
 test.js.dist: dist.js js.deps js.chromium
-	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(CURDIR)/dist/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
+	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(abspath $(JS_DIST_DIR))/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
 
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs

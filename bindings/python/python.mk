@@ -61,16 +61,23 @@ test.limits: test.limits.python
 test.limits.python: python.venv python.wasm
 	@POLYLOOP_LIMITS=full $(SUITE) limits.python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py'
 
-test.python: python.venv python.wasm
+# After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
+# which tests/test_batch.py and tests/test_data_rows.py need, come with them.
+test.python: python.venv python.wasm python.data-deps
 	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
 # built from the sdist (python -m build), which proves the sdist builds
 # without Go; nothing is written into the source tree but the egg-info.
+# Both are then re-packed by scripts/normalize_dist.py (sorted entries, every
+# time SOURCE_DATE_EPOCH: the commit's time, owners 0, fixed modes), so two
+# builds of one commit are byte-identical (make test.dist.reproducible).
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
 dist.python: python.venv python.wasm
 	@mkdir -p $(PY_DIST_DIR)
 	@rm -f $(PY_DIST_DIR)/polyloop_assembly-*
-	@$(SETUP) dist.python -- $(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR)
+	@SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(SETUP) dist.python -- bash -c '$(PY_VENV_PY) -m build --no-isolation --outdir $(PY_DIST_DIR) $(PY_DIR) && \
+		$(PY_VENV_PY) scripts/normalize_dist.py --epoch $(SOURCE_DATE_EPOCH) $(PY_DIST_DIR)/polyloop_assembly-*'
 
 # The built wheel installed (not the source tree) into a fresh venv per
 # CPython, then the shared vectors and the package checks run through it.
