@@ -5,37 +5,62 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
+	abi "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
-// stubModule is a minimal module with the assembly ABI's exports whose
-// call exports (assemble, assemble_json, add_step, assemble_view,
-// assemble_view_json) run body (a function of type (i32, i32) -> i64).
+// stubModule is a minimal module with every export the engines look for
+// (abi.Exports, so it never falls behind the ABI): _initialize, alloc and
+// free do nothing useful, and each call export (assemble, add_step, …) runs
+// body, a function of type (i32, i32) -> i64.
 func stubModule(body ...byte) []byte {
-	section := func(id byte, content ...byte) []byte {
-		return append([]byte{id, byte(len(content))}, content...)
+	section := func(id byte, content ...byte) []byte { // the size as unsigned LEB128
+		b := []byte{id}
+		for n := len(content); ; n >>= 7 {
+			if n < 0x80 {
+				b = append(b, byte(n))
+				break
+			}
+			b = append(b, byte(n)|0x80)
+		}
+		return append(b, content...)
 	}
 	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
-	var exports []byte
-	for i, n := range []string{"_initialize", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json"} {
-		exports = append(append(exports, name(n)...), 0x00, byte(i))
-	}
-	exports = append(append(exports, name("memory")...), 0x02, 0x00)
 	fn := func(b ...byte) []byte { return append([]byte{byte(len(b) + 1), 0x00}, b...) }
-	var code []byte
-	for _, f := range [][]byte{fn(0x0b), fn(0x41, 0x80, 0x08, 0x0b), fn(0x0b), fn(body...), fn(body...), fn(body...), fn(body...), fn(body...)} {
+	var exports, code []byte
+	types := []byte{} // the type of each function
+	add := func(export string, typ byte, f []byte) {
+		exports = append(append(exports, name(export)...), 0x00, byte(len(types)))
+		types = append(types, typ)
 		code = append(code, f...)
 	}
+	nExports := 1 // memory
+	for _, n := range abi.Exports {
+		switch n {
+		case "memory":
+			continue
+		case "_initialize":
+			add(n, 0, fn(0x0b))
+		case "alloc":
+			add(n, 1, fn(0x41, 0x80, 0x08, 0x0b)) // i32.const 1024
+		case "free":
+			add(n, 2, fn(0x0b))
+		default:
+			add(n, 3, fn(body...))
+		}
+		nExports++
+	}
+	exports = append(append(exports, name("memory")...), 0x02, 0x00)
 	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 	m = append(m, section(1, 4, // types: ()->(), (i32)->i32, (i32)->(), (i32,i32)->i64
 		0x60, 0, 0,
 		0x60, 1, 0x7f, 1, 0x7f,
 		0x60, 1, 0x7f, 0,
 		0x60, 2, 0x7f, 0x7f, 1, 0x7e)...)
-	m = append(m, section(3, 8, 0, 1, 2, 3, 3, 3, 3, 3)...) // functions
-	m = append(m, section(5, 1, 0x00, 1)...)                // one memory of one page
-	m = append(m, section(7, append([]byte{9}, exports...)...)...)
-	m = append(m, section(10, append([]byte{8}, code...)...)...)
+	m = append(m, section(3, append([]byte{byte(len(types))}, types...)...)...) // functions
+	m = append(m, section(5, 1, 0x00, 1)...)                                    // one memory of one page
+	m = append(m, section(7, append([]byte{byte(nExports)}, exports...)...)...)
+	m = append(m, section(10, append([]byte{byte(len(types))}, code...)...)...)
 	return m
 }
 

@@ -104,6 +104,7 @@ func TestVectorsEveryEngine(t *testing.T) {
 		}
 	}
 	t.Logf("%d vectors, identical on %d engines", len(cases), len(engines))
+	countCases(t, len(cases)*len(engines))
 }
 
 func randomCount() int {
@@ -134,6 +135,7 @@ func TestRandomRequests(t *testing.T) {
 		}
 	}
 	t.Logf("%d random requests identical on %d engines; outcomes %v", n, len(engines), codes)
+	countCases(t, n*len(engines))
 	if codes["ok"] < n/4 || codes["malformed_request"] == 0 {
 		t.Fatalf("the generator lost its mix of valid and broken requests: %v", codes)
 	}
@@ -159,6 +161,7 @@ func TestFuzzCorpora(t *testing.T) {
 		}
 	}
 	t.Logf("%d seed files identical on %d engines", len(files), len(engines))
+	countCases(t, len(files)*len(engines))
 }
 
 // readCorpusFile reads a "go test fuzz v1" file: one Go literal per line.

@@ -33,6 +33,7 @@ func TestJSONVectorsEveryEngine(t *testing.T) {
 		}
 	}
 	t.Logf("%d JSON-text vectors, identical on native, wazero and wasmtime", len(cases))
+	countCases(t, 3*len(cases))
 }
 
 // TestJSONOver4GiBIsTooLarge: JSON text of 4 GiB, one byte more than

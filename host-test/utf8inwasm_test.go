@@ -86,4 +86,5 @@ func TestUTF8ThroughModule(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts, identical on %d engines", calls, len(engines))
+	countCases(t, calls*len(engines))
 }

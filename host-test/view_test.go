@@ -45,6 +45,7 @@ func TestViewVectorsAndRandomEveryEngine(t *testing.T) {
 		sameView(t, "random request "+strconv.Itoa(i)+" (seed 2026/12)", randreq.Bytes(r))
 	}
 	t.Logf("%d vectors and %d random requests: assemble_view identical on native and %d modules", len(cases), n, len(runners))
+	countCases(t, (len(cases)+n)*len(runners))
 }
 
 func TestViewJSONVectorsEveryEngine(t *testing.T) {
@@ -65,4 +66,5 @@ func TestViewJSONVectorsEveryEngine(t *testing.T) {
 		}
 	}
 	t.Logf("%d JSON-text vectors: assemble_view_json identical on native and %d modules", len(cases), len(runners))
+	countCases(t, len(cases)*len(runners))
 }
