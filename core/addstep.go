@@ -152,12 +152,7 @@ func PromptStartBytes(request []byte) []byte {
 // capacity.
 func AppendPromptStartBytes(dst, request []byte) []byte {
 	return runWire(dst, request, func(sc *scratch) ([]byte, *Error) {
-		req, tmpl, err := decodeRequest(request, sc)
-		if err != nil {
-			return nil, err
-		}
-		a := build(req, tmpl, sc)
-		size, err := a.encodedSize()
+		req, a, size, err := planRequest(request, sc)
 		if err != nil {
 			return nil, err
 		}

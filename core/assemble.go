@@ -31,12 +31,7 @@ func AppendAssembleBytes(dst, request []byte) []byte {
 // encoder records where each text lands) and sets view.ok.
 func appendAssembleBytes(dst, request []byte, reuse bool, view *View) []byte {
 	return runWire(dst, request, func(sc *scratch) ([]byte, *Error) {
-		req, tmpl, err := decodeRequest(request, sc)
-		if err != nil {
-			return nil, err
-		}
-		a := build(req, tmpl, sc)
-		size, err := a.encodedSize()
+		_, a, size, err := planRequest(request, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -50,6 +45,22 @@ func appendAssembleBytes(dst, request []byte, reuse bool, view *View) []byte {
 		}
 		return a.appendView(dst, view), nil
 	})
+}
+
+// planRequest decodes request and lays out its assembly: the request, the
+// assembly and the exact size of its ok response, or the request's error
+// (too_large when that response would pass MaxResponseBytes).
+func planRequest(request []byte, sc *scratch) (*Request, *assembly, int, *Error) {
+	req, tmpl, err := decodeRequest(request, sc)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	a := build(req, tmpl, sc)
+	size, err := a.encodedSize()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return req, a, size, nil
 }
 
 // runWire is the discipline of every wire function: a request over
