@@ -34,7 +34,7 @@ func (native) AppendAssembleViewBytes(dst, b []byte) []byte {
 	return core.AppendAssembleViewBytes(dst, b)
 }
 func (native) Compare(b []byte) []byte { return wirejson.AppendCompare(nil, b) }
-func (native) Close() error           { return nil }
+func (native) Close() error            { return nil }
 
 // wasmEngine is the module on wazero or wasmtime.
 type wasmEngine struct {
