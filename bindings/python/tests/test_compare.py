@@ -24,13 +24,26 @@ def rand_text(r: random.Random) -> str:
 def rand_request(r: random.Random) -> Dict[str, Any]:
     def msgs() -> List[Dict[str, Any]]:
         return [
-            {"role": r.choice(["system", "user", "assistant"]), "content": [{"type": "text", "text": rand_text(r)} for _ in range(r.randrange(1, 3))]}
+            {
+                "role": r.choice(["system", "user", "assistant"]),
+                "content": [{"type": "text", "text": rand_text(r)} for _ in range(r.randrange(1, 3))],
+            }
             for _ in range(r.randrange(0, 3))
         ]
 
-    inj = {c: [{"entry_id": c + str(k), "content": rand_text(r)} for k in range(r.randrange(0, 3))] for c in r.sample("bac", r.randrange(0, 3))}
+    inj = {
+        c: [{"entry_id": c + str(k), "content": rand_text(r)} for k in range(r.randrange(0, 3))]
+        for c in r.sample("bac", r.randrange(0, 3))
+    }
     steps = [{"raw_output": rand_text(r), "observation": rand_text(r)} for _ in range(r.randrange(0, 4))]
-    return {"v": 1, "run_messages": msgs(), "injections": inj, "goal_messages": msgs(), "steps": steps, "observation_template": "Obs {observation}"}
+    return {
+        "v": 1,
+        "run_messages": msgs(),
+        "injections": inj,
+        "goal_messages": msgs(),
+        "steps": steps,
+        "observation_template": "Obs {observation}",
+    }
 
 
 def segment_ends(req: Dict[str, Any]) -> List[int]:

@@ -106,7 +106,10 @@ class CompareRecorded:
     def __call__(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
         for name in (self.recorded, self.request):
             if name not in batch:
-                raise KeyError("CompareRecorded: the batch has no column %r (columns: %s); name it with recorded= and request=" % (name, sorted(batch)))
+                raise KeyError(
+                    "CompareRecorded: the batch has no column %r (columns: %s); name it with recorded= and request="
+                    % (name, sorted(batch))
+                )
         recorded, requests = list(batch[self.recorded]), list(batch[self.request])
         if isinstance(batch[self.recorded], str) or (recorded and isinstance(recorded[0], Mapping)):
             raise TypeError("CompareRecorded got one row, not a batch: call map(..., batched=True)")
@@ -121,10 +124,18 @@ class CompareRecorded:
         try:
             c = compare(recorded, request)
         except (ValueError, TypeError) as e:  # AssemblyError is a ValueError
-            row["identical"], row["compare_error"] = False, "%s at %r: %s" % (getattr(e, "code", "type_error"), getattr(e, "path", ""), e)
+            row["identical"], row["compare_error"] = (
+                False,
+                "%s at %r: %s" % (getattr(e, "code", "type_error"), getattr(e, "path", ""), e),
+            )
             return row
         row["identical"], row["cacheable_prefix_chars"] = c["identical"], c["cacheable_prefix_chars"]
         d = c["first_difference"]
         if d is not None:
-            row["first_message"], row["first_char"], row["segment"], row["step"] = d["message"], d["char"], d["segment"], d["step"]
+            row["first_message"], row["first_char"], row["segment"], row["step"] = (
+                d["message"],
+                d["char"],
+                d["segment"],
+                d["step"],
+            )
         return row
