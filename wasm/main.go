@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command wasm is the WebAssembly build of the assembly core: a wasip1 reactor
-// that exports core.AssembleBytes (and core.AddStepBytes, core.AppendAssembleViewBytes) over msgpack buffers. See README.md beside
+// that exports core.AssembleBytes (and core.AddStepBytes, core.AppendAssembleViewBytes, core.AppendCompareBytes) over msgpack buffers. See README.md beside
 // this file for the ABI.
 package main
 
@@ -161,6 +161,14 @@ func assembleViewJSON(ptr, size uint32) uint64 {
 	return answer("assemble_view_json", ptr, size, wirejson.AppendAssembleView)
 }
 
+// compare answers a compare request (docs/SPEC.md §7.9): a msgpack map
+// {a, b} in, the comparison as JSON text out (wirejson.AppendCompare).
+//
+//go:wasmexport compare
+func compare(ptr, size uint32) uint64 {
+	return answer("compare", ptr, size, wirejson.AppendCompare)
+}
+
 // answer runs one export: the request from the alloc'ed buffer at ptr is
 // released, the response appended to a spare buffer by fn is pinned, and
 // its place returned as ptr<<32 | len.
@@ -169,9 +177,13 @@ func answer(export string, ptr, size uint32, fn func(dst, req []byte) []byte) ui
 	var resp []byte
 	if !ok || uint64(size) > uint64(len(req)) {
 		msg := export + ": the request buffer was not returned by alloc, or is shorter than the size given"
-		if strings.HasPrefix(export, "assemble_view") {
-			resp = core.AppendErrorView(nil, &core.Error{Code: core.CodeInternal, Message: msg, Offset: -1}) // an answer of its shape
-		} else {
+		e := &core.Error{Code: core.CodeInternal, Message: msg, Offset: -1}
+		switch {
+		case strings.HasPrefix(export, "assemble_view"):
+			resp = core.AppendErrorView(nil, e) // an answer of its shape
+		case export == "compare":
+			resp = core.AppendCompareError(nil, e)
+		default:
 			resp = core.InternalErrorResponse(msg)
 		}
 	} else {

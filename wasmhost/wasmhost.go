@@ -154,6 +154,18 @@ func (r *Runner) AssembleViewJSON(text []byte) []byte {
 	return r.view(engine.AssembleViewJSON, text)
 }
 
+// Compare is core.AppendCompareBytes run inside the module (its compare
+// export, docs/SPEC.md §7.9, as wirejson.AppendCompare): a compare request
+// in, the comparison's JSON text out. A failure of the sandbox is the
+// compare answer of an internal error.
+func (r *Runner) Compare(request []byte) []byte {
+	ans, fail := r.call(engine.Compare, request)
+	if fail != nil {
+		return core.AppendCompareError(nil, fail)
+	}
+	return ans
+}
+
 func (r *Runner) view(fn engine.Export, request []byte) []byte {
 	ans, fail := r.call(fn, request)
 	if fail != nil {
@@ -179,6 +191,8 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 			return core.AppendAssembleViewBytes(nil, request), nil
 		case engine.AssembleViewJSON:
 			return wirejson.AppendAssembleView(nil, request), nil
+		case engine.Compare:
+			return wirejson.AppendCompare(nil, request), nil
 		}
 		return core.AssembleBytes(request), nil
 	}
@@ -186,7 +200,9 @@ func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	switch {
 	case f != nil:
 		return nil, &core.Error{Code: core.CodeInternal, Message: f.Message, Detail: f.Detail, Offset: -1}
-	case !isResponse(responseOf(fn, resp)):
+	case fn == engine.Compare && !(len(resp) > 2 && resp[0] == '{' && resp[len(resp)-1] == '}'):
+		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
+	case fn != engine.Compare && !isResponse(responseOf(fn, resp)):
 		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
 	}
 	return resp, nil

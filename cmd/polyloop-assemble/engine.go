@@ -8,6 +8,7 @@ import (
 
 	assembly "github.com/polyloop/assembly"
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/wirejson"
 	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
@@ -20,6 +21,8 @@ type engine interface {
 	// AppendAssembleViewBytes appends the response with its view
 	// (core.AppendAssembleViewBytes), for the text output.
 	AppendAssembleViewBytes(dst, request []byte) []byte
+	// Compare answers a compare request (docs/SPEC.md §7.9) as JSON text.
+	Compare(request []byte) []byte
 	Close() error
 }
 
@@ -30,7 +33,8 @@ func (native) AppendAssembleBytes(dst, b []byte) []byte { return core.AppendAsse
 func (native) AppendAssembleViewBytes(dst, b []byte) []byte {
 	return core.AppendAssembleViewBytes(dst, b)
 }
-func (native) Close() error { return nil }
+func (native) Compare(b []byte) []byte { return wirejson.AppendCompare(nil, b) }
+func (native) Close() error            { return nil }
 
 // wasmEngine is the module on wazero or wasmtime.
 type wasmEngine struct {

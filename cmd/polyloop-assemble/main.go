@@ -50,6 +50,12 @@ flags:
                                     wazero or wasmtime) and exit
 
 exit status: 0 ok, 1 at least one assembly error, 2 usage or I/O error
+
+       polyloop-assemble compare [--engine E] [--wasm PATH] [--out json|text] A B
+
+Compares two prompts (docs/SPEC.md §7.9): A and B are files holding a request
+or a recorded message list, JSON or msgpack; FILE#N picks line N (from 1) of
+a JSONL file. Exit status: 0 identical, 1 different, 2 error.
 `
 
 type options struct {
@@ -65,6 +71,9 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "compare" {
+		return runCompare(args[1:], stdout, stderr)
+	}
 	o, exit, ok := parseArgs(args, stdout, stderr)
 	if !ok {
 		return exit

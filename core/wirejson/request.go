@@ -47,3 +47,10 @@ func AppendAssembleView(dst, text []byte) []byte {
 	}
 	return core.AppendAssembleViewBytes(dst, mp)
 }
+
+// AppendCompare answers a compare request (docs/SPEC.md §7.9) as the
+// module's compare export: core.AppendCompareBytes, a side written as JSON
+// text judged by Request, as assemble_json judges a request.
+func AppendCompare(dst, request []byte) []byte {
+	return core.AppendCompareBytes(dst, request, func(text []byte) ([]byte, *core.Error) { return Request(nil, text) })
+}

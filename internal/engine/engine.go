@@ -24,16 +24,17 @@ const (
 	AssembleView                   // assemble_view: a msgpack request, answered with its view
 	AssembleViewJSON               // assemble_view_json: the same for JSON text
 	PromptStart                    // prompt_start: a msgpack request, answered with the start of a prompt
+	Compare                        // compare: a msgpack compare request, answered with JSON text
 	NumExports                     // the number of call exports
 )
 
 // Name is the export's name in the module.
 func (x Export) Name() string {
-	return [...]string{"assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start"}[x]
+	return [...]string{"assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start", "compare"}[x]
 }
 
 // Exports lists every export a module must have.
-var Exports = []string{"_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start"}
+var Exports = []string{"_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start", "compare"}
 
 // Instance is one instantiated module, used by one call at a time.
 type Instance interface {

@@ -199,6 +199,35 @@ export class Assembler {
   }
 
   /**
+   * Compares two prompts (docs/SPEC.md §7.9): where they first differ
+   * (message, character, segment, an excerpt of each side), which prefix
+   * digests still match, and how many characters of cacheable prefix `b`
+   * keeps. Each side is a request object (assembled first), a recorded
+   * message list (`[{role, content}]`, content a string or text blocks),
+   * either as JSON text (a string), or msgpack bytes (a Uint8Array). The
+   * answer is the core's, field for field as the CLI's and Python's.
+   *
+   * @param {unknown} a
+   * @param {unknown} b
+   * @returns {import("./index.js").Comparison}
+   * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`)
+   */
+  compare(a, b) {
+    const sa = a instanceof Uint8Array ? a : encodeRequest(a);
+    const sb = b instanceof Uint8Array ? b : encodeRequest(b);
+    const request = new Uint8Array(5 + sa.length + sb.length);
+    request.set([0x82, 0xa1, 0x61]);
+    request.set(sa, 3);
+    request.set([0xa1, 0x62], 3 + sa.length);
+    request.set(sb, 5 + sa.length);
+    return this.run(request, "compare", (r) => {
+      const answer = JSON.parse(textDecoder.decode(r));
+      if (answer.error) throw toError(answer);
+      return answer;
+    });
+  }
+
+  /**
    * Starts an incremental prompt: assembles `request` once, then
    * {@link Prompt#addStep} appends one step at a cost independent of the
    * history.
@@ -319,6 +348,8 @@ function templateOf(request) {
 }
 
 /** @param {any} response */
+const textDecoder = new TextDecoder();
+
 function toError(response) {
   const e = response.error;
   const offset = e.offset;

@@ -219,6 +219,42 @@ export class Assembler {
   validateTemplate(template: string): void;
   /** Assembles `request` once and returns a {@link Prompt} that grows one step at a time. */
   prompt(request: AssembleRequest): Prompt;
+  /**
+   * Compares two prompts (docs/SPEC.md §7.9); each side a request, a recorded message list,
+   * either as JSON text, or msgpack bytes.
+   * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`).
+   */
+  compare(a: CompareInput, b: CompareInput): Comparison;
+}
+
+/** A recorded message: what a legacy loop sent. */
+export interface RecordedMessage {
+  role: string;
+  content: string | TextBlock[];
+}
+/** One side of {@link Assembler.compare}. */
+export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
+/** Where two prompts first differ (docs/SPEC.md §7.9). */
+export interface Difference {
+  message: number;
+  char: number;
+  kind: "role" | "text" | "blocks" | "length";
+  segment: "run" | "injections" | "goal" | "history" | null;
+  step: number | null;
+  role_a: string | null;
+  role_b: string | null;
+  excerpt_before: string;
+  excerpt_a: string | null;
+  excerpt_b: string | null;
+}
+/** The answer of {@link Assembler.compare}. */
+export interface Comparison {
+  identical: boolean;
+  a: { kind: "request" | "messages"; messages: number; prompt_chars: number };
+  b: { kind: "request" | "messages"; messages: number; prompt_chars: number };
+  first_difference: Difference | null;
+  prefix_digests: { run: boolean | null; injections: boolean | null; goal: boolean | null };
+  cacheable_prefix_chars: number;
 }
 
 /** The module packaged with this binding. */

@@ -18,9 +18,9 @@ export const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
 const textDecoder = new TextDecoder();
 
 /** The module's exports the binding calls (wasm/README.md). */
-const REQUIRED_EXPORTS = ["_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "prompt_start"];
+const REQUIRED_EXPORTS = ["_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "prompt_start", "compare"];
 
-/** @typedef {"assemble" | "assemble_json" | "add_step" | "prompt_start"} Entry the entry points, all of one ABI */
+/** @typedef {"assemble" | "assemble_json" | "add_step" | "prompt_start" | "compare"} Entry the entry points, all of one ABI */
 
 /** @typedef {import("./index.js").AssemblerOptions} AssemblerOptions */
 

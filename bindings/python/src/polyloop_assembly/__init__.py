@@ -37,6 +37,7 @@ from ._assembler import (
     validate_template,
 )
 from ._prompt import Prompt
+from ._compare import compare
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
@@ -44,6 +45,9 @@ from ._types import (
     AssembleRequest,
     AssembleResponse,
     Block,
+    CompareSide,
+    Comparison,
+    Difference,
     ErrorCode,
     ErrorDetail,
     ErrorResponse,
@@ -51,6 +55,7 @@ from ._types import (
     Injection,
     Message,
     PrefixDigests,
+    PrefixDigestsMatch,
     Request,
     Response,
     Role,
@@ -72,6 +77,11 @@ def __getattr__(name: str) -> str:
 
 
 __all__ = [
+    "compare",
+    "CompareSide",
+    "Comparison",
+    "Difference",
+    "PrefixDigestsMatch",
     "CACHE_DIR_ENV",
     "AssembleRequest",
     "AssembleResponse",

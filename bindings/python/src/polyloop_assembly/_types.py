@@ -15,6 +15,10 @@ __all__ = [
     "AssembleRequest",
     "AssembleResponse",
     "Block",
+    "CompareSide",
+    "Comparison",
+    "Difference",
+    "PrefixDigestsMatch",
     "ErrorCode",
     "ErrorDetail",
     "ErrorResponse",
@@ -131,3 +135,48 @@ class ErrorResponse(TypedDict):
     v: int
     ok: bool
     error: ErrorDetail
+
+
+# --- the comparison of two prompts (docs/SPEC.md §7.9) ------------------------
+
+
+class CompareSide(TypedDict):
+    """One side of a comparison: a request (assembled) or a recorded message list."""
+
+    kind: Literal["request", "messages"]
+    messages: int
+    prompt_chars: int
+
+
+class Difference(TypedDict):
+    """Where two prompts first differ (docs/SPEC.md §7.9)."""
+
+    message: int
+    char: int
+    kind: Literal["role", "text", "blocks", "length"]
+    segment: Optional[Literal["run", "injections", "goal", "history"]]
+    step: Optional[int]
+    role_a: Optional[str]
+    role_b: Optional[str]
+    excerpt_before: str
+    excerpt_a: Optional[str]
+    excerpt_b: Optional[str]
+
+
+class PrefixDigestsMatch(TypedDict):
+    """Whether each prefix digest still matches; None where it cannot be told."""
+
+    run: Optional[bool]
+    injections: Optional[bool]
+    goal: Optional[bool]
+
+
+class Comparison(TypedDict):
+    """The answer of :func:`polyloop_assembly.compare`."""
+
+    identical: bool
+    a: CompareSide
+    b: CompareSide
+    first_difference: Optional[Difference]
+    prefix_digests: PrefixDigestsMatch
+    cacheable_prefix_chars: int

@@ -79,6 +79,10 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from . import _codec, _runtime
 from ._consts import MSG_BAD_RESPONSE
 from ._assembler import AssemblyError, Assembler
+from ._compare import (
+    COMPARE_COLUMNS as COMPARE_COLUMNS,
+    CompareRecorded as CompareRecorded,
+)  # the migration check (docs/SPEC.md §7.9)
 
 __all__ = ["COLUMNS", "RenderBatch", "arrow_schema", "hf_features", "render", "render_rows"]
 

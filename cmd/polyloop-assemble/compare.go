@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// The compare subcommand (docs/SPEC.md §7.9): two files (or JSONL lines)
+// in, the core's comparison out, as JSON or as text for people.
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("polyloop-assemble compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	engineName := fs.String("engine", "native", "")
+	wasmPath := fs.String("wasm", "", "")
+	out := fs.String("out", "json", "")
+	if err := fs.Parse(args); err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if *out != "json" && *out != "text" {
+		return usageError(stderr, "compare: --out must be json or text, not %q", *out)
+	}
+	if fs.NArg() != 2 {
+		return usageError(stderr, "compare: give two inputs, A and B")
+	}
+	req := msgp.AppendMapHeader(nil, 2)
+	for k, arg := range fs.Args() {
+		side, err := readSide(arg)
+		if err != nil {
+			fmt.Fprintf(stderr, "polyloop-assemble compare: %s: %v\n", "AB"[k:k+1], err)
+			return 2
+		}
+		req = append(msgp.AppendString(req, "ab"[k:k+1]), side...)
+	}
+	eng, err := openEngine(*engineName, *wasmPath, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: %v\n", err)
+		return 2
+	}
+	defer eng.Close()
+	return writeComparison(stdout, eng.Compare(req), *out == "text")
+}
+
+// readSide reads one input as a side of a compare request: msgpack bytes as
+// they are, JSON text as a str (the core judges it as assemble_json does).
+func readSide(arg string) ([]byte, error) {
+	path, line := arg, 0
+	if i := strings.LastIndexByte(arg, '#'); i > 0 {
+		if _, err := os.Stat(arg); err != nil {
+			n, perr := strconv.Atoi(arg[i+1:])
+			if perr == nil && n >= 1 {
+				path, line = arg[:i], n
+			}
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b []byte
+	if line > 0 {
+		b, err = nthLine(bufio.NewReaderSize(f, 1<<20), line)
+	} else if b, _, err = readRequest(f, 0, requestLimit); err == nil && b == nil {
+		err = errors.New("over the request limit")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return msgp.AppendStringFromBytes(nil, b), nil
+	}
+	return b, nil
+}
+
+func nthLine(r *bufio.Reader, n int) ([]byte, error) {
+	for k := 1; ; k++ {
+		line, size, err := readLine(r, nil, requestLimit)
+		switch {
+		case k == n && size > requestLimit:
+			return nil, fmt.Errorf("line %d is over the request limit", n)
+		case k == n && (err == nil || len(line) > 0):
+			return line, nil
+		case err != nil:
+			return nil, fmt.Errorf("there is no line %d (the file has %d)", n, k-1)
+		}
+	}
+}
+
+// comparison is the JSON answer of the compare export, as the text output
+// reads it.
+type comparison struct {
+	Identical bool `json:"identical"`
+	A, B      struct {
+		Kind        string `json:"kind"`
+		Messages    int    `json:"messages"`
+		PromptChars int64  `json:"prompt_chars"`
+	}
+	First *struct {
+		Message, Char int
+		Kind          string
+		Segment       *string
+		Step          *int
+		RoleA         *string `json:"role_a"`
+		RoleB         *string `json:"role_b"`
+		Before        string  `json:"excerpt_before"`
+		ExcerptA      *string `json:"excerpt_a"`
+		ExcerptB      *string `json:"excerpt_b"`
+	} `json:"first_difference"`
+	Digests   map[string]*bool `json:"prefix_digests"`
+	Cacheable int64            `json:"cacheable_prefix_chars"`
+	Error     *struct{ Code, Message, Path string }
+}
+
+// writeComparison writes the answer (as it is, or as text) and returns the
+// exit status: 0 identical, 1 different, 2 an error.
+func writeComparison(w io.Writer, ans []byte, text bool) int {
+	var c comparison
+	if err := json.Unmarshal(ans, &c); err != nil {
+		fmt.Fprintf(w, "%s\n", ans)
+		return 2
+	}
+	if !text {
+		fmt.Fprintf(w, "%s\n", ans)
+	} else {
+		writeComparisonText(w, &c)
+	}
+	switch {
+	case c.Error != nil:
+		return 2
+	case c.Identical:
+		return 0
+	}
+	return 1
+}
+
+func writeComparisonText(w io.Writer, c *comparison) {
+	if e := c.Error; e != nil {
+		fmt.Fprintf(w, "error: %s at %q: %s\n", e.Code, e.Path, e.Message)
+		return
+	}
+	verdict := "differ"
+	if c.Identical {
+		verdict = "are identical"
+	}
+	fmt.Fprintf(w, "A (%s, %d message%s, %s chars) and B (%s, %d message%s, %s chars) %s\n",
+		c.A.Kind, c.A.Messages, plural(c.A.Messages), group(c.A.PromptChars),
+		c.B.Kind, c.B.Messages, plural(c.B.Messages), group(c.B.PromptChars), verdict)
+	if d := c.First; d != nil {
+		where := ""
+		if d.Segment != nil {
+			where = ", " + *d.Segment
+			if d.Step != nil {
+				where += " step " + strconv.Itoa(*d.Step)
+			}
+		}
+		fmt.Fprintf(w, "first difference: message %d, character %d (%s%s)\n", d.Message, d.Char, d.Kind, where)
+		fmt.Fprintf(w, "  before: %s\n  A:      %s\n  B:      %s\n", quoteVisible(&d.Before), quoteVisible(d.ExcerptA), quoteVisible(d.ExcerptB))
+	}
+	var parts []string
+	for _, k := range []string{"run", "injections", "goal"} {
+		switch m := c.Digests[k]; {
+		case m == nil:
+			parts = append(parts, k+" unknown")
+		case *m:
+			parts = append(parts, k+" matches")
+		default:
+			parts = append(parts, k+" differs")
+		}
+	}
+	fmt.Fprintf(w, "prefix digests: %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "cacheable prefix B keeps: %s of %s chars\n", group(c.Cacheable), group(c.B.PromptChars))
+}
+
+// quoteVisible quotes an excerpt with its invisible characters marked
+// (visible, as the text view marks them); "(none)" for a missing one.
+func quoteVisible(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return "\"" + strings.ReplaceAll(visible(*s), "\n", "\\n") + "\""
+}

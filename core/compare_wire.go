@@ -1,0 +1,165 @@
+package core
+
+import (
+	"strconv"
+
+	"github.com/polyloop/assembly/core/jsonstr"
+	"github.com/tinylib/msgp/msgp"
+)
+
+// The wire form of the comparison (docs/SPEC.md §7.9): a msgpack request
+// {a, b} in, a JSON text answer out.
+
+// AppendCompareBytes is the module's compare export: it reads a compare
+// request (a msgpack map with exactly the keys a and b, each a request map,
+// a recorded message array, or either as JSON text in a str, which
+// fromJSON converts to msgpack) and appends the JSON answer to dst
+// (Comparison.AppendJSON, or AppendCompareError).
+func AppendCompareBytes(dst, request []byte, fromJSON func(text []byte) ([]byte, *Error)) (answer []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			answer = AppendCompareError(dst, newError(CodeInternal, "", "the comparison panicked; please report this request: "+panicText(r)))
+		}
+	}()
+	if err := checkRequestSize(len(request)); err != nil {
+		return AppendCompareError(dst, err)
+	}
+	a, b, err := splitCompareRequest(request, fromJSON)
+	if err == nil {
+		var c *Comparison
+		if c, err = Compare(a, b); err == nil {
+			return c.AppendJSON(dst)
+		}
+	}
+	return AppendCompareError(dst, err)
+}
+
+// splitCompareRequest returns the msgpack of the request's two sides.
+func splitCompareRequest(b []byte, fromJSON func([]byte) ([]byte, *Error)) (sa, sb []byte, _ *Error) {
+	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
+		return nil, nil, wrongType(b, "a compare request (a map with the keys a and b)")
+	}
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sides [2][]byte
+	var seen [2]bool
+	for range n {
+		var key string
+		if key, b, err = readKey(b); err != nil {
+			return nil, nil, err
+		}
+		if key != "a" && key != "b" {
+			return nil, nil, unknownField(key, "a compare request", "a, b")
+		}
+		k := int(key[0] - 'a')
+		if seen[k] {
+			return nil, nil, duplicateKey(key)
+		}
+		seen[k] = true
+		if sides[k], b, err = compareSideBytes(b, fromJSON); err != nil {
+			return nil, nil, sideError(err, k)
+		}
+	}
+	for k, ok := range seen {
+		if !ok {
+			return nil, nil, missingField("ab"[k:k+1], "a compare request")
+		}
+	}
+	if len(b) != 0 {
+		return nil, nil, newError(CodeMalformedRequest, "", "bytes follow the compare request; send one map")
+	}
+	return sides[0], sides[1], nil
+}
+
+// compareSideBytes cuts one side's value off b: its msgpack, or the msgpack
+// of its JSON text.
+func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, rest []byte, _ *Error) {
+	if len(b) > 0 && msgp.NextType(b) == msgp.StrType {
+		text, rest, err := readStr(b)
+		if err != nil {
+			return nil, rest, err
+		}
+		side, err = fromJSON([]byte(text))
+		return side, rest, err
+	}
+	rest, e := msgp.Skip(b)
+	if e != nil {
+		return nil, b, endsEarly()
+	}
+	return b[:len(b)-len(rest)], rest, nil
+}
+
+// AppendCompareError appends the answer of a compare request that fails
+// with e: {"error": {code, message, path}} (and offset for an
+// invalid_template error), the keys of a wire error (docs/SPEC.md §6).
+func AppendCompareError(dst []byte, e *Error) []byte {
+	dst = jsonstr.Append(append(dst, `{"error":{"code":`...), string(e.Code))
+	dst = jsonstr.Append(append(dst, `,"message":`...), e.Message)
+	dst = jsonstr.Append(append(dst, `,"path":`...), e.Path)
+	if e.Offset >= 0 {
+		dst = appendJSONInt(append(dst, `,"offset":`...), int64(e.Offset))
+	}
+	return append(dst, "}}"...)
+}
+
+// AppendJSON appends c as the JSON answer of the compare export, keys in
+// the order docs/SPEC.md §7.9 lists them.
+func (c *Comparison) AppendJSON(dst []byte) []byte {
+	dst = strconv.AppendBool(append(dst, `{"identical":`...), c.Identical)
+	dst = c.A.appendJSON(append(dst, `,"a":`...))
+	dst = c.B.appendJSON(append(dst, `,"b":`...))
+	dst = append(dst, `,"first_difference":`...)
+	if d := c.First; d == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = d.appendJSON(dst)
+	}
+	dst = append(dst, `,"prefix_digests":{`...)
+	for k, name := range [3]string{"run", "injections", "goal"} {
+		dst = append(append(comma(dst, k), `"`+name+`":`...), jsonBool(c.Digests[k])...)
+	}
+	dst = appendJSONInt(append(dst, `},"cacheable_prefix_chars":`...), c.CacheablePrefixChars)
+	return append(dst, '}')
+}
+
+func (s CompareSide) appendJSON(dst []byte) []byte {
+	dst = jsonstr.Append(append(dst, `{"kind":`...), s.Kind)
+	dst = appendJSONInt(append(dst, `,"messages":`...), int64(s.Messages))
+	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), s.PromptChars)
+	return append(dst, '}')
+}
+
+func (d *Difference) appendJSON(dst []byte) []byte {
+	dst = appendJSONInt(append(dst, `{"message":`...), int64(d.Message))
+	dst = appendJSONInt(append(dst, `,"char":`...), int64(d.Char))
+	dst = jsonstr.Append(append(dst, `,"kind":`...), d.Kind)
+	dst = jsonOptStr(append(dst, `,"segment":`...), d.Segment, d.Segment != "")
+	dst = append(dst, `,"step":`...)
+	if d.Step < 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, int64(d.Step))
+	}
+	dst = jsonOptStr(append(dst, `,"role_a":`...), d.RoleA, d.HasA)
+	dst = jsonOptStr(append(dst, `,"role_b":`...), d.RoleB, d.HasB)
+	dst = jsonstr.Append(append(dst, `,"excerpt_before":`...), d.Before)
+	dst = jsonOptStr(append(dst, `,"excerpt_a":`...), d.A, d.HasA)
+	dst = jsonOptStr(append(dst, `,"excerpt_b":`...), d.B, d.HasB)
+	return append(dst, '}')
+}
+
+func jsonOptStr(dst []byte, s string, ok bool) []byte {
+	if !ok {
+		return append(dst, "null"...)
+	}
+	return jsonstr.Append(dst, s)
+}
+
+func jsonBool(b *bool) string {
+	if b == nil {
+		return "null"
+	}
+	return strconv.FormatBool(*b)
+}
