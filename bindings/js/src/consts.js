@@ -132,7 +132,7 @@ export function msgStringCeiling(size, at, units) {
   return "the response holds a string of " + String(size) + " UTF-8 bytes at " + String(at) + ", longer than this JavaScript engine's strings allow (V8: " + String(units) + " UTF-16 units); assembleBytes() still returns the response bytes";
 }
 
-/** The code points a view of a prompt marks (core.InvisibleRanges, docs/SPEC.md §7.8): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
+/** The code points a view of a prompt marks (core.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
 export const INVISIBLE_RANGES = Object.freeze([
   Object.freeze([0x0000, 0x0008]),
   Object.freeze([0x000b, 0x001f]),

@@ -232,7 +232,7 @@ func jsFormat(b *strings.Builder, f format) {
 }
 
 // invisibleDoc documents INVISIBLE_RANGES (JavaScript only: the preview).
-const invisibleDoc = "The code points a view of a prompt marks (core.InvisibleRanges, docs/SPEC.md §7.8): [first, last] inclusive, ascending; the CLI's --out text marks the same."
+const invisibleDoc = "The code points a view of a prompt marks (core.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same."
 
 // jsInvisible writes INVISIBLE_RANGES, core.InvisibleRanges, for the
 // JavaScript preview.
