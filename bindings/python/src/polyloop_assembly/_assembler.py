@@ -131,8 +131,8 @@ class Assembler:
 
     def _prompt_start_bytes(self, request: bytes) -> bytes:
         """The module's ``prompt_start`` export: a request in, its assemble
-        response with the prompt state (key ``prompt``) out (docs/SPEC.md
-        §7.3.1). Errors are returned as error responses."""
+        response with the prompt state (key ``prompt``) out (the project's
+        docs/SPEC.md §7.3.1, in the source repository). Errors are returned as error responses."""
         if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
             return too_large_response(len(request))
         return self._call(request, "prompt_start")

@@ -83,7 +83,7 @@ def _check_version() -> None:
 
 #: The exports a call runs, each ``(ptr, size) -> resp_ptr << 32 | resp_len``:
 #: a request in msgpack, one in JSON text, an add_step request, the request a prompt starts from,
-#: a compare request (docs/SPEC.md §7.9).
+#: a compare request (docs/SPEC.md §7.9, in the source repository).
 CALLS = ("assemble", "assemble_json", "add_step", "prompt_start", "compare")
 
 # The exports' signatures (wasm/main.go): the unchecked calls rely on them.

@@ -137,7 +137,7 @@ class ErrorResponse(TypedDict):
     error: ErrorDetail
 
 
-# --- the comparison of two prompts (docs/SPEC.md §7.9) ------------------------
+# --- the comparison of two prompts (docs/SPEC.md §7.9, in the source repository) ------------------------
 
 
 class CompareSide(TypedDict):
@@ -149,7 +149,7 @@ class CompareSide(TypedDict):
 
 
 class Difference(TypedDict):
-    """Where two prompts first differ (docs/SPEC.md §7.9)."""
+    """Where two prompts first differ (docs/SPEC.md §7.9, in the source repository)."""
 
     message: int
     char: int

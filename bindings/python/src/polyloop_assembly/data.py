@@ -82,7 +82,7 @@ from ._assembler import AssemblyError, Assembler
 from ._compare import (
     COMPARE_COLUMNS as COMPARE_COLUMNS,
     CompareRecorded as CompareRecorded,
-)  # the migration check (docs/SPEC.md §7.9)
+)  # the migration check (docs/SPEC.md §7.9, in the source repository)
 
 __all__ = ["COLUMNS", "RenderBatch", "arrow_schema", "hf_features", "render", "render_rows"]
 
