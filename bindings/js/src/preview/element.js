@@ -186,7 +186,7 @@ export class PromptView extends ElementBase {
     /** @private */ this.focusRow = 0;
     /** @private @type {((gen: number) => void)[]} */ this.waiters = [];
     /** @private */ this.jsonId = 0;
-    /** @private @type {Map<number, (t: string | null) => void>} */ this.jsonWaiters = new Map();
+    /** @private @type {Map<number, (t: any) => void>} */ this.jsonWaiters = new Map();
     /** "loading" | "ok" | "stale" | "error" | "empty" */
     this.state = "empty";
     /** @private */
@@ -346,10 +346,22 @@ export class PromptView extends ElementBase {
 
   /** The full response of the last accepted request as JSON text. */
   responseJSON() {
+    return /** @type {Promise<string | null>} */ (this.askResponse(false));
+  }
+
+  /** The exact response bytes (msgpack) of the last accepted request, as
+   * the module returned them (for tests and tools: what the CLI's
+   * `--out msgpack` writes for the same request). */
+  responseBytes() {
+    return /** @type {Promise<Uint8Array | null>} */ (this.askResponse(true));
+  }
+
+  /** @private The worker's copy of the last accepted response: its bytes, or JSON text. */
+  askResponse(bytes) {
     const id = ++this.jsonId;
     return new Promise((resolve) => {
       this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "json", view: this.client, id });
+      this.ensureWorker().postMessage({ type: "json", view: this.client, id, bytes });
     });
   }
 
@@ -416,7 +428,7 @@ export class PromptView extends ElementBase {
   onWorker(m) {
     const tIn = performance.now();
     if (m.type === "json") {
-      this.jsonWaiters.get(m.id)?.(m.text);
+      this.jsonWaiters.get(m.id)?.(m.bytes === undefined ? m.text : m.bytes);
       this.jsonWaiters.delete(m.id);
       return;
     }

@@ -91,6 +91,8 @@ export declare class PromptView extends HTMLElement {
   whenRendered(gen?: number): Promise<number>;
   /** The full response of the last accepted request as JSON text (null if none). */
   responseJSON(): Promise<string | null>;
+  /** The exact response bytes (msgpack) of the last accepted request (null if none). */
+  responseBytes(): Promise<Uint8Array | null>;
   scrollToMessage(index: number): void;
   /** The block texts of message `index`, or null. */
   messageTexts(index: number): string[] | null;

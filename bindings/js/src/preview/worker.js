@@ -25,11 +25,12 @@
  * - `{type: "bytes", gen, bytes}`: msgpack request bytes
  * - `{type: "trajectory", gen, on}`: also build the prompt step by step with
  *   the incremental prompt (`asm.prompt()` + `addStep`), for the step slider
- * - `{type: "json", view, id}`: the current response as JSON text (for copying)
+ * - `{type: "json", view, id, bytes?}`: the current response as JSON text (for
+ *   copying), or with `bytes` its exact msgpack bytes (for tests and tools)
  * - `{type: "drop", view}`: forget the element's request
  *
  * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
- * `{type: "json", view, id, text}`, `{type: "fatal", view?, message}` (no
+ * `{type: "json", view, id, text | bytes}`, `{type: "fatal", view?, message}` (no
  * `view`: for every element).
  *
  * @module
@@ -449,14 +450,12 @@ function apply(c, m) {
       c.gen = m.gen;
       c.doneGen = -1;
       return true;
-    case "json":
-      postMessage({
-        type: "json",
-        view: c.id,
-        id: m.id,
-        text: c.previous ? JSON.stringify(decodeResponse(c.previous.response), jsonBigInt, 2) : null,
-      });
+    case "json": {
+      const r = c.previous?.response ?? null;
+      if (m.bytes) postMessage({ type: "json", view: c.id, id: m.id, bytes: r && r.slice() });
+      else postMessage({ type: "json", view: c.id, id: m.id, text: r && JSON.stringify(decodeResponse(r), jsonBigInt, 2) });
       return false;
+    }
     default:
       return false;
   }
