@@ -42,7 +42,7 @@ def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def serial() -> Dict[str, List[Any]]:
     """The serial run: one assembler, one request after another."""
-    return data.render_rows(LINES, pa.Assembler(max_instances=1))
+    return data.render_rows(LINES, pa.Assembler(max_instances=1), response=True)
 
 
 def _check_rows(got: Dict[str, List[Any]], want: Dict[str, List[Any]]) -> None:
@@ -63,7 +63,7 @@ def test_serial_rows(serial: Dict[str, List[Any]]) -> None:
         assert ok == (kind == "valid"), (i, kind, serial["error_code"][i], serial["error_message"][i])
         if ok:
             resp = pa.assemble(req)  # the object path agrees with the row
-            assert json.loads(serial["messages"][i]) == resp["messages"]
+            assert serial["messages"][i] == resp["messages"]
             assert serial["prompt_chars"][i] == resp["prompt_chars"]
             assert serial["context_overflow"][i] == resp["context_overflow"]
             assert serial["prefix_digest_goal"][i] == resp["prefix_digests"]["goal"]
@@ -138,7 +138,7 @@ def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -
 
 def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path, ray_local: Any) -> None:
     ray = ray_local
-    ds = render.ray_pipeline(str(jsonl), concurrency=2)
+    ds = render.ray_pipeline(str(jsonl), concurrency=2, response=True)
     rows = ds.take_all()
     got = {c: [r[c] for r in rows] for c in data.COLUMNS}
     assert [r["text"] for r in rows] == LINES  # input order, every line
@@ -158,14 +158,14 @@ def test_ray_batch_formats_write_one_schema(batch_format: str, ray_local: Any, t
     ray = ray_local
     lines = ["{", "[]", "{}", "nope"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:4]
     out = ray.data.from_items([{"text": t} for t in lines], override_num_blocks=2).map_batches(
-        data.RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format=batch_format, batch_size=4
+        data.RenderBatch, fn_constructor_kwargs={"column": "text", "response": True}, batch_format=batch_format, batch_size=4
     )
     out.write_parquet(str(tmp_path / "p"))
     files = sorted((tmp_path / "p").glob("*.parquet"))
     assert len(files) >= 2  # a file of error rows, one of ok rows
     for f in files:
         schema = pq.read_schema(str(f))
-        assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()], f.name
+        assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema(response=True)], f.name
     back = pq.read_table(str(tmp_path / "p"))
     assert sorted(back.column("text").to_pylist()) == sorted(lines)
     assert back.column("ok").to_pylist().count(True) == 4
@@ -173,7 +173,7 @@ def test_ray_batch_formats_write_one_schema(batch_format: str, ray_local: Any, t
 
 def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
     pytest.importorskip("datasets")
-    out = render.hf_pipeline(str(jsonl), num_proc=2, cache_dir=str(tmp_path / "hf"))
+    out = render.hf_pipeline(str(jsonl), num_proc=2, cache_dir=str(tmp_path / "hf"), response=True)
     assert out["text"] == LINES
     _check_rows({c: out[c] for c in data.COLUMNS}, serial)
     out.to_parquet(str(tmp_path / "prompts.parquet"))
@@ -186,7 +186,7 @@ def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_p
 def test_render_batch_pickles_without_its_assembler() -> None:
     import pickle
 
-    r = data.RenderBatch("text")
+    r = data.RenderBatch("text", response=True)
     r({"text": LINES[:3]})
     again = pickle.loads(pickle.dumps(r))
     assert again._assembler is None and again({"text": LINES[:3]})["response"] == r({"text": LINES[:3]})["response"]
@@ -208,14 +208,15 @@ def test_datasets_cache_follows_the_module(tmp_path: Path, monkeypatch: pytest.M
     ds = _text_dataset(tmp_path, LINES[:50])
     calls: List[int] = []
     real = data.render_rows
-    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None: calls.append(1) or real(reqs, asm))
+    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None, **kw: calls.append(1) or real(reqs, asm, **kw))
 
     def run() -> Any:
         calls.clear()
-        return ds.map(data.RenderBatch(column="text"), batched=True, features=data.hf_features(ds.features))
+        render = data.RenderBatch(column="text", response=True)
+        return ds.map(render, batched=True, features=data.hf_features(ds.features, response=True))
 
     first = run()
-    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50])["response"]]
+    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50], response=True)["response"]]
     again = run()
     assert calls == [] and again._fingerprint == first._fingerprint  # served from the cache
     sha = _runtime.module_sha256()
@@ -239,5 +240,5 @@ def test_datasets_all_error_first_batch_keeps_the_schema(tmp_path: Path) -> None
     ds = _text_dataset(tmp_path, ["{", "[]"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:2])
     out = ds.map(data.RenderBatch(column="text"), batched=True, batch_size=2, features=data.hf_features(ds.features))
     schema = out.data.schema
-    assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()]
+    assert [schema.field(c).type for c in data.COLUMNS[:-1]] == [f.type for f in data.arrow_schema()]
     assert out["ok"] == [False, False, True, True]
