@@ -242,3 +242,90 @@ def test_datasets_all_error_first_batch_keeps_the_schema(tmp_path: Path) -> None
     schema = out.data.schema
     assert [schema.field(c).type for c in data.COLUMNS[:-1]] == [f.type for f in data.arrow_schema()]
     assert out["ok"] == [False, False, True, True]
+
+
+# Column rows: the same kind of data set as a file of request objects, read
+# by Ray's read_json and datasets' load_dataset("json") into the request's
+# fields as columns (null-filled where a row lacks a key or a channel), with
+# an id column carried through.
+COLUMN_ROWS = trajectories.column_requests(N)
+
+
+@pytest.fixture(scope="module")
+def column_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("columns") / "requests.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in COLUMN_ROWS), encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def column_want() -> List[bytes]:
+    """The oracle: each row's request as JSON text (without its id), serially."""
+    asm = pa.Assembler(max_instances=1)
+    return [asm.assemble_json_bytes(json.dumps({k: v for k, v in r.items() if k != "id"})) for r in COLUMN_ROWS]
+
+
+def test_column_rows_are_valid_and_invalid(column_want: List[bytes]) -> None:
+    oks = [msgpack.unpackb(w)["ok"] for w in column_want]
+    assert oks.count(True) > 8000 and oks.count(False) > 500
+    channels = [set(r.get("injections", {})) for r in COLUMN_ROWS]
+    assert {"memory", "skills", "tools"} in channels and set() in channels and {"skills"} in channels
+
+
+def _read_back_one_schema(directory: Path, pq: Any) -> Any:
+    files = sorted(directory.glob("*.parquet"))
+    assert len(files) >= 2
+    schemas = {str(pq.read_schema(str(f))) for f in files}
+    assert len(schemas) == 1, "the Parquet files disagree on their schema"
+    return pq.read_table(str(directory))
+
+
+def test_ray_column_rows_equal_their_json_text(column_jsonl: Path, column_want: List[bytes], tmp_path: Path, ray_local: Any) -> None:
+    import pyarrow.parquet as pq
+
+    ray = ray_local
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    ds = ray.data.read_json(str(column_jsonl))
+    fields = [c for c in ds.schema().names if c != "id"]
+    out = ds.map_batches(
+        data.RenderBatch,
+        fn_constructor_kwargs={"request": fields, "response": True},
+        batch_format="pyarrow",
+        batch_size=2000,
+        compute=ray.data.ActorPoolStrategy(size=2),
+        num_cpus=0.5,
+    )
+    out.write_parquet(str(tmp_path / "columns"))
+    back = _read_back_one_schema(tmp_path / "columns", pq)
+    assert back.column("id").to_pylist() == list(range(N))  # input order, every row
+    assert back.column("response").to_pylist() == column_want
+    assert back.schema.field("messages").type == data.arrow_schema().field("messages").type
+
+
+def test_datasets_column_rows_equal_their_json_text(column_jsonl: Path, column_want: List[bytes], tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    import pyarrow.parquet as pq
+
+    ds = datasets.load_dataset("json", data_files=str(column_jsonl), split="train", cache_dir=str(tmp_path / "hf"))
+    render = data.RenderBatch(request=[c for c in ds.column_names if c != "id"], response=True)
+    out = ds.map(render, batched=True, num_proc=2, features=data.hf_features(ds.features, response=True))
+    assert out["id"] == list(range(N))
+    assert out["response"] == column_want
+    (tmp_path / "pq").mkdir()
+    for k, shard in enumerate((out.shard(2, 0, contiguous=True), out.shard(2, 1, contiguous=True))):
+        shard.to_parquet(str(tmp_path / "pq" / ("%d.parquet" % k)))
+    back = _read_back_one_schema(tmp_path / "pq", pq)
+    assert back.column("id").to_pylist() == list(range(N)) and back.column("response").to_pylist() == column_want
+
+
+def test_text_rows_parquet_one_schema_in_order(jsonl: Path, serial: Dict[str, List[Any]], tmp_path: Path, ray_local: Any) -> None:
+    """The JSON-text way, default columns (nested messages, no response):
+    Parquet files of one schema, rows in input order, equal to the serial rows."""
+    import pyarrow.parquet as pq
+
+    render.ray_pipeline(str(jsonl), concurrency=2).write_parquet(str(tmp_path / "text"))
+    back = _read_back_one_schema(tmp_path / "text", pq)
+    assert back.column("text").to_pylist() == LINES
+    assert "response" not in back.schema.names
+    for col in data.COLUMNS[:-1]:
+        assert back.column(col).to_pylist() == serial[col], col

@@ -83,9 +83,11 @@ worker process, created on its first batch (it pickles without it).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _codec, _runtime
 from ._consts import MSG_BAD_RESPONSE
@@ -195,11 +197,29 @@ def render_rows(
     names = _columns(response)
     cols: Dict[str, List[Any]] = {c: [] for c in names}
     appends = [(c, cols[c].append) for c in names]
-    for request in requests:
-        row = render(request, asm, messages=messages)
-        for c, append in appends:
-            append(row[c])
+    with _no_gc():
+        for request in requests:
+            row = render(request, asm, messages=messages)
+            for c, append in appends:
+                append(row[c])
     return cols
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while a batch is rendered: the
+    decoded responses are thousands of young lists and dicts that are kept
+    (no cycle among them), so each collection scans them for nothing; it was
+    half the cost of decoding a batch (measured: BENCHMARKS-notes.md, "Data
+    sets"). Reference counting still frees everything dropped."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _columns(response: bool) -> Tuple[str, ...]:
