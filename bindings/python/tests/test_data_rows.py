@@ -232,8 +232,15 @@ COLUMN_REQUESTS: List[Any] = [
     {"id": 0, "injections": {"memory": [{"entry_id": "m1", "content": "a"}]}, "observation_template": T},
     {"id": 1, "injections": {"skills": [{"entry_id": "s1", "content": "b"}], "tools": []}, "observation_template": T},
     {"id": 2, "injections": {}, "run_messages": [], "steps": [], "observation_template": T, "max_prompt_chars": None},
-    {"id": 3, "v": 1, "run_messages": [_msg("system", "sys")], "goal_messages": [_msg("user", "go")],
-     "steps": [{"raw_output": "r", "observation": "o"}], "observation_template": T, "max_prompt_chars": 3},
+    {
+        "id": 3,
+        "v": 1,
+        "run_messages": [_msg("system", "sys")],
+        "goal_messages": [_msg("user", "go")],
+        "steps": [{"raw_output": "r", "observation": "o"}],
+        "observation_template": T,
+        "max_prompt_chars": 3,
+    },
     {"id": 4, "observation_template": T, "extra": True},
     {"id": 5, "steps": [{"raw_output": "r"}], "observation_template": T},
     {"id": 6, "injections": {"memory": [{"entry_id": "", "content": "x"}]}, "observation_template": T},
@@ -325,8 +332,40 @@ def test_messages_and_response_options() -> None:
     assert json.loads(as_json.column("messages")[0].as_py()) == resp["messages"]
     assert as_json.schema.field("messages").type == pyarrow.string()
     assert as_json.column("response").to_pylist() == [pa.assemble_json_bytes(x) for x in lines]
-    assert as_json.schema.equals(pyarrow.schema([pyarrow.field("text", pyarrow.string()), *data.arrow_schema(messages="json", response=True)]))
+    assert as_json.schema.equals(
+        pyarrow.schema([pyarrow.field("text", pyarrow.string()), *data.arrow_schema(messages="json", response=True)])
+    )
     with pytest.raises(ValueError, match="messages="):
         data.RenderBatch("text", messages="text")
     with pytest.raises(ValueError, match="request="):
         data.RenderBatch(request="columns")
+
+
+def test_render_rows_pauses_the_collector_for_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cyclic collector is off while a batch renders (its decoded rows
+    hold no cycle; scanning them was half of decoding's cost) and on again
+    after, an exception included; a collector the caller had turned off stays off."""
+    import gc
+
+    seen: List[bool] = []
+    real = data.render
+
+    def spy(req: Any, asm: Any, **kw: Any) -> Any:
+        seen.append(gc.isenabled())
+        if req == "raise":
+            raise RuntimeError("boom")
+        return real(req, asm, **kw)
+
+    monkeypatch.setattr(data, "render", spy)
+    assert gc.isenabled()
+    data.render_rows([json.dumps(OK), "{"])
+    assert seen == [False, False] and gc.isenabled()
+    with pytest.raises(RuntimeError):
+        data.render_rows(["raise"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        data.render_rows(["{"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -280,7 +280,9 @@ def _read_back_one_schema(directory: Path, pq: Any) -> Any:
     return pq.read_table(str(directory))
 
 
-def test_ray_column_rows_equal_their_json_text(column_jsonl: Path, column_want: List[bytes], tmp_path: Path, ray_local: Any) -> None:
+def test_ray_column_rows_equal_their_json_text(
+    column_jsonl: Path, column_want: List[bytes], tmp_path: Path, ray_local: Any
+) -> None:
     import pyarrow.parquet as pq
 
     ray = ray_local

@@ -228,7 +228,7 @@ def _columns(response: bool) -> Tuple[str, ...]:
 
 def _check_options(messages: str, response: bool) -> None:
     if messages not in _MESSAGES:
-        raise ValueError("messages=%r: write messages=\"list\" (a nested column) or \"json\" (JSON text)" % (messages,))
+        raise ValueError('messages=%r: write messages="list" (a nested column) or "json" (JSON text)' % (messages,))
     if not isinstance(response, bool):
         raise TypeError("response=%r: write response=True (the response bytes column) or False" % (response,))
 
@@ -365,7 +365,7 @@ class RenderBatch:
     ) -> None:
         _check_options(messages, response)
         if isinstance(request, str) and request != "*":
-            raise ValueError("request=%r: write request=\"*\" (every column) or a list of column names" % (request,))
+            raise ValueError('request=%r: write request="*" (every column) or a list of column names' % (request,))
         self.column = column
         self.request: Union[None, str, Tuple[str, ...]] = request if request is None or request == "*" else tuple(request)
         self.keep_request = keep_request
