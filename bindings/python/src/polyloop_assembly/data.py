@@ -60,6 +60,8 @@ Ray Data::
     out = ds.map_batches(RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format="pyarrow",
                          compute=ray.data.ActorPoolStrategy(size=2), num_cpus=0.5)
     out.write_parquet("prompts/")
+    # num_cpus=0.5: on 2 CPUs the actors leave one to the read and write
+    # tasks; actors taking every CPU (2 x num_cpus=1) leave them none: a hang.
 
 Hugging Face ``datasets``::
 
