@@ -123,7 +123,7 @@ COLUMNS: Tuple[str, ...] = (
     "response",
 )
 
-#: The request's fields (docs/SPEC.md §2), in the order of its table: the
+#: The request's fields (docs/SPEC.md §2, in the source repository), in its table's order: the
 #: order in which a row of request columns is encoded.
 REQUEST_FIELDS: Tuple[str, ...] = (
     "v",
@@ -333,7 +333,7 @@ class RenderBatch:
     ``load_dataset("text")``) when that distinction matters. An empty list
     or map stays empty. Arrow keeps no key order: the keys are encoded in the
     order of :data:`REQUEST_FIELDS`, so of a request with two problems the
-    first one reported may be another than its JSON text's (docs/SPEC.md §2.1).
+    first one reported may be another than its JSON text's (docs/SPEC.md §2.1, in the source repository).
 
     A batch may be
 
