@@ -87,13 +87,19 @@ test.python.dist: dist.python
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
 
-# Data sets: assemble_many, the CLI's --batch, Ray Data (a local
-# cluster of 2 CPUs) and datasets.map(num_proc=2) on the same 10,000 requests.
+# Data sets (make test.data, part of make test: ~75 s here): serial,
+# assemble_many, the CLI's --batch, Ray Data (a local cluster of 2 CPUs) and
+# datasets.map(num_proc=2) on the same 10,000 requests, as JSON-text rows and
+# as request columns (read_json, load_dataset("json")): every row
+# byte-identical, the Parquet directories of one schema, input order kept.
+# make test.data.cluster (not in make test: it builds the wheel and starts two
+# Ray nodes) adds a two-node cluster, each node with the wheel installed.
 # Their packages (ray[data], datasets, tqdm: ~300 MB) go into the same venv,
 # pinned in constraints.txt.
 PY_DATA_STAMP := $(PY_VENV)/.polyloop-assembly-data.stamp
+PY_DATA_ENV   := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0
 
-.PHONY: python.data-deps test.data
+.PHONY: python.data-deps test.data test.data.cluster bench.data
 test: test.data
 
 python.data-deps: $(PY_DATA_STAMP)
@@ -102,5 +108,14 @@ $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
 	@touch $@
 
 test.data: python.data-deps python.wasm
-	@HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0 $(SUITE) python.data -- \
+	@$(PY_DATA_ENV) $(SUITE) python.data -- \
 		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'
+
+test.data.cluster: python.data-deps dist.python
+	@$(PY_DATA_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data-cluster -- \
+		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data/test_cluster.py'
+
+# The data-set ways side by side, each beside an identity pipeline
+# (BENCHMARKS-notes.md, "Data sets").
+bench.data: python.data-deps python.wasm
+	$(PY_DATA_ENV) $(PY_VENV_PY) $(PY_DIR)/bench/data_bench.py 10000 40000

@@ -5,10 +5,11 @@
     python examples/datasets/render.py datasets trajectories.jsonl prompts/
 
 Writes Parquet with one row per input line, in input order: the line
-(``text``), ``ok``, the messages (JSON text), ``prompt_chars``,
+(``text``), ``ok``, the messages (a nested column), ``prompt_chars``,
 ``context_overflow``, the three prefix digests, and for an invalid request
 ``error_code``, ``error_path`` and ``error_message`` (an error row, never a
-failed job or a dropped row); ``response`` holds the exact response bytes.
+failed job or a dropped row); with ``--response``, ``response`` holds the
+exact response bytes.
 See ``polyloop_assembly.data`` for the columns.
 
 Ray runs on a local cluster of 2 CPUs here (``ray.init(num_cpus=2)``), or on
@@ -25,7 +26,7 @@ from typing import Any
 from polyloop_assembly.data import RenderBatch, hf_features
 
 
-def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000) -> Any:
+def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000, **options: Any) -> Any:
     """The Ray Data pipeline (lazy): read lines, render, rows in input order.
     Needs ``ray.init`` first."""
     import ray
@@ -35,7 +36,7 @@ def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000) -> Any
     # Half a CPU per actor: on a 2-CPU cluster the read tasks still get one.
     return ds.map_batches(
         RenderBatch,
-        fn_constructor_kwargs={"column": "text"},
+        fn_constructor_kwargs=dict(options, column="text"),
         batch_format="pyarrow",
         batch_size=batch_size,
         compute=ray.data.ActorPoolStrategy(size=concurrency),
@@ -43,13 +44,14 @@ def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000) -> Any
     )
 
 
-def hf_pipeline(path: str, num_proc: int = 2, cache_dir: str = "", batch_size: int = 1000) -> Any:
-    """The Hugging Face ``datasets`` pipeline: read lines, render with ``num_proc`` processes."""
+def hf_pipeline(path: str, num_proc: int = 2, cache_dir: str = "", batch_size: int = 1000, **options: Any) -> Any:
+    """The Hugging Face ``datasets`` pipeline: read lines, render with ``num_proc`` processes
+    (``options``: RenderBatch's, e.g. ``response=True``)."""
     import datasets
 
     ds = datasets.load_dataset("text", data_files=path, split="train", cache_dir=cache_dir or None)
-    return ds.map(RenderBatch(column="text"), batched=True, batch_size=batch_size, num_proc=num_proc,
-                  features=hf_features(ds.features))
+    return ds.map(RenderBatch(column="text", **options), batched=True, batch_size=batch_size, num_proc=num_proc,
+                  features=hf_features(ds.features, **options))
 
 
 def main() -> None:
@@ -58,16 +60,18 @@ def main() -> None:
     ap.add_argument("input", help="JSON lines, one request per line")
     ap.add_argument("output", help="directory for the Parquet output")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--response", action="store_true", help="add the response bytes column")
     args = ap.parse_args()
+    opts = {"response": True} if args.response else {}
     if args.engine == "ray":
         import ray
 
         ray.init(address=os.environ.get("RAY_ADDRESS"), num_cpus=None if os.environ.get("RAY_ADDRESS") else 2)
-        ray_pipeline(args.input, concurrency=args.workers).write_parquet(args.output)
+        ray_pipeline(args.input, concurrency=args.workers, **opts).write_parquet(args.output)
         ray.shutdown()
     else:
         os.makedirs(args.output, exist_ok=True)
-        hf_pipeline(args.input, num_proc=args.workers).to_parquet(os.path.join(args.output, "prompts.parquet"))
+        hf_pipeline(args.input, num_proc=args.workers, **opts).to_parquet(os.path.join(args.output, "prompts.parquet"))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,35 @@ def requests(n: int, seed: int = 13) -> Iterator[Tuple[str, Any]]:
             yield "valid", valid_request(rng, i)
 
 
+# The mistakes a JSON reader cannot type into columns (a lone surrogate, an
+# int beyond 64 bits, a float version, a number where a str belongs): not in
+# column_requests.
+_UNTYPED_KINDS = (4, 5, 6, 8)
+
+
+def column_requests(n: int, seed: int = 17) -> List[Dict[str, Any]]:
+    """``n`` requests with an ``id`` key (first), as a data set of request
+    columns holds them (``read_json``, ``load_dataset("json")``): valid ones
+    whose channels vary (memory, skills, tools: each row lacks some) and the
+    invalid kinds Arrow can carry."""
+    rng = random.Random(seed)
+    out: List[Dict[str, Any]] = []
+    for i in range(n):
+        if rng.random() < 0.12 and i % 11 not in _UNTYPED_KINDS:
+            req = _invalid(rng, i, i % 11)
+        else:
+            req = valid_request(rng, i)
+            channels = {name: [{"entry_id": "%s-%d" % (name[0], k), "content": _text(rng, 1, 4)}
+                               for k in range(rng.randint(0, 2))] for name in ("memory", "skills", "tools")
+                        if rng.random() < 0.5}
+            if channels or rng.random() < 0.5:
+                req["injections"] = channels
+            else:
+                del req["injections"]
+        out.append(dict({"id": i}, **req))
+    return out
+
+
 def lines(n: int, seed: int = 13) -> List[str]:
     """The JSON lines of :func:`requests` (lone surrogates as \\u escapes)."""
     return [r if kind == "not-json" else json.dumps(r) for kind, r in requests(n, seed)]

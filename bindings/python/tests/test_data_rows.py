@@ -16,6 +16,7 @@ import polyloop_assembly as pa
 from polyloop_assembly import _codec, data
 
 T = "Observation: {observation}"
+RENDERED = [c for c in data.COLUMNS if c != "response"]  # RenderBatch's columns by default
 OK = {
     "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "\ufeffgo\x00"}]}],
     "steps": [{"raw_output": "r", "observation": "o"}],
@@ -57,14 +58,15 @@ def test_every_kind_of_request_is_one_row() -> None:
     )
     big = '{"observation_template": "{observation}", "max_prompt_chars": 9007199254740993}'
     reqs += [dup, '{"v": 1.0, "observation_template": "{observation}"}', big]
-    cols = data.render_rows(reqs)
+    cols = data.render_rows(reqs, response=True)
     assert list(cols) == list(data.COLUMNS)
+    assert list(data.render_rows(reqs[:1])) == [c for c in data.COLUMNS if c != "response"]  # the default
     assert all(len(v) == len(reqs) for v in cols.values())
     want = pa.assemble_bytes(_codec.encode(OK))
     resp = msgpack.unpackb(want, raw=False)
     for i in range(3):
         assert cols["ok"][i] is True and cols["response"][i] == want
-        assert json.loads(cols["messages"][i]) == resp["messages"]
+        assert cols["messages"][i] == resp["messages"]
         assert cols["prompt_chars"][i] == resp["prompt_chars"] and cols["context_overflow"][i] is True
         assert cols["prefix_digest_run"][i] == resp["prefix_digests"]["run"]
         assert cols["error_code"][i] is None
@@ -95,7 +97,7 @@ def test_render_batch_keeps_columns_and_takes_numpy_and_arrow() -> None:
     assert out.column("ok").to_pylist() == [True]
     pyarrow = pytest.importorskip("pyarrow")
     table = r(pyarrow.table({"req": [json.dumps(OK), "nope"], "id": [1, 2]}))
-    assert table.schema.names == ["req", "id", *data.COLUMNS]
+    assert table.schema.names == ["req", "id", *RENDERED]
     assert table.schema.field("prompt_chars").type == pyarrow.int64()
     assert table.column("error_code").to_pylist() == [None, "malformed_request"]
     with pytest.raises(TypeError, match="a mapping of columns"):
@@ -184,8 +186,8 @@ def test_one_schema_whatever_the_rows(batch_kind: str) -> None:
     batches["mixed"] = batches["errors"] + batches["ok"]
     for name, rows in batches.items():
         table = _typed(batch_kind, rows)
-        assert table.schema.names == ["text", "id", *data.COLUMNS], name
-        assert pyarrow.schema([table.schema.field(c) for c in data.COLUMNS]) == pyarrow.schema(arrow_fields()), name
+        assert table.schema.names == ["text", "id", *RENDERED], name
+        assert pyarrow.schema([table.schema.field(c) for c in RENDERED]) == pyarrow.schema(arrow_fields()), name
         assert not any(pyarrow.types.is_null(f.type) for f in table.schema), name
     table = _typed(batch_kind, batches["mixed"])
     resp = pa.assemble(injected)
@@ -216,3 +218,154 @@ def test_the_data_extra_installs_the_tested_versions() -> None:
     for name, req in reqs.items():
         assert req.specifier.contains(pins[name]), (name, str(req.specifier), pins[name])
         assert req.specifier and not req.specifier.contains(pins[name].split(".")[0] + ".999"), "no upper bound: " + name
+
+
+def _msg(role: str, text: str) -> Any:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+# Requests as JSON objects a JSON reader types into columns: channels some
+# rows lack (filled with null), optional fields absent, empty lists and maps,
+# a null budget, and mistakes Arrow can carry (an unknown column, a step
+# without its observation, an empty entry_id, a bad role, v 2).
+COLUMN_REQUESTS: List[Any] = [
+    {"id": 0, "injections": {"memory": [{"entry_id": "m1", "content": "a"}]}, "observation_template": T},
+    {"id": 1, "injections": {"skills": [{"entry_id": "s1", "content": "b"}], "tools": []}, "observation_template": T},
+    {"id": 2, "injections": {}, "run_messages": [], "steps": [], "observation_template": T, "max_prompt_chars": None},
+    {
+        "id": 3,
+        "v": 1,
+        "run_messages": [_msg("system", "sys")],
+        "goal_messages": [_msg("user", "go")],
+        "steps": [{"raw_output": "r", "observation": "o"}],
+        "observation_template": T,
+        "max_prompt_chars": 3,
+    },
+    {"id": 4, "observation_template": T, "extra": True},
+    {"id": 5, "steps": [{"raw_output": "r"}], "observation_template": T},
+    {"id": 6, "injections": {"memory": [{"entry_id": "", "content": "x"}]}, "observation_template": T},
+    {"id": 7, "run_messages": [_msg("robot", "x")], "observation_template": T},
+    {"id": 8, "v": 2, "observation_template": T},
+    {"id": 9, "goal_messages": [{"role": "user", "content": []}], "observation_template": "{observation!r}"},
+    {"id": 10, "steps": [{"raw_output": "r", "observation": "o"}]},
+]
+
+
+def _column_table() -> Any:
+    pj = pytest.importorskip("pyarrow.json")
+    import io
+
+    text = "".join(json.dumps(r) + "\n" for r in COLUMN_REQUESTS).encode()
+    return pj.read_json(io.BytesIO(text))
+
+
+def _json_text_responses() -> List[bytes]:
+    """The oracle: each request's JSON text (without the id) through assemble_json_bytes."""
+    return [pa.assemble_json_bytes(json.dumps({k: v for k, v in r.items() if k != "id"})) for r in COLUMN_REQUESTS]
+
+
+def test_request_columns_render_as_their_json_text() -> None:
+    """A file of requests read by a JSON reader (the request's fields as
+    columns, null-filled where a row lacks a key or a channel) renders
+    byte-identical to the same requests as JSON text, whatever the batch form;
+    the id column is carried through."""
+    table = _column_table()
+    assert table.schema.field("injections").type.num_fields == 3  # memory, skills, tools: null-filled
+    want = _json_text_responses()
+    render = data.RenderBatch(request=[c for c in table.column_names if c != "id"], response=True)
+    out = render(table)
+    assert out.column("response").to_pylist() == want
+    assert out.column("id").to_pylist() == list(range(len(COLUMN_REQUESTS)))
+    assert out.column("ok").to_pylist().count(True) == 5
+    assert render(table.to_pydict())["response"] == want  # datasets' dict of lists
+    np = pytest.importorskip("numpy")
+    numpy_batch = {c: np.array(table.column(c).to_pylist(), dtype=object) for c in table.column_names}
+    assert render(numpy_batch).column("response").to_pylist() == want
+    pd = pytest.importorskip("pandas")
+    # Ray's "pandas" (Arrow-backed columns: an int column keeps its nulls)
+    assert render(table.to_pandas(types_mapper=pd.ArrowDtype))["response"].tolist() == want
+    # "*": every column is the request's, so the id is an unknown field, met
+    # after the wire's fields (their table order, then the others)
+    star = data.RenderBatch(request="*", response=True)(table)
+    table_order = ["v", "run_messages", "injections", "goal_messages", "steps", "observation_template", "max_prompt_chars"]
+    keys = table_order + ["id", "extra"]  # docs/SPEC.md §2's table, then the other columns as the table has them
+    ordered = [{k: r[k] for k in keys if k in r} for r in COLUMN_REQUESTS]
+    assert star.column("response").to_pylist() == [pa.assemble_json_bytes(json.dumps(r)) for r in ordered]
+    assert star.column("error_code").to_pylist().count("unknown_field") >= 5
+
+
+def test_a_struct_column_of_requests_takes_nulls_as_absent() -> None:
+    """One column holding whole requests as a struct (read_json of
+    {"id", "request"} lines): a channel other rows have is null here, and the
+    request is still the one its JSON text says."""
+    pj = pytest.importorskip("pyarrow.json")
+    import io
+
+    lines = [json.dumps({"id": r["id"], "request": {k: v for k, v in r.items() if k != "id"}}) for r in COLUMN_REQUESTS]
+    table = pj.read_json(io.BytesIO("\n".join(lines).encode()))
+    assert table.column("request").to_pylist()[0]["injections"]["skills"] is None  # what the reader gives
+    out = data.RenderBatch(column="request", response=True)(table)
+    assert out.column("response").to_pylist() == _json_text_responses()
+
+
+def test_request_of_row_null_is_absent_lists_kept() -> None:
+    row = {"steps": [{"raw_output": "r", "observation": None}, None], "injections": {"a": None, "b": []}, "v": None}
+    assert data.request_of_row(row) == {"injections": {"b": []}, "steps": [{"raw_output": "r"}, None]}
+    keys = list(data.request_of_row({"zz": 1, "max_prompt_chars": 1, "v": 1, "observation_template": T}))
+    assert keys == ["v", "observation_template", "max_prompt_chars", "zz"]
+
+
+def test_messages_and_response_options() -> None:
+    """messages: a nested list of structs by default, JSON text on request;
+    response bytes only with response=True; the schemas say so."""
+    pyarrow = pytest.importorskip("pyarrow")
+    lines = [json.dumps(OK), "{"]
+    resp = pa.assemble(OK)
+    nested = data.RenderBatch("text")(pyarrow.table({"text": lines}))
+    assert nested.column("messages").to_pylist() == [resp["messages"], None]
+    assert nested.schema.field("messages").type == data.arrow_schema().field("messages").type
+    assert str(nested.schema.field("messages").type) == (
+        "list<item: struct<role: string, content: list<item: struct<type: string, text: string>>>>"
+    )
+    assert "response" not in nested.schema.names
+    as_json = data.RenderBatch("text", messages="json", response=True)(pyarrow.table({"text": lines}))
+    assert json.loads(as_json.column("messages")[0].as_py()) == resp["messages"]
+    assert as_json.schema.field("messages").type == pyarrow.string()
+    assert as_json.column("response").to_pylist() == [pa.assemble_json_bytes(x) for x in lines]
+    assert as_json.schema.equals(
+        pyarrow.schema([pyarrow.field("text", pyarrow.string()), *data.arrow_schema(messages="json", response=True)])
+    )
+    with pytest.raises(ValueError, match="messages="):
+        data.RenderBatch("text", messages="text")
+    with pytest.raises(ValueError, match="request="):
+        data.RenderBatch(request="columns")
+
+
+def test_render_rows_pauses_the_collector_for_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cyclic collector is off while a batch renders (its decoded rows
+    hold no cycle; scanning them was half of decoding's cost) and on again
+    after, an exception included; a collector the caller had turned off stays off."""
+    import gc
+
+    seen: List[bool] = []
+    real = data.render
+
+    def spy(req: Any, asm: Any, **kw: Any) -> Any:
+        seen.append(gc.isenabled())
+        if req == "raise":
+            raise RuntimeError("boom")
+        return real(req, asm, **kw)
+
+    monkeypatch.setattr(data, "render", spy)
+    assert gc.isenabled()
+    data.render_rows([json.dumps(OK), "{"])
+    assert seen == [False, False] and gc.isenabled()
+    with pytest.raises(RuntimeError):
+        data.render_rows(["raise"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        data.render_rows(["{"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

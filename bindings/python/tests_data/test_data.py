@@ -42,7 +42,7 @@ def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def serial() -> Dict[str, List[Any]]:
     """The serial run: one assembler, one request after another."""
-    return data.render_rows(LINES, pa.Assembler(max_instances=1))
+    return data.render_rows(LINES, pa.Assembler(max_instances=1), response=True)
 
 
 def _check_rows(got: Dict[str, List[Any]], want: Dict[str, List[Any]]) -> None:
@@ -63,7 +63,7 @@ def test_serial_rows(serial: Dict[str, List[Any]]) -> None:
         assert ok == (kind == "valid"), (i, kind, serial["error_code"][i], serial["error_message"][i])
         if ok:
             resp = pa.assemble(req)  # the object path agrees with the row
-            assert json.loads(serial["messages"][i]) == resp["messages"]
+            assert serial["messages"][i] == resp["messages"]
             assert serial["prompt_chars"][i] == resp["prompt_chars"]
             assert serial["context_overflow"][i] == resp["context_overflow"]
             assert serial["prefix_digest_goal"][i] == resp["prefix_digests"]["goal"]
@@ -138,7 +138,7 @@ def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -
 
 def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path, ray_local: Any) -> None:
     ray = ray_local
-    ds = render.ray_pipeline(str(jsonl), concurrency=2)
+    ds = render.ray_pipeline(str(jsonl), concurrency=2, response=True)
     rows = ds.take_all()
     got = {c: [r[c] for r in rows] for c in data.COLUMNS}
     assert [r["text"] for r in rows] == LINES  # input order, every line
@@ -158,14 +158,14 @@ def test_ray_batch_formats_write_one_schema(batch_format: str, ray_local: Any, t
     ray = ray_local
     lines = ["{", "[]", "{}", "nope"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:4]
     out = ray.data.from_items([{"text": t} for t in lines], override_num_blocks=2).map_batches(
-        data.RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format=batch_format, batch_size=4
+        data.RenderBatch, fn_constructor_kwargs={"column": "text", "response": True}, batch_format=batch_format, batch_size=4
     )
     out.write_parquet(str(tmp_path / "p"))
     files = sorted((tmp_path / "p").glob("*.parquet"))
     assert len(files) >= 2  # a file of error rows, one of ok rows
     for f in files:
         schema = pq.read_schema(str(f))
-        assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()], f.name
+        assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema(response=True)], f.name
     back = pq.read_table(str(tmp_path / "p"))
     assert sorted(back.column("text").to_pylist()) == sorted(lines)
     assert back.column("ok").to_pylist().count(True) == 4
@@ -173,7 +173,7 @@ def test_ray_batch_formats_write_one_schema(batch_format: str, ray_local: Any, t
 
 def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path) -> None:
     pytest.importorskip("datasets")
-    out = render.hf_pipeline(str(jsonl), num_proc=2, cache_dir=str(tmp_path / "hf"))
+    out = render.hf_pipeline(str(jsonl), num_proc=2, cache_dir=str(tmp_path / "hf"), response=True)
     assert out["text"] == LINES
     _check_rows({c: out[c] for c in data.COLUMNS}, serial)
     out.to_parquet(str(tmp_path / "prompts.parquet"))
@@ -186,7 +186,7 @@ def test_datasets_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_p
 def test_render_batch_pickles_without_its_assembler() -> None:
     import pickle
 
-    r = data.RenderBatch("text")
+    r = data.RenderBatch("text", response=True)
     r({"text": LINES[:3]})
     again = pickle.loads(pickle.dumps(r))
     assert again._assembler is None and again({"text": LINES[:3]})["response"] == r({"text": LINES[:3]})["response"]
@@ -208,14 +208,15 @@ def test_datasets_cache_follows_the_module(tmp_path: Path, monkeypatch: pytest.M
     ds = _text_dataset(tmp_path, LINES[:50])
     calls: List[int] = []
     real = data.render_rows
-    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None: calls.append(1) or real(reqs, asm))
+    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None, **kw: calls.append(1) or real(reqs, asm, **kw))
 
     def run() -> Any:
         calls.clear()
-        return ds.map(data.RenderBatch(column="text"), batched=True, features=data.hf_features(ds.features))
+        render = data.RenderBatch(column="text", response=True)
+        return ds.map(render, batched=True, features=data.hf_features(ds.features, response=True))
 
     first = run()
-    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50])["response"]]
+    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50], response=True)["response"]]
     again = run()
     assert calls == [] and again._fingerprint == first._fingerprint  # served from the cache
     sha = _runtime.module_sha256()
@@ -239,5 +240,94 @@ def test_datasets_all_error_first_batch_keeps_the_schema(tmp_path: Path) -> None
     ds = _text_dataset(tmp_path, ["{", "[]"] + [line for (k, _), line in zip(ITEMS, LINES) if k == "valid"][:2])
     out = ds.map(data.RenderBatch(column="text"), batched=True, batch_size=2, features=data.hf_features(ds.features))
     schema = out.data.schema
-    assert [schema.field(c).type for c in data.COLUMNS] == [f.type for f in data.arrow_schema()]
+    assert [schema.field(c).type for c in data.COLUMNS[:-1]] == [f.type for f in data.arrow_schema()]
     assert out["ok"] == [False, False, True, True]
+
+
+# Column rows: the same kind of data set as a file of request objects, read
+# by Ray's read_json and datasets' load_dataset("json") into the request's
+# fields as columns (null-filled where a row lacks a key or a channel), with
+# an id column carried through.
+COLUMN_ROWS = trajectories.column_requests(N)
+
+
+@pytest.fixture(scope="module")
+def column_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("columns") / "requests.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in COLUMN_ROWS), encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def column_want() -> List[bytes]:
+    """The oracle: each row's request as JSON text (without its id), serially."""
+    asm = pa.Assembler(max_instances=1)
+    return [asm.assemble_json_bytes(json.dumps({k: v for k, v in r.items() if k != "id"})) for r in COLUMN_ROWS]
+
+
+def test_column_rows_are_valid_and_invalid(column_want: List[bytes]) -> None:
+    oks = [msgpack.unpackb(w)["ok"] for w in column_want]
+    assert oks.count(True) > 8000 and oks.count(False) > 500
+    channels = [set(r.get("injections", {})) for r in COLUMN_ROWS]
+    assert {"memory", "skills", "tools"} in channels and set() in channels and {"skills"} in channels
+
+
+def _read_back_one_schema(directory: Path, pq: Any) -> Any:
+    files = sorted(directory.glob("*.parquet"))
+    assert len(files) >= 2
+    schemas = {str(pq.read_schema(str(f))) for f in files}
+    assert len(schemas) == 1, "the Parquet files disagree on their schema"
+    return pq.read_table(str(directory))
+
+
+def test_ray_column_rows_equal_their_json_text(
+    column_jsonl: Path, column_want: List[bytes], tmp_path: Path, ray_local: Any
+) -> None:
+    import pyarrow.parquet as pq
+
+    ray = ray_local
+    ray.data.DataContext.get_current().execution_options.preserve_order = True
+    ds = ray.data.read_json(str(column_jsonl))
+    fields = [c for c in ds.schema().names if c != "id"]
+    out = ds.map_batches(
+        data.RenderBatch,
+        fn_constructor_kwargs={"request": fields, "response": True},
+        batch_format="pyarrow",
+        batch_size=2000,
+        compute=ray.data.ActorPoolStrategy(size=2),
+        num_cpus=0.5,
+    )
+    out.write_parquet(str(tmp_path / "columns"))
+    back = _read_back_one_schema(tmp_path / "columns", pq)
+    assert back.column("id").to_pylist() == list(range(N))  # input order, every row
+    assert back.column("response").to_pylist() == column_want
+    assert back.schema.field("messages").type == data.arrow_schema().field("messages").type
+
+
+def test_datasets_column_rows_equal_their_json_text(column_jsonl: Path, column_want: List[bytes], tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    import pyarrow.parquet as pq
+
+    ds = datasets.load_dataset("json", data_files=str(column_jsonl), split="train", cache_dir=str(tmp_path / "hf"))
+    render = data.RenderBatch(request=[c for c in ds.column_names if c != "id"], response=True)
+    out = ds.map(render, batched=True, num_proc=2, features=data.hf_features(ds.features, response=True))
+    assert out["id"] == list(range(N))
+    assert out["response"] == column_want
+    (tmp_path / "pq").mkdir()
+    for k, shard in enumerate((out.shard(2, 0, contiguous=True), out.shard(2, 1, contiguous=True))):
+        shard.to_parquet(str(tmp_path / "pq" / ("%d.parquet" % k)))
+    back = _read_back_one_schema(tmp_path / "pq", pq)
+    assert back.column("id").to_pylist() == list(range(N)) and back.column("response").to_pylist() == column_want
+
+
+def test_text_rows_parquet_one_schema_in_order(jsonl: Path, serial: Dict[str, List[Any]], tmp_path: Path, ray_local: Any) -> None:
+    """The JSON-text way, default columns (nested messages, no response):
+    Parquet files of one schema, rows in input order, equal to the serial rows."""
+    import pyarrow.parquet as pq
+
+    render.ray_pipeline(str(jsonl), concurrency=2).write_parquet(str(tmp_path / "text"))
+    back = _read_back_one_schema(tmp_path / "text", pq)
+    assert back.column("text").to_pylist() == LINES
+    assert "response" not in back.schema.names
+    for col in data.COLUMNS[:-1]:
+        assert back.column(col).to_pylist() == serial[col], col

@@ -13,7 +13,12 @@ A request may be given as
   an error row ``malformed_request`` at ``""``, ``invalid JSON at byte N``);
 - ``bytes``: the msgpack request of the wire (the project's docs/SPEC.md §2, in the source repository), as ``assemble_bytes``
   takes it;
-- a ``Mapping``: the request as :func:`polyloop_assembly.assemble` takes it.
+- a ``Mapping``: the request as :func:`polyloop_assembly.assemble` takes it
+  (in a batch, a null key is an absent key: :func:`request_of_row`);
+- the row's own columns (``RenderBatch(request="*")``): each column a field
+  of the request, as ``load_dataset("json")``, Ray's ``read_json`` and
+  ``read_parquet`` give a file of requests (see :class:`RenderBatch` for the
+  rule on nulls and what Arrow cannot tell apart).
 
 The row's columns (:data:`COLUMNS`; Arrow types in :func:`arrow_schema`):
 
@@ -21,8 +26,10 @@ The row's columns (:data:`COLUMNS`; Arrow types in :func:`arrow_schema`):
 column                      type         value
 ==========================  ===========  =====================================================
 ``ok``                      bool         the request was assembled
-``messages``                str | null   the assembled messages as JSON text (``json.loads``
-                                         gives the response's ``messages`` list)
+``messages``                list<struct> the response's ``messages``: ``role`` (str),
+                            | null       ``content`` (list<struct<``type``, ``text``>>), as
+                                         chat templates take them; with ``messages="json"``
+                                         a str, their JSON text
 ``message_chars``           list<int64>  the response's ``message_chars`` (one per message)
                             | null
 ``prompt_chars``            int64 | null the response's ``prompt_chars``
@@ -35,11 +42,12 @@ column                      type         value
 ``error_code``              str | null   the error's code (:data:`ErrorCode`), e.g. ``invalid_template``
 ``error_path``              str | null   the error's path, e.g. ``steps[3].observation``
 ``error_message``           str | null   what is wrong and what to do
-``response``                binary|null  the response bytes exactly as ``assemble_bytes``
-                                         returns them (error responses included; for JSON
-                                         text, as ``assemble_json_bytes``); null only when the
-                                         binding refused the request before the core (an
-                                         unreadable value, ``internal``)
+``response``                binary|null  only with ``response=True``: the response bytes
+                                         exactly as ``assemble_bytes`` returns them (error
+                                         responses included; for JSON text, as
+                                         ``assemble_json_bytes``); null only when the binding
+                                         refused the request before the core (an unreadable
+                                         value, ``internal``)
 ==========================  ===========  =====================================================
 
 Ray Data::
@@ -52,14 +60,19 @@ Ray Data::
     out = ds.map_batches(RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format="pyarrow",
                          compute=ray.data.ActorPoolStrategy(size=2), num_cpus=0.5)
     out.write_parquet("prompts/")
+    # num_cpus=0.5: on 2 CPUs the actors leave one to the read and write
+    # tasks; actors taking every CPU (2 x num_cpus=1) leave them none: a hang.
 
 Hugging Face ``datasets``::
 
     from datasets import load_dataset
     from polyloop_assembly.data import RenderBatch, hf_features
 
-    ds = load_dataset("json", data_files=...)  # or "text": one column "text"
-    render = RenderBatch(column="text")
+    ds = load_dataset("text", data_files=..., split="train")  # one column "text"
+    out = ds.map(RenderBatch(column="text"), batched=True, num_proc=2, features=hf_features(ds.features))
+    # or the request's fields as columns, an "id" column carried through:
+    ds = load_dataset("json", data_files=..., split="train")
+    render = RenderBatch(request=[c for c in ds.column_names if c != "id"])
     out = ds.map(render, batched=True, num_proc=2, features=hf_features(ds.features))
 
 Every batch has this one schema, whatever its mix of ok and error rows and
@@ -72,9 +85,11 @@ worker process, created on its first batch (it pickles without it).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _codec, _runtime
 from ._consts import MSG_BAD_RESPONSE
@@ -84,7 +99,16 @@ from ._compare import (
     CompareRecorded as CompareRecorded,
 )  # the migration check (docs/SPEC.md §7.9, in the source repository)
 
-__all__ = ["COLUMNS", "RenderBatch", "arrow_schema", "hf_features", "render", "render_rows"]
+__all__ = [
+    "COLUMNS",
+    "REQUEST_FIELDS",
+    "RenderBatch",
+    "arrow_schema",
+    "hf_features",
+    "render",
+    "render_rows",
+    "request_of_row",
+]
 
 #: The columns a rendered row adds, in order.
 COLUMNS: Tuple[str, ...] = (
@@ -103,7 +127,21 @@ COLUMNS: Tuple[str, ...] = (
     "response",
 )
 
+#: The request's fields (docs/SPEC.md §2, in the source repository), in its table's order: the
+#: order in which a row of request columns is encoded.
+REQUEST_FIELDS: Tuple[str, ...] = (
+    "v",
+    "run_messages",
+    "injections",
+    "goal_messages",
+    "steps",
+    "observation_template",
+    "max_prompt_chars",
+)
+
 _NONE_ROW: Dict[str, Any] = dict.fromkeys(COLUMNS)
+_MESSAGES = ("list", "json")
+_OPTIONS = ("column", "request", "keep_request", "messages", "response")  # RenderBatch's, pickled
 
 
 def _error_row(code: str, path: str, message: str, response: Optional[bytes]) -> Dict[str, Any]:
@@ -112,14 +150,14 @@ def _error_row(code: str, path: str, message: str, response: Optional[bytes]) ->
     return row
 
 
-def _response_row(response: bytes) -> Dict[str, Any]:
+def _response_row(response: bytes, messages: str) -> Dict[str, Any]:
     resp = _codec.decode(response)
     if isinstance(resp, dict) and resp.get("ok") is True:
         digests = resp["prefix_digests"]
         row = dict(_NONE_ROW)
         row.update(
             ok=True,
-            messages=json.dumps(resp["messages"], ensure_ascii=False),
+            messages=json.dumps(resp["messages"], ensure_ascii=False) if messages == "json" else resp["messages"],
             message_chars=resp["message_chars"],
             prompt_chars=resp["prompt_chars"],
             context_overflow=resp["context_overflow"],
@@ -136,11 +174,12 @@ def _response_row(response: bytes) -> Dict[str, Any]:
     return _error_row(str(err.get("code")), str(err.get("path")), str(err.get("message")), response)
 
 
-def render(request: Any, assembler: Assembler) -> Dict[str, Any]:
-    """One row (a dict of :data:`COLUMNS`) for one request (str, bytes or Mapping)."""
+def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dict[str, Any]:
+    """One row (a dict of :data:`COLUMNS`) for one request (str, bytes or
+    Mapping); ``messages="json"`` gives the messages as JSON text."""
     try:
         if isinstance(request, str):  # JSON text: judged inside the module, as the CLI judges it
-            return _response_row(assembler.assemble_json_bytes(request))
+            return _response_row(assembler.assemble_json_bytes(request), messages)
         if isinstance(request, (bytes, bytearray, memoryview)):
             wire = bytes(request)
         else:
@@ -148,62 +187,125 @@ def render(request: Any, assembler: Assembler) -> Dict[str, Any]:
                 wire = _codec.encode(request)
             except _codec.EncodeError as e:  # a str/bytes over msgpack's 4 GiB
                 return _error_row(e.code, "", e.message, None)
-        return _response_row(assembler.assemble_bytes(wire))
+        return _response_row(assembler.assemble_bytes(wire), messages)
     except AssemblyError as e:  # internal (the instance failed) or too_large
         return _error_row(e.code, e.path, e.message, None)
 
 
-def render_rows(requests: Iterable[Any], assembler: Optional[Assembler] = None) -> Dict[str, List[Any]]:
+def render_rows(
+    requests: Iterable[Any], assembler: Optional[Assembler] = None, *, messages: str = "list", response: bool = False
+) -> Dict[str, List[Any]]:
     """Render requests into columns: ``{column: [value per request]}``, one
-    value per request in order (see :data:`COLUMNS`)."""
+    value per request in order (see :data:`COLUMNS`; ``response`` only with
+    ``response=True``; ``messages="json"``: the messages as JSON text)."""
+    _check_options(messages, response)
     asm = assembler if assembler is not None else Assembler(max_instances=1)
-    cols: Dict[str, List[Any]] = {c: [] for c in COLUMNS}
-    for request in requests:
-        row = render(request, asm)
-        for c in COLUMNS:
-            cols[c].append(row[c])
+    names = _columns(response)
+    cols: Dict[str, List[Any]] = {c: [] for c in names}
+    appends = [(c, cols[c].append) for c in names]
+    with _no_gc():
+        for request in requests:
+            row = render(request, asm, messages=messages)
+            for c, append in appends:
+                append(row[c])
     return cols
 
 
-def arrow_schema() -> Any:
-    """The ``pyarrow.Schema`` of :data:`COLUMNS` (needs pyarrow)."""
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while a batch is rendered: the
+    decoded responses are thousands of young lists and dicts that are kept
+    (no cycle among them), so each collection scans them for nothing; it was
+    half the cost of decoding a batch (measured: BENCHMARKS-notes.md, "Data
+    sets"). Reference counting still frees everything dropped."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _columns(response: bool) -> Tuple[str, ...]:
+    return COLUMNS if response else COLUMNS[:-1]
+
+
+def _check_options(messages: str, response: bool) -> None:
+    if messages not in _MESSAGES:
+        raise ValueError('messages=%r: write messages="list" (a nested column) or "json" (JSON text)' % (messages,))
+    if not isinstance(response, bool):
+        raise TypeError("response=%r: write response=True (the response bytes column) or False" % (response,))
+
+
+def request_of_row(row: Mapping) -> Dict[str, Any]:  # type: ignore[type-arg]
+    """The request a row of request columns (or a struct column) stands for:
+    a null value of a map's key is that key absent, at every depth (Arrow
+    has one null for a key a row lacks and for a JSON ``null``); the keys of
+    the request in the order of :data:`REQUEST_FIELDS`, then the others."""
+    known = [k for k in REQUEST_FIELDS if k in row]
+    keys = known + [k for k in row if k not in REQUEST_FIELDS]
+    return {k: _absent(row[k]) for k in keys if row[k] is not None}
+
+
+def _absent(value: Any) -> Any:
+    """``value`` with every null-valued key of its maps dropped (NumPy
+    arrays of Ray's "numpy" batches as lists); list elements are kept, a
+    null element is the wire's nil."""
+    if isinstance(value, Mapping):
+        return {k: _absent(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_absent(v) for v in value]
+    if _is_ndarray(value):
+        return [_absent(v) for v in value.tolist()]
+    return value
+
+
+def arrow_schema(*, messages: str = "list", response: bool = False) -> Any:
+    """The ``pyarrow.Schema`` of the rendered columns (needs pyarrow), for
+    :class:`RenderBatch`'s options of the same names."""
     import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
+    _check_options(messages, response)
     s, b = pa.string(), pa.bool_()
-    return pa.schema(
-        [
-            ("ok", b),
-            ("messages", s),
-            ("message_chars", pa.list_(pa.int64())),
-            ("prompt_chars", pa.int64()),
-            ("context_overflow", b),
-            ("injected", pa.list_(pa.struct([("channel", s), ("entry_id", s), ("message_index", pa.int64())]))),
-            ("prefix_digest_run", s),
-            ("prefix_digest_injections", s),
-            ("prefix_digest_goal", s),
-            ("error_code", s),
-            ("error_path", s),
-            ("error_message", s),
-            ("response", pa.binary()),
-        ]
-    )
+    block = pa.struct([("type", s), ("text", s)])
+    message = pa.struct([("role", s), ("content", pa.list_(block))])
+    fields = [
+        ("ok", b),
+        ("messages", pa.list_(message) if messages == "list" else s),
+        ("message_chars", pa.list_(pa.int64())),
+        ("prompt_chars", pa.int64()),
+        ("context_overflow", b),
+        ("injected", pa.list_(pa.struct([("channel", s), ("entry_id", s), ("message_index", pa.int64())]))),
+        ("prefix_digest_run", s),
+        ("prefix_digest_injections", s),
+        ("prefix_digest_goal", s),
+        ("error_code", s),
+        ("error_path", s),
+        ("error_message", s),
+    ]
+    if response:
+        fields.append(("response", pa.binary()))
+    return pa.schema(fields)
 
 
-def hf_features(input_features: Optional[Any] = None) -> Any:
+def hf_features(input_features: Optional[Any] = None, *, messages: str = "list", response: bool = False) -> Any:
     """``datasets.Features`` of a rendered data set: ``input_features`` (the
-    input's, kept as they are) plus :data:`COLUMNS` (needs ``datasets``)."""
+    input's, kept as they are) plus the rendered columns of
+    :func:`arrow_schema` for the same options (needs ``datasets``)."""
     import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     out = datasets.Features(dict(input_features) if input_features is not None else {})
-    out.update(datasets.Features.from_arrow_schema(arrow_schema()))
+    out.update(datasets.Features.from_arrow_schema(arrow_schema(messages=messages, response=response)))
     return out
 
 
 class RenderBatch:
     """A callable for ``ray.data.Dataset.map_batches`` and ``datasets.Dataset.map(batched=True)``.
 
-    Each call renders the requests of one batch's ``column`` and returns the
-    batch with :data:`COLUMNS` added (its own columns kept), typed as
+    Each call renders the requests of one batch and returns the batch with
+    the rendered columns added (its own columns kept), typed as
     :func:`arrow_schema` says whatever the mix of ok and error rows. It holds
     one :class:`~polyloop_assembly.Assembler` (``max_instances=1``: one
     worker, one instance), created on the first call in each process, so it
@@ -211,8 +313,31 @@ class RenderBatch:
 
     Args:
         column: the column holding the requests (JSON text, msgpack bytes or
-            mappings).
-        keep_request: keep ``column`` in the output (default True).
+            mappings, a struct column among them), when ``request`` is None.
+        request: the request is the row's columns, not one column: ``"*"``
+            every column of the batch is a field of the request (what
+            ``load_dataset("json")``, ``read_json`` or ``read_parquet`` of a
+            file of requests gives; a column that is no field of the wire is
+            ``unknown_field``, as in the JSON text), or a sequence of the
+            column names that are (the others, an ``id`` say, are carried
+            through untouched).
+        keep_request: keep the request's column(s) in the output (default True).
+        messages: ``"list"`` (default) the messages as a nested column
+            ``list<struct<role, content: list<struct<type, text>>>>``, as
+            chat templates take them; ``"json"`` as JSON text.
+        response: add the ``response`` bytes column (default False).
+
+    A mapping request (a struct column, a row of request columns) follows
+    one rule, :func:`request_of_row`: a null where a map has a key means the
+    key is absent, at every depth (inside ``injections``, a null channel is
+    no channel). Arrow has one null for a key a row lacks, which every JSON
+    reader fills in for the keys other rows have, and for a JSON ``null``;
+    the wire tells them apart (an explicit ``null`` is ``malformed_request``
+    except for ``max_prompt_chars``), so render JSON text (``read_text``,
+    ``load_dataset("text")``) when that distinction matters. An empty list
+    or map stays empty. Arrow keeps no key order: the keys are encoded in the
+    order of :data:`REQUEST_FIELDS`, so of a request with two problems the
+    first one reported may be another than its JSON text's (docs/SPEC.md §2.1, in the source repository).
 
     A batch may be
 
@@ -222,12 +347,12 @@ class RenderBatch:
     - a mapping of column name to NumPy arrays (Ray ``"numpy"``): a Table
       comes back (NumPy has no typed null);
     - a mapping of column name to lists (``datasets``): a dict of lists comes
-      back; give ``map`` ``features=hf_features(ds.features)`` so the types
-      hold in a batch of error rows.
+      back; give ``map`` ``features=hf_features(ds.features)`` (with the
+      same ``messages``/``response``) so the types hold in a batch of error rows.
 
     A batch that is one row (``datasets``' default ``batched=False``, Ray's
-    ``map``), one without ``column``, or a ``column`` that holds no requests
-    (numbers, say) is a ``TypeError``/``ValueError`` before any row.
+    ``map``), one without a request column, or a ``column`` that holds no
+    requests (numbers, say) is a ``TypeError``/``ValueError`` before any row.
 
     Pickling it (how ``datasets`` fingerprints a ``map`` for its cache, and
     how Ray ships it) records the package version and the module's sha256
@@ -235,22 +360,32 @@ class RenderBatch:
     cached by this one.
     """
 
-    def __init__(self, column: str = "request", *, keep_request: bool = True) -> None:
+    def __init__(
+        self,
+        column: str = "request",
+        *,
+        request: Union[None, str, Sequence[str]] = None,
+        keep_request: bool = True,
+        messages: str = "list",
+        response: bool = False,
+    ) -> None:
+        _check_options(messages, response)
+        if isinstance(request, str) and request != "*":
+            raise ValueError('request=%r: write request="*" (every column) or a list of column names' % (request,))
         self.column = column
+        self.request: Union[None, str, Tuple[str, ...]] = request if request is None or request == "*" else tuple(request)
         self.keep_request = keep_request
+        self.messages = messages
+        self.response = response
         self._assembler: Optional[Assembler] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         # What renders: the options, the release and the module's bytes.
-        return {
-            "column": self.column,
-            "keep_request": self.keep_request,
-            "version": _runtime.version(),
-            "module_sha256": _runtime.module_sha256(),
-        }
+        state = {k: getattr(self, k) for k in _OPTIONS}
+        return dict(state, version=_runtime.version(), module_sha256=_runtime.module_sha256())
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__init__(state["column"], keep_request=state["keep_request"])  # type: ignore[misc]
+        self.__init__(**{k: state[k] for k in _OPTIONS if k in state})  # type: ignore[misc]
 
     @property
     def assembler(self) -> Assembler:
@@ -258,6 +393,10 @@ class RenderBatch:
         if self._assembler is None:
             self._assembler = Assembler(max_instances=1)
         return self._assembler
+
+    def schema(self) -> Any:
+        """The ``pyarrow.Schema`` of the columns this callable adds."""
+        return arrow_schema(messages=self.messages, response=self.response)
 
     def __call__(self, batch: Any) -> Any:
         if hasattr(batch, "column_names") and hasattr(batch, "append_column"):  # a pyarrow.Table
@@ -269,52 +408,77 @@ class RenderBatch:
                 "RenderBatch takes a batch: a pyarrow.Table, a pandas.DataFrame or a mapping of columns, not %s"
                 % type(batch).__name__
             )
-        values = self._requests(batch, list(batch.keys()))
-        cols = render_rows(values, self.assembler)
-        out: Dict[str, Any] = {k: v for k, v in batch.items() if self.keep_request or k != self.column}
+        names = list(batch.keys())
+        cols = self._render(self._requests(batch, names))
+        dropped = self._request_columns(names) if not self.keep_request else []
+        out: Dict[str, Any] = {k: v for k, v in batch.items() if k not in dropped}
         if any(_is_ndarray(v) for v in batch.values()):  # Ray "numpy": a typed Table
-            return _append(_numpy_table(out), cols)
+            return _append(_numpy_table(out), cols, self.schema())
         out.update(cols)
         return out
 
+    def _render(self, requests: List[Any]) -> Dict[str, List[Any]]:
+        return render_rows(requests, self.assembler, messages=self.messages, response=self.response)
+
+    def _request_columns(self, names: List[Any]) -> List[Any]:
+        if self.request is None:
+            return [self.column]
+        return list(names) if self.request == "*" else list(self.request)
+
     def _requests(self, batch: Any, names: List[Any]) -> List[Any]:
-        """The requests of ``batch[self.column]`` as Python values, refused
-        (before any row) if the batch is one row, lacks the column or the
-        column holds something else than requests."""
-        if self.column not in names:
+        """The requests of the batch as Python values, refused (before any
+        row) if the batch is one row, lacks a request column or the column
+        holds something else than requests."""
+        wanted = self._request_columns(names)
+        missing = [c for c in wanted if c not in names]
+        if missing or not wanted:
             raise ValueError(
-                "RenderBatch(column=%r): the batch has no column %r; its columns are %s: pass column= the one "
-                "holding the requests (JSON text, msgpack bytes or mappings)" % (self.column, self.column, names)
+                "RenderBatch(%s): the batch has no column %s; its columns are %s: pass column= the one holding "
+                "the requests (JSON text, msgpack bytes or mappings), or request= the request's columns"
+                % (self._described(), ", ".join(repr(c) for c in missing) or "at all", names)
             )
-        column = batch[self.column]
-        if isinstance(column, (str, bytes, bytearray, Mapping)) or not hasattr(column, "__len__"):
-            raise TypeError(
-                "RenderBatch renders batches of rows, but column %r holds one %s, so it was given one row: "
-                "write ds.map(RenderBatch(...), batched=True) (datasets' default is batched=False), or "
-                "ds.map_batches(...) on Ray" % (self.column, type(column).__name__)
-            )
+        for c in wanted:
+            column = batch[c]
+            if isinstance(column, (str, bytes, bytearray, Mapping)) or not hasattr(column, "__len__"):
+                raise TypeError(
+                    "RenderBatch renders batches of rows, but column %r holds one %s, so it was given one row: "
+                    "write ds.map(RenderBatch(...), batched=True) (datasets' default is batched=False), or "
+                    "ds.map_batches(...) on Ray" % (c, type(column).__name__)
+                )
+        if self.request is not None:
+            values = {c: _values(batch[c]) for c in wanted}
+            count = len(values[wanted[0]])
+            return [request_of_row({c: values[c][i] for c in wanted}) for i in range(count)]
+        return [_absent(v) if isinstance(v, Mapping) else v for v in self._column_values(batch[self.column])]
+
+    def _described(self) -> str:
+        return "column=%r" % self.column if self.request is None else "request=%r" % (self.request,)
+
+    def _column_values(self, column: Any) -> List[Any]:
         values = _values(column)
         for i, v in enumerate(values):
             if v is not None and not isinstance(v, (str, bytes, bytearray, memoryview, Mapping)):
                 raise TypeError(
                     "RenderBatch(column=%r): row %d of the batch holds a %s, not a request (JSON text, msgpack "
-                    "bytes or a mapping): pass column= the column holding the requests" % (self.column, i, type(v).__name__)
+                    "bytes or a mapping): pass column= the column holding the requests, or request= the "
+                    "request's columns" % (self.column, i, type(v).__name__)
                 )
         return values
 
     def _table(self, table: Any) -> Any:
-        cols = render_rows(self._requests(table, table.column_names), self.assembler)
+        cols = self._render(self._requests(table, table.column_names))
         if not self.keep_request:
-            table = table.drop_columns([self.column])
-        return _append(table, cols)
+            table = table.drop_columns(self._request_columns(table.column_names))
+        return _append(table, cols, self.schema())
 
     def _frame(self, frame: Any) -> Any:
         import pandas as pd  # type: ignore[import-not-found, import-untyped, unused-ignore]
         import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-        cols = render_rows(self._requests(frame, list(frame.columns)), self.assembler)
-        out = frame.drop(columns=[self.column]) if not self.keep_request else frame.copy()
-        for field in arrow_schema():
+        names = list(frame.columns)
+        cols = self._render(self._requests(frame, names))
+        out = frame.drop(columns=self._request_columns(names)) if not self.keep_request else frame.copy()
+        for field in self.schema():
             out[field.name] = pd.Series(
                 pa.array(cols[field.name], type=field.type), index=out.index, dtype=pd.ArrowDtype(field.type)
             )
@@ -322,6 +486,10 @@ class RenderBatch:
 
 
 def _values(column: Any) -> List[Any]:
+    if type(getattr(column, "dtype", None)).__name__ == "ArrowDtype":  # Ray's pandas: Arrow-backed, nulls kept
+        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+        return list(pa.array(column).to_pylist())
     tolist = getattr(column, "tolist", None)  # a NumPy array, a pandas Series: plain Python values
     if callable(tolist):
         return list(tolist())
@@ -333,14 +501,14 @@ def _is_ndarray(value: Any) -> bool:
     return type(value).__module__ == "numpy" and hasattr(value, "ndim")
 
 
-def _append(table: Any, cols: Dict[str, List[Any]]) -> Any:
-    """``table`` with :data:`COLUMNS` appended, typed by :func:`arrow_schema`."""
+def _append(table: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
+    """``table`` with the rendered columns appended, typed by ``schema``."""
     import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    arrays = [pa.array(cols[field.name], type=field.type) for field in arrow_schema()]
+    arrays = [pa.array(cols[field.name], type=field.type) for field in schema]
     if table.num_columns == 0:  # nothing kept: the rendered columns alone
-        return pa.Table.from_arrays(arrays, schema=arrow_schema())
-    for field, array in zip(arrow_schema(), arrays):
+        return pa.Table.from_arrays(arrays, schema=schema)
+    for field, array in zip(schema, arrays):
         table = table.append_column(field, array)
     return table
 
