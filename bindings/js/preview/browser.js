@@ -71,7 +71,8 @@ export class EntryBrowser {
    */
   open(entries, judge) {
     this.entries = entries;
-    this.judged = 0;
+    // A single request is not listed (nor judged here: the view shows it).
+    this.judged = entries.length > 1 ? 0 : entries.length;
     this.selected = entries.length ? 0 : -1;
     this.ui.search.value = "";
     this.ui.errors.checked = false;
