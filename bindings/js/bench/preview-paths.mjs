@@ -20,7 +20,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 /** @param {number[]} ms */
 const figure = (ms) => ({ ms, median_ms: median(ms), min_ms: Math.min(...ms), max_ms: Math.max(...ms) });
 const line = (name, f) =>
-  console.log(`${name}: median ${f.median_ms.toFixed(0)} ms (spread ${f.min_ms.toFixed(0)}–${f.max_ms.toFixed(0)}; ${f.ms.map((x) => x.toFixed(0)).join(", ")})`);
+  console.log(
+    `${name}: median ${f.median_ms.toFixed(0)} ms (spread ${f.min_ms.toFixed(0)}–${f.max_ms.toFixed(0)}; ${f.ms.map((x) => x.toFixed(0)).join(", ")})`,
+  );
 
 /**
  * Arms the page: from the file input's next `change` (before the page's own
@@ -41,7 +43,9 @@ function arm(page, until, entries) {
       const done = () =>
         until === "prompt"
           ? p.view.shownGeneration > before && p.view.state === "ok"
-          : p.browser.paintedAt > t0 && p.browser.entries.length === entries && document.querySelector("#browser-rows [data-entry]") !== null;
+          : p.browser.paintedAt > t0 &&
+            p.browser.entries.length === entries &&
+            document.querySelector("#browser-rows [data-entry]") !== null;
       window.addEventListener(
         "change",
         async () => {
@@ -144,7 +148,10 @@ export async function measurePaths(page, url, dir, quick) {
   const file = join(dir, "trajectory-1000.json");
   const edited = join(dir, "trajectory-1000-edited.json");
   writeFileSync(file, asText(req));
-  writeFileSync(edited, asText({ ...req, goal_messages: [{ role: "user", content: [{ type: "text", text: "Summarise the server log, briefly." }] }] }));
+  writeFileSync(
+    edited,
+    asText({ ...req, goal_messages: [{ role: "user", content: [{ type: "text", text: "Summarise the server log, briefly." }] }] }),
+  );
   const lines = 10_000;
   // Two files in turn: the file input fires no change for the same file.
   const jsonl = [0, 1].map((k) => join(dir, `run-10000-${k}.jsonl`));

@@ -344,7 +344,9 @@ async function openFile(file) {
   }
   fileRequests = requests;
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
-  notice(`Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`);
+  notice(
+    `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`,
+  );
   await loadPicked(0);
 }
 

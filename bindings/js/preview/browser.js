@@ -182,7 +182,8 @@ export class EntryBrowser {
     const code = e.code ?? null;
     const verdict = span(`verdict ${code === null ? "pending" : code === "ok" ? "ok" : "bad"}`, code ?? "…");
     verdict.setAttribute("data-verdict", code ?? "");
-    const steps = e.steps === undefined ? "… steps" : e.steps < 0 ? "steps unknown" : `${fmt.format(e.steps)} ${e.steps === 1 ? "step" : "steps"}`;
+    const steps =
+      e.steps === undefined ? "… steps" : e.steps < 0 ? "steps unknown" : `${fmt.format(e.steps)} ${e.steps === 1 ? "step" : "steps"}`;
     const meta = span("entry-meta", `${sizeText(e.size)} · ${steps}`);
     el.append(line, verdict, meta);
     return el;

@@ -229,9 +229,13 @@ test("the trajectory browser in Chromium", { skip, timeout: 300_000 }, async (t)
       await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="99999"]'));
       assert.equal(await page.textContent('#browser-rows [data-entry="99999"] .entry-line'), "line 100,000");
       assert.ok((await page.evaluate(() => document.querySelectorAll("#browser-rows [data-entry]").length)) < 80);
-      await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="99999"] .verdict').textContent === "invalid_template", null, {
-        timeout: 120_000,
-      });
+      await page.waitForFunction(
+        () => document.querySelector('#browser-rows [data-entry="99999"] .verdict').textContent === "invalid_template",
+        null,
+        {
+          timeout: 120_000,
+        },
+      );
       await page.check("#browser-errors");
       await page
         .waitForFunction(() => /^100 of 100,000 entries · 100 rejected$/.test(document.getElementById("browser-count").textContent))

@@ -77,10 +77,7 @@ export declare class PromptView extends HTMLElement {
   /** Sets the request as msgpack bytes; `fresh` as for setText. */
   setBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
   /** The module's verdict on each item (UTF-8 bytes of one JSON request), computed in the worker in the background, slice by slice; a newer call supersedes an older one. */
-  verdicts(
-    items: Uint8Array[],
-    onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void,
-  ): void;
+  verdicts(items: Uint8Array[], onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
   /** Show the prompt as sent after `step` completed steps (built with the incremental prompt); null: the whole request. */
