@@ -3,13 +3,16 @@
 // of bench/preview-requests.mjs, "edit → painted" (a one-character edit in
 // the editor until the next frame shows its result), the longest main-thread
 // task while it happens (PerformanceObserver "longtask": tasks over 50 ms),
-// and "page load → first assembled prompt painted" with a warm HTTP cache.
+// and "page load → first assembled prompt painted" with a warm HTTP cache;
+// then the paths of bench/preview-paths.mjs (opening files, 100 elements, a
+// cold load).
 //
-//   node bench/preview.mjs [--legacy] [--quick] [--json PATH]
+//   node bench/preview.mjs [--legacy] [--quick] [--paths-only] [--json PATH]
 //
 // --legacy measures the earlier preview (a textarea and a full
 // re-render; its update() is called directly, without its typing debounce),
 // checked out with `git worktree add /tmp/old <commit>`; run it from there.
+// --paths-only measures only bench/preview-paths.mjs's paths.
 // --json writes the figures for internal/cmd/benchreport (`make bench`).
 
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -18,10 +21,12 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer } from "../preview/serve.mjs";
 import { SIZES, asText, trajectory } from "./preview-requests.mjs";
+import { measurePaths } from "./preview-paths.mjs";
 
 const args = process.argv.slice(2);
 const legacy = args.includes("--legacy");
 const quick = args.includes("--quick");
+const pathsOnly = args.includes("--paths-only");
 const jsonPath = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const FLAGS = [
@@ -63,7 +68,7 @@ const context = await chromium.launchPersistentContext(profile, {
   args: FLAGS,
   viewport: { width: 1280, height: 800 },
 });
-const results = { legacy, sizes: [], load: null, loadavg_start: loadavg()[0], loadavg_end: 0 };
+const results = { legacy, sizes: [], load: null, paths: null, loadavg_start: loadavg()[0], loadavg_end: 0 };
 try {
   const page = context.pages()[0] ?? (await context.newPage());
   await page.addInitScript(INIT);
@@ -73,7 +78,8 @@ try {
 
   // The legacy page builds DOM for every message: the 16 MB request takes it
   // minutes and gigabytes, so it is left out there.
-  for (const size of quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES.slice(0, 4) : SIZES) {
+  const sizes = pathsOnly ? [] : quick ? SIZES.filter((s) => s.steps <= 1000) : legacy ? SIZES.slice(0, 4) : SIZES;
+  for (const size of sizes) {
     const text = asText(trajectory(size.steps, size.stepChars));
     // Load the request, then edit one character of the last observation,
     // back and forth, each time waiting for its result on screen.
@@ -140,7 +146,7 @@ try {
   // request, loaded three times to warm the HTTP and code caches, then timed.
   const loads = [];
   await page.evaluate(() => localStorage.clear());
-  for (let i = 0; i < (quick ? 3 : 6); i++) {
+  for (let i = 0; i < (pathsOnly ? 0 : quick ? 3 : 6); i++) {
     await page.goto(server.url + "?bench-load");
     const t = await page.evaluate(async (legacy) => {
       await window.preview.ready;
@@ -152,10 +158,22 @@ try {
     }, legacy);
     if (i >= 2) loads.push(t);
   }
-  results.load = { ms: loads, median_ms: median(loads) };
-  console.log(
-    `page load → first prompt painted (warm cache): median ${results.load.median_ms.toFixed(0)} ms (${loads.map((x) => x.toFixed(0)).join(", ")})`,
-  );
+  if (loads.length) {
+    results.load = { ms: loads, median_ms: median(loads) };
+    console.log(
+      `page load → first prompt painted (warm cache): median ${results.load.median_ms.toFixed(0)} ms (${loads.map((x) => x.toFixed(0)).join(", ")})`,
+    );
+  }
+  if (!legacy) {
+    await page.goto(server.url);
+    await page.evaluate(() => window.preview.ready);
+    const dir = mkdtempSync(join(tmpdir(), "polyloop-bench-files-"));
+    try {
+      results.paths = await measurePaths(page, server.url, dir, quick);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 } finally {
   await context.close();
   await server.close();

@@ -13,6 +13,8 @@
 
 import { definePromptView } from "@polyloop/assembly/preview";
 import { MAX_STRING_UNITS } from "../src/consts.js";
+import { EntryBrowser } from "./browser.js";
+import { formatJSON, lineColumnAt, syntaxByte } from "./jsontext.js";
 
 /** Used when examples/react.json was not copied beside the page. */
 const FALLBACK_EXAMPLE = JSON.stringify(
@@ -97,25 +99,26 @@ function onEditorUpdate() {
 
 /**
  * Replaces the whole document and sends the view the editor's text, or
- * `bytes` (msgpack, or JSON bytes with `json`) until the first edit.
+ * `bytes` (msgpack, or JSON bytes with `json`) until the first edit. The
+ * view's worker gets it first (it assembles while the editor takes the
+ * text). `fresh`: a new document (a file opened, an entry picked), not
+ * compared with the result before and never shown over its prompt.
  * @param {string} text
- * @param {{bytes?: Uint8Array | null, json?: boolean}} [opts]
+ * @param {{bytes?: Uint8Array | null, json?: boolean, fresh?: boolean}} [opts]
  */
-function setDoc(text, { bytes = null, json = false } = {}) {
+function setDoc(text, { bytes = null, json = false, fresh = false } = {}) {
   if (!editor) throw new Error("the editor is still loading");
-  replacing = true;
-  try {
-    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text }, selection: { anchor: 0 }, scrollIntoView: true });
-  } finally {
-    replacing = false;
-  }
+  const doc = editorText(text);
   fromBytes = Boolean(bytes);
   let gen;
-  if (!bytes) gen = view.setText(editor.state.doc.toString());
-  else if (json) gen = view.setJSONBytes(bytes);
-  else {
-    view.request = bytes;
-    gen = view.generation;
+  if (!bytes) gen = view.setText(doc, { fresh });
+  else if (json) gen = view.setJSONBytes(bytes, { fresh });
+  else gen = view.setBytes(bytes, { fresh });
+  replacing = true;
+  try {
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: doc }, selection: { anchor: 0 }, scrollIntoView: true });
+  } finally {
+    replacing = false;
   }
   docChanged();
   return gen;
@@ -137,6 +140,7 @@ view.addEventListener("polyloop-result", () => {
   if (marked) cm.then(({ setDiagnostics }) => editor.dispatch(setDiagnostics(editor.state, [])));
   marked = false;
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = false;
+  showSyntaxPlace(null);
   syncSteps();
 });
 
@@ -145,11 +149,19 @@ view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = true;
   // The error's positions are in the text of generation e.gen; mark them only
   // if no edit came since (the next result will mark again).
+  showSyntaxPlace(null);
   if (e.gen !== view.generation || !e.location || fromBytes || !editor) return;
   const len = editor.state.doc.length;
-  const from = Math.min(e.location.from, len);
-  const to = Math.max(from, Math.min(e.location.to, len));
-  const what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
+  let from = Math.min(e.location.from, len);
+  let to = Math.max(from, Math.min(e.location.to, len));
+  let what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
+  const place = e.syntax ? syntaxPlace(e.message) : null;
+  if (place) {
+    from = place.index;
+    to = Math.min(len, from + 1);
+    what = `JSON syntax error at line ${place.line}, column ${place.column}`;
+    showSyntaxPlace(place);
+  }
   marked = true;
   cm.then(({ setDiagnostics }) =>
     editor.dispatch(
@@ -164,6 +176,49 @@ view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
   editor.dispatch({ selection: { anchor: Math.min(from, len), head: Math.min(to, len) }, scrollIntoView: true });
   editor.focus();
 });
+
+/**
+ * The place of a JSON syntax error ("invalid JSON at byte N") in the
+ * editor's text, which is the text the view's worker assembled (its UTF-8:
+ * the byte offset is into it): its index, line and column. Null when the
+ * message names no byte.
+ * @param {string} message
+ */
+function syntaxPlace(message) {
+  const byte = syntaxByte(message);
+  if (byte === null) return null;
+  return lineColumnAt(editor.state.doc.toString(), byte);
+}
+
+/** Shows (or hides, for null) the syntax error's line and column beside
+ * the editor's title; a click puts the cursor there. */
+function showSyntaxPlace(place) {
+  const b = /** @type {HTMLButtonElement} */ ($("error-at"));
+  /** @type {HTMLButtonElement} */ ($("format")).disabled = place !== null;
+  b.hidden = place === null;
+  if (!place) return;
+  b.textContent = `JSON syntax error: line ${fmt.format(place.line)}, column ${fmt.format(place.column)}`;
+  b.dataset.line = String(place.line);
+  b.dataset.column = String(place.column);
+  b.dataset.index = String(place.index);
+}
+
+$("error-at").addEventListener("click", () => {
+  const at = Math.min(Number($("error-at").dataset.index), editor.state.doc.length);
+  editor.dispatch({ selection: { anchor: at, head: Math.min(editor.state.doc.length, at + 1) }, scrollIntoView: true });
+  editor.focus();
+});
+
+/** Pretty-prints the request in the editor (one undoable edit): only
+ * whitespace outside strings changes, every value is kept as written. */
+function formatDoc() {
+  const text = editor.state.doc.toString();
+  const pretty = formatJSON(text);
+  if (pretty === text) return;
+  editor.dispatch({ changes: { from: 0, to: text.length, insert: pretty }, selection: { anchor: 0 }, scrollIntoView: true });
+  notice("Formatted: whitespace only, every value as written (undo with Ctrl+Z).");
+}
+$("format").addEventListener("click", formatDoc);
 
 // ---- step by step ------------------------------------------------------------
 
@@ -201,7 +256,7 @@ stepInput.addEventListener("input", () => {
 
 // ---- files: picker and drag-and-drop ----------------------------------------
 
-/** @type {{label: string, text?: string, bytes?: Uint8Array, json?: boolean, error?: string}[]} */
+/** @type {{label: string, line?: number, size?: number, raw?: Uint8Array, text?: string, bytes?: Uint8Array, json?: boolean, error?: string}[]} */
 let fileRequests = [];
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -215,11 +270,12 @@ const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
  * with a lossy text for the editor to show.
  * @param {string} label @param {Uint8Array} bytes
  */
-function jsonRequest(label, bytes) {
+function jsonRequest(label, bytes, line = 1) {
+  const where = { line, size: bytes.length, raw: bytes };
   try {
-    return { label, text: strict.decode(bytes) };
+    return { label, text: strict.decode(bytes), ...where };
   } catch {
-    return { label: `${label} (not UTF-8)`, text: lossy.decode(bytes), bytes, json: true };
+    return { label: `${label} (not UTF-8)`, text: lossy.decode(bytes), bytes, json: true, ...where };
   }
 }
 
@@ -261,11 +317,12 @@ export function requestsOfFile(bytes, name) {
   let i = 0;
   while (i < bytes.length && isSpace(bytes[i])) i++;
   const b = bytes[i];
-  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) return [{ label: `${name} (msgpack)`, bytes }];
+  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf))
+    return [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }];
   const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
   const jsonl = /\.(jsonl|ndjson)$/i.test(name) || (nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line)));
   if (!jsonl) return [jsonRequest(name, bytes)];
-  return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line));
+  return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
 }
 
 /** The error for a file of `size` bytes past the string ceiling. */
@@ -286,20 +343,37 @@ async function openFile(file) {
     return;
   }
   fileRequests = requests;
-  const pick = /** @type {HTMLSelectElement} */ ($("pick"));
-  pick.replaceChildren(...fileRequests.map((r, k) => new Option(`${k + 1}. ${r.label}`, String(k))));
-  $("pick-label").hidden = fileRequests.length < 2;
-  notice(`Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one)`}.`);
+  browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
+  notice(
+    `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`,
+  );
   await loadPicked(0);
 }
+
+/** The list of a file's entries (shown for two or more). */
+const browser = new EntryBrowser(
+  {
+    pane: $("browser"),
+    list: $("browser-list"),
+    rows: $("browser-rows"),
+    search: /** @type {HTMLInputElement} */ ($("browser-search")),
+    errors: /** @type {HTMLInputElement} */ ($("browser-errors")),
+    count: $("browser-count"),
+  },
+  (k) => loadPicked(k),
+);
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
 const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
   typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
 
+/** Shows request k of the open file: a new document (nothing of the
+ * previous one's prompt stays on screen). */
 async function loadPicked(k) {
   const r = fileRequests[k];
   if (!r) return;
+  if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
+  else $("editor-title").textContent = "Request";
   if (r.bytes && !r.json) {
     let shown;
     try {
@@ -308,15 +382,15 @@ async function loadPicked(k) {
     } catch {
       shown = "";
     }
-    setDoc(shown ?? "", { bytes: r.bytes });
+    setDoc(shown ?? "", { bytes: r.bytes, fresh: true });
     notice("msgpack file: the prompt is assembled from the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
   } else if (r.bytes) {
-    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true });
+    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true });
     notice(
       "This request is not valid UTF-8: the prompt view judges the file's bytes (as the CLI does); the editor shows them with replacement characters (your first edit switches to the editor's text).",
       "bad",
     );
-  } else setDoc(/** @type {string} */ (r.text));
+  } else setDoc(/** @type {string} */ (r.text), { fresh: true });
 }
 
 $("open").addEventListener("click", () => /** @type {HTMLInputElement} */ ($("file")).click());
@@ -324,7 +398,6 @@ $("file").addEventListener("change", (ev) => {
   const f = /** @type {HTMLInputElement} */ (ev.target).files?.[0];
   if (f) openFile(f);
 });
-$("pick").addEventListener("change", (ev) => loadPicked(Number(/** @type {HTMLSelectElement} */ (ev.target).value)));
 let dragDepth = 0;
 window.addEventListener("dragenter", (e) => {
   if (!e.dataTransfer?.types.includes("Files")) return;
@@ -499,7 +572,7 @@ $("confirm-reset").addEventListener("close", () => {
   const d = /** @type {HTMLDialogElement} */ ($("confirm-reset"));
   if (d.returnValue !== "discard") return;
   localStorage.removeItem(STORE_KEY);
-  setDoc(example);
+  setDoc(example, { fresh: true });
   notice("Reset to the example request.");
 });
 
@@ -579,6 +652,7 @@ Object.assign(window, {
     shareLink,
     requestsOfFile,
     openFile,
+    browser,
     inflateBounded,
     /** Replaces the text; resolves when its result is rendered. */
     setText: (text) => view.whenRendered(setDoc(text)),

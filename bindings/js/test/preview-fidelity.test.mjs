@@ -17,7 +17,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { encode as encodeMsgpack } from "@msgpack/msgpack";
 import { assembler, errorOf } from "./common.mjs";
-import { ARTIFACTS, open, setText, shown, skip, withPreview } from "./preview-harness.mjs";
+import { ARTIFACTS, open, pickEntry, setText, shown, skip, withPreview } from "./preview-harness.mjs";
 
 const U64_MAX = "18446744073709551615";
 
@@ -91,7 +91,7 @@ test("the preview shows exactly what will be sent, in Chromium", { skip, timeout
       // One line of a JSON-lines file, the same.
       const lines = new Uint8Array([...enc.encode('{"observation_template": "{observation}"}\n'), ...bytes, 0x0a]);
       await openFile(page, "two.jsonl", lines);
-      await page.selectOption("#pick", "1");
+      await pickEntry(page, 1);
       await page.waitForFunction(() => window.preview.view.error?.code === "invalid_utf8");
       assert.equal(await page.evaluate(() => window.preview.view.error.path), "steps[0].raw_output");
     });

@@ -86,3 +86,8 @@ export function shown(page) {
     };
   });
 }
+
+/** Picks entry k (0-based) of the open file in the page's list of entries. */
+export async function pickEntry(page, k) {
+  await page.locator(`#browser-rows [data-entry="${k}"]`).click();
+}

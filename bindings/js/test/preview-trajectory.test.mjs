@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assembler } from "./common.mjs";
 import { encodeRequest } from "../src/encode.js";
-import { ARTIFACTS, open, shown, skip, withPreview } from "./preview-harness.mjs";
+import { ARTIFACTS, open, pickEntry, shown, skip, withPreview } from "./preview-harness.mjs";
 import { trajectory } from "../bench/preview-requests.mjs";
 
 const viewTexts = (page, n) => page.evaluate((n) => Array.from({ length: n }, (_, i) => window.preview.view.messageTexts(i)), n);
@@ -31,9 +31,9 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
 
       await t.test("a JSON-lines file: pick one request, step through it", async () => {
         await page.setInputFiles("#file", file);
-        await page.waitForFunction(() => document.getElementById("pick").options.length === 3);
-        assert.equal(await page.isVisible("#pick"), true);
-        await page.selectOption("#pick", "1");
+        await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 3);
+        assert.equal(await page.isVisible("#browser"), true);
+        await pickEntry(page, 1);
         await page.waitForFunction(() => window.preview.view.summary?.messages === 4 + 24 && window.preview.state === "ok");
         await page.check("#by-step");
         await page.waitForFunction(() => window.preview.view.stepCount === 12 && !document.getElementById("step").disabled);

@@ -31,6 +31,56 @@ type Preview struct {
 		Ms       []float64 `json:"ms"`
 		MedianMs float64   `json:"median_ms"`
 	} `json:"load"`
+	Paths *PreviewPaths `json:"paths,omitempty"`
+}
+
+// PreviewFigure is one path of bench/preview-paths.mjs: every sample, the
+// median and the spread.
+type PreviewFigure struct {
+	Ms       []float64 `json:"ms"`
+	MedianMs float64   `json:"median_ms"`
+	MinMs    float64   `json:"min_ms"`
+	MaxMs    float64   `json:"max_ms"`
+	Elements int       `json:"elements,omitempty"`
+	Workers  int       `json:"workers,omitempty"`
+}
+
+// PreviewPaths are the paths a person takes that the keystroke budget does
+// not cover (bench/preview-paths.mjs).
+type PreviewPaths struct {
+	OpenFile  *PreviewFigure `json:"open_file"`
+	OpenJSONL *PreviewFigure `json:"open_jsonl"`
+	Elements  *PreviewFigure `json:"elements"`
+	ColdLoad  *PreviewFigure `json:"cold_load"`
+}
+
+// pathGoals adds the budgets of the preview's paths (bench/preview-paths.mjs)
+// to the goals, each reached figure a median with its spread.
+func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
+	var p PreviewPaths
+	if rep.Preview != nil && rep.Preview.Paths != nil {
+		p = *rep.Preview.Paths
+	}
+	row := func(figure, want string, f *PreviewFigure, limit float64, extra func(*PreviewFigure) (string, bool)) {
+		if f == nil || len(f.Ms) == 0 {
+			goal(figure, want, "not measured", false)
+			return
+		}
+		reached := fmt.Sprintf("%.0f ms (median of %d; spread %.0f–%.0f ms)", f.MedianMs, len(f.Ms), f.MinMs, f.MaxMs)
+		met := f.MedianMs <= limit
+		if extra != nil {
+			note, ok := extra(f)
+			reached += "; " + note
+			met = met && ok
+		}
+		goal(figure, want, reached, met)
+	}
+	row("preview: open a 1,000-step × 1 KB file (file input) → painted", "≤ 100 ms", p.OpenFile, 100, nil)
+	row("preview: cold page load (empty HTTP cache) → first prompt painted", "≤ 1 s", p.ColdLoad, 1000, nil)
+	row("preview: open a 10,000-line JSONL → its list painted", "≤ 1 s", p.OpenJSONL, 1000, nil)
+	row("preview: 100 elements on one page → all painted", "≤ 2 s, one worker", p.Elements, 2000, func(f *PreviewFigure) (string, bool) {
+		return fmt.Sprintf("%d elements, %d worker(s)", f.Elements, f.Workers), f.Workers == 1
+	})
 }
 
 // runPreview runs the preview benchmark in headless Chromium.
@@ -126,6 +176,7 @@ func previewGoals(rep *Report) {
 		l := rep.Preview.Load
 		goal("preview: page load → first prompt painted (warm HTTP cache)", "≤ 300 ms", fmt.Sprintf("%.0f ms (median of %d)", l.MedianMs, len(l.Ms)), l.MedianMs <= 300)
 	}
+	pathGoals(rep, goal)
 }
 
 // previewMarkdown is the preview's section of BENCHMARKS.md.
@@ -145,6 +196,22 @@ func previewMarkdown(rep *Report) string {
 		fmt.Fprintf(&b, "| %s | %s | %.0f ms | %s | %.0f ms | %.0f ms | %d |\n", r.Name, kb(r.Bytes), r.MedianMs, strings.Join(all, ", "), r.WorkerMedian, r.LongestTask, r.LongTasks)
 	}
 	fmt.Fprintf(&b, "\nPage load → first assembled prompt painted, warm HTTP cache: median %.0f ms (loads: %v ms).\n", rep.Preview.Load.MedianMs, rounded(rep.Preview.Load.Ms))
+	if p := rep.Preview.Paths; p != nil {
+		b.WriteString("\nPaths a person takes (bench/preview-paths.mjs): every sample, in ms.\n\n| path | median | spread | samples |\n|---|---|---|---|\n")
+		for _, r := range []struct {
+			name string
+			f    *PreviewFigure
+		}{
+			{"open a 1,000-step × 1 KB file (file input) → prompt painted", p.OpenFile},
+			{"open a 10,000-line JSONL (file input) → list painted", p.OpenJSONL},
+			{"100 elements on one page → all painted", p.Elements},
+			{"cold page load (empty HTTP cache) → first prompt painted", p.ColdLoad},
+		} {
+			if r.f != nil && len(r.f.Ms) > 0 {
+				fmt.Fprintf(&b, "| %s | %.0f ms | %.0f–%.0f ms | %v |\n", r.name, r.f.MedianMs, r.f.MinMs, r.f.MaxMs, rounded(r.f.Ms))
+			}
+		}
+	}
 	fmt.Fprintf(&b, "\nMachine load average (1 min) during this run: %.1f at the start, %.1f at the end (2 cores).\n", rep.Preview.LoadStart, rep.Preview.LoadEnd)
 	return b.String()
 }

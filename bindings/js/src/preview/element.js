@@ -202,6 +202,8 @@ export class PromptView extends ElementBase {
       onChange: () => this.paintRows(),
     });
     /** @private @type {(() => void) | null} */ this.unmount = null;
+    /** @private whether the next render scrolls to what the step added */ this.stepScroll = false;
+    /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.verdictJob = null;
     /** @private */ this.painting = false;
     /** @private */ this.repaint = false;
   }
@@ -256,12 +258,17 @@ export class PromptView extends ElementBase {
   }
 
   /**
-   * Sets the request as JSON text.
+   * Sets the request as JSON text. With `fresh`, a new document (a file
+   * opened, another entry picked): the prompt shown so far is dropped (an
+   * error shows alone, never over a stale prompt) and the result is not
+   * compared with the previous one.
    * @param {string} text
+   * @param {{fresh?: boolean}} [opts]
    * @returns {number} the generation its result will carry
    */
-  setText(text) {
-    return this.post({ type: "text", text }, text);
+  setText(text, { fresh = false } = {}) {
+    if (fresh) this.resetView();
+    return this.post({ type: "text", text, fresh }, text);
   }
 
   /**
@@ -269,10 +276,38 @@ export class PromptView extends ElementBase {
    * CLI judges a file): for a file that is not valid UTF-8, whose text the
    * page cannot hold without changing it.
    * @param {Uint8Array} bytes
+   * @param {{fresh?: boolean}} [opts] as for setText
    * @returns {number} the generation its result will carry
    */
-  setJSONBytes(bytes) {
-    return this.post({ type: "jsonBytes", bytes: bytes.slice() }, new JsonBytes(bytes));
+  setJSONBytes(bytes, { fresh = false } = {}) {
+    if (fresh) this.resetView();
+    return this.post({ type: "jsonBytes", bytes: bytes.slice(), fresh }, new JsonBytes(bytes));
+  }
+
+  /**
+   * Sets the request as msgpack bytes; `fresh` as for setText.
+   * @param {Uint8Array} bytes
+   * @param {{fresh?: boolean}} [opts]
+   * @returns {number} the generation its result will carry
+   */
+  setBytes(bytes, { fresh = false } = {}) {
+    if (fresh) this.resetView();
+    return this.post({ type: "bytes", bytes: bytes.slice(), fresh }, bytes);
+  }
+
+  /**
+   * The module's verdict on each of `items` (the UTF-8 bytes of one JSON
+   * request each), computed in the element's worker in the background:
+   * `onProgress({from, codes, steps, done})` gets them slice by slice (codes:
+   * "ok" or the error code; steps: the request's number of steps, -1 when
+   * unknown). A newer call supersedes an older one.
+   * @param {Uint8Array[]} items
+   * @param {(p: {from: number, codes: string[], steps: number[], done: boolean}) => void} onProgress
+   */
+  verdicts(items, onProgress) {
+    const id = ++this.jsonId;
+    this.verdictJob = { id, onProgress };
+    this.ensureWorker().postMessage({ type: "verdicts", view: this.client, id, items });
   }
 
   /**
@@ -297,6 +332,8 @@ export class PromptView extends ElementBase {
     const v = k === null || k === undefined || Number.isNaN(Number(k)) ? null : Math.max(0, Math.floor(Number(k)));
     if (v === this._step) return;
     this._step = v;
+    // Once shown, the view scrolls to what this step added.
+    this.stepScroll = v !== null;
     if (v !== null && !this._trajectory) this.trajectory = true;
     else this.render();
   }
@@ -432,6 +469,10 @@ export class PromptView extends ElementBase {
       this.jsonWaiters.delete(m.id);
       return;
     }
+    if (m.type === "verdicts") {
+      if (this.verdictJob?.id === m.id) this.verdictJob.onProgress(m);
+      return;
+    }
     if (m.type === "fatal") return this.fatal(m.message);
     if (m.type === "ready") {
       performance.mark("polyloop:worker-ready");
@@ -524,6 +565,37 @@ export class PromptView extends ElementBase {
         : `Stale: the request is rejected (${e.code}); the prompt below is from the last request that assembled.`;
     }
     if (s === "ok") this.ui.error.hidden = true;
+    // "Since the previous result" describes a result: none while rejected.
+    this.ui.cache.hidden = s !== "ok";
+  }
+
+  /** @private Drops the prompt shown (a new document): nothing stale stays. */
+  resetView() {
+    this.view = null;
+    this.trajectoryInfo = null;
+    this.lastError = null;
+    this.rows = new Int32Array(0);
+    this.rowCache.clear();
+    this.ui.rows.replaceChildren();
+    this.ui.rows.style.height = "0px";
+    this.ui.totals.textContent = "";
+    this.ui.cache.replaceChildren();
+    this.ui.error.hidden = true;
+    this.expanded.clear();
+    this.virtualizer.setOptions({ ...this.virtualizer.options, count: 0 });
+    this.setState("loading");
+  }
+
+  /** @private After a render in step mode: scrolls to the first message
+   * step k added (those are marked "new at step k"), once per step set. */
+  scrollToStep() {
+    const t = this.trajectoryInfo;
+    if (!this.stepScroll || !t || this._step === null) return;
+    this.stepScroll = false;
+    const k = Math.min(this._step, t.steps);
+    if (k === 0) return;
+    const row = this.rows.indexOf(this.limit() - 2);
+    if (row >= 0) this.virtualizer.scrollToIndex(row, { align: "start" });
   }
 
   /** @private messages shown: all, or those before step `step`. */
@@ -591,6 +663,7 @@ export class PromptView extends ElementBase {
     this.renderCache(lim);
     this.renderDigests();
     this.paintRows();
+    this.scrollToStep();
   }
 
   /** @private A new key function (the virtualizer recomputes its

@@ -71,9 +71,13 @@ export declare class PromptView extends HTMLElement {
   /** The request: an object (encoded by the binding), JSON text (judged by the module as the CLI judges it) or msgpack bytes. */
   request: object | string | Uint8Array | undefined;
   /** Sets the request as JSON text; returns the generation its result will carry. */
-  setText(text: string): number;
+  setText(text: string, opts?: { fresh?: boolean }): number;
   /** Sets the request as the bytes of JSON text, judged as they are (a file that is not valid UTF-8: the CLI's verdict). */
-  setJSONBytes(bytes: Uint8Array): number;
+  setJSONBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
+  /** Sets the request as msgpack bytes; `fresh` as for setText. */
+  setBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
+  /** The module's verdict on each item (UTF-8 bytes of one JSON request), computed in the worker in the background, slice by slice; a newer call supersedes an older one. */
+  verdicts(items: Uint8Array[], onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
   /** Show the prompt as sent after `step` completed steps (built with the incremental prompt); null: the whole request. */

@@ -28,10 +28,20 @@
  * - `{type: "json", view, id, bytes?}`: the current response as JSON text (for
  *   copying), or with `bytes` its exact msgpack bytes (for tests and tools)
  * - `{type: "drop", view}`: forget the element's request
+ * - `{type: "verdicts", view, id, items: Uint8Array[]}`: the module's verdict
+ *   on each item (the UTF-8 bytes of one JSON request), computed in the
+ *   background in slices, so the element's own requests go first; a newer
+ *   `verdicts` of the same element supersedes it
+ *
+ * A `text`, `jsonBytes`, `bytes` or `object` message with `fresh: true` is a
+ * new document (a file opened): its result is not compared with the one
+ * before ("since the previous result").
  *
  * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
- * `{type: "json", view, id, text | bytes}`, `{type: "fatal", view?, message}` (no
- * `view`: for every element).
+ * `{type: "json", view, id, text | bytes}`, `{type: "verdicts", view, id, from,
+ * codes, steps, done}` (codes: "ok" or the error code; steps: the number of
+ * steps, or -1 when unknown), `{type: "fatal", view?, message}` (no `view`:
+ * for every element).
  *
  * @module
  */
@@ -432,6 +442,7 @@ function apply(c, m) {
   switch (m.type) {
     case "text":
       Object.assign(c, { kind: "text", text: m.text, value: null, gen: m.gen });
+      if (m.fresh) c.previous = null;
       return true;
     case "edit":
       if (c.kind !== "text") return false;
@@ -441,10 +452,15 @@ function apply(c, m) {
     case "jsonBytes":
     case "bytes":
       Object.assign(c, { kind: m.type, text: "", value: m.bytes, gen: m.gen });
+      if (m.fresh) c.previous = null;
       return true;
     case "object":
       Object.assign(c, { kind: "object", text: "", value: m.request, gen: m.gen });
+      if (m.fresh) c.previous = null;
       return true;
+    case "verdicts":
+      startVerdicts(c, m.id, m.items);
+      return false;
     case "trajectory":
       c.trajectory = Boolean(m.on);
       c.gen = m.gen;
@@ -459,6 +475,61 @@ function apply(c, m) {
     default:
       return false;
   }
+}
+
+/** The newest verdicts job of each element (a newer one supersedes it). */
+const verdictJobs = new Map();
+
+/** Starts the verdicts of `items` for client c, in slices. @param {Client} c */
+function startVerdicts(c, id, items) {
+  verdictJobs.set(c.id, id);
+  const step = (from) => {
+    if (verdictJobs.get(c.id) !== id || !clients.has(c.id)) return;
+    if (!asm) return void asmReady?.then(() => step(from));
+    const codes = [];
+    const steps = [];
+    const t0 = performance.now();
+    let k = from;
+    // Slices of about 10 ms, so the element's requests queued meanwhile run
+    // between them.
+    for (; k < items.length && (k === from || performance.now() - t0 < 10); k++) {
+      const v = verdictOf(items[k]);
+      codes.push(v.code);
+      steps.push(v.steps);
+    }
+    const done = k >= items.length;
+    postMessage({ type: "verdicts", view: c.id, id, from, codes, steps, done });
+    if (done) verdictJobs.delete(c.id);
+    else setTimeout(() => step(k), 0);
+  };
+  setTimeout(() => step(0), 0);
+}
+
+/**
+ * The module's verdict on one JSON request (its UTF-8 bytes): "ok" or the
+ * error code, and its number of steps (the core's for an accepted request;
+ * for a rejected one read from the JSON when it parses, else -1).
+ * @param {Uint8Array} bytes
+ */
+export function verdictOf(bytes) {
+  let got;
+  try {
+    got = splitAnswer(callView(bytes, "assemble_view_json"));
+  } catch (e) {
+    return { code: e instanceof AssemblyError ? String(e.code) : "internal", steps: -1 };
+  }
+  if (got === null) return { code: "internal", steps: -1 };
+  if (got.layout !== null) return { code: "ok", steps: Number(got.layout.steps) };
+  /** @type {any} */
+  const resp = decodeResponse(got.bytes);
+  let steps = -1;
+  try {
+    const s = JSON.parse(td.decode(bytes))?.steps;
+    if (Array.isArray(s)) steps = s.length;
+  } catch {
+    // not JSON: the number of steps is unknown
+  }
+  return { code: String(resp?.error?.code ?? "internal"), steps };
 }
 
 /** A bigint as its exact JSON number. */
