@@ -20,6 +20,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer } from "../preview/serve.mjs";
+import { CHROMIUM, CHROMIUM_FLAGS } from "../test/chromium.mjs";
 import { SIZES, asText, trajectory } from "./preview-requests.mjs";
 import { measurePaths } from "./preview-paths.mjs";
 
@@ -28,17 +29,6 @@ const legacy = args.includes("--legacy");
 const quick = args.includes("--quick");
 const pathsOnly = args.includes("--paths-only");
 const jsonPath = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const EDITS = quick || legacy ? 3 : 7;
 
 if (!existsSync(CHROMIUM)) {
@@ -65,7 +55,7 @@ const profile = mkdtempSync(join(tmpdir(), "polyloop-bench-chromium-"));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
-  args: FLAGS,
+  args: CHROMIUM_FLAGS,
   viewport: { width: 1280, height: 800 },
 });
 const results = { legacy, sizes: [], load: null, paths: null, loadavg_start: loadavg()[0], loadavg_end: 0 };
