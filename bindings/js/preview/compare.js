@@ -153,11 +153,11 @@ function errorOf(e) {
   );
 }
 
-/** The answer's parts: the summary, the sides, the segments, the excerpts,
- * the cacheable prefix. */
+/** The answer's parts: the summary, the excerpts at the difference, the
+ * cacheable prefix, then the segments and the two sides' sizes. */
 function answerOf(ans) {
   const d = ans.first_difference;
-  return [summaryOf(ans), sidesOf(ans), segmentsOf(ans), d ? excerptsOf(d) : null, cacheOf(ans)].filter((x) => x !== null);
+  return [summaryOf(ans), d ? excerptsOf(d) : null, cacheOf(ans), segmentsOf(ans), sidesOf(ans)].filter((x) => x !== null);
 }
 
 /** One sentence: identical, or where the prompts first differ. */

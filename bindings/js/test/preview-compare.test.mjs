@@ -112,6 +112,11 @@ test("the comparison view in Chromium", { skip, timeout: 300_000 }, async (t) =>
       assert.deepEqual((await highlights(page)).row, ["goal"]);
       await page.screenshot({ path: `${ARTIFACTS}preview-compare.png` });
       assert.deepEqual(await axe(page), [], "axe, the comparison open");
+      await page.setViewportSize({ width: 420, height: 800 });
+      await page.screenshot({ path: `${ARTIFACTS}preview-compare-420.png` });
+      assert.deepEqual(await axe(page), [], "axe, 420 px");
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), true, "no horizontal scrolling");
+      await page.setViewportSize({ width: 1280, height: 800 });
     });
 
     await t.test("two entries of a JSON-lines file", async () => {
