@@ -420,9 +420,14 @@ const compare = new ComparePanel(
     labelA: $("side-a-label"),
     labelB: $("side-b-label"),
     buttons: Object.fromEntries(
-      [["pinA", "pin-a"], ["liveB", "live-b"], ["entry_a", "entry-a"], ["entry_b", "entry-b"], ["file_a", "file-a"], ["file_b", "file-b"]].map(
-        ([k, id]) => [k, /** @type {HTMLButtonElement} */ ($(id))],
-      ),
+      [
+        ["pinA", "pin-a"],
+        ["liveB", "live-b"],
+        ["entry_a", "entry-a"],
+        ["entry_b", "entry-b"],
+        ["file_a", "file-a"],
+        ["file_b", "file-b"],
+      ].map(([k, id]) => [k, /** @type {HTMLButtonElement} */ ($(id))]),
     ),
     files: { a: /** @type {HTMLInputElement} */ ($("compare-file-a")), b: /** @type {HTMLInputElement} */ ($("compare-file-b")) },
   },
@@ -430,7 +435,8 @@ const compare = new ComparePanel(
   {
     editor: () => {
       const n = fmt.format(editor.state.doc.length);
-      if (fromBytes && pickedRequest) return /** @type {any} */ (sideOf(pickedRequest, `pinned copy of the editor (${pickedRequest.label})`));
+      if (fromBytes && pickedRequest)
+        return /** @type {any} */ (sideOf(pickedRequest, `pinned copy of the editor (${pickedRequest.label})`));
       return { side: { kind: "text", text: editor.state.doc.toString() }, label: `pinned copy of the editor (${n} characters)` };
     },
     picked: () => {

@@ -218,7 +218,11 @@ function segmentsOf(ans) {
     "table",
     { class: "cmp-segments" },
     h("caption", {}, "Segment by segment (the prefix digest of a segment covers the prompt up to its end)"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Segment"), h("th", { scope: "col" }, "Prefix digest"), h("th", { scope: "col" }, "Where"))),
+    h(
+      "thead",
+      {},
+      h("tr", {}, h("th", { scope: "col" }, "Segment"), h("th", { scope: "col" }, "Prefix digest"), h("th", { scope: "col" }, "Where")),
+    ),
     h("tbody", {}, ...rows),
   );
 }
@@ -255,7 +259,10 @@ function excerptText(excerpt, kind, s) {
     return el;
   }
   const cut = kind === "length" ? excerpt.length : String.fromCodePoint(/** @type {number} */ (excerpt.codePointAt(0))).length;
-  const mark = appendMarked(h("mark", { title: kind === "blocks" ? "a block starts or ends here on one side" : "the first difference" }), excerpt.slice(0, cut));
+  const mark = appendMarked(
+    h("mark", { title: kind === "blocks" ? "a block starts or ends here on one side" : "the first difference" }),
+    excerpt.slice(0, cut),
+  );
   el.append(mark);
   if (cut < excerpt.length) appendMarked(el, excerpt.slice(cut));
   return el;
@@ -270,7 +277,13 @@ function cacheOf(ans) {
   return h(
     "div",
     { class: "cmp-cache" },
-    h("p", {}, "B keeps ", field("strong", "cacheable_prefix_chars", fmt.format(kept)), ` of its ${fmt.format(total)} characters as cacheable prefix (${pct}%).`),
+    h(
+      "p",
+      {},
+      "B keeps ",
+      field("strong", "cacheable_prefix_chars", fmt.format(kept)),
+      ` of its ${fmt.format(total)} characters as cacheable prefix (${pct}%).`,
+    ),
     h("div", { class: "cmp-bar", "aria-hidden": "true" }, h("span", { style: `width: ${pct}%` })),
   );
 }

@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { ARTIFACTS, axe, open, setText, skip, withPreview } from "./preview-harness.mjs";
 import { trajectory } from "../bench/preview-requests.mjs";
 
-
 const docText = (page) => page.evaluate(() => window.preview.editor.state.doc.toString());
 
 test("everyday comforts of the preview in Chromium", { skip, timeout: 180_000 }, async (t) => {

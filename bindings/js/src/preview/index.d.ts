@@ -4,10 +4,7 @@ import type { Comparison } from "../index.js";
 
 /** One side of {@link PromptView.compare}: JSON text, the bytes of JSON text, msgpack bytes, or the element's request as it stands. */
 export type CompareSide =
-  | { kind: "text"; text: string }
-  | { kind: "jsonBytes"; bytes: Uint8Array }
-  | { kind: "bytes"; bytes: Uint8Array }
-  | { kind: "current" };
+  { kind: "text"; text: string } | { kind: "jsonBytes"; bytes: Uint8Array } | { kind: "bytes"; bytes: Uint8Array } | { kind: "current" };
 
 /** A position in the request's JSON text (UTF-16 indexes), for an editor. */
 export interface TextRange {

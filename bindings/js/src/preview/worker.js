@@ -559,7 +559,14 @@ function sideInput(c, s) {
   const bytes = /** @type {Uint8Array} */ (s.bytes);
   if (s.kind === "bytes") return bytes;
   const n = bytes.length;
-  const head = n < 32 ? [0xa0 | n] : n < 256 ? [0xd9, n] : n < 65536 ? [0xda, n >> 8, n & 255] : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255];
+  const head =
+    n < 32
+      ? [0xa0 | n]
+      : n < 256
+        ? [0xd9, n]
+        : n < 65536
+          ? [0xda, n >> 8, n & 255]
+          : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255];
   const out = new Uint8Array(head.length + n);
   out.set(head);
   out.set(bytes, head.length);
