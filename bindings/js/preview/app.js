@@ -14,6 +14,7 @@
 import { definePromptView } from "@polyloop/assembly/preview";
 import { MAX_STRING_UNITS } from "../src/consts.js";
 import { EntryBrowser } from "./browser.js";
+import { ComparePanel } from "./compare.js";
 import { formatJSON, lineColumnAt, syntaxByte } from "./jsontext.js";
 
 /** Used when examples/react.json was not copied beside the page. */
@@ -343,6 +344,7 @@ async function openFile(file) {
     return;
   }
   fileRequests = requests;
+  fileName = file.name;
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
   notice(
     `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`,
@@ -372,6 +374,7 @@ const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
 async function loadPicked(k) {
   const r = fileRequests[k];
   if (!r) return;
+  pickedRequest = r;
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
   if (r.bytes && !r.json) {
@@ -392,6 +395,62 @@ async function loadPicked(k) {
     );
   } else setDoc(/** @type {string} */ (r.text), { fresh: true });
 }
+
+// ---- comparing two requests (compare.js) ----------------------------------------
+
+/** The open file's name, and the request of it the editor last loaded. */
+let fileName = "";
+/** @type {any} */
+let pickedRequest = null;
+
+/** A request of a file as a side of the comparison: its bytes as the file
+ * holds them (the module judges them, as the CLI does), or its error. */
+function sideOf(r, label) {
+  if (r.error) return `Not compared ${label}: ${r.error}`;
+  if (r.bytes && !r.json) return { side: { kind: "bytes", bytes: r.bytes.slice() }, label };
+  return { side: { kind: "jsonBytes", bytes: r.raw.slice() }, label };
+}
+
+const compare = new ComparePanel(
+  {
+    pane: $("compare"),
+    toggle: /** @type {HTMLButtonElement} */ ($("compare-toggle")),
+    close: /** @type {HTMLButtonElement} */ ($("compare-close")),
+    result: $("compare-result"),
+    labelA: $("side-a-label"),
+    labelB: $("side-b-label"),
+    buttons: Object.fromEntries(
+      [
+        ["pinA", "pin-a"],
+        ["liveB", "live-b"],
+        ["entry_a", "entry-a"],
+        ["entry_b", "entry-b"],
+        ["file_a", "file-a"],
+        ["file_b", "file-b"],
+      ].map(([k, id]) => [k, /** @type {HTMLButtonElement} */ ($(id))]),
+    ),
+    files: { a: /** @type {HTMLInputElement} */ ($("compare-file-a")), b: /** @type {HTMLInputElement} */ ($("compare-file-b")) },
+  },
+  view,
+  {
+    editor: () => {
+      const n = fmt.format(editor.state.doc.length);
+      if (fromBytes && pickedRequest)
+        return /** @type {any} */ (sideOf(pickedRequest, `pinned copy of the editor (${pickedRequest.label})`));
+      return { side: { kind: "text", text: editor.state.doc.toString() }, label: `pinned copy of the editor (${n} characters)` };
+    },
+    picked: () => {
+      const r = fileRequests.length > 1 ? fileRequests[browser.selected] : null;
+      return r ? /** @type {any} */ (sideOf(r, `${fileName} · ${r.label}`)) : null;
+    },
+    file: async (f) => {
+      if (f.size > MAX_STRING_UNITS) return `Not compared ${f.name}: ${tooLargeText(f.size)}`;
+      const rs = requestsOfFile(new Uint8Array(await f.arrayBuffer()), f.name);
+      return sideOf(rs[0], rs.length > 1 ? `${f.name} · ${rs[0].label} (the first of ${fmt.format(rs.length)})` : f.name);
+    },
+    notice,
+  },
+);
 
 $("open").addEventListener("click", () => /** @type {HTMLInputElement} */ ($("file")).click());
 $("file").addEventListener("change", (ev) => {
@@ -653,6 +712,7 @@ Object.assign(window, {
     requestsOfFile,
     openFile,
     browser,
+    compare,
     inflateBounded,
     /** Replaces the text; resolves when its result is rendered. */
     setText: (text) => view.whenRendered(setDoc(text)),

@@ -7,21 +7,8 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { ARTIFACTS, open, setText, skip, withPreview } from "./preview-harness.mjs";
+import { ARTIFACTS, axe, open, setText, skip, withPreview } from "./preview-harness.mjs";
 import { trajectory } from "../bench/preview-requests.mjs";
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/** axe-core's violations on the page (shadow DOM included). */
-async function axe(page) {
-  return page.evaluate(async (src) => {
-    if (!window.axe) (0, eval)(src);
-    const r = await window.axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-  }, AXE);
-}
 
 const docText = (page) => page.evaluate(() => window.preview.editor.state.doc.toString());
 

@@ -2,7 +2,8 @@
 // by hand: starts preview/serve.mjs and Debian's Chromium (playwright-core,
 // a fresh profile), collects page errors, and cleans up.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -90,4 +91,15 @@ export function shown(page) {
 /** Picks entry k (0-based) of the open file in the page's list of entries. */
 export async function pickEntry(page, k) {
   await page.locator(`#browser-rows [data-entry="${k}"]`).click();
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's violations on the page (shadow DOM included). */
+export async function axe(page) {
+  return page.evaluate(async (src) => {
+    if (!window.axe) (0, eval)(src);
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+  }, AXE);
 }

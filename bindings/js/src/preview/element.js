@@ -81,7 +81,7 @@ export const codePointName = (c) => `U+${c.toString(16).toUpperCase().padStart(4
  * name is CSS generated content, and the marker isolates the character's
  * bidi effect so it cannot reorder the text around it.
  */
-function appendLine(pre, line) {
+export function appendLine(pre, line) {
   INVISIBLE_RE.lastIndex = 0;
   let at = 0;
   for (let m = INVISIBLE_RE.exec(line); m; m = INVISIBLE_RE.exec(line)) {
@@ -311,6 +311,25 @@ export class PromptView extends ElementBase {
   }
 
   /**
+   * The module's comparison of two sides (docs/SPEC.md §7.9), run in the
+   * element's worker: each side `{kind: "text", text}`, `{kind: "jsonBytes",
+   * bytes}`, `{kind: "bytes", bytes}` (msgpack) or `{kind: "current"}` (this
+   * element's request, with every edit sent before). Resolves with the
+   * core's answer, or the error of a side (its path prefixed with `a` or
+   * `b`).
+   * @param {object} a
+   * @param {object} b
+   * @returns {Promise<{answer: any} | {error: {code: string, path: string, message: string}}>}
+   */
+  compare(a, b) {
+    const id = ++this.jsonId;
+    return new Promise((resolve) => {
+      this.jsonWaiters.set(id, resolve);
+      this.ensureWorker().postMessage({ type: "compare", view: this.client, id, a, b });
+    });
+  }
+
+  /**
    * Applies edits to the JSON text set with setText (an editor's changes, so
    * a 16 MB document is not copied on every keystroke): `[from, to, insert]`,
    * ascending, in positions of the text before the edit.
@@ -466,6 +485,11 @@ export class PromptView extends ElementBase {
     const tIn = performance.now();
     if (m.type === "json") {
       this.jsonWaiters.get(m.id)?.(m.bytes === undefined ? m.text : m.bytes);
+      this.jsonWaiters.delete(m.id);
+      return;
+    }
+    if (m.type === "compare") {
+      this.jsonWaiters.get(m.id)?.(m.error ? { error: m.error } : { answer: m.answer });
       this.jsonWaiters.delete(m.id);
       return;
     }

@@ -32,6 +32,11 @@
  *   on each item (the UTF-8 bytes of one JSON request), computed in the
  *   background in slices, so the element's own requests go first; a newer
  *   `verdicts` of the same element supersedes it
+ * - `{type: "compare", view, id, a, b}`: the module's `compare` export
+ *   (docs/SPEC.md §7.9) on two sides, each `{kind: "text", text}` (JSON
+ *   text), `{kind: "jsonBytes", bytes}` (the bytes of JSON text, judged as
+ *   they are), `{kind: "bytes", bytes}` (msgpack) or `{kind: "current"}`
+ *   (the element's request as it stands after the messages before this one)
  *
  * A `text`, `jsonBytes`, `bytes` or `object` message with `fresh: true` is a
  * new document (a file opened): its result is not compared with the one
@@ -39,7 +44,8 @@
  *
  * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
  * `{type: "json", view, id, text | bytes}`, `{type: "verdicts", view, id, from,
- * codes, steps, done}` (codes: "ok" or the error code; steps: the number of
+ * codes, steps, done}`, `{type: "compare", view, id, answer | error}` (the
+ * core's answer as it is, or the error of a side, its path prefixed with it) (codes: "ok" or the error code; steps: the number of
  * steps, or -1 when unknown), `{type: "fatal", view?, message}` (no `view`:
  * for every element).
  *
@@ -461,6 +467,9 @@ function apply(c, m) {
     case "verdicts":
       startVerdicts(c, m.id, m.items);
       return false;
+    case "compare":
+      compareSides(c, m);
+      return false;
     case "trajectory":
       c.trajectory = Boolean(m.on);
       c.gen = m.gen;
@@ -530,6 +539,51 @@ export function verdictOf(bytes) {
     // not JSON: the number of steps is unknown
   }
   return { code: String(resp?.error?.code ?? "internal"), steps };
+}
+
+/**
+ * A side of a comparison as `asm.compare` takes it: JSON text as a string,
+ * the bytes of JSON text as a msgpack str of exactly those bytes (so bytes
+ * that are not UTF-8 get the module's verdict, as the CLI gives), msgpack
+ * bytes as they are; "current" the element's request.
+ * @param {Client} c
+ * @param {{kind: string, text?: string, bytes?: Uint8Array}} s
+ */
+function sideInput(c, s) {
+  if (s.kind === "current") {
+    if (c.kind === "text") return c.text;
+    if (c.kind === "object") return c.value;
+    s = { kind: c.kind, bytes: c.value };
+  }
+  if (s.kind === "text") return /** @type {string} */ (s.text);
+  const bytes = /** @type {Uint8Array} */ (s.bytes);
+  if (s.kind === "bytes") return bytes;
+  const n = bytes.length;
+  const head =
+    n < 32
+      ? [0xa0 | n]
+      : n < 256
+        ? [0xd9, n]
+        : n < 65536
+          ? [0xda, n >> 8, n & 255]
+          : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255];
+  const out = new Uint8Array(head.length + n);
+  out.set(head);
+  out.set(bytes, head.length);
+  return out;
+}
+
+/** Posts the module's comparison of m.a and m.b (docs/SPEC.md §7.9). @param {Client} c */
+function compareSides(c, m) {
+  if (!asm) return void asmReady?.then(() => compareSides(c, m));
+  /** @type {any} */
+  const out = { type: "compare", view: c.id, id: m.id };
+  try {
+    out.answer = /** @type {any} */ (asm).compare(sideInput(c, m.a), sideInput(c, m.b));
+  } catch (e) {
+    out.error = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
+  }
+  postMessage(out);
 }
 
 /** A bigint as its exact JSON number. */
