@@ -358,7 +358,7 @@ const VERDICT = () => {
     const v = window.preview.view;
     while (v.generation <= b) await new Promise((ok) => setTimeout(ok, 1));
     await v.whenRendered(v.generation);
-    const requests = document.getElementById("pick").options.length;
+    const requests = window.preview.browser.entries.length;
     const panel = v.shadowRoot.querySelector(".error");
     if (v.state === "ok") {
       let hex = "";
