@@ -92,8 +92,9 @@ bench.python: python.venv python.wasm
 # datasets.map(num_proc=2) on the same 10,000 requests, as JSON-text rows and
 # as request columns (read_json, load_dataset("json")): every row
 # byte-identical, the Parquet directories of one schema, input order kept.
-# make test.data.cluster (not in make test: it builds the wheel and starts two
-# Ray nodes) adds a two-node cluster, each node with the wheel installed.
+# It includes the two-node cluster (tests_data/test_cluster.py, ~20 s): a head
+# and a second node, each with the wheel (make dist) installed as a cluster
+# installs it; make test.data.cluster runs that test alone.
 # Their packages (ray[data], datasets, tqdm: ~300 MB) go into the same venv,
 # pinned in constraints.txt.
 PY_DATA_STAMP := $(PY_VENV)/.polyloop-assembly-data.stamp
@@ -107,8 +108,8 @@ $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
 	@$(SETUP) python.data-deps -- $(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
 	@touch $@
 
-test.data: python.data-deps python.wasm
-	@$(PY_DATA_ENV) $(SUITE) python.data -- \
+test.data: python.data-deps python.wasm dist.python
+	@$(PY_DATA_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
 		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'
 
 test.data.cluster: python.data-deps dist.python
