@@ -6,7 +6,6 @@
 package main
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/polyloop/assembly/core"
@@ -177,15 +176,7 @@ func answer(export string, ptr, size uint32, fn func(dst, req []byte) []byte) ui
 	var resp []byte
 	if !ok || uint64(size) > uint64(len(req)) {
 		msg := export + ": the request buffer was not returned by alloc, or is shorter than the size given"
-		e := &core.Error{Code: core.CodeInternal, Message: msg, Offset: -1}
-		switch {
-		case strings.HasPrefix(export, "assemble_view"):
-			resp = core.AppendErrorView(nil, e) // an answer of its shape
-		case export == "compare":
-			resp = core.AppendCompareError(nil, e)
-		default:
-			resp = core.InternalErrorResponse(msg)
-		}
+		resp = core.AppendCallError(nil, callOf(export), msg)
 	} else {
 		resp = fn(take(0, true)[:0], req[:size])
 	}
@@ -193,6 +184,71 @@ func answer(export string, ptr, size uint32, fn func(dst, req []byte) []byte) ui
 		keep(req) // the response holds no reference into the request
 	}
 	return uint64(pin(resp))<<32 | uint64(len(resp))
+}
+
+// calls is the function of each core.Call (wasm/README.md, "ABI").
+var calls = [core.NumCalls]func(dst, req []byte) []byte{
+	core.CallAssemble:         core.AppendAssembleBytes,
+	core.CallAssembleJSON:     wirejson.AppendAssemble,
+	core.CallAddStep:          core.AppendAddStepBytes,
+	core.CallAssembleView:     core.AppendAssembleViewBytes,
+	core.CallAssembleViewJSON: wirejson.AppendAssembleView,
+	core.CallPromptStart:      core.AppendPromptStartBytes,
+	core.CallCompare:          wirejson.AppendCompare,
+}
+
+func callOf(export string) core.Call {
+	for c := range core.NumCalls {
+		if c.Name() == export {
+			return c
+		}
+	}
+	return core.NumCalls
+}
+
+// request and response are the module's own buffers of the one-crossing
+// ABI: the host writes a request into request (made big enough by buffer)
+// and reads the answer of call from response, which the next call reuses.
+var request, response []byte
+
+// minRequestBuffer is the smallest request buffer buffer makes: most
+// requests fit, so a host asks for one once.
+const minRequestBuffer = 64 << 10
+
+// buffer makes the request buffer hold at least size bytes and returns its
+// place as ptr<<32 | capacity. The buffer stays where it is until the next
+// buffer call that asks for more than its capacity; its bytes are not zeroed.
+//
+//go:wasmexport buffer
+func buffer(size uint32) uint64 {
+	if uint64(cap(request)) < uint64(size) || request == nil {
+		request = nil // the old buffer is garbage before the new one is made
+		request = make([]byte, max(int(size), minRequestBuffer))
+	}
+	request = request[:cap(request)]
+	return uint64(addr(request))<<32 | uint64(len(request))
+}
+
+// call runs core.Call op over the first size bytes of the request buffer
+// and returns its answer's place in the response buffer as ptr<<32 | len,
+// valid until the next call into the module. An unknown op, or a size past
+// the request buffer, is answered with an internal error of op's shape.
+//
+//go:wasmexport call
+func call(op, size uint32) uint64 {
+	c := core.Call(op)
+	switch {
+	case c >= core.NumCalls:
+		response = core.AppendCallError(response[:0], core.CallAssemble, "call: unknown call number (the module is older than the host)")
+	case uint64(size) > uint64(len(request)):
+		response = core.AppendCallError(response[:0], c, c.Name()+": the size given is past the request buffer (call buffer first)")
+	default:
+		response = calls[c](response[:0], request[:size])
+	}
+	if len(response) == 0 {
+		response = append(response, 0)[:0] // an address even for an empty answer
+	}
+	return uint64(addr(response))<<32 | uint64(len(response))
 }
 
 func main() {}

@@ -49,6 +49,27 @@ export const DEFAULT_MEMORY_LIMIT_BYTES: number;
 /** Bytes of the module's stderr kept for an internal error's detail. */
 export const STDERR_KEEP_BYTES: number;
 
+/** The op number of the module's assemble call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE: number;
+
+/** The op number of the module's assemble_json call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_JSON: number;
+
+/** The op number of the module's add_step call (wasm/README.md, in the source repository). */
+export const CALL_ADD_STEP: number;
+
+/** The op number of the module's assemble_view call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_VIEW: number;
+
+/** The op number of the module's assemble_view_json call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_VIEW_JSON: number;
+
+/** The op number of the module's prompt_start call (wasm/README.md, in the source repository). */
+export const CALL_PROMPT_START: number;
+
+/** The op number of the module's compare call (wasm/README.md, in the source repository). */
+export const CALL_COMPARE: number;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

@@ -56,6 +56,27 @@ export const DEFAULT_MEMORY_LIMIT_BYTES = 4294967296;
 /** Bytes of the module's stderr kept for an internal error's detail. */
 export const STDERR_KEEP_BYTES = 4096;
 
+/** The op number of the module's assemble call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE = 0;
+
+/** The op number of the module's assemble_json call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_JSON = 1;
+
+/** The op number of the module's add_step call (wasm/README.md, in the source repository). */
+export const CALL_ADD_STEP = 2;
+
+/** The op number of the module's assemble_view call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_VIEW = 3;
+
+/** The op number of the module's assemble_view_json call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_VIEW_JSON = 4;
+
+/** The op number of the module's prompt_start call (wasm/README.md, in the source repository). */
+export const CALL_PROMPT_START = 5;
+
+/** The op number of the module's compare call (wasm/README.md, in the source repository). */
+export const CALL_COMPARE = 6;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

@@ -76,6 +76,15 @@ var ints = []intConst{
 	{"STDERR_KEEP_BYTES", engine.StderrKeep, "Bytes of the module's stderr kept for an internal error's detail."},
 }
 
+// calls are the op numbers of the module's call export (wasm/README.md,
+// "ABI"), one CALL_<NAME> per core.Call, appended to ints.
+func init() {
+	for c := range core.NumCalls {
+		ints = append(ints, intConst{"CALL_" + strings.ToUpper(c.Name()), int64(c),
+			"The op number of the module's " + c.Name() + " call (wasm/README.md, in the source repository)."})
+	}
+}
+
 var strs = []strConst{
 	{"MSG_OUT_OF_MEMORY", engine.MsgOutOfMemory, "internal: the module ran out of memory (the memory limit hit, memory.grow failed)."},
 	{"MSG_TRAPPED", engine.MsgTrapped, "internal: any other trap or exit of the module."},

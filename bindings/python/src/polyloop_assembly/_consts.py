@@ -13,6 +13,13 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 __all__ = [
+    "CALL_ADD_STEP",
+    "CALL_ASSEMBLE",
+    "CALL_ASSEMBLE_JSON",
+    "CALL_ASSEMBLE_VIEW",
+    "CALL_ASSEMBLE_VIEW_JSON",
+    "CALL_COMPARE",
+    "CALL_PROMPT_START",
     "DEFAULT_MEMORY_LIMIT_BYTES",
     "DEFAULT_RECYCLE_ABOVE_BYTES",
     "ERROR_CODES",
@@ -88,6 +95,27 @@ DEFAULT_MEMORY_LIMIT_BYTES: Final = 4294967296
 
 #: Bytes of the module's stderr kept for an internal error's detail.
 STDERR_KEEP_BYTES: Final = 4096
+
+#: The op number of the module's assemble call (wasm/README.md, in the source repository).
+CALL_ASSEMBLE: Final = 0
+
+#: The op number of the module's assemble_json call (wasm/README.md, in the source repository).
+CALL_ASSEMBLE_JSON: Final = 1
+
+#: The op number of the module's add_step call (wasm/README.md, in the source repository).
+CALL_ADD_STEP: Final = 2
+
+#: The op number of the module's assemble_view call (wasm/README.md, in the source repository).
+CALL_ASSEMBLE_VIEW: Final = 3
+
+#: The op number of the module's assemble_view_json call (wasm/README.md, in the source repository).
+CALL_ASSEMBLE_VIEW_JSON: Final = 4
+
+#: The op number of the module's prompt_start call (wasm/README.md, in the source repository).
+CALL_PROMPT_START: Final = 5
+
+#: The op number of the module's compare call (wasm/README.md, in the source repository).
+CALL_COMPARE: Final = 6
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
