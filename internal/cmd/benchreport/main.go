@@ -785,12 +785,13 @@ func (g goalTable) coreGoals() {
 	}
 	for _, e := range []string{"wazero", "wasmtime-go"} {
 		r := g.find("Go", e, "1MB")
-		g.add(e+" vs native, 1MB", "≤ 2.5×", r != nil, func() string { return fmt.Sprintf("%.2f×", r.VsNative) }, r != nil && r.VsNative <= 2.5)
+		goal := map[string]float64{"wazero": 3.5, "wasmtime-go": 2.5}[e]
+		g.add(e+" vs native, 1MB", fmt.Sprintf("≤ %.1f×", goal), r != nil, func() string { return fmt.Sprintf("%.2f×", r.VsNative) }, r != nil && r.VsNative <= goal)
 	}
 	for _, t := range []struct {
 		host, eng, label string
 		goal             float64
-	}{{"Go", "wazero", "wazero", 5e-6}, {"Go", "wasmtime-go", "wasmtime-go", 5e-6}, {"Python", "assemble_bytes", "Python", 20e-6}, {"Node", "assembleBytes", "Node", 8e-6}} {
+	}{{"Go", "wazero", "wazero", 10e-6}, {"Go", "wasmtime-go", "wasmtime-go", 7e-6}, {"Python", "assemble_bytes", "Python", 12e-6}, {"Node", "assembleBytes", "Node", 8e-6}} {
 		r := g.find(t.host, t.eng, "tiny")
 		g.add("tiny round trip, "+t.label, fmt.Sprintf("≤ %.0f µs", t.goal*1e6), r != nil, func() string { return fmt.Sprintf("%.1f µs", r.Time.Median*1e6) }, r != nil && r.Time.Median <= t.goal)
 	}
@@ -806,8 +807,13 @@ func (g goalTable) bindingGoals() {
 	}
 	for _, t := range g.rep.Throughput {
 		if t.Workers > 1 {
-			g.add(fmt.Sprintf("%s, %d workers vs 1, typical", t.Engine, t.Workers), fmt.Sprintf("≥ %.1f× (0.9 × N)", 0.9*float64(t.Workers)), t.Scaling > 0,
-				func() string { return fmt.Sprintf("%.2f×", t.Scaling) }, t.Scaling >= 0.9*float64(t.Workers))
+			share := 0.9 // of each added worker; Python's threads: 0.8 (one GIL hand-off per call)
+			if strings.HasPrefix(t.Engine, "assemble") {
+				share = 0.8
+			}
+			want := share * float64(t.Workers)
+			g.add(fmt.Sprintf("%s, %d workers vs 1, typical", t.Engine, t.Workers), fmt.Sprintf("≥ %.1f× (%.1f × N)", want, share), t.Scaling > 0,
+				func() string { return fmt.Sprintf("%.2f×", t.Scaling) }, t.Scaling >= want)
 		}
 	}
 	{
@@ -820,14 +826,11 @@ func (g goalTable) bindingGoals() {
 			return nil
 		}
 		b, o, c := exact("Node, assembleBytes(Uint8Array)"), exact("Node, assemble(object)"), exact("Node, assemble(object), cold string cache")
-		ok := b != nil && o != nil && b.Time.Median > 0
-		g.add("JS assemble(object) vs assembleBytes, 1MB (side by side)", "≤ 2×", ok, func() string {
+		ok := b != nil && o != nil && c != nil && b.Time.Median > 0
+		g.add("JS assemble(object) vs assembleBytes, 1MB (side by side), warm and cold string cache", "≤ 2× both", ok, func() string {
 			text := fmt.Sprintf("%.2f× (%.2f ms vs %.2f ms)", o.Time.Median/b.Time.Median, o.Time.Median*1e3, b.Time.Median*1e3)
-			if c != nil {
-				text += fmt.Sprintf("; cold string cache: %.2f×", c.Time.Median/b.Time.Median)
-			}
-			return text
-		}, ok && o.Time.Median/b.Time.Median <= 2)
+			return text + fmt.Sprintf("; cold string cache: %.2f×", c.Time.Median/b.Time.Median)
+		}, ok && o.Time.Median/b.Time.Median <= 2 && c.Time.Median/b.Time.Median <= 2)
 	}
 	if r := g.find("Python", "assemble(dict)", "typical"); true {
 		g.add("Python typical vs pure-Python reference", "≤ 2×", r != nil && r.VsReference > 0, func() string { return fmt.Sprintf("%.2f× (assemble(dict))", r.VsReference) }, r != nil && r.VsReference > 0 && r.VsReference <= 2)
@@ -874,7 +877,7 @@ func (g goalTable) startGoals() {
 		}
 		g.add("first call, warm cache, "+t.host, fmt.Sprintf("≤ %.0f ms", t.goal*1e3), s != nil, func() string { return fmt.Sprintf("%.1f ms", s.Time.Median*1e3) }, s != nil && s.Time.Median <= t.goal)
 	}
-	g.add("module size, gzip -9", "≤ 900 KB (900,000 B)", true, func() string { return fmt.Sprintf("%d B (raw %d B)", g.rep.Module["gzip"], g.rep.Module["raw"]) }, g.rep.Module["gzip"] <= 900_000)
+	g.add("module size, gzip -9", "≤ 850 KB (850,000 B)", true, func() string { return fmt.Sprintf("%d B (raw %d B)", g.rep.Module["gzip"], g.rep.Module["raw"]) }, g.rep.Module["gzip"] <= 850_000)
 }
 
 // ---- machine and versions ----
