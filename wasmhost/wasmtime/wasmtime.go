@@ -1,6 +1,9 @@
 // Package wasmtime runs the assembly core's WebAssembly module under
 // wasmtime-go. It is the only package of this module that uses cgo; the
-// Runner, its pool, the call protocol and the typed API are wasmhost's.
+// Runner, its pool, the call protocol and the typed API are wasmhost's. A
+// request costs one cgo call: the module's call export through the C API's
+// wasmtime_func_call_unchecked (unchecked.go), its memory read as that call
+// left it.
 //
 // The compiled module is cached on disk in wasmtime's serialized form, at
 // <cache dir>/wasmtime-<Version>/<module sha256>.cwasm (the layout the Python
