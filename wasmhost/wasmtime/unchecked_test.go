@@ -2,12 +2,14 @@ package wasmtime
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
+	"github.com/polyloop/assembly/wasmhost"
 )
 
 // newTestInstance instantiates the module (wasm/assembly.wasm, `make wasm`)
@@ -111,4 +113,31 @@ func TestUncheckedTrapIsFuncCall(t *testing.T) {
 func wasmPart(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n\nStack backtrace:")
 	return s
+}
+
+// TestOneCgoCallPerRequest: once an instance is warm and its request buffer
+// sized, a request costs exactly one cgo call (the process's count of cgo
+// calls, runtime.NumCgoCall), and is answered as the native core answers it.
+func TestOneCgoCallPerRequest(t *testing.T) {
+	r, err := New(wasmhost.Options{MaxInstances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reqs := [][]byte{core.EncodeRequest(benchreq.Tiny()), core.EncodeRequest(benchreq.Typical())}
+	for _, q := range reqs {
+		r.AssembleBytes(q) // instantiates, sizes the buffer
+	}
+	const n = 50
+	runtime.GC()
+	before := runtime.NumCgoCall()
+	for i := range n {
+		q := reqs[i%len(reqs)]
+		if got := r.AssembleBytes(q); !bytes.Equal(got, core.AssembleBytes(q)) {
+			t.Fatalf("request %d: the answer differs from the native core's", i)
+		}
+	}
+	if calls := runtime.NumCgoCall() - before; calls != n {
+		t.Fatalf("%d requests made %d cgo calls, want %d", n, calls, n)
+	}
 }
