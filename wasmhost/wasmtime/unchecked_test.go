@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	wt "github.com/bytecodealliance/wasmtime-go/v39"
+
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
@@ -103,6 +105,9 @@ func TestUncheckedTrapIsFuncCall(t *testing.T) {
 	if want == nil || got == nil || wasmPart(got) != wasmPart(want) || !strings.Contains(got.Error(), "wasm trap: ") {
 		t.Fatalf("a trap: unchecked %q, Func.Call %q", got, want)
 	}
+	if trap, ok := want.(*wt.Trap); ok {
+		trap.Close() // now, not in a finalizer during a later test
+	}
 	if s := b.Stderr(); !bytes.Contains([]byte(s), []byte("out of memory")) {
 		t.Fatalf("the module's stderr after the trap: %q", s)
 	}
@@ -118,6 +123,9 @@ func wasmPart(err error) string {
 // TestOneCgoCallPerRequest: once an instance is warm and its request buffer
 // sized, a request costs exactly one cgo call (the process's count of cgo
 // calls, runtime.NumCgoCall), and is answered as the native core answers it.
+// The count is the process's: a wasmtime-go finalizer running meanwhile
+// (garbage of the tests before) adds to it, never takes away, so the best of
+// three tries is the requests' own.
 func TestOneCgoCallPerRequest(t *testing.T) {
 	r, err := New(wasmhost.Options{MaxInstances: 1})
 	if err != nil {
@@ -129,15 +137,21 @@ func TestOneCgoCallPerRequest(t *testing.T) {
 		r.AssembleBytes(q) // instantiates, sizes the buffer
 	}
 	const n = 50
-	runtime.GC()
-	before := runtime.NumCgoCall()
-	for i := range n {
-		q := reqs[i%len(reqs)]
-		if got := r.AssembleBytes(q); !bytes.Equal(got, core.AssembleBytes(q)) {
-			t.Fatalf("request %d: the answer differs from the native core's", i)
+	best := int64(-1)
+	for range 3 {
+		runtime.GC()
+		before := runtime.NumCgoCall()
+		for i := range n {
+			q := reqs[i%len(reqs)]
+			if got := r.AssembleBytes(q); !bytes.Equal(got, core.AssembleBytes(q)) {
+				t.Fatalf("request %d: the answer differs from the native core's", i)
+			}
+		}
+		if calls := runtime.NumCgoCall() - before; best < 0 || calls < best {
+			best = calls
 		}
 	}
-	if calls := runtime.NumCgoCall() - before; calls != n {
-		t.Fatalf("%d requests made %d cgo calls, want %d", n, calls, n)
+	if best != n {
+		t.Fatalf("%d requests made %d cgo calls (the best of three tries), want %d", n, best, n)
 	}
 }
