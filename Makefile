@@ -72,9 +72,10 @@ test.format-full: check-python312
 	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
 
 # native, wazero and wasmtime-go byte for byte: vectors, random requests, fuzz
-# seeds, concurrency, traps, a 256 MiB request, the CLI's --batch.
+# seeds, concurrency, traps, a 256 MiB request, the CLI's --batch; and
+# wasmtime-go's unchecked calls against Func.Call (wasmhost/wasmtime).
 test.host: wasm
-	@$(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/
+	@$(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/ ./wasmhost/...
 
 # The bounded-resources family (docs/SPEC.md §4 and §6, RATIONALE.md "Bounded resources")
 # at full size: 300 MiB bad values, a 1 GiB - 64 byte template,

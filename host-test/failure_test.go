@@ -10,9 +10,10 @@ import (
 )
 
 // stubModule is a minimal module with every export the engines look for
-// (abi.Exports, so it never falls behind the ABI): _initialize, alloc and
-// free do nothing useful, and each call export (assemble, add_step, …) runs
-// body, a function of type (i32, i32) -> i64.
+// (abi.Exports, so it never falls behind the ABI; wasm/README.md "ABI"):
+// _initialize does nothing, buffer answers a request buffer of 64 KiB at
+// address 1024 (1024<<32 | 65536), and call runs body, a function of type
+// (i32, i32) -> i64, for every op.
 func stubModule(body ...byte) []byte {
 	section := func(id byte, content ...byte) []byte { // the size as unsigned LEB128
 		b := []byte{id}
@@ -41,24 +42,23 @@ func stubModule(body ...byte) []byte {
 			continue
 		case "_initialize":
 			add(n, 0, fn(0x0b))
-		case "alloc":
-			add(n, 1, fn(0x41, 0x80, 0x08, 0x0b)) // i32.const 1024
-		case "free":
-			add(n, 2, fn(0x0b))
+		case "buffer":
+			add(n, 1, fn(0x42, 0x80, 0x80, 0x84, 0x80, 0x80, 0x80, 0x01, 0x0b)) // i64.const 1024<<32 | 65536
+		case "call":
+			add(n, 2, fn(body...))
 		default:
-			add(n, 3, fn(body...))
+			panic("stubModule: an export it does not know: " + n)
 		}
 		nExports++
 	}
 	exports = append(append(exports, name("memory")...), 0x02, 0x00)
 	m := []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
-	m = append(m, section(1, 4, // types: ()->(), (i32)->i32, (i32)->(), (i32,i32)->i64
+	m = append(m, section(1, 3, // types: ()->(), (i32)->i64, (i32,i32)->i64
 		0x60, 0, 0,
-		0x60, 1, 0x7f, 1, 0x7f,
-		0x60, 1, 0x7f, 0,
+		0x60, 1, 0x7f, 1, 0x7e,
 		0x60, 2, 0x7f, 0x7f, 1, 0x7e)...)
 	m = append(m, section(3, append([]byte{byte(len(types))}, types...)...)...) // functions
-	m = append(m, section(5, 1, 0x00, 1)...)                                    // one memory of one page
+	m = append(m, section(5, 1, 0x00, 2)...)                                    // one memory of two pages
 	m = append(m, section(7, append([]byte{byte(nExports)}, exports...)...)...)
 	m = append(m, section(10, append([]byte{byte(len(types))}, code...)...)...)
 	return m

@@ -6,7 +6,7 @@ import (
 )
 
 // Prompt is core.Prompt run inside the module: NewPrompt assembles the request
-// once; AddStep forwards to the module's add_step export (docs/SPEC.md
+// once; AddStep forwards to the module's add_step call (docs/SPEC.md
 // §7.3.1), sending the template, the budget, the prompt's state and the step
 // and nothing of the history, so its cost does not grow with the history.
 // The rule (the steps[k] path, context_overflow, the response limit) is the

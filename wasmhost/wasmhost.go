@@ -8,12 +8,15 @@
 // package that imports wasmtime-go (cgo); both return this package's Runner.
 //
 // A Runner is safe for concurrent use: it runs each call on one of at most
-// Options.MaxInstances instances (a call waits while all are busy). An
-// instance whose linear memory grew past Options.RecycleAboveBytes is
-// discarded after its call (linear memory never shrinks); an instance that
-// trapped, exited or ran out of memory is discarded and the call answers an
-// internal error whose message is the same on every host (the engine's own
-// words are in core.Error.Detail); the next call gets a fresh instance.
+// Options.MaxInstances instances (a call waits while all are busy). A call
+// costs one call into the module: the request is copied into the module's
+// request buffer, its call export runs, the answer is copied out (no buffer
+// allocated or freed per call; wasm/README.md, "ABI"). An instance whose
+// linear memory grew past Options.RecycleAboveBytes is discarded after its
+// call (linear memory never shrinks); an instance that trapped, exited or
+// ran out of memory is discarded and the call answers an internal error
+// whose message is the same on every host (the engine's own words are in
+// core.Error.Detail); the next call gets a fresh instance.
 //
 // The module gets no preopened directory, environment or arguments; its
 // stdout goes nowhere and its stderr (the Go runtime's fatal errors) into the
@@ -117,7 +120,7 @@ func (r *Runner) AssembleBytes(request []byte) []byte {
 }
 
 // AddStepBytes is core.AddStepBytes run inside the module (its add_step
-// export): an add_step request in, its response out (docs/SPEC.md §7.3.1).
+// call): an add_step request in, its response out (docs/SPEC.md §7.3.1).
 // Like AssembleBytes it always returns a response.
 func (r *Runner) AddStepBytes(request []byte) []byte {
 	resp, fail := r.call(engine.AddStep, request)
@@ -128,7 +131,7 @@ func (r *Runner) AddStepBytes(request []byte) []byte {
 }
 
 // AssembleJSON answers a request written as JSON text (UTF-8) inside the
-// module (its assemble_json export): the same verdict on JSON text as the
+// module (its assemble_json call): the same verdict on JSON text as the
 // command-line tool and every other host (a syntax error is
 // malformed_request at "" with the byte offset in the message), and the
 // same response bytes as AssembleBytes of the equivalent msgpack.
@@ -141,7 +144,7 @@ func (r *Runner) AssembleJSON(text []byte) []byte {
 }
 
 // AssembleView is core.AppendAssembleViewBytes run inside the module (its
-// assemble_view export, docs/SPEC.md §7.8): the response with its view, as
+// assemble_view call, docs/SPEC.md §7.8): the response with its view, as
 // core.SplitViewAnswer reads it. A failure of the sandbox is the view answer
 // of an internal error.
 func (r *Runner) AssembleView(request []byte) []byte {
@@ -149,13 +152,13 @@ func (r *Runner) AssembleView(request []byte) []byte {
 }
 
 // AssembleViewJSON is AssembleView for a request written as JSON text (its
-// assemble_view_json export).
+// assemble_view_json call).
 func (r *Runner) AssembleViewJSON(text []byte) []byte {
 	return r.view(engine.AssembleViewJSON, text)
 }
 
 // Compare is core.AppendCompareBytes run inside the module (its compare
-// export, docs/SPEC.md §7.9, as wirejson.AppendCompare): a compare request
+// call, docs/SPEC.md §7.9, as wirejson.AppendCompare): a compare request
 // in, the comparison's JSON text out. A failure of the sandbox is the
 // compare answer of an internal error.
 func (r *Runner) Compare(request []byte) []byte {
@@ -174,7 +177,8 @@ func (r *Runner) view(fn engine.Export, request []byte) []byte {
 	return ans
 }
 
-// call runs one export; a failure is the internal error to answer.
+// call runs one of the module's calls; a failure is the internal error to
+// answer.
 func (r *Runner) call(fn engine.Export, request []byte) ([]byte, *core.Error) {
 	if len(request) > core.MaxRequestBytes {
 		// Over 1 GiB: the same functions the module runs give the same
@@ -221,8 +225,8 @@ func isResponse(b []byte) bool {
 		((b[0] == 0x88 || b[0] == 0x89 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
 }
 
-// responseOf is the response inside a view export's answer (after its
-// 4-byte length), the answer itself for the other exports.
+// responseOf is the response inside a view call's answer (after its
+// 4-byte length), the answer itself for the other calls.
 func responseOf(fn engine.Export, b []byte) []byte {
 	if fn != engine.AssembleView && fn != engine.AssembleViewJSON {
 		return b

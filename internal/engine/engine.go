@@ -11,37 +11,39 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/polyloop/assembly/core"
 )
 
-// Export names one of the module's call exports (same ABI: a request buffer
-// in, ptr<<32|len of the response out).
-type Export int
+// Export is one of the module's calls: the op argument of its call export
+// (wasm/README.md, "ABI"), numbered once in core.Call.
+type Export = core.Call
 
+// The calls, as the hosts name them (core.Call's constants).
 const (
-	Assemble         Export = iota // assemble: a msgpack request
-	AssembleJSON                   // assemble_json: a request as JSON text
-	AddStep                        // add_step: a msgpack add_step request
-	AssembleView                   // assemble_view: a msgpack request, answered with its view
-	AssembleViewJSON               // assemble_view_json: the same for JSON text
-	PromptStart                    // prompt_start: a msgpack request, answered with the start of a prompt
-	Compare                        // compare: a msgpack compare request, answered with JSON text
-	NumExports                     // the number of call exports
+	Assemble         = core.CallAssemble         // a msgpack request
+	AssembleJSON     = core.CallAssembleJSON     // a request as JSON text
+	AddStep          = core.CallAddStep          // a msgpack add_step request
+	AssembleView     = core.CallAssembleView     // a msgpack request, answered with its view
+	AssembleViewJSON = core.CallAssembleViewJSON // the same for JSON text
+	PromptStart      = core.CallPromptStart      // a msgpack request, answered with the start of a prompt
+	Compare          = core.CallCompare          // a msgpack compare request, answered with JSON text
 )
 
-// Name is the export's name in the module.
-func (x Export) Name() string {
-	return [...]string{"assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start", "compare"}[x]
-}
+// Exports lists every export a module must have (wasm/README.md, "ABI").
+var Exports = []string{"_initialize", "memory", "buffer", "call"}
 
-// Exports lists every export a module must have.
-var Exports = []string{"_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start", "compare"}
-
-// Instance is one instantiated module, used by one call at a time.
+// Instance is one instantiated module, used by one call at a time. A
+// request costs one call of its call export (wasm/README.md, "ABI"); Buffer
+// is called once per instance and again only for a request longer than the
+// capacity it returned.
 type Instance interface {
-	// Alloc, Call and Free call the module's exports.
-	Alloc(size uint32) (uint32, error)
-	Call(fn Export, ptr, size uint32) (uint64, error)
-	Free(ptr uint32) error
+	// Buffer calls buffer(size): the module's request buffer then holds at
+	// least size bytes at ptr (capacity of them).
+	Buffer(size uint32) (ptr, capacity uint32, err error)
+	// Call calls call(op, size) over the first size bytes of the request
+	// buffer and returns its answer's place, ptr<<32|len.
+	Call(op Export, size uint32) (uint64, error)
 	// Write copies b into linear memory at ptr; Read returns a view of
 	// linear memory, valid until the next call into the instance.
 	Write(ptr uint32, b []byte) error

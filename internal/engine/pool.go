@@ -35,10 +35,17 @@ type Pool struct {
 	engine     Engine
 	tokens     chan struct{} // one per instance that may be alive
 	mu         sync.Mutex
-	idle       []Instance
+	idle       []*slot
 	recycle    uint64
 	peakMemory atomic.Uint64
 	closeOnce  sync.Once
+}
+
+// slot is an instance and what the pool knows of its request buffer.
+type slot struct {
+	inst          Instance
+	ptr, capacity uint32
+	sized         bool // buffer was called: ptr and capacity are its answer
 }
 
 // NewPool wraps an engine in a pool configured by c (defaults filled).
@@ -53,57 +60,64 @@ func (p *Pool) Name() string { return p.engine.Name() }
 // Call runs fn on request in an instance and returns the response bytes, or
 // the failure.
 func (p *Pool) Call(fn Export, request []byte) ([]byte, *Failure) {
-	inst, err := p.get()
+	s, err := p.get()
 	if err != nil {
 		return nil, &Failure{Message: MsgTrapped, Detail: fmt.Sprintf("%s: cannot instantiate the module: %v", p.engine.Name(), err)}
 	}
-	resp, stage, err := p.run(inst, fn, request)
+	resp, stage, err := run(s, fn, request)
 	if err != nil {
-		f := classify(p.engine.Name(), stage, err, inst.Stderr())
-		p.put(inst, false)
+		f := classify(p.engine.Name(), stage, err, s.inst.Stderr())
+		p.put(s, false)
 		return nil, f
 	}
-	mem := inst.MemorySize()
+	mem := s.inst.MemorySize()
 	for {
 		old := p.peakMemory.Load()
 		if mem <= old || p.peakMemory.CompareAndSwap(old, mem) {
 			break
 		}
 	}
-	p.put(inst, mem <= p.recycle)
+	p.put(s, mem <= p.recycle)
 	return resp, nil
 }
 
-// run is one call's protocol: alloc, write, call, read, free. A panic of the
+// run is one call's protocol (wasm/README.md, "ABI"): buffer, only when the
+// request is longer than the capacity the slot knows (or the instance is
+// new); write the request; call; copy the answer out. A panic of the
 // engine's host code is an error of the stage it happened in.
-func (p *Pool) run(inst Instance, fn Export, request []byte) (resp []byte, stage string, err error) {
-	stage = "alloc"
+func run(s *slot, fn Export, request []byte) (resp []byte, stage string, err error) {
+	stage = "buffer"
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the host panicked: %v", r)
 		}
 	}()
-	ptr, err := inst.Alloc(uint32(len(request)))
-	if err != nil {
-		return nil, stage, err
+	size := uint32(len(request))
+	if !s.sized || size > s.capacity {
+		if s.ptr, s.capacity, err = s.inst.Buffer(size); err != nil {
+			s.sized = false
+			return nil, stage, err
+		}
+		s.sized = true
+		if size > s.capacity {
+			return nil, stage, fmt.Errorf("the request buffer holds %d bytes, not the %d asked for", s.capacity, size)
+		}
 	}
 	stage = "write"
-	if err := inst.Write(ptr, request); err != nil {
+	if err := s.inst.Write(s.ptr, request); err != nil {
 		return nil, stage, err
 	}
 	stage = fn.Name()
-	packed, err := inst.Call(fn, ptr, uint32(len(request)))
+	packed, err := s.inst.Call(fn, size)
 	if err != nil {
 		return nil, stage, err
 	}
 	stage = "read"
-	view, err := inst.Read(uint32(packed>>32), uint32(packed))
+	view, err := s.inst.Read(uint32(packed>>32), uint32(packed))
 	if err != nil {
 		return nil, stage, err
 	}
-	resp = append([]byte(nil), view...)
-	stage = "free"
-	return resp, stage, inst.Free(uint32(packed >> 32))
+	return append([]byte(nil), view...), stage, nil
 }
 
 // classify turns an engine error into the host-independent failure: out of
@@ -143,14 +157,14 @@ func firstLine(e error) string {
 }
 
 // get waits for a free slot, then takes an idle instance or creates one.
-func (p *Pool) get() (Instance, error) {
+func (p *Pool) get() (*slot, error) {
 	p.tokens <- struct{}{}
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
+		s := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return inst, nil
+		return s, nil
 	}
 	p.mu.Unlock()
 	inst, err := p.engine.NewInstance()
@@ -158,28 +172,29 @@ func (p *Pool) get() (Instance, error) {
 		<-p.tokens
 		return nil, err
 	}
-	return inst, nil
+	return &slot{inst: inst}, nil
 }
 
-// put returns inst to the idle list (or closes it) and frees its slot.
-func (p *Pool) put(inst Instance, keep bool) {
+// put returns s to the idle list (or closes its instance) and frees its
+// slot.
+func (p *Pool) put(s *slot, keep bool) {
 	if keep {
 		p.mu.Lock()
-		p.idle = append(p.idle, inst)
+		p.idle = append(p.idle, s)
 		p.mu.Unlock()
 	} else {
-		inst.Close()
+		s.inst.Close()
 	}
 	<-p.tokens
 }
 
 // Warm makes sure one instance is ready.
 func (p *Pool) Warm() error {
-	inst, err := p.get()
+	s, err := p.get()
 	if err != nil {
 		return err
 	}
-	p.put(inst, true)
+	p.put(s, true)
 	return nil
 }
 
@@ -203,8 +218,8 @@ func (p *Pool) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
-		for _, inst := range p.idle {
-			inst.Close()
+		for _, s := range p.idle {
+			s.inst.Close()
 		}
 		p.idle = nil
 		p.mu.Unlock()

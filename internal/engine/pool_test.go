@@ -10,9 +10,10 @@ import (
 )
 
 // fake is an engine whose instances echo the request, and count how many are
-// alive at once.
+// alive at once and how often buffer was called.
 type fake struct {
 	alive, most atomic.Int64
+	buffers     atomic.Int64
 	fail        func(req []byte) (string, error) // the module's stderr and a call error
 }
 
@@ -36,8 +37,15 @@ func (e *fake) NewInstance() (Instance, error) {
 }
 func (e *fake) Close() error { return nil }
 
-func (i *fakeInstance) Alloc(size uint32) (uint32, error) { return 0, nil }
-func (i *fakeInstance) Call(fn Export, ptr, size uint32) (uint64, error) {
+// Buffer grows the request buffer (at address 0, all of memory) to size.
+func (i *fakeInstance) Buffer(size uint32) (uint32, uint32, error) {
+	i.e.buffers.Add(1)
+	if int(size) > len(i.mem) {
+		i.mem = append(i.mem, make([]byte, int(size)-len(i.mem))...)
+	}
+	return 0, uint32(len(i.mem)), nil
+}
+func (i *fakeInstance) Call(op Export, size uint32) (uint64, error) {
 	time.Sleep(time.Millisecond) // a call takes a while: callers overlap
 	if i.e.fail != nil {
 		if stderr, err := i.e.fail(i.mem[:size]); err != nil {
@@ -47,7 +55,6 @@ func (i *fakeInstance) Call(fn Export, ptr, size uint32) (uint64, error) {
 	}
 	return uint64(size), nil
 }
-func (i *fakeInstance) Free(uint32) error                { return nil }
 func (i *fakeInstance) Write(ptr uint32, b []byte) error { copy(i.mem[ptr:], b); return nil }
 func (i *fakeInstance) Read(ptr, size uint32) ([]byte, error) {
 	return i.mem[ptr : ptr+size], nil
@@ -85,6 +92,30 @@ func TestMaxInstancesIsTheMostAlive(t *testing.T) {
 	p.Close()
 	if a := e.alive.Load(); a != 0 {
 		t.Fatalf("%d instances alive after Close", a)
+	}
+}
+
+// TestBufferOnlyWhenLonger: an instance's buffer export is called once, and
+// again only for a request longer than the capacity it answered
+// (wasm/README.md, "ABI"); every request is answered whole.
+func TestBufferOnlyWhenLonger(t *testing.T) {
+	e := &fake{}
+	p := NewPool(e, Config{MaxInstances: 1})
+	defer p.Close()
+	for _, tc := range []struct{ size, buffers int }{
+		{0, 1}, {1, 1}, {100, 1}, {1 << 16, 1}, {1<<16 + 1, 2}, {1<<16 + 1, 2}, {10, 2}, {1 << 17, 3},
+	} {
+		req := make([]byte, tc.size)
+		for j := range req {
+			req[j] = byte(j*7 + tc.size)
+		}
+		resp, f := p.Call(Assemble, req)
+		if f != nil || string(resp) != string(req) {
+			t.Fatalf("a request of %d bytes: got %d bytes (%v)", tc.size, len(resp), f)
+		}
+		if n := e.buffers.Load(); n != int64(tc.buffers) {
+			t.Fatalf("after a request of %d bytes: buffer called %d times, want %d", tc.size, n, tc.buffers)
+		}
 	}
 }
 

@@ -92,15 +92,11 @@ func (e *wazeroEngine) NewInstance() (Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wazeroInstance{
+	return &wazeroInstance{
 		ctx: e.ctx, mod: mod, mem: mod.Memory(), stderr: stderr,
-		alloc: mod.ExportedFunction("alloc"),
-		free:  mod.ExportedFunction("free"),
-	}
-	for x := range NumExports {
-		w.calls[x] = mod.ExportedFunction(x.Name())
-	}
-	return w, nil
+		buffer: mod.ExportedFunction("buffer"),
+		call:   mod.ExportedFunction("call"),
+	}, nil
 }
 
 func (e *wazeroEngine) Close() error {
@@ -112,37 +108,31 @@ func (e *wazeroEngine) Close() error {
 }
 
 type wazeroInstance struct {
-	ctx         context.Context
-	mod         api.Module
-	mem         api.Memory
-	stderr      *StderrBuffer
-	alloc, free api.Function
-	calls       [NumExports]api.Function
-	stack       [2]uint64
+	ctx          context.Context
+	mod          api.Module
+	mem          api.Memory
+	stderr       *StderrBuffer
+	buffer, call api.Function
+	stack        [2]uint64
 }
 
 // ErrBounds is a read or write outside linear memory.
 var ErrBounds = errors.New("out of the bounds of linear memory")
 
-func (w *wazeroInstance) Alloc(size uint32) (uint32, error) {
+func (w *wazeroInstance) Buffer(size uint32) (ptr, capacity uint32, err error) {
 	w.stack[0] = uint64(size)
-	if err := w.alloc.CallWithStack(w.ctx, w.stack[:]); err != nil {
-		return 0, err
+	if err := w.buffer.CallWithStack(w.ctx, w.stack[:]); err != nil {
+		return 0, 0, err
 	}
-	return uint32(w.stack[0]), nil
+	return uint32(w.stack[0] >> 32), uint32(w.stack[0]), nil
 }
 
-func (w *wazeroInstance) Call(fn Export, ptr, size uint32) (uint64, error) {
-	w.stack[0], w.stack[1] = uint64(ptr), uint64(size)
-	if err := w.calls[fn].CallWithStack(w.ctx, w.stack[:]); err != nil {
+func (w *wazeroInstance) Call(op Export, size uint32) (uint64, error) {
+	w.stack[0], w.stack[1] = uint64(op), uint64(size)
+	if err := w.call.CallWithStack(w.ctx, w.stack[:]); err != nil {
 		return 0, err
 	}
 	return w.stack[0], nil
-}
-
-func (w *wazeroInstance) Free(ptr uint32) error {
-	w.stack[0] = uint64(ptr)
-	return w.free.CallWithStack(w.ctx, w.stack[:])
 }
 
 func (w *wazeroInstance) Write(ptr uint32, b []byte) error {

@@ -1,6 +1,9 @@
 // Package wasmtime runs the assembly core's WebAssembly module under
 // wasmtime-go. It is the only package of this module that uses cgo; the
-// Runner, its pool, the call protocol and the typed API are wasmhost's.
+// Runner, its pool, the call protocol and the typed API are wasmhost's. A
+// request costs one cgo call: the module's call export through the C API's
+// wasmtime_func_call_unchecked (unchecked.go), its memory read as that call
+// left it.
 //
 // The compiled module is cached on disk in wasmtime's serialized form, at
 // <cache dir>/wasmtime-<Version>/<module sha256>.cwasm (the layout the Python
@@ -47,6 +50,9 @@ type wtEngine struct {
 
 func open(c engine.Config) (engine.Engine, error) {
 	c = c.WithDefaults()
+	if err := checkLayout(); err != nil {
+		return nil, err
+	}
 	wasm, err := engine.LoadModule(c)
 	if err != nil {
 		return nil, err
@@ -116,14 +122,11 @@ func (e *wtEngine) NewInstance() (engine.Instance, error) {
 	if _, err := inst.GetFunc(store, "_initialize").Call(store); err != nil {
 		return fail(err)
 	}
-	i := &instance{
-		store: store, mem: inst.GetExport(store, "memory").Memory(), stderr: stderr,
-		alloc: inst.GetFunc(store, "alloc"), free: inst.GetFunc(store, "free"),
-	}
-	for x := range engine.NumExports {
-		i.calls[x] = inst.GetFunc(store, x.Name())
-	}
-	return i, nil
+	mem := inst.GetExport(store, "memory").Memory()
+	return &instance{
+		store: store, stderr: stderr,
+		calls: newCalls(store, inst.GetFunc(store, "buffer"), inst.GetFunc(store, "call"), mem),
+	}, nil
 }
 
 func (e *wtEngine) Close() error {
@@ -133,37 +136,25 @@ func (e *wtEngine) Close() error {
 	return nil
 }
 
+// instance is one store and its instance; every call into it is one cgo
+// call (unchecked.go), and memory is read as that call left it.
 type instance struct {
-	store       *wt.Store
-	mem         *wt.Memory
-	stderr      *os.File
-	alloc, free *wt.Func
-	calls       [engine.NumExports]*wt.Func
+	store  *wt.Store
+	stderr *os.File
+	calls  calls
 }
 
-func (i *instance) Alloc(size uint32) (uint32, error) {
-	v, err := i.alloc.Call(i.store, int32(size))
-	if err != nil {
-		return 0, err
-	}
-	return uint32(v.(int32)), nil
+func (i *instance) Buffer(size uint32) (ptr, capacity uint32, err error) {
+	packed, err := i.calls.invoke(false, size, 0)
+	return uint32(packed >> 32), uint32(packed), err
 }
 
-func (i *instance) Call(fn engine.Export, ptr, size uint32) (uint64, error) {
-	v, err := i.calls[fn].Call(i.store, int32(ptr), int32(size))
-	if err != nil {
-		return 0, err
-	}
-	return uint64(v.(int64)), nil
-}
-
-func (i *instance) Free(ptr uint32) error {
-	_, err := i.free.Call(i.store, int32(ptr))
-	return err
+func (i *instance) Call(op engine.Export, size uint32) (uint64, error) {
+	return i.calls.invoke(true, uint32(op), size)
 }
 
 func (i *instance) Write(ptr uint32, b []byte) error {
-	mem := i.mem.UnsafeData(i.store)
+	mem := i.calls.memory()
 	if uint64(ptr)+uint64(len(b)) > uint64(len(mem)) {
 		return engine.ErrBounds
 	}
@@ -172,14 +163,14 @@ func (i *instance) Write(ptr uint32, b []byte) error {
 }
 
 func (i *instance) Read(ptr, size uint32) ([]byte, error) {
-	mem := i.mem.UnsafeData(i.store)
+	mem := i.calls.memory()
 	if uint64(ptr)+uint64(size) > uint64(len(mem)) {
 		return nil, engine.ErrBounds
 	}
 	return mem[ptr : ptr+size], nil
 }
 
-func (i *instance) MemorySize() uint64 { return uint64(i.mem.DataSize(i.store)) }
+func (i *instance) MemorySize() uint64 { return uint64(len(i.calls.memory())) }
 
 func (i *instance) Stderr() string {
 	if i.stderr == nil {
@@ -195,6 +186,7 @@ func (i *instance) Stderr() string {
 
 func (i *instance) Close() {
 	i.store.Close()
+	i.calls.free()
 	if i.stderr != nil {
 		i.stderr.Close()
 	}
