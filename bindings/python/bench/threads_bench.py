@@ -1,0 +1,137 @@
+"""The call path side by side: this package beside another copy of it, in one process.
+
+    python bench/threads_bench.py --requests DIR [--against DIR] [--rounds N] [--count N] [--only WHAT]
+
+``--requests DIR``: the request files of internal/testing/benchreq
+(``go run ./internal/testing/benchreq/gen DIR``): ``tiny.msgpack`` and
+``typical.msgpack``. ``--against DIR``: a directory holding another copy of
+the package renamed (e.g. ``polyloop_assembly_old/``, from ``git archive`` of
+an older commit, with its ``assembly.wasm`` and ``VERSION`` copied in): every
+figure is then measured for both, the runs alternated round by round, so the
+load of a shared machine falls on both alike. On such a machine only ratios
+mean something; each figure is the median over the rounds.
+
+Figures: the round trip of ``assemble_bytes`` (tiny and typical) on one
+thread, and the throughput of ``assemble_bytes_many`` and ``assemble_many``
+over ``--count`` copies of the typical request at 1 and 2 workers, with the
+ratio 2 workers / 1 worker (the threads' gain). ``--only threads2`` runs just
+2-worker ``assemble_bytes_many`` for ``--rounds`` rounds, ``--side this`` or
+``against`` for one package alone (for ``strace -f -c -e trace=futex``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Tuple
+
+import msgpack
+
+
+def _packages(against: str) -> List[Tuple[str, ModuleType]]:
+    new = importlib.import_module("polyloop_assembly")
+    out = [("this", new)]
+    if against:
+        path = Path(against)
+        names = [p.name for p in path.iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+        if len(names) != 1:
+            raise SystemExit("--against %s: want one package directory in it, found %r" % (against, names))
+        sys.path.insert(0, str(path))
+        out.append((names[0], importlib.import_module(names[0])))
+    return out
+
+
+def _round_trip(pa: ModuleType, wire: bytes, seconds: float) -> float:
+    """Mean seconds per assemble_bytes over about ``seconds``."""
+    call = pa.assemble_bytes
+    n = 0
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(50):
+            call(wire)
+        n += 50
+        t = time.perf_counter() - t0
+        if t >= seconds:
+            return t / n
+
+
+_assemblers: Dict[Tuple[str, int], Any] = {}
+
+
+def _throughput(pa: ModuleType, what: str, wire: bytes, count: int, workers: int) -> float:
+    """Requests per second of ``count`` copies of ``wire`` through assemble_bytes_many or assemble_many
+    (on an assembler of ``workers`` instances, kept from round to round)."""
+    asm = _assemblers.get((pa.__name__, workers))
+    if asm is None:
+        asm = _assemblers[(pa.__name__, workers)] = pa.Assembler(max_instances=workers)
+    if what == "bytes":
+        items: Any = (wire for _ in range(count))
+        many = pa.assemble_bytes_many
+    else:
+        req = msgpack.unpackb(wire, raw=False)
+        items = (req for _ in range(count))
+        many = pa.assemble_many
+    t0 = time.perf_counter()
+    for r in many(items, workers=workers, assembler=asm):
+        if isinstance(r, pa.AssemblyError):
+            raise r
+    return count / (time.perf_counter() - t0)
+
+
+def _rounds(figures: Dict[str, Callable[[], float]], rounds: int) -> Dict[str, List[float]]:
+    samples: Dict[str, List[float]] = {k: [] for k in figures}
+    for _ in range(rounds):
+        for k, fn in figures.items():
+            samples[k].append(fn())
+    return samples
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="threads_bench.py")
+    ap.add_argument("--requests", required=True)
+    ap.add_argument("--against", default="")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--seconds", type=float, default=0.3, help="per round-trip sample")
+    ap.add_argument("--only", default="", choices=["", "threads2", "threads1"])
+    ap.add_argument("--side", default="both", choices=["both", "this", "against"], help="which packages to time")
+    args = ap.parse_args()
+    d = Path(args.requests)
+    tiny, typical = (d / "tiny.msgpack").read_bytes(), (d / "typical.msgpack").read_bytes()
+    pkgs = _packages(args.against)
+    for name, pa in pkgs:
+        assert pa.assemble_bytes(typical) == pkgs[0][1].assemble_bytes(typical), name  # the same answer
+    pkgs = {"both": pkgs, "this": pkgs[:1], "against": pkgs[1:]}[args.side]
+    figures: Dict[str, Callable[[], float]] = {}
+    for name, pa in pkgs:
+        if args.only:
+            w = 2 if args.only == "threads2" else 1
+            figures["%s bytes_many w=%d" % (name, w)] = lambda pa=pa, w=w: _throughput(pa, "bytes", typical, args.count, w)
+            continue
+        figures["%s tiny µs" % name] = lambda pa=pa: 1e6 * _round_trip(pa, tiny, args.seconds)
+        figures["%s typical µs" % name] = lambda pa=pa: 1e6 * _round_trip(pa, typical, args.seconds)
+        for what in ("bytes", "dict"):
+            for w in (1, 2):
+                key = "%s %s_many w=%d req/s" % (name, what, w)
+                figures[key] = lambda pa=pa, what=what, w=w: _throughput(pa, what, typical, args.count, w)
+    samples = _rounds(figures, args.rounds)
+    for k, v in samples.items():
+        print("%-40s median %10.1f   samples %s" % (k, statistics.median(v), " ".join("%.1f" % x for x in v)))
+    for name, _ in pkgs:
+        for what in ("bytes", "dict"):
+            one, two = samples.get("%s %s_many w=1 req/s" % (name, what)), samples.get("%s %s_many w=2 req/s" % (name, what))
+            if one and two:
+                ratios = [b / a for a, b in zip(one, two)]
+                print(
+                    "%-40s median %10.2f   per round %s"
+                    % ("%s %s_many 2 workers / 1" % (name, what), statistics.median(ratios), " ".join("%.2f" % r for r in ratios))
+                )
+
+
+if __name__ == "__main__":
+    main()
