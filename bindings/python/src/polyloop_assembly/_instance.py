@@ -190,7 +190,7 @@ class Instance:
             except Exception as e:  # pragma: no cover - other wasmtime versions
                 missing = "%s: %s" % (type(e).__name__, e)
         _warn_once(
-            "wasmtime %s lacks the private C-API names of the fast call path (%s); every call takes "
+            "wasmtime %s does not have the private C-API parts the fast call path uses (%s); every call takes "
             "the public API, about 5x slower per call. Install a tested version: pip install 'wasmtime%s'"
             % (wasmtime_version(), missing or "disabled", FAST_PATH_TESTED)
         )
