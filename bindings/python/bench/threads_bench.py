@@ -17,6 +17,8 @@ over ``--count`` copies of the typical request at 1 and 2 workers, with the
 ratio 2 workers / 1 worker (the threads' gain). ``--only threads2`` runs just
 2-worker ``assemble_bytes_many`` for ``--rounds`` rounds, ``--side this`` or
 ``against`` for one package alone (for ``strace -f -c -e trace=futex``).
+``--only split``: this package's CPU time per request, in all and inside the
+module call, and the bound on the threads' gain that follows (load-proof).
 """
 
 from __future__ import annotations
@@ -83,6 +85,35 @@ def _throughput(pa: ModuleType, what: str, wire: bytes, count: int, workers: int
     return count / (time.perf_counter() - t0)
 
 
+def _split(pa: ModuleType, what: str, wire: bytes, count: int, workers: int) -> Tuple[float, float]:
+    """CPU µs per request in all, and inside the module call (the one place the
+    GIL is released), over ``count`` requests at ``workers`` workers: the
+    rest holds the GIL, so ``all / (all - inside)`` bounds what threads can
+    gain (Amdahl), whatever the machine's load. The timing wrapper's own cost
+    counts as GIL-held: the bound is a low one."""
+    from polyloop_assembly import _capi
+
+    real = _capi.call_unchecked
+    inside = [0]
+    clock = time.thread_time_ns
+
+    def timed(*args: Any) -> Any:
+        t0 = clock()
+        try:
+            return real(*args)
+        finally:
+            inside[0] += clock() - t0
+
+    _capi.call_unchecked = timed
+    try:
+        c0 = time.process_time_ns()
+        _throughput(pa, what, wire, count, workers)
+        total = time.process_time_ns() - c0
+    finally:
+        _capi.call_unchecked = real
+    return total / count / 1e3, inside[0] / count / 1e3
+
+
 def _rounds(figures: Dict[str, Callable[[], float]], rounds: int) -> Dict[str, List[float]]:
     samples: Dict[str, List[float]] = {k: [] for k in figures}
     for _ in range(rounds):
@@ -98,7 +129,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=0.3, help="per round-trip sample")
-    ap.add_argument("--only", default="", choices=["", "threads2", "threads1"])
+    ap.add_argument("--only", default="", choices=["", "threads2", "threads1", "split"])
     ap.add_argument("--side", default="both", choices=["both", "this", "against"], help="which packages to time")
     args = ap.parse_args()
     d = Path(args.requests)
@@ -107,6 +138,16 @@ def main() -> None:
     for name, pa in pkgs:
         assert pa.assemble_bytes(typical) == pkgs[0][1].assemble_bytes(typical), name  # the same answer
     pkgs = {"both": pkgs, "this": pkgs[:1], "against": pkgs[1:]}[args.side]
+    if args.only == "split":
+        for what in ("bytes", "dict"):
+            for w in (1, 2):
+                runs = [_split(pkgs[0][1], what, typical, args.count, w) for _ in range(args.rounds)]
+                total, inside = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+                print(
+                    "%s_many w=%d: CPU per request %.1f µs, in the module call %.1f µs, GIL held %.1f µs: "
+                    "threads gain at most %.2fx" % (what, w, total, inside, total - inside, total / (total - inside))
+                )
+        return
     figures: Dict[str, Callable[[], float]] = {}
     for name, pa in pkgs:
         if args.only:
