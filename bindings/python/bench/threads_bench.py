@@ -9,7 +9,10 @@ the package renamed (e.g. ``polyloop_assembly_old/``, from ``git archive`` of
 an older commit, with its ``assembly.wasm`` and ``VERSION`` copied in): every
 figure is then measured for both, the runs alternated round by round, so the
 load of a shared machine falls on both alike. On such a machine only ratios
-mean something; each figure is the median over the rounds.
+mean something; each figure is the median over the rounds. A control
+(``hashlib.sha256`` over 1 MB on 1 and 2 threads: the GIL released, nothing
+shared) shows what the machine's load lets two threads gain at all; a
+ratio near the control's is all the threads can show on that machine.
 
 Figures: the round trip of ``assemble_bytes`` (tiny and typical) on one
 thread, and the throughput of ``assemble_bytes_many`` and ``assemble_many``
@@ -114,6 +117,28 @@ def _split(pa: ModuleType, what: str, wire: bytes, count: int, workers: int) -> 
     return total / count / 1e3, inside[0] / count / 1e3
 
 
+def _control(workers: int, calls: int = 40) -> float:
+    """Calls per second of hashlib.sha256 over 1 MB on ``workers`` threads: work
+    that releases the GIL for about a millisecond per call and shares nothing,
+    so 2 workers / 1 is what this machine's load lets two threads gain at all."""
+    import hashlib
+    import threading
+
+    data = bytes(1 << 20)
+
+    def work() -> None:
+        for _ in range(calls):
+            hashlib.sha256(data).digest()
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return workers * calls / (time.perf_counter() - t0)
+
+
 def _rounds(figures: Dict[str, Callable[[], float]], rounds: int) -> Dict[str, List[float]]:
     samples: Dict[str, List[float]] = {k: [] for k in figures}
     for _ in range(rounds):
@@ -149,6 +174,9 @@ def main() -> None:
                 )
         return
     figures: Dict[str, Callable[[], float]] = {}
+    if not args.only:
+        figures["control w=1 calls/s"] = lambda: _control(1)
+        figures["control w=2 calls/s"] = lambda: _control(2)
     for name, pa in pkgs:
         if args.only:
             w = 2 if args.only == "threads2" else 1
@@ -163,15 +191,20 @@ def main() -> None:
     samples = _rounds(figures, args.rounds)
     for k, v in samples.items():
         print("%-40s median %10.1f   samples %s" % (k, statistics.median(v), " ".join("%.1f" % x for x in v)))
+    pairs = [("control", "control w=1 calls/s", "control w=2 calls/s")]
     for name, _ in pkgs:
         for what in ("bytes", "dict"):
-            one, two = samples.get("%s %s_many w=1 req/s" % (name, what)), samples.get("%s %s_many w=2 req/s" % (name, what))
-            if one and two:
-                ratios = [b / a for a, b in zip(one, two)]
-                print(
-                    "%-40s median %10.2f   per round %s"
-                    % ("%s %s_many 2 workers / 1" % (name, what), statistics.median(ratios), " ".join("%.2f" % r for r in ratios))
-                )
+            pairs.append(
+                ("%s %s_many" % (name, what), "%s %s_many w=1 req/s" % (name, what), "%s %s_many w=2 req/s" % (name, what))
+            )
+    for label, k1, k2 in pairs:
+        one, two = samples.get(k1), samples.get(k2)
+        if one and two:
+            ratios = [b / a for a, b in zip(one, two)]
+            print(
+                "%-40s median %10.2f   per round %s"
+                % ("%s 2 workers / 1" % label, statistics.median(ratios), " ".join("%.2f" % r for r in ratios))
+            )
 
 
 if __name__ == "__main__":
