@@ -218,3 +218,27 @@ def test_a_forked_child_cannot_continue_an_inherited_batch() -> None:
         assert got.startswith(want), got
         rest = list(it)  # the parent's iterator is whole
         assert all(_same(a, b) for a, b in zip([first, *rest], SERIAL)) and len(rest) == len(SERIAL) - 1
+
+
+@pytest.mark.parametrize("many", ["assemble_many", "assemble_json_many"])
+def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With worker threads, the workers encode and call the module and the
+    consuming thread decodes each response just before yielding it: dicts
+    queued between threads cost the cyclic GC and the caches several times
+    their making. The answers are the serial ones, errors in their places."""
+    from polyloop_assembly import _batch
+
+    threads: List[int] = []
+    real = _batch._decode_ok
+
+    def decode(*args: Any) -> Any:
+        threads.append(threading.get_ident())
+        return real(*args)
+
+    monkeypatch.setattr(_batch, "_decode_ok", decode)
+    reqs: List[Any] = REQUESTS[:200]
+    if many == "assemble_json_many":
+        reqs = [json.dumps(r) for r in reqs]
+    got = list(getattr(pa, many)(reqs, workers=2))
+    assert len(got) == 200 and all(_same(a, b) for a, b in zip(got, SERIAL[:200]))
+    assert len(threads) == 200 and set(threads) == {threading.get_ident()}

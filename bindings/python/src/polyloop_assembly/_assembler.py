@@ -119,7 +119,7 @@ class Assembler:
             raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
         if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
             return too_large_response(size)
-        return self._call(request if isinstance(request, bytes) else bytes(request), "assemble")
+        return self._call(request if isinstance(request, bytes) else bytes(request), _consts.CALL_ASSEMBLE)
 
     def _add_step_bytes(self, request: bytes) -> bytes:
         """The module's ``add_step`` export: an add_step request in, its response
@@ -127,7 +127,7 @@ class Assembler:
         the source repository). Errors are returned as error responses."""
         if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
             return too_large_response(len(request))
-        return self._call(request, "add_step")
+        return self._call(request, _consts.CALL_ADD_STEP)
 
     def _prompt_start_bytes(self, request: bytes) -> bytes:
         """The module's ``prompt_start`` export: a request in, its assemble
@@ -135,11 +135,11 @@ class Assembler:
         docs/SPEC.md §7.3.1, in the source repository). Errors are returned as error responses."""
         if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
             return too_large_response(len(request))
-        return self._call(request, "prompt_start")
+        return self._call(request, _consts.CALL_PROMPT_START)
 
-    def _call(self, data: bytes, export: str) -> bytes:
+    def _call(self, data: bytes, op: int) -> bytes:
         try:
-            return self._pool.call(data, export)
+            return self._pool.call(data, op)
         except InstanceFailure as e:
             raise e.to_error() from None
 
@@ -190,7 +190,7 @@ class Assembler:
             )
         if len(data) > _MAX_MODULE_BUFFER:
             return too_large_response(len(data))
-        return self._call(data, "assemble_json")
+        return self._call(data, _consts.CALL_ASSEMBLE_JSON)
 
     def assemble_json(self, text: JSONText) -> AssembleResponse:
         """Assemble a request written as JSON text and return the response.

@@ -1,14 +1,19 @@
 """Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`
 and :func:`assemble_bytes_many`.
 
-The module call itself runs without the GIL (wasmtime's C API is called through
-``ctypes.CDLL``, which releases it), so threads over the instance pool keep the
-process busy without blocking the caller; they do not add cores (measured:
-module calls contend inside one process, even on separate stores), processes
-do (``datasets.map(num_proc=N)``, Ray, ``multiprocessing``). Encoding the
-request and building the response dict hold the GIL. Input is read lazily, at most ``window`` requests ahead of the
-response being yielded, so an unbounded stream runs in bounded memory.
-"""
+A request costs one call into the module, and the GIL is released around
+that call alone (wasmtime's C API through ``ctypes.CDLL``; the copies in and
+out and the memory queries keep it: ``_capi`` says why), so the worker
+threads run the module on their instances at the same time: threads add
+cores to the module's share of the work. What holds the GIL does not spread:
+the binding's own few microseconds per request, and, for :func:`assemble_many`
+and :func:`assemble_json_many`, encoding the request and decoding the
+response into dicts, which for a typical request takes longer than the
+module itself; :func:`assemble_bytes_many` (bytes in, bytes out) gains the
+most. For every core whatever the work, use processes
+(``datasets.map(num_proc=N)``, Ray, ``multiprocessing``). Input is read
+lazily, at most ``window`` requests ahead of the response being yielded, so
+an unbounded stream runs in bounded memory."""
 
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ from typing import (
 )
 
 from . import _fork
-from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, default_assembler
+from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, _decode_ok, _encode, default_assembler
 from ._types import AssembleRequest, AssembleResponse
 
 __all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
@@ -77,6 +82,27 @@ def _run_chunk(fn: Callable[[T], R], chunk: List[T]) -> List[Union[R, AssemblyEr
     return out
 
 
+#: A call in two halves: what the workers run (encoding, the module call: bytes
+#: out) and what the consumer runs on that, just before yielding (decoding into
+#: dicts). Objects built in one thread and dropped in another, and kept alive
+#: while queued, cost several times their making (the cyclic GC promotes the
+#: queued ones, caches miss): built by the consumer, they live only until yielded.
+Halves = Tuple[Callable[[Any], Any], Callable[[Any], Any]]
+
+
+def _finish(finish: Optional[Callable[[Any], Any]], result: Any) -> Any:
+    """The consumer's half of a call on a worker's result; its errors kept as
+    :func:`_run_chunk` keeps them."""
+    if finish is None or isinstance(result, (AssemblyError, _Raised)):
+        return result
+    try:
+        return finish(result)
+    except AssemblyError as e:
+        return e
+    except Exception as e:
+        return _Raised(e)
+
+
 def _emit(result: Any, errors: ErrorMode) -> Any:
     if isinstance(result, _Raised):
         raise result.exc
@@ -93,6 +119,7 @@ def _ordered(
     errors: ErrorMode,
     progress: Optional[Callable[[int], None]],
     assembler: Assembler,
+    halves: Optional[Halves] = None,
 ) -> Iterator[Union[R, AssemblyError]]:
     if errors not in ("return", "raise"):
         raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
@@ -101,7 +128,7 @@ def _ordered(
         raise ValueError("workers must be at least 1, got %d" % n)
     if window is not None and window < 1:
         raise ValueError("window must be at least 1, got %d" % window)
-    return _generate(fn, iter(items), n, window, errors, progress)
+    return _generate(fn, iter(items), n, window, errors, progress, halves)
 
 
 def _generate(
@@ -111,6 +138,7 @@ def _generate(
     window: Optional[int],
     errors: ErrorMode,
     progress: Optional[Callable[[int], None]],
+    halves: Optional[Halves] = None,
 ) -> Iterator[Union[R, AssemblyError]]:
     chunk = _CHUNK if window is None else max(1, min(_CHUNK, window // (2 * n)))
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
@@ -122,8 +150,9 @@ def _generate(
             if progress is not None:
                 progress(done)
         return
-    for result in _threaded(fn, it, n, chunk, ahead):
-        yield _emit(result, errors)
+    work, finish = halves if halves is not None else (fn, None)
+    for result in _threaded(work, it, n, chunk, ahead):
+        yield _emit(_finish(finish, result), errors)
         done += 1
         if progress is not None:
             progress(done)
@@ -212,9 +241,25 @@ class _Many(Protocol[In, Out]):
     ) -> Iterator[Out]: ...
 
 
-def _many(method: str, name: str, doc: str) -> Any:
-    """The batch form of the :class:`Assembler` method ``method``: a function
-    named ``name`` with the docstring ``doc`` and the signature of :class:`_Many`."""
+def _dict_halves(asm: Assembler) -> Halves:
+    """:meth:`Assembler.assemble` in halves: encode and call, then decode."""
+
+    def work(request: Any) -> Tuple[bytes, List[BaseException]]:
+        caught: List[BaseException] = []
+        return asm.assemble_bytes(_encode(request, caught)), caught
+
+    return work, lambda out: _decode_ok(*out)
+
+
+def _json_halves(asm: Assembler) -> Halves:
+    """:meth:`Assembler.assemble_json` in halves: the call, then decode."""
+    return asm.assemble_json_bytes, _decode_ok
+
+
+def _many(method: str, name: str, doc: str, halves: Optional[Callable[[Assembler], Halves]] = None) -> Any:
+    """The batch form of the :class:`Assembler` method ``method`` (on threads,
+    in ``halves`` if given): a function named ``name`` with the docstring
+    ``doc`` and the signature of :class:`_Many`."""
 
     def many(
         requests: Iterable[Any],
@@ -226,7 +271,8 @@ def _many(method: str, name: str, doc: str) -> Any:
         assembler: Optional[Assembler] = None,
     ) -> Iterator[Any]:
         asm = assembler if assembler is not None else default_assembler()
-        return _ordered(getattr(asm, method), requests, workers, window, errors, progress, asm)
+        split = halves(asm) if halves is not None else None
+        return _ordered(getattr(asm, method), requests, workers, window, errors, progress, asm, split)
 
     many.__name__ = many.__qualname__ = name
     many.__doc__ = doc
@@ -274,6 +320,7 @@ assemble_many = cast(
             ``os.fork`` and is continued in the child, where its threads are
             not: start a new one there.
     """,
+        _dict_halves,
     ),
 )
 
@@ -312,5 +359,6 @@ assemble_json_many = cast(
     ``--batch``. The other arguments and the results are those of
     :func:`assemble_many`.
     """,
+        _json_halves,
     ),
 )

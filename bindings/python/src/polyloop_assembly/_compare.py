@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, cast
 
 import msgpack  # type: ignore[import-untyped]
 
-from . import _codec
+from . import _codec, _consts
 from ._assembler import Assembler, default_assembler
 from ._errors import error_of_response
 from ._runtime import module_sha256, version
@@ -60,7 +60,7 @@ def compare(a: Any, b: Any, *, assembler: Optional[Assembler] = None) -> Compari
     """
     caught: List[BaseException] = []
     request = b"\x82\xa1a" + _side(a, caught) + b"\xa1b" + _side(b, caught)
-    answer = json.loads((assembler or default_assembler())._call(request, "compare"))
+    answer = json.loads((assembler or default_assembler())._call(request, _consts.CALL_COMPARE))
     if "error" in answer:
         raise error_of_response(answer) from (caught[0] if caught else None)
     return cast(Comparison, answer)

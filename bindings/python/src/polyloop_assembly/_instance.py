@@ -1,19 +1,23 @@
 """One instance of the module in its own store, and the fast call path.
 
-Module ABI (see ``wasm/README.md``): ``_initialize`` once per instance, then per
-call ``alloc(size) -> ptr``, write the request at ``ptr``, ``assemble(ptr,
-size) -> resp_ptr << 32 | resp_len`` (consumes the request buffer; or
-``assemble_json``, the same for a request written as JSON text, or
-``add_step``, the same for an add_step request of an incremental prompt:
-the project's docs/SPEC.md §7.3.1, in the source repository), copy the
-response out, ``free(resp_ptr)``.
+Module ABI (``wasm/README.md``, "ABI"): ``_initialize`` once per instance;
+then a request costs one export call: the request is written into the
+module's request buffer (``buffer(size) -> ptr << 32 | capacity``, called
+only when a request is longer than the capacity known), ``call(op, size) ->
+resp_ptr << 32 | resp_len`` runs call number ``op`` (``CALL_*`` in
+``_consts``: assemble, assemble_json, add_step, prompt_start, compare; the
+project's docs/SPEC.md §7.3.1 and §7.9, in the source repository) and the
+answer is copied out of the module's response buffer. Nothing is allocated
+or freed per request.
 
 The fast call path: wasmtime's ``Func.__call__`` re-reads the function type and
-converts every value on each call (about 25 µs); the three calls of one
-assembly go through the C API's ``wasmtime_func_call_unchecked`` instead (about
-3 µs each), after the exports' signatures were checked once per instance. It
-uses private names of the ``wasmtime`` package, so it is tied to the versions
-it was tested with (:data:`FAST_PATH_TESTED`, the same bound as the package's
+converts every value on each call (about 25 µs); ``call`` goes through the C
+API's ``wasmtime_func_call_unchecked`` instead, after the exports' signatures
+were checked once per instance, and is the only place a call releases the GIL:
+the memory queries keep it and the bytes are copied in and out through a
+``memoryview`` of linear memory (``_capi`` says why). It uses private names of
+the ``wasmtime`` package (all in ``_capi``), so it is tied to the versions it
+was tested with (:data:`FAST_PATH_TESTED`, the same bound as the package's
 dependency); if the names are missing, calls take the public API with a
 :class:`RuntimeWarning` saying so, once per process.
 """
@@ -22,15 +26,17 @@ from __future__ import annotations
 
 import ctypes
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import wasmtime
 
+from . import _capi
 from ._cache import wasmtime_version
+from ._consts import CALL_ASSEMBLE
 from ._consts import STDERR_KEEP_BYTES as _STDERR_KEEP
 from ._errors import InstanceFailure
 
-__all__ = ["CALLS", "FAST_PATH_TESTED", "Instance", "fast_path_available"]
+__all__ = ["FAST_PATH_TESTED", "Instance", "fast_path_available"]
 
 #: The wasmtime versions the fast call path was tested with (the dependency's bound).
 FAST_PATH_TESTED = ">=50.0.1,<51"
@@ -39,19 +45,8 @@ _TESTED_MAJOR = 50
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
-try:
-    from wasmtime import _bindings as _wb
-
-    _c_call_unchecked = _wb._wasmtime_func_call_unchecked
-    _c_memory_data = _wb._wasmtime_memory_data
-    _c_memory_data_size = _wb._wasmtime_memory_data_size
-    _c_raw_t = _wb.wasmtime_val_raw_t
-    _c_trap_ptr_t = ctypes.POINTER(_wb.wasm_trap_t)
-    _FAST_AVAILABLE = True
-    _FAST_MISSING = ""
-except Exception as _e:  # pragma: no cover - other wasmtime versions
-    _FAST_AVAILABLE = False
-    _FAST_MISSING = "%s: %s" % (type(_e).__name__, _e)
+_FAST_AVAILABLE = _capi.AVAILABLE
+_FAST_MISSING = _capi.MISSING
 
 _warned = False
 
@@ -81,17 +76,8 @@ def _check_version() -> None:
         )
 
 
-#: The exports a call runs, each ``(ptr, size) -> resp_ptr << 32 | resp_len``:
-#: a request in msgpack, one in JSON text, an add_step request, the request a prompt starts from,
-#: a compare request (docs/SPEC.md §7.9, in the source repository).
-CALLS = ("assemble", "assemble_json", "add_step", "prompt_start", "compare")
-
 # The exports' signatures (wasm/main.go): the unchecked calls rely on them.
-_SIGNATURES = {
-    "alloc": (("i32",), ("i32",)),
-    **{name: (("i32", "i32"), ("i64",)) for name in CALLS},
-    "free": (("i32",), ()),
-}
+_SIGNATURES = {"buffer": (("i32",), ("i64",)), "call": (("i32", "i32"), ("i64",))}
 
 # Trap does not derive from WasmtimeError; ExitTrap (proc_exit) does.
 _WASM_FAILURES = (wasmtime.WasmtimeError, wasmtime.Trap)
@@ -109,6 +95,11 @@ def _engine_text(exc: BaseException) -> str:
         code = exc.trap_code
         return "the module trapped (%s): %s" % (code.name.lower() if code is not None else "trap", exc)
     return "the module failed: %s" % exc
+
+
+def _i32(x: int) -> int:
+    """An unsigned 32-bit argument as the signed value an i32 holds."""
+    return x - (1 << 32) if x > 0x7FFFFFFF else x
 
 
 class Instance:
@@ -129,48 +120,39 @@ class Instance:
         if memory_limit_bytes is not None:
             store.set_limits(memory_size=memory_limit_bytes)
         try:
-            instance = pre.instantiate(store)
-            exports = instance.exports(store)
-            funcs: Dict[str, wasmtime.Func] = {}
-            for name in ("_initialize", *_SIGNATURES):
-                func = exports.get(name)
-                if not isinstance(func, wasmtime.Func):
-                    raise RuntimeError(
-                        "polyloop_assembly: the module has no function export %r; is assembly.wasm from the "
-                        "same release as this binding?" % name
-                    )
-                funcs[name] = func
-            memory = exports.get("memory")
-            if not isinstance(memory, wasmtime.Memory):
-                raise RuntimeError("polyloop_assembly: the module exports no memory named 'memory'")
+            funcs, memory = self._exports(pre.instantiate(store), store)
             funcs["_initialize"](store)
         except _WASM_FAILURES as e:
             raise self._failure(e) from None
         self._store = store
         self._memory = memory
-        self._alloc = funcs["alloc"]
-        self._calls = {name: funcs[name] for name in CALLS}
-        self._free = funcs["free"]
-        self.memory_bytes = 0
+        self._buffer = funcs["buffer"]
+        self._call = funcs["call"]
+        self._fast: Optional[_capi.Handles] = None
         self.fast = False
-        missing = _FAST_MISSING
-        if _FAST_AVAILABLE:
-            _check_version()
-            try:
-                self._setup_fast()
-                self._call_fast(self._free_ref, 0, 0)  # free(0): unknown pointers are ignored
-                self.fast = True
-            except (InstanceFailure, RuntimeError):
-                raise
-            except Exception as e:  # pragma: no cover - other wasmtime versions
-                missing = "%s: %s" % (type(e).__name__, e)
-        if not self.fast:
-            _warn_once(
-                "wasmtime %s lacks the private C-API names of the fast call path (%s); every call takes "
-                "the public API, about 5x slower per call. Install a tested version: pip install 'wasmtime%s'"
-                % (wasmtime_version(), missing or "disabled", FAST_PATH_TESTED)
-            )
-        self.memory_bytes = self._memory_size()
+        self._view = memoryview(b"")  # linear memory, re-made when its size changes
+        self._view_size = -1
+        self.memory_bytes = 0
+        self._request_ptr = self._capacity = 0
+        self._setup_fast()
+        self._request_buffer(0)  # the buffer's place and capacity (at least 64 KiB); reads the memory's size
+
+    @staticmethod
+    def _exports(instance: wasmtime.Instance, store: wasmtime.Store) -> Tuple[Dict[str, wasmtime.Func], wasmtime.Memory]:
+        exports = instance.exports(store)
+        funcs: Dict[str, wasmtime.Func] = {}
+        for name in ("_initialize", *_SIGNATURES):
+            func = exports.get(name)
+            if not isinstance(func, wasmtime.Func):
+                raise RuntimeError(
+                    "polyloop_assembly: the module has no function export %r; is assembly.wasm from the "
+                    "same release as this binding?" % name
+                )
+            funcs[name] = func
+        memory = exports.get("memory")
+        if not isinstance(memory, wasmtime.Memory):
+            raise RuntimeError("polyloop_assembly: the module exports no memory named 'memory'")
+        return funcs, memory
 
     def _on_stderr(self, data: bytes) -> None:
         buf = self._stderr
@@ -190,104 +172,106 @@ class Instance:
     # the fast path -------------------------------------------------------
 
     def _setup_fast(self) -> None:
-        for name, func in (("alloc", self._alloc), *self._calls.items(), ("free", self._free)):
-            got = _signature(func, self._store)
-            if got != _SIGNATURES[name]:
-                raise RuntimeError(
-                    "polyloop_assembly: the module's export %r has the signature %r, not %r; is "
-                    "assembly.wasm from the same release as this binding?" % (name, got, _SIGNATURES[name])
-                )
-        self._ctx = self._store._context()
-        self._mem_ref = ctypes.byref(self._memory._memory)
-        self._alloc_ref = ctypes.byref(self._alloc._func)
-        self._call_refs = {name: ctypes.byref(func._func) for name, func in self._calls.items()}
-        self._free_ref = ctypes.byref(self._free._func)
-        self._raw = (_c_raw_t * 2)()  # arguments in, results out
-        self._trap = _c_trap_ptr_t()
-        self._trap_ref = ctypes.byref(self._trap)
-        self._view_base = 0
-        self._view_size = -1
+        """Take the fast call path if this wasmtime has what it needs; else warn once."""
+        missing = _FAST_MISSING
+        if _FAST_AVAILABLE:
+            _check_version()
+            for name, func in (("buffer", self._buffer), ("call", self._call)):
+                got = _signature(func, self._store)
+                if got != _SIGNATURES[name]:
+                    raise RuntimeError(
+                        "polyloop_assembly: the module's export %r has the signature %r, not %r; is "
+                        "assembly.wasm from the same release as this binding?" % (name, got, _SIGNATURES[name])
+                    )
+            try:
+                self._fast = _capi.Handles(self._store, self._buffer, self._call, self._memory)
+                self.fast = True
+                return
+            except Exception as e:  # pragma: no cover - other wasmtime versions
+                missing = "%s: %s" % (type(e).__name__, e)
+        _warn_once(
+            "wasmtime %s does not have the private C-API parts the fast call path uses (%s); every call takes "
+            "the public API, about 5x slower per call. Install a tested version: pip install 'wasmtime%s'"
+            % (wasmtime_version(), missing or "disabled", FAST_PATH_TESTED)
+        )
 
-    def _call_fast(self, func_ref: Any, a: int, b: int) -> Any:
-        """Call an export through the C API; return the raw value array."""
-        raw = self._raw
-        raw[0].i32 = a - (1 << 32) if a > 0x7FFFFFFF else a
-        raw[1].i32 = b - (1 << 32) if b > 0x7FFFFFFF else b
-        err = _c_call_unchecked(self._ctx, func_ref, raw, 2, self._trap_ref)
-        if err:
-            raise self._failure(wasmtime.WasmtimeError._from_ptr(err))
-        if self._trap:
-            trap = wasmtime.Trap._from_ptr(self._trap)
-            self._trap = _c_trap_ptr_t()
-            self._trap_ref = ctypes.byref(self._trap)
-            raise self._failure(trap)
-        return raw
+    def _fast_failure(self, h: _capi.Handles, err: Optional[int]) -> InstanceFailure:
+        """The InstanceFailure of a fast call that returned an error or left a trap."""
+        trap = h.take_trap()
+        return self._failure(_capi.error(err) if err else trap if trap is not None else wasmtime.WasmtimeError("no trap"))
 
-    def _view(self) -> Tuple[int, int]:
-        """(base address, size) of linear memory; the base is re-read only when
-        the size changed (memory moves only when it grows)."""
-        size = _c_memory_data_size(self._ctx, self._mem_ref)
+    def _export(self, func: wasmtime.Func, address: int, *args: int) -> int:
+        """Call an export with i32 arguments (at its C ``address`` on the fast
+        path) and return its i64 result, unsigned."""
+        h = self._fast
+        if h is None:
+            try:
+                out = func(self._store, *(_i32(x) for x in args))
+            except _WASM_FAILURES as e:
+                raise self._failure(e) from None
+            return int(out) & _MASK64
+        raw = h.raw
+        for i, x in enumerate(args):
+            raw[i].i32 = _i32(x)
+        err = _capi.call_unchecked(h.context, address, h.raw_address, 2, h.trap_address)
+        if err or h.trap:
+            raise self._fast_failure(h, err)
+        return int(raw[0].i64) & _MASK64
+
+    def _sync_memory(self) -> int:
+        """Linear memory's size, after a call into the module (which may have
+        grown it); the view of it is re-made when the size changed (memory
+        moves only when it grows). The size and the base are read without
+        releasing the GIL on the fast path."""
+        h = self._fast
+        if h is not None:
+            size = int(_capi.memory_data_size(h.context, h.memory))
+        else:
+            size = int(self._memory.data_len(self._store))
         if size != self._view_size:
-            self._view_base = ctypes.cast(_c_memory_data(self._ctx, self._mem_ref), ctypes.c_void_p).value or 0
+            if h is not None:
+                base = _capi.memory_data(h.context, h.memory) or 0
+            else:
+                base = ctypes.cast(self._memory.data_ptr(self._store), ctypes.c_void_p).value or 0
+            self._view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B") if size else memoryview(b"")
             self._view_size = size
-        return self._view_base, size
+        self.memory_bytes = size
+        return size
 
-    # the public-API path -------------------------------------------------
-
-    def _memory_size(self) -> int:
-        if self.fast:
-            return int(_c_memory_data_size(self._ctx, self._mem_ref))
-        return int(self._memory.data_len(self._store))
-
-    def _memory_base(self) -> int:
-        return ctypes.cast(self._memory.data_ptr(self._store), ctypes.c_void_p).value or 0
-
-    def _call_public(self, func: wasmtime.Func, *args: int) -> int:
-        try:
-            out = func(self._store, *(x - (1 << 32) if x > 0x7FFFFFFF else x for x in args))
-        except _WASM_FAILURES as e:
-            raise self._failure(e) from None
-        return 0 if out is None else int(out)
+    def _request_buffer(self, n: int) -> None:
+        """Make the module's request buffer hold ``n`` bytes (``buffer(n)``)."""
+        packed = self._export(self._buffer, self._fast.buffer if self._fast else 0, n)
+        ptr, capacity = packed >> 32, packed & _MASK32
+        if capacity < n or ptr + capacity > self._sync_memory():
+            raise InstanceFailure("buffer returned a request buffer outside linear memory")
+        self._request_ptr, self._capacity = ptr, capacity
 
     # the call ------------------------------------------------------------
 
-    def call(self, request: bytes, export: str = "assemble") -> bytes:
-        """Run the export ``export`` (one of :data:`CALLS`) on one request (at
-        most 4 GiB - 1 bytes); return the response bytes.
+    def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
+        """Run call number ``op`` (``CALL_*`` of ``_consts``) on one request (at
+        most 4 GiB - 1 bytes); return the answer's bytes.
 
         Raises:
             InstanceFailure: the instance trapped, exited or ran out of memory; discard it.
         """
         n = len(request)
-        if self.fast:
-            call = self._call_fast
-            ptr = call(self._alloc_ref, n, 0)[0].i32 & _MASK32
-            base, size = self._view()
-            if ptr + n > size:
-                raise InstanceFailure("alloc returned a buffer outside linear memory")
-            if n:
-                ctypes.memmove(base + ptr, request, n)
-            packed = call(self._call_refs[export], ptr, n)[0].i64 & _MASK64
-            rptr, rlen = packed >> 32, packed & _MASK32
-            base, size = self._view()
-            if rptr + rlen > size:
-                raise InstanceFailure("assemble returned a response outside linear memory")
-            out = ctypes.string_at(base + rptr, rlen)
-            call(self._free_ref, rptr, 0)
-            self.memory_bytes = size
-            return out
-        call_public = self._call_public
-        ptr = call_public(self._alloc, n) & _MASK32
-        if ptr + n > self._memory_size():
-            raise InstanceFailure("alloc returned a buffer outside linear memory")
+        if n > self._capacity:
+            self._request_buffer(n)
         if n:
-            ctypes.memmove(self._memory_base() + ptr, request, n)
-        packed = call_public(self._calls[export], ptr, n) & _MASK64
+            self._view[self._request_ptr : self._request_ptr + n] = request
+        h = self._fast
+        if h is not None:  # the one crossing, inline: the GIL is released around it alone
+            raw = h.raw
+            raw[0].i32 = op
+            raw[1].i32 = _i32(n)
+            err = _capi.call_unchecked(h.context, h.call, h.raw_address, 2, h.trap_address)
+            if err or h.trap:
+                raise self._fast_failure(h, err)
+            packed = int(raw[0].i64) & _MASK64
+        else:
+            packed = self._export(self._call, 0, op, n)
         rptr, rlen = packed >> 32, packed & _MASK32
-        size = self._memory_size()
-        if rptr + rlen > size:
-            raise InstanceFailure("assemble returned a response outside linear memory")
-        out = ctypes.string_at(self._memory_base() + rptr, rlen)
-        call_public(self._free, rptr)
-        self.memory_bytes = size
-        return out
+        if rptr + rlen > self._sync_memory():
+            raise InstanceFailure("call returned an answer outside linear memory")
+        return self._view[rptr : rptr + rlen].tobytes()

@@ -9,7 +9,7 @@ import weakref
 from typing import Callable, List, Optional
 
 from . import _fork, _runtime
-from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
+from ._consts import CALL_ASSEMBLE, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
 from ._errors import InstanceFailure
 from ._instance import Instance
 
@@ -88,10 +88,11 @@ class Pool:
                 self._live -= 1
             self._cond.notify()
 
-    def call(self, request: bytes, export: str = "assemble") -> bytes:
-        """Run one request on a pooled instance through the module's export
-        ``export``: ``"assemble"``, ``"assemble_json"`` (JSON text) or
-        ``"add_step"`` (an incremental prompt's step).
+    def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
+        """Run one request on a pooled instance as the module's call number
+        ``op`` (``CALL_*`` of ``_consts``: ``CALL_ASSEMBLE``,
+        ``CALL_ASSEMBLE_JSON`` for JSON text, ``CALL_ADD_STEP`` for an
+        incremental prompt's step, ...).
 
         Raises:
             InstanceFailure: the instance failed (it has been discarded; the
@@ -100,7 +101,7 @@ class Pool:
         instance = self._acquire()
         keep = False
         try:
-            out = instance.call(request, export)
+            out = instance.call(request, op)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
             else:
