@@ -3,8 +3,8 @@ package core
 import (
 	"fmt"
 
+	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
-	"github.com/tinylib/msgp/msgp"
 )
 
 // A host that cannot read one of its own request values (a user's mapping
