@@ -265,7 +265,10 @@ func corpus() [][]byte {
 		s := strings.Repeat("k", n)
 		add(ref.AppendString(nil, s), ref.AppendBytes(nil, []byte(s)))
 		add(longForms(0xd9, n, s), longForms(0xc4, n, s)) // str8/16/32, bin8/16/32 of a short value
-		add(container(ref.AppendMapHeader(nil, uint32(n)), 2*n), container(ref.AppendArrayHeader(nil, uint32(n)), n))
+		// containers at the 16-bit boundary only: 2^16 pairs are slow to read
+		if n < 65534 || n == 65535 || n == 65536 {
+			add(container(ref.AppendMapHeader(nil, uint32(n)), 2*n), container(ref.AppendArrayHeader(nil, uint32(n)), n))
+		}
 		if n < 256 { // the 16- and 32-bit forms of a short container
 			add(container(append([]byte{0xde}, be(2, n)...), 2*n), container(append([]byte{0xdf}, be(4, n)...), 2*n))
 			add(container(append([]byte{0xdc}, be(2, n)...), n), container(append([]byte{0xdd}, be(4, n)...), n))
