@@ -3,7 +3,7 @@ package core
 import (
 	"strconv"
 
-	"github.com/tinylib/msgp/msgp"
+	"github.com/polyloop/assembly/core/internal/msgp"
 )
 
 // The strict decoder of an add_step request (docs/SPEC.md §7.3.1), built of

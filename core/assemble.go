@@ -1,8 +1,9 @@
 package core
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/polyloop/assembly/core/msgfmt"
 )
 
 // The entry points of the assembly: the wire function (AssembleBytes,
@@ -81,7 +82,7 @@ func runWireSlack(dst, request []byte, slack int, fn func(sc *scratch) ([]byte, 
 		}
 	}()
 	if err := checkRequestSize(len(request) - slack); err != nil {
-		return append(dst, encodeError(newError(CodeTooLarge, "", fmt.Sprintf(MsgRequestTooLargeFormat, len(request))))...)
+		return append(dst, encodeError(newError(CodeTooLarge, "", msgfmt.Sprintf(MsgRequestTooLargeFormat, len(request))))...)
 	}
 	sc := getScratch()
 	defer sc.release()

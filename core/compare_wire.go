@@ -3,8 +3,8 @@ package core
 import (
 	"strconv"
 
+	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
-	"github.com/tinylib/msgp/msgp"
 )
 
 // The wire form of the comparison (docs/SPEC.md §7.9): a msgpack request

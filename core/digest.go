@@ -1,9 +1,6 @@
 package core
 
-import (
-	"encoding/hex"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // The prefix digests of docs/SPEC.md §6: SHA-256 (sha256.go) of the canonical
 // encoding of the messages up to the end of each segment.
@@ -23,12 +20,23 @@ func prefixDigests(encoded []byte, byteEnd, count [3]int) [3]string {
 			continue
 		}
 		sum := sha256Sum(appendArrayHeader(hdr[:0], count[k]), encoded[:byteEnd[k]])
-		d[k] = hex.EncodeToString(sum[:])
+		d[k] = hexString(sum)
 	}
 	if len(prefix) <= maxCachedPrefix {
 		lastDigests.Store(&digestCache{prefix: string(prefix), byteEnd: byteEnd, count: count, digests: d})
 	}
 	return d
+}
+
+// hexString is sum in lowercase hex, as encoding/hex writes it (which the
+// core does not import: it links fmt).
+func hexString(sum [32]byte) string {
+	const digits = "0123456789abcdef"
+	var h [64]byte
+	for i, c := range sum {
+		h[2*i], h[2*i+1] = digits[c>>4], digits[c&0x0f]
+	}
+	return string(h[:])
 }
 
 // lastDigests remembers the digests of the last prefix hashed: an agent loop

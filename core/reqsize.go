@@ -1,6 +1,6 @@
 package core
 
-import "fmt"
+import "github.com/polyloop/assembly/core/msgfmt"
 
 // The size of the request an incremental prompt stands for (docs/SPEC.md
 // §7.3): a prompt is one assemble of its request with all its steps, so a
@@ -98,5 +98,5 @@ func checkRequestSize(n int) *Error {
 	if n <= maxRequest {
 		return nil
 	}
-	return newError(CodeTooLarge, "", fmt.Sprintf(MsgRequestTooLargeFormat, n))
+	return newError(CodeTooLarge, "", msgfmt.Sprintf(MsgRequestTooLargeFormat, n))
 }

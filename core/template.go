@@ -1,11 +1,12 @@
 package core
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/polyloop/assembly/core/msgfmt"
 )
 
 // The observation template (docs/SPEC.md §5).
@@ -106,7 +107,7 @@ type Template struct {
 
 // tmplErr builds an invalid_template error at the code-point offset off.
 func tmplErr(off int, format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidTemplate, Message: fmt.Sprintf(format, args...), Offset: off}
+	return &Error{Code: CodeInvalidTemplate, Message: msgfmt.Sprintf(format, args...), Offset: off}
 }
 
 // ParseTemplate validates t as a CPython str.format template whose only field
@@ -152,7 +153,7 @@ func parseTemplate(src string) (*Template, *Error, gapClass) {
 			i += w
 			bad++
 		}
-		return nil, &Error{Code: CodeInvalidUTF8, Offset: bad, Message: fmt.Sprintf(
+		return nil, &Error{Code: CodeInvalidUTF8, Offset: bad, Message: msgfmt.Sprintf(
 			"the template is not valid UTF-8 at offset %d; send it as valid UTF-8 text", bad)}, gapNone
 	}
 	p := parser{s: src, kindIdx: map[fspec]int32{}}

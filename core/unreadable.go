@@ -1,10 +1,9 @@
 package core
 
 import (
-	"fmt"
-
+	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
-	"github.com/tinylib/msgp/msgp"
+	"github.com/polyloop/assembly/core/msgfmt"
 )
 
 // A host that cannot read one of its own request values (a user's mapping
@@ -39,7 +38,7 @@ func unreadableError(b []byte) *Error {
 	if len(data) != 0 {
 		return nil
 	}
-	return newError(CodeMalformedRequest, "", fmt.Sprintf(MsgUnreadableValueFormat, parts[0], parts[1], parts[2]))
+	return newError(CodeMalformedRequest, "", msgfmt.Sprintf(MsgUnreadableValueFormat, parts[0], parts[1], parts[2]))
 }
 
 // extOf splits the ext value at the start of b into its type and data.

@@ -2,9 +2,9 @@ package wirejson
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/msgfmt"
 )
 
 // Request converts the JSON text of one request to the msgpack request that
@@ -18,7 +18,7 @@ import (
 func Request(dst, text []byte) ([]byte, *core.Error) {
 	mp, err := ToMsgpack(dst, text)
 	if errors.Is(err, ErrTextTooLarge) {
-		return nil, &core.Error{Code: core.CodeTooLarge, Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}
+		return nil, &core.Error{Code: core.CodeTooLarge, Message: msgfmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}
 	}
 	if err != nil {
 		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}

@@ -26,7 +26,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/tinylib/msgp/msgp"
+	"github.com/polyloop/assembly/core/internal/msgp"
 
 	"github.com/polyloop/assembly/core"
 )

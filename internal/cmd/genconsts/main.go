@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/msgfmt"
 	"github.com/polyloop/assembly/internal/engine"
 )
 
@@ -127,33 +128,18 @@ func files() (map[string][]byte, error) {
 	return map[string][]byte{pyPath: python(), jsPath: javascript(), tsPath: typescript()}, nil
 }
 
-// parse splits f's format at its verbs: the literal pieces (one more than
-// the verbs, %% made %) and the verbs in order ('d' or 's'). It is an error
-// if the format has another verb or not one verb per argument.
+// parse splits f's format at its verbs (msgfmt.Split: the literal pieces,
+// one more than the verbs, %% made %, and the verbs in order, 'd' or 's').
+// It is an error if the format has another verb or not one verb per
+// argument.
 func parse(f format) (pieces []string, verbs []byte, err error) {
-	var b strings.Builder
-	for i := 0; i < len(f.value); i++ {
-		if c := f.value[i]; c != '%' {
-			b.WriteByte(c)
-			continue
-		}
-		if i++; i == len(f.value) {
-			return nil, nil, fmt.Errorf("%s: a lone %% at the end", f.name)
-		}
-		switch c := f.value[i]; c {
-		case '%':
-			b.WriteByte('%')
-		case 'd', 's':
-			pieces, verbs = append(pieces, b.String()), append(verbs, c)
-			b.Reset()
-		default:
-			return nil, nil, fmt.Errorf("%s: the verb %%%c (only %%d, %%s and %%%% are allowed)", f.name, c)
-		}
+	if pieces, verbs, err = msgfmt.Split(f.value); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 	}
 	if len(verbs) != len(f.args) {
 		return nil, nil, fmt.Errorf("%s: %d verbs for %d arguments", f.name, len(verbs), len(f.args))
 	}
-	return append(pieces, b.String()), verbs, nil
+	return pieces, verbs, nil
 }
 
 // camel turns snake_case into camelCase.
