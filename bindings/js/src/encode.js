@@ -34,10 +34,14 @@ import {
   CACHE_MAX_UNITS,
   encodeWtf8Into,
   encodedStrings,
+  forgetWriteView,
   holdsReplacement,
   isWellFormed,
+  markSeen,
   RequestStrings,
   remember,
+  SEEN,
+  writeUtf8,
   wtf8Length,
 } from "./strings.js";
 
@@ -53,8 +57,6 @@ export const MAX_ENCODE_DEPTH = 32;
 /** Strings up to this many UTF-16 units go through the library's JavaScript
  * loop (which already writes WTF-8); longer ones through TextEncoder. */
 const SHORT_STRING = 50;
-
-const textEncoder = new TextEncoder();
 
 /** The fixext 1 value written for JavaScript values msgpack cannot carry.
  * Type 0x7f (application-defined), payload 0x00. */
@@ -123,6 +125,17 @@ export class RequestEncoder extends Encoder {
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
     this.counted = 0;
     this.counting = false;
+    /**
+     * The long strings of the last request encoded here, not copied from the
+     * cache: string, start, length, what the cache does with it (flat); see
+     * {@link RequestEncoder#rememberFresh}.
+     * @type {any[]}
+     */
+    this.fresh = [];
+    /** Whether a long string of the last request was not ASCII. */
+    this.unsure = false;
+    /** Each long string checked for a lone surrogate as it is written. */
+    this.strict = false;
   }
 
   /** A fresh encoder of this class, for a re-entrant call (a getter of the
@@ -145,6 +158,8 @@ export class RequestEncoder extends Encoder {
     this.counted = 0;
     this.counting = false;
     this.strings.length = 0;
+    this.fresh.length = 0;
+    this.unsure = false;
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
       const size = this.counted + this.pos;
@@ -164,6 +179,17 @@ export class RequestEncoder extends Encoder {
       this.release();
       throw new RequestTooLarge(size);
     }
+    if (!this.strict && this.hadLoneSurrogate(out)) {
+      // Again, each long string checked as it is written (a getter of the
+      // request runs again).
+      this.strict = true;
+      try {
+        return this.encodeShared(value);
+      } finally {
+        this.strict = false;
+      }
+    }
+    this.rememberFresh();
     return out;
   }
 
@@ -199,6 +225,7 @@ export class RequestEncoder extends Encoder {
       this.bytes = new Uint8Array(buf);
       this.view = new DataView(buf);
       this.pos = 0;
+      forgetWriteView();
     }
   }
 
@@ -447,10 +474,12 @@ export class RequestEncoder extends Encoder {
 
   /**
    * Strings: short ones through the library's loop (WTF-8 already); long
-   * well-formed ones through TextEncoder.encodeInto straight into the buffer
-   * (it neither adds nor strips a byte-order mark); long ones with a lone
-   * surrogate through {@link encodeWtf8Into}, because TextEncoder would
-   * replace the surrogate with U+FFFD.
+   * ones from the cache of encoded strings when there, else as UTF-8
+   * straight into the buffer ({@link writeUtf8}: it neither adds nor strips a
+   * byte-order mark). That writes a lone surrogate as U+FFFD, so the request
+   * is checked once when it is done ({@link RequestEncoder#verifyStrings})
+   * and encoded again strictly (here, through {@link encodeWtf8Into}) when a
+   * string of it had one.
    *
    * @override
    * @param {string} s
@@ -461,9 +490,13 @@ export class RequestEncoder extends Encoder {
       super.encodeString(s);
       return;
     }
-    if (n <= CACHE_MAX_UNITS && !this.counting) {
+    // What the cache does with the string once the request is checked:
+    // 0 mark it, 1 keep its bytes (met before), 2 nothing (too long).
+    let keep = n <= CACHE_MAX_UNITS ? 0 : 2;
+    if (keep === 0 && !this.counting) {
       const cached = encodedStrings.get(s);
-      if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
+      if (cached === SEEN) keep = 1;
+      else if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
         this.ensureBufferSizeToWrite(5 + cached.length);
         this.writeStringHeader(cached.length);
         this.bytes.set(cached, this.pos);
@@ -482,22 +515,60 @@ export class RequestEncoder extends Encoder {
       }
     }
     this.ensureBufferSizeToWrite(5 + max);
-    const guess = strHeaderSize(max);
+    // The header's size as if the string were ASCII (most are): moved when not.
+    const guess = strHeaderSize(n);
     const start = this.pos + guess;
-    let written = textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written;
-    // TextEncoder writes a lone surrogate as U+FFFD, so only a string whose
-    // bytes hold U+FFFD can have one: the scan of the string is skipped for
-    // all others (WTF-8 takes the same 3 bytes, so `max` holds either).
-    const wellFormed = !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
-    if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
+    let written = writeUtf8(s, this.bytes, start, max);
+    let wellFormed = true;
+    if (this.strict) {
+      // Only a string whose bytes hold U+FFFD can have had a lone surrogate.
+      wellFormed = written === n || !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
+      if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
+    }
     const real = strHeaderSize(written);
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
     if (wellFormed) {
       this.strings.push(s, this.pos, written);
-      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes, this.pos, written);
+      this.fresh.push(s, this.pos, written, keep);
+      if (written !== n) this.unsure = true;
     }
     this.pos += written;
+  }
+
+  /**
+   * Whether a long string of the request just encoded had a lone surrogate
+   * (which {@link writeUtf8} wrote as U+FFFD): one search of the whole
+   * request for U+FFFD, then, only when there is one, string by string.
+   * @param {Uint8Array} out the request
+   */
+  hadLoneSurrogate(out) {
+    if (!this.unsure || !holdsReplacement(out, 0, out.length)) return false;
+    const fresh = this.fresh;
+    for (let i = 0; i < fresh.length; i += 4) {
+      const s = fresh[i];
+      const start = fresh[i + 1];
+      const written = fresh[i + 2];
+      if (written !== s.length && holdsReplacement(out, start, start + written) && !isWellFormed(s)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The strings encoded (not copied from the cache) by the request just
+   * encoded go into the cache of encoded strings, once it is known that
+   * their bytes are theirs: a string met for the first time is only marked,
+   * and its bytes are kept when it comes again (an agent loop sends its
+   * history with every step; a one-off request pays no copy).
+   */
+  rememberFresh() {
+    const fresh = this.fresh;
+    for (let i = 0; i < fresh.length; i += 4) {
+      const keep = fresh[i + 3];
+      if (keep === 1) remember(fresh[i], this.bytes, fresh[i + 1], fresh[i + 2]);
+      else if (keep === 0) markSeen(fresh[i]);
+    }
+    fresh.length = 0;
   }
 }
 

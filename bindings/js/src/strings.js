@@ -83,21 +83,29 @@ export function wtf8Length(s) {
 /**
  * The UTF-8 of recently encoded long strings: an agent loop sends the same
  * history (the same strings) again with every step, and copying their bytes
- * costs a fraction of encoding them. Only strings up to
- * {@link CACHE_MAX_UNITS} units (V8 hashes longer strings by length alone, so
- * a lookup would compare contents); {@link CACHE_MAX_BYTES} in all, then the
- * cache starts over. Keys are string values, so a hit is exact by definition.
- * The bytes are copied into chunks of {@link CACHE_CHUNK_BYTES} (a copy of
- * its own per string would cost an allocation each); a string's value is a
- * view of its bytes there.
+ * costs a fraction of encoding them. A string met for the first time is only
+ * marked {@link SEEN}; its bytes are kept when it comes again (a one-off
+ * request pays no copy). Only strings up to {@link CACHE_MAX_UNITS} units (V8
+ * hashes longer strings by length alone, so a lookup would compare
+ * contents); {@link CACHE_MAX_BYTES} in all (a marked string counts its
+ * units), then the cache starts over. Keys are string values, so a hit is
+ * exact by definition. The bytes are copied into chunks of
+ * {@link CACHE_CHUNK_BYTES} (a copy of its own per string would cost an
+ * allocation each), which the cache reuses when it starts over; a string's
+ * value is a view of its bytes there.
  *
- * @type {Map<string, Uint8Array>}
+ * @type {Map<string, Uint8Array | typeof SEEN>}
  */
 export const encodedStrings = new Map();
+/** The value of a string met once (its bytes not kept yet). */
+export const SEEN = 0;
 export const CACHE_MAX_UNITS = 16383;
 const CACHE_MAX_BYTES = 8 * 1024 * 1024;
 const CACHE_CHUNK_BYTES = 1024 * 1024;
 let cachedBytes = 0;
+/** @type {Uint8Array[]} */
+const chunks = [];
+let chunkIndex = -1;
 let chunk = new Uint8Array(0);
 let chunkUsed = 0;
 
@@ -105,14 +113,26 @@ let chunkUsed = 0;
 export function forgetEncodedStrings() {
   encodedStrings.clear();
   cachedBytes = 0;
-  chunkUsed = 0; // the views into the chunk went with the map
+  // The views into the chunks went with the map: they are written again.
+  chunkIndex = -1;
+  chunk = new Uint8Array(0);
+  chunkUsed = 0;
 }
 
-/** @param {string} s @param {Uint8Array} bytes @param {number} start @param {number} n */
+/** Marks `s` as met once. @param {string} s */
+export function markSeen(s) {
+  if (cachedBytes + s.length > CACHE_MAX_BYTES) forgetEncodedStrings();
+  encodedStrings.set(s, SEEN);
+  cachedBytes += s.length;
+}
+
+/** Keeps a copy of the `n` bytes of `s` at `bytes[start]`. @param {string} s @param {Uint8Array} bytes @param {number} start @param {number} n */
 export function remember(s, bytes, start, n) {
   if (cachedBytes + n > CACHE_MAX_BYTES) forgetEncodedStrings();
   if (chunkUsed + n > chunk.length) {
-    chunk = new Uint8Array(Math.max(CACHE_CHUNK_BYTES, n));
+    chunkIndex++;
+    if (chunkIndex < chunks.length && chunks[chunkIndex].length >= n) chunk = chunks[chunkIndex];
+    else chunk = chunks[chunkIndex] = new Uint8Array(Math.max(CACHE_CHUNK_BYTES, n));
     chunkUsed = 0;
   }
   const view = chunk.subarray(chunkUsed, chunkUsed + n);
@@ -120,6 +140,30 @@ export function remember(s, bytes, start, n) {
   chunkUsed += n;
   encodedStrings.set(s, view);
   cachedBytes += n;
+}
+
+const textEncoder = new TextEncoder();
+
+/**
+ * Writes `s` as UTF-8 into `bytes` from `start` (at most `max` bytes, which
+ * the caller makes enough: 3 per unit) and returns the number written; a
+ * lone surrogate becomes U+FFFD. TextEncoder.encodeInto; Node's entry point
+ * swaps in Buffer#utf8Write ({@link useNodeBuffer}), which needs no view per
+ * string.
+ *
+ * @type {(s: string, bytes: Uint8Array, start: number, max: number) => number}
+ */
+export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes.subarray(start, start + max)).written;
+
+/** @type {Uint8Array | null} the buffer Node's {@link writeUtf8} wrote into last */
+let writeBytes = null;
+/** @type {any} its Buffer view */
+let writeBuffer = null;
+
+/** Lets go of the buffer {@link writeUtf8} wrote into last (a huge one is dropped). */
+export function forgetWriteView() {
+  writeBytes = null;
+  writeBuffer = null;
 }
 
 /** U+FFFD in UTF-8. */
@@ -155,6 +199,13 @@ export let decodeUtf8Long = (bytes, start, end) => textDecoder.decode(bytes.suba
  * @param {any} Buffer
  */
 export function useNodeBuffer(Buffer) {
+  writeUtf8 = (s, bytes, start, max) => {
+    if (bytes !== writeBytes) {
+      writeBuffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      writeBytes = bytes;
+    }
+    return writeBuffer.utf8Write(s, start, max);
+  };
   decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
   compareView = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
   bytesEqual = (a, aStart, b, bStart, n) => a.compare(b, bStart, bStart + n, aStart, aStart + n) === 0;

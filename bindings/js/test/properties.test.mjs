@@ -236,14 +236,44 @@ test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest
 });
 
 test("the encoder's cache of long strings answers their own bytes, across its growth and its restart at 8 MiB", () => {
-  // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded twice in
-  // a row (the second from the cache) and all again (the cache started over).
+  // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded three
+  // times in a row (the first marks it, the second keeps its bytes, the third
+  // copies them from the cache) and all again (the cache started over).
   const strings = Array.from({ length: 700 }, (_, i) => `${i}:` + "é日a\uFFFD".repeat(1500).slice(0, 6000 + (i % 7)));
   for (let round = 0; round < 2; round++) {
     for (const s of strings) {
       const want = Buffer.concat([strHeader(Buffer.byteLength(s)), Buffer.from(s, "utf8")]);
       assert.ok(Buffer.from(encodeRequest(s)).equals(want));
       assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
+      assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
     }
+  }
+});
+
+test("a long string with a lone surrogate beside long strings that hold U+FFFD: invalid_utf8 at its own path, every time", () => {
+  // U+FFFD is what a fast UTF-8 writer makes of a lone surrogate; the strings
+  // that really hold it are encoded as they are, from the cache too.
+  const real = "\uFFFD".repeat(40) + "é".repeat(40);
+  const lone = "a".repeat(60) + "\uD800" + "é".repeat(10);
+  const wtf8Lone = Buffer.concat([Buffer.from("a".repeat(60)), Buffer.of(0xed, 0xa0, 0x80), Buffer.from("é".repeat(10))]);
+  const req = (k) => ({
+    observation_template: "{observation}",
+    run_messages: [{ role: "user", content: [{ type: "text", text: real }] }],
+    steps: [
+      { raw_output: real, observation: real },
+      { raw_output: real, observation: k === 1 ? lone : real },
+    ],
+  });
+  for (let i = 0; i < 4; i++) {
+    const ok = asm.assemble(req(0));
+    assert.deepEqual(
+      ok.messages.map((m) => m.content[0].text),
+      [real, real, real, real, real],
+    );
+    const e = errorOf(() => asm.assemble(req(1)));
+    assert.deepEqual([e.code, e.path], ["invalid_utf8", "steps[1].observation"]);
+    // The string's bytes are its WTF-8 (ED A0 80 for U+D800), not U+FFFD, on every call.
+    assert.ok(Buffer.from(encodeRequest(lone)).equals(Buffer.concat([strHeader(wtf8Lone.length), wtf8Lone])));
+    assert.ok(Buffer.from(encodeRequest([real, lone])).subarray(1).includes(wtf8Lone));
   }
 });
