@@ -261,20 +261,9 @@ class ResponseDecoder {
     if (n <= SHORT_CACHE_BYTES) return this.cachedShort(start, n);
     if (n <= SHORT_UTF8) return this.short(start, n);
     const source = this.source;
-    if (n >= 64 && n <= this.maxStringUnits) {
-      const found = source.find(this.compareBytes, start, n);
+    if (n >= 64 && n <= this.maxStringUnits && source !== NO_STRINGS) {
+      const found = this.requestString(source, start, end);
       if (found !== undefined) return found;
-      const around = source.around;
-      if (around !== null && n > around[0] + around[1]) {
-        const [pre, suf] = around;
-        const mid = source.find(this.compareBytes, start + pre, n - pre - suf);
-        if (mid !== undefined)
-          return (
-            (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) +
-            mid +
-            (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf))
-          );
-      }
     }
     // A string cannot have fewer UTF-16 units than a third of its UTF-8 bytes.
     if (n / 3 > this.maxStringUnits) throw new StringCeiling(n);
@@ -287,6 +276,37 @@ class ResponseDecoder {
     }
     if (s.length > this.maxStringUnits) throw new StringCeiling(n);
     return s;
+  }
+
+  /**
+   * The string of bytes[start, end) made of a request string, when one is
+   * there: the string itself, or (the template's rendering) the template's
+   * literal prefix, a request string and its literal suffix. The request
+   * string after the last one found is tried first, then any.
+   * @param {RequestStrings} source @param {number} start @param {number} end
+   * @returns {string | undefined}
+   */
+  requestString(source, start, end) {
+    const bytes = this.compareBytes;
+    const n = end - start;
+    const around = source.around;
+    const pre = around === null ? 0 : around[0];
+    const suf = around === null ? 0 : around[1];
+    const framed = around !== null && n > pre + suf;
+    let s = source.following(bytes, start, n);
+    if (s !== undefined) return s;
+    let mid = framed ? source.following(bytes, start + pre, n - pre - suf) : undefined;
+    if (mid === undefined) {
+      s = source.find(bytes, start, n);
+      if (s !== undefined) return s;
+      if (framed) mid = source.find(bytes, start + pre, n - pre - suf);
+      if (mid === undefined) return undefined;
+    }
+    return (
+      (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) +
+      mid +
+      (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf))
+    );
   }
 
   /**
@@ -326,6 +346,48 @@ class ResponseDecoder {
     return textDecoder.decode(bytes.subarray(start, start + n));
   }
 
+  /**
+   * A map of two entries that is the core's message `{role, content}` or
+   * block `{type, text}`, made as an object literal of one shape (faster to
+   * make, and to read, than an object built key by key); undefined, with
+   * nothing read, for any other map.
+   * @returns {any}
+   */
+  knownPair() {
+    const start = this.pos;
+    const message = this.keyAt(ROLE);
+    if (!message && !this.keyAt(TYPE)) return undefined;
+    this.pos += 5;
+    const a = this.entry(message ? "role" : "type");
+    const second = message ? CONTENT : TEXT;
+    if (!this.keyAt(second)) {
+      this.pos = start;
+      return undefined;
+    }
+    this.pos += second.length;
+    if (message) return { role: a, content: this.entry("content") };
+    return { type: a, text: this.entry("text") };
+  }
+
+  /** Whether the bytes at the position are `key`. @param {Uint8Array} key */
+  keyAt(key) {
+    const bytes = this.bytes;
+    const p = this.pos;
+    if (p + key.length > bytes.length) return false;
+    for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
+    return true;
+  }
+
+  /** The value of the entry `k` (a name), its path in a StringCeiling. @param {string} k */
+  entry(k) {
+    try {
+      return this.value();
+    } catch (e) {
+      if (e instanceof StringCeiling) e.path = "." + k + e.path;
+      throw e;
+    }
+  }
+
   /** @param {number} n */
   array(n) {
     if (n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
@@ -343,6 +405,10 @@ class ResponseDecoder {
   /** @param {number} n */
   map(n) {
     if (2 * n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
+    if (n === 2) {
+      const pair = this.knownPair();
+      if (pair !== undefined) return pair;
+    }
     /** @type {any} */
     const out = {};
     for (let i = 0; i < n; i++) {
@@ -361,6 +427,13 @@ class ResponseDecoder {
     return out;
   }
 }
+
+/** The msgpack bytes of the keys of a message and of a block, in the core's order. */
+const key = (k) => Uint8Array.of(0xa0 + k.length, ...Array.from(k, (c) => c.charCodeAt(0)));
+const ROLE = key("role");
+const CONTENT = key("content");
+const TYPE = key("type");
+const TEXT = key("text");
 
 /** @param {Uint8Array} a @param {Uint8Array} b @param {number} start @param {number} n */
 function bytesEqualShort(a, b, start, n) {

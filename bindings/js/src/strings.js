@@ -244,14 +244,11 @@ export class RequestStrings {
    */
   constructor(bytes, strings, template) {
     this.bytes = compareView(bytes);
-    /** @type {Map<number, number[]>} byte length → indices into strings */
-    this.byLength = new Map();
-    for (let i = 0; i < strings.length; i += 3) {
-      const list = this.byLength.get(strings[i + 2]);
-      if (list) list.push(i);
-      else this.byLength.set(strings[i + 2], [i]);
-    }
     this.strings = strings;
+    /** Where the next request string is (the response mostly follows the request's order). */
+    this.next = 0;
+    /** @type {Map<number, number[]> | null} byte length → indices into strings (made when first needed) */
+    this.byLength = null;
     /** @type {Map<number, number>} byte length → where the last match was */
     this.cursor = new Map();
     /** Bytes around `{observation}` in the rendered template, when it is plain. */
@@ -268,23 +265,46 @@ export class RequestStrings {
   }
 
   /**
+   * The request string after the last one found, when its bytes equal `n`
+   * bytes of `resp` from `start` (one comparison).
+   * @param {Uint8Array} resp the response bytes as compareView made them @param {number} start @param {number} n
+   * @returns {string | undefined}
+   */
+  following(resp, start, n) {
+    const i = this.next;
+    const strings = this.strings;
+    if (i < strings.length && strings[i + 2] === n && bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
+      this.next = i + 3;
+      return strings[i];
+    }
+    return undefined;
+  }
+
+  /**
    * A request string whose bytes equal `n` bytes of `resp` from `start`.
-   * @param {Uint8Array} resp @param {number} start @param {number} n
+   * @param {Uint8Array} resp the response bytes as compareView made them @param {number} start @param {number} n
    * @returns {string | undefined}
    */
   find(resp, start, n) {
-    // resp: the response bytes as compareView made them
+    const strings = this.strings;
+    if (this.byLength === null) {
+      this.byLength = new Map();
+      for (let i = 0; i < strings.length; i += 3) {
+        const list = this.byLength.get(strings[i + 2]);
+        if (list) list.push(i);
+        else this.byLength.set(strings[i + 2], [i]);
+      }
+    }
     const list = this.byLength.get(n);
     if (list === undefined) return undefined;
-    const strings = this.strings;
     const from = this.cursor.get(n) ?? 0;
-    // The response mostly follows the request's order: try from the last
-    // match on, a few candidates at most.
+    // Try from the last match of this length on, a few candidates at most.
     for (let k = 0; k < list.length && k < 4; k++) {
       const j = (from + k) % list.length;
       const i = list[j];
       if (bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
         this.cursor.set(n, j + 1);
+        this.next = i + 3;
         return strings[i];
       }
     }

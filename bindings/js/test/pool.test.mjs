@@ -309,7 +309,7 @@ test("the module prints nothing, even when it dies or the shim's debug log is on
   assert.equal(r.stderr, "");
 });
 
-test("a request costs one export call (wasm/README.md \"ABI\"): call, and buffer only when the request outgrows the buffer", async () => {
+test('a request costs one export call (wasm/README.md "ABI"): call, and buffer only when the request outgrows the buffer', async () => {
   const a = await loadAssembler({ maxInstances: 1 });
   const inst = a.pool.acquire();
   const real = inst.exports;

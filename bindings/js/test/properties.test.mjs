@@ -274,6 +274,10 @@ test("a long string with a lone surrogate beside long strings that hold U+FFFD: 
     assert.deepEqual([e.code, e.path], ["invalid_utf8", "steps[1].observation"]);
     // The string's bytes are its WTF-8 (ED A0 80 for U+D800), not U+FFFD, on every call.
     assert.ok(Buffer.from(encodeRequest(lone)).equals(Buffer.concat([strHeader(wtf8Lone.length), wtf8Lone])));
-    assert.ok(Buffer.from(encodeRequest([real, lone])).subarray(1).includes(wtf8Lone));
+    assert.ok(
+      Buffer.from(encodeRequest([real, lone]))
+        .subarray(1)
+        .includes(wtf8Lone),
+    );
   }
 });
