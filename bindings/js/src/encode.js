@@ -120,6 +120,8 @@ export class RequestEncoder extends Encoder {
      * @type {any[]}
      */
     this.strings = [];
+    /** The number of entries of {@link RequestEncoder#strings} in use. */
+    this.nStrings = 0;
     /** Held by a call (between encoding and the end of decoding). */
     this.busy = false;
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
@@ -132,10 +134,14 @@ export class RequestEncoder extends Encoder {
      * @type {any[]}
      */
     this.fresh = [];
+    /** The number of entries of {@link RequestEncoder#fresh} in use. */
+    this.nFresh = 0;
     /** Whether a long string of the last request was not ASCII. */
     this.unsure = false;
     /** Each long string checked for a lone surrogate as it is written. */
     this.strict = false;
+    /** What reading a property threw last ({@link RequestEncoder#readProperty}). */
+    this.thrown = undefined;
   }
 
   /** A fresh encoder of this class, for a re-entrant call (a getter of the
@@ -157,8 +163,8 @@ export class RequestEncoder extends Encoder {
   encodeShared(value) {
     this.counted = 0;
     this.counting = false;
-    this.strings.length = 0;
-    this.fresh.length = 0;
+    this.nStrings = 0;
+    this.nFresh = 0;
     this.unsure = false;
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
@@ -202,7 +208,11 @@ export class RequestEncoder extends Encoder {
   /** The call is over: the recorded strings and a huge buffer are let go. */
   done() {
     this.busy = false;
-    this.strings.length = 0;
+    // The strings of the request are let go (the array is kept: filled from
+    // its start by the next request, it does not grow again).
+    this.strings.fill(undefined, 0, this.nStrings);
+    this.nStrings = 0;
+    this.thrown = undefined;
     this.release();
   }
 
@@ -214,7 +224,7 @@ export class RequestEncoder extends Encoder {
    * @param {unknown} template the request's observation_template
    */
   requestStrings(bytes, template) {
-    return new RequestStrings(bytes, this.strings, template);
+    return new RequestStrings(bytes, this.strings, this.nStrings, template);
   }
 
   /** Drops a buffer that grew past {@link KEEP_BUFFER_BYTES}, once the bytes
@@ -372,29 +382,95 @@ export class RequestEncoder extends Encoder {
       return;
     }
     const n = keys.length;
-    const values = new Array(n);
-    /** @type {unknown[] | null} */
-    let errors = null;
+    if (n >= 16) {
+      this.encodeLargeMap(object, keys, depth);
+      return;
+    }
+    // Fewer than 16 entries: a fixmap, whose one-byte header is written when
+    // the entries are (each value read once, as it is written).
+    this.ensureBufferSizeToWrite(1);
+    const at = this.pos++;
     let size = 0;
     for (let i = 0; i < n; i++) {
-      let v;
-      try {
-        v = object[keys[i]];
-      } catch (e) {
-        v = UNREADABLE;
-        (errors ??= []).push(e);
-      }
-      values[i] = v;
-      if (v !== undefined) size++;
+      const v = this.readProperty(object, keys[i]);
+      if (v === undefined) continue;
+      size++;
+      this.writeEntry(keys[i], v, this.thrown, depth);
+    }
+    this.bytes[at] = 0x80 + size;
+  }
+
+  /**
+   * {@link RequestEncoder#encodeMap} of 16 entries or more: the values read
+   * first (once each), for the header's size.
+   * @param {Record<string, unknown>} object
+   * @param {string[]} keys
+   * @param {number} depth
+   */
+  encodeLargeMap(object, keys, depth) {
+    const n = keys.length;
+    const values = new Array(n);
+    const errors = new Array(n);
+    let size = 0;
+    for (let i = 0; i < n; i++) {
+      values[i] = this.readProperty(object, keys[i]);
+      errors[i] = this.thrown;
+      if (values[i] !== undefined) size++;
     }
     this.writeContainerHeader(size, 0x80, 0xde);
-    for (let i = 0, k = 0; i < n; i++) {
-      const v = values[i];
-      if (v === undefined) continue;
-      this.encodeString(keys[i]);
-      if (v === UNREADABLE) this.writeUnreadable("Object property", /** @type {unknown[]} */ (errors)[k++]);
-      else this.doEncode(v, depth + 1);
+    for (let i = 0; i < n; i++) if (values[i] !== undefined) this.writeEntry(keys[i], values[i], errors[i], depth);
+  }
+
+  /**
+   * `object[key]`, or {@link UNREADABLE} when reading it throws (a getter, a
+   * Proxy trap), what it threw then in `this.thrown`.
+   * @param {Record<string, unknown>} object @param {string} key
+   */
+  readProperty(object, key) {
+    try {
+      return object[key];
+    } catch (e) {
+      this.thrown = e;
+      return UNREADABLE;
     }
+  }
+
+  /**
+   * One entry of a map: its key, then its value (the unreadable value of
+   * `error` for {@link UNREADABLE}).
+   * @param {string} key @param {unknown} v @param {unknown} error @param {number} depth
+   */
+  writeEntry(key, v, error, depth) {
+    this.encodeKey(key);
+    if (v === UNREADABLE) this.writeUnreadable("Object property", error);
+    else this.doEncode(v, depth + 1);
+  }
+
+  /**
+   * A property name: its bytes (header included) from a small cache of the
+   * names met before (a request repeats a few names many times).
+   * @param {string} k
+   */
+  encodeKey(k) {
+    let b = keyBytes.get(k);
+    if (b === undefined) {
+      if (k.length > SHORT_STRING || keyBytes.size >= KEY_CACHE_SIZE) {
+        this.encodeString(k);
+        return;
+      }
+      const n = wtf8Length(k);
+      b = new Uint8Array(strHeaderSize(n) + n);
+      b[0] = n < 32 ? 0xa0 + n : 0xd9;
+      if (n >= 32) b[1] = n;
+      encodeWtf8Into(k, b, b.length - n);
+      keyBytes.set(k, b);
+    }
+    const len = b.length;
+    this.ensureBufferSizeToWrite(len);
+    const bytes = this.bytes;
+    const pos = this.pos;
+    for (let i = 0; i < len; i++) bytes[pos + i] = b[i];
+    this.pos = pos + len;
   }
 
   /**
@@ -500,7 +576,7 @@ export class RequestEncoder extends Encoder {
         this.ensureBufferSizeToWrite(5 + cached.length);
         this.writeStringHeader(cached.length);
         this.bytes.set(cached, this.pos);
-        this.strings.push(s, this.pos, cached.length);
+        this.record(s, cached.length);
         this.pos += cached.length;
         return;
       }
@@ -529,8 +605,14 @@ export class RequestEncoder extends Encoder {
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
     if (wellFormed) {
-      this.strings.push(s, this.pos, written);
-      this.fresh.push(s, this.pos, written, keep);
+      this.record(s, written);
+      const fresh = this.fresh;
+      const k = this.nFresh;
+      fresh[k] = s;
+      fresh[k + 1] = this.pos;
+      fresh[k + 2] = written;
+      fresh[k + 3] = keep;
+      this.nFresh = k + 4;
       if (written !== n) this.unsure = true;
     }
     this.pos += written;
@@ -545,7 +627,7 @@ export class RequestEncoder extends Encoder {
   hadLoneSurrogate(out) {
     if (!this.unsure || !holdsReplacement(out, 0, out.length)) return false;
     const fresh = this.fresh;
-    for (let i = 0; i < fresh.length; i += 4) {
+    for (let i = 0; i < this.nFresh; i += 4) {
       const s = fresh[i];
       const start = fresh[i + 1];
       const written = fresh[i + 2];
@@ -563,14 +645,33 @@ export class RequestEncoder extends Encoder {
    */
   rememberFresh() {
     const fresh = this.fresh;
-    for (let i = 0; i < fresh.length; i += 4) {
+    const n = this.nFresh;
+    for (let i = 0; i < n; i += 4) {
       const keep = fresh[i + 3];
       if (keep === 1) remember(fresh[i], this.bytes, fresh[i + 1], fresh[i + 2]);
       else if (keep === 0) markSeen(fresh[i]);
     }
-    fresh.length = 0;
+    fresh.fill(undefined, 0, n);
+    this.nFresh = 0;
+  }
+
+  /**
+   * Records where the long string `s` of `n` bytes starts (at the position).
+   * @param {string} s @param {number} n
+   */
+  record(s, n) {
+    const strings = this.strings;
+    const k = this.nStrings;
+    strings[k] = s;
+    strings[k + 1] = this.pos;
+    strings[k + 2] = n;
+    this.nStrings = k + 3;
   }
 }
+
+/** The bytes of property names met before (a few hundred at most). @type {Map<string, Uint8Array>} */
+const keyBytes = new Map();
+const KEY_CACHE_SIZE = 512;
 
 /** Marks, among the values of an object being encoded, one whose reading threw. */
 const UNREADABLE = Object.freeze({});

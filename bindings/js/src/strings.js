@@ -240,11 +240,13 @@ export class RequestStrings {
   /**
    * @param {Uint8Array} bytes the encoded request
    * @param {any[]} strings string, start, length, … (flat), as the encoder recorded them
+   * @param {number} count the number of entries of `strings` in use (3 per string)
    * @param {unknown} template the request's observation_template
    */
-  constructor(bytes, strings, template) {
+  constructor(bytes, strings, count, template) {
     this.bytes = compareView(bytes);
     this.strings = strings;
+    this.count = count;
     /** Where the next request string is (the response mostly follows the request's order). */
     this.next = 0;
     /** @type {Map<number, number[]> | null} byte length → indices into strings (made when first needed) */
@@ -273,7 +275,7 @@ export class RequestStrings {
   following(resp, start, n) {
     const i = this.next;
     const strings = this.strings;
-    if (i < strings.length && strings[i + 2] === n && bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
+    if (i < this.count && strings[i + 2] === n && bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
       this.next = i + 3;
       return strings[i];
     }
@@ -289,7 +291,7 @@ export class RequestStrings {
     const strings = this.strings;
     if (this.byLength === null) {
       this.byLength = new Map();
-      for (let i = 0; i < strings.length; i += 3) {
+      for (let i = 0; i < this.count; i += 3) {
         const list = this.byLength.get(strings[i + 2]);
         if (list) list.push(i);
         else this.byLength.set(strings[i + 2], [i]);
@@ -312,4 +314,4 @@ export class RequestStrings {
   }
 }
 
-export const NO_STRINGS = new RequestStrings(new Uint8Array(0), [], undefined);
+export const NO_STRINGS = new RequestStrings(new Uint8Array(0), [], 0, undefined);
