@@ -32,15 +32,14 @@ import { Encoder } from "@msgpack/msgpack";
 import { EXT_UNREADABLE, MAX_REQUEST_BYTES } from "./consts.js";
 import {
   CACHE_MAX_UNITS,
+  cacheEpoch,
   encodeWtf8Into,
   encodedStrings,
   forgetWriteView,
   holdsReplacement,
   isWellFormed,
-  markSeen,
   RequestStrings,
   remember,
-  SEEN,
   writeUtf8,
   wtf8Length,
 } from "./strings.js";
@@ -136,6 +135,16 @@ export class RequestEncoder extends Encoder {
     this.fresh = [];
     /** The number of entries of {@link RequestEncoder#fresh} in use. */
     this.nFresh = 0;
+    /**
+     * The long strings that were new in the request encoded before (in its
+     * order, up to {@link MET_MAX_UNITS} units), how many, where the next is
+     * looked for, and the cache's epoch then; see {@link RequestEncoder#metBefore}.
+     * @type {string[]}
+     */
+    this.met = [];
+    this.nMet = 0;
+    this.metAt = 0;
+    this.metEpoch = -1;
     /** Whether a long string of the last request was not ASCII. */
     this.unsure = false;
     /** Each long string checked for a lone surrogate as it is written. */
@@ -567,12 +576,13 @@ export class RequestEncoder extends Encoder {
       return;
     }
     // What the cache does with the string once the request is checked:
-    // 0 mark it, 1 keep its bytes (met before), 2 nothing (too long).
+    // 0 nothing yet (new), 1 keep its bytes (met in the request before), 2
+    // nothing (too long).
     let keep = n <= CACHE_MAX_UNITS ? 0 : 2;
     if (keep === 0 && !this.counting) {
       const cached = encodedStrings.get(s);
-      if (cached === SEEN) keep = 1;
-      else if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
+      if (cached === undefined) keep = this.metBefore(s) ? 1 : 0;
+      else if (this.counted + this.pos + 5 + cached.length <= this.limit) {
         this.ensureBufferSizeToWrite(5 + cached.length);
         this.writeStringHeader(cached.length);
         this.bytes.set(cached, this.pos);
@@ -639,20 +649,50 @@ export class RequestEncoder extends Encoder {
   /**
    * The strings encoded (not copied from the cache) by the request just
    * encoded go into the cache of encoded strings, once it is known that
-   * their bytes are theirs: a string met for the first time is only marked,
-   * and its bytes are kept when it comes again (an agent loop sends its
-   * history with every step; a one-off request pays no copy).
+   * their bytes are theirs: those that were new in the request before (an
+   * agent loop sends its history with every step); the new ones are
+   * remembered for the next request (a one-off request pays no copy).
    */
   rememberFresh() {
     const fresh = this.fresh;
     const n = this.nFresh;
+    const met = this.met;
+    let m = 0;
+    let units = 0;
     for (let i = 0; i < n; i += 4) {
       const keep = fresh[i + 3];
       if (keep === 1) remember(fresh[i], this.bytes, fresh[i + 1], fresh[i + 2]);
-      else if (keep === 0) markSeen(fresh[i]);
+      else if (keep === 0 && units <= MET_MAX_UNITS) {
+        met[m++] = fresh[i];
+        units += fresh[i].length;
+      }
     }
+    met.fill(undefined, m, this.nMet);
+    this.nMet = m;
+    this.metAt = 0;
+    this.metEpoch = cacheEpoch;
     fresh.fill(undefined, 0, n);
     this.nFresh = 0;
+  }
+
+  /**
+   * Whether the long string `s`, not in the cache, was new in the request
+   * this encoder encoded before: one of the next few of those strings, in
+   * their order (an agent loop sends them again in the same order), compared
+   * by value. No hashing, no entry for a string met once.
+   * @param {string} s
+   */
+  metBefore(s) {
+    if (this.metEpoch !== cacheEpoch) return false;
+    const met = this.met;
+    const end = Math.min(this.metAt + 4, this.nMet);
+    for (let j = this.metAt; j < end; j++) {
+      if (met[j] === s) {
+        this.metAt = j + 1;
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -668,6 +708,9 @@ export class RequestEncoder extends Encoder {
     this.nStrings = k + 3;
   }
 }
+
+/** The most UTF-16 units of new strings an encoder remembers for its next request. */
+const MET_MAX_UNITS = 8 * 1024 * 1024;
 
 /** The bytes of property names met before (a few hundred at most). @type {Map<string, Uint8Array>} */
 const keyBytes = new Map();

@@ -83,22 +83,20 @@ export function wtf8Length(s) {
 /**
  * The UTF-8 of recently encoded long strings: an agent loop sends the same
  * history (the same strings) again with every step, and copying their bytes
- * costs a fraction of encoding them. A string met for the first time is only
- * marked {@link SEEN}; its bytes are kept when it comes again (a one-off
- * request pays no copy). Only strings up to {@link CACHE_MAX_UNITS} units (V8
- * hashes longer strings by length alone, so a lookup would compare
- * contents); {@link CACHE_MAX_BYTES} in all (a marked string counts its
- * units), then the cache starts over. Keys are string values, so a hit is
+ * costs a fraction of encoding them. A string's bytes are kept when the
+ * encoder meets it a second time, in the request after the one it was new
+ * in (src/encode.js): a one-off request pays neither a copy nor an entry.
+ * Only strings up to {@link CACHE_MAX_UNITS} units (V8 hashes longer strings
+ * by length alone, so a lookup would compare contents);
+ * {@link CACHE_MAX_BYTES} in all, then the cache starts over. Keys are string values, so a hit is
  * exact by definition. The bytes are copied into chunks of
  * {@link CACHE_CHUNK_BYTES} (a copy of its own per string would cost an
  * allocation each), which the cache reuses when it starts over; a string's
  * value is a view of its bytes there.
  *
- * @type {Map<string, Uint8Array | typeof SEEN>}
+ * @type {Map<string, Uint8Array>}
  */
 export const encodedStrings = new Map();
-/** The value of a string met once (its bytes not kept yet). */
-export const SEEN = 0;
 export const CACHE_MAX_UNITS = 16383;
 const CACHE_MAX_BYTES = 8 * 1024 * 1024;
 const CACHE_CHUNK_BYTES = 1024 * 1024;
@@ -109,21 +107,18 @@ let chunkIndex = -1;
 let chunk = new Uint8Array(0);
 let chunkUsed = 0;
 
+/** How many times the cache started over (encoders forget the strings they met before then). */
+export let cacheEpoch = 0;
+
 /** Empties the cache of encoded strings (benchmarks measure the cold path with it). */
 export function forgetEncodedStrings() {
   encodedStrings.clear();
+  cacheEpoch++;
   cachedBytes = 0;
   // The views into the chunks went with the map: they are written again.
   chunkIndex = -1;
   chunk = new Uint8Array(0);
   chunkUsed = 0;
-}
-
-/** Marks `s` as met once. @param {string} s */
-export function markSeen(s) {
-  if (cachedBytes + s.length > CACHE_MAX_BYTES) forgetEncodedStrings();
-  encodedStrings.set(s, SEEN);
-  cachedBytes += s.length;
 }
 
 /** Keeps a copy of the `n` bytes of `s` at `bytes[start]`. @param {string} s @param {Uint8Array} bytes @param {number} start @param {number} n */

@@ -9,7 +9,8 @@ import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, compareCodePoints, errorOf } from "./common.mjs";
 import { encodeRequest } from "../src/encode.js";
-import { encodeWtf8Into, holdsReplacementScan } from "../src/strings.js";
+import { encode } from "@msgpack/msgpack";
+import { encodeWtf8Into, encodedStrings, forgetEncodedStrings, holdsReplacementScan } from "../src/strings.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
@@ -237,7 +238,7 @@ test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest
 
 test("the encoder's cache of long strings answers their own bytes, across its growth and its restart at 8 MiB", () => {
   // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded three
-  // times in a row (the first marks it, the second keeps its bytes, the third
+  // times in a row (the first is new, the second keeps its bytes, the third
   // copies them from the cache) and all again (the cache started over).
   const strings = Array.from({ length: 700 }, (_, i) => `${i}:` + "é日a\uFFFD".repeat(1500).slice(0, 6000 + (i % 7)));
   for (let round = 0; round < 2; round++) {
@@ -248,6 +249,25 @@ test("the encoder's cache of long strings answers their own bytes, across its gr
       assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
     }
   }
+});
+
+test("the string cache: a one-off request leaves nothing in it; an agent loop's history is kept from the request after the one it was new in", () => {
+  forgetEncodedStrings();
+  const step = (i) => ({ raw_output: `Thought: ${i} `.padEnd(80, "r"), observation: `${i}: `.padEnd(300, "é") });
+  const loop = (k) => ({ observation_template: "{observation}", steps: Array.from({ length: k }, (_, i) => step(i)) });
+  const one = encodeRequest(loop(1));
+  assert.equal(encodedStrings.size, 0, "a string met once is not kept");
+  for (let k = 2; k <= 5; k++) {
+    const bytes = encodeRequest(loop(k));
+    // Steps 0 … k-2 were in the request before: kept now.
+    for (let i = 0; i < k; i++) {
+      const s = step(i);
+      assert.equal(encodedStrings.has(s.raw_output) && encodedStrings.has(s.observation), i < k - 1, `request ${k}, step ${i}`);
+    }
+    // The same bytes, from the cache or not.
+    assert.ok(Buffer.from(bytes).equals(Buffer.from(encode(loop(k)))));
+  }
+  assert.ok(Buffer.from(one).equals(Buffer.from(encode(loop(1)))));
 });
 
 test("a long string with a lone surrogate beside long strings that hold U+FFFD: invalid_utf8 at its own path, every time", () => {
