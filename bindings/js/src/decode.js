@@ -355,27 +355,35 @@ class ResponseDecoder {
    */
   knownPair() {
     const start = this.pos;
-    const message = this.keyAt(ROLE);
-    if (!message && !this.keyAt(TYPE)) return undefined;
+    const first = this.key4At(start, 0xa4);
+    const message = first === ROLE;
+    if (!message && first !== TYPE) return undefined;
     this.pos += 5;
     const a = this.entry(message ? "role" : "type");
-    const second = message ? CONTENT : TEXT;
-    if (!this.keyAt(second)) {
+    const p = this.pos;
+    const bytes = this.bytes;
+    const second = message
+      ? this.key4At(p, 0xa7) === CONTENT && p + 8 <= bytes.length && bytes[p + 5] === 0x65 && bytes[p + 6] === 0x6e && bytes[p + 7] === 0x74 // "ent"
+      : this.key4At(p, 0xa4) === TEXT;
+    if (!second) {
       this.pos = start;
       return undefined;
     }
-    this.pos += second.length;
+    this.pos += message ? 8 : 5;
     if (message) return { role: a, content: this.entry("content") };
     return { type: a, text: this.entry("text") };
   }
 
-  /** Whether the bytes at the position are `key`. @param {Uint8Array} key */
-  keyAt(key) {
+  /**
+   * The four bytes after the format byte at `p` (little-endian), when that
+   * byte is `format` (a fixstr of 4 or 7 bytes: "role", "type", "text",
+   * "content"); -1 otherwise.
+   * @param {number} p @param {number} format
+   */
+  key4At(p, format) {
     const bytes = this.bytes;
-    const p = this.pos;
-    if (p + key.length > bytes.length) return false;
-    for (let i = 0; i < key.length; i++) if (bytes[p + i] !== key[i]) return false;
-    return true;
+    if (p + 5 > bytes.length || bytes[p] !== format) return -1;
+    return (bytes[p + 1] | (bytes[p + 2] << 8) | (bytes[p + 3] << 16) | (bytes[p + 4] << 24)) >>> 0;
   }
 
   /** The value of the entry `k` (a name), its path in a StringCeiling. @param {string} k */
@@ -428,12 +436,12 @@ class ResponseDecoder {
   }
 }
 
-/** The msgpack bytes of the keys of a message and of a block, in the core's order. */
-const key = (k) => Uint8Array.of(0xa0 + k.length, ...Array.from(k, (c) => c.charCodeAt(0)));
-const ROLE = key("role");
-const CONTENT = key("content");
-const TYPE = key("type");
-const TEXT = key("text");
+/** The first four characters of the keys of a message and of a block, as {@link ResponseDecoder#key4At} reads them. */
+const key4 = (k) => (k.charCodeAt(0) | (k.charCodeAt(1) << 8) | (k.charCodeAt(2) << 16) | (k.charCodeAt(3) << 24)) >>> 0;
+const ROLE = key4("role");
+const CONTENT = key4("content");
+const TYPE = key4("type");
+const TEXT = key4("text");
 
 /** @param {Uint8Array} a @param {Uint8Array} b @param {number} start @param {number} n */
 function bytesEqualShort(a, b, start, n) {

@@ -87,6 +87,11 @@ test("decodeResponse: maps shaped like a message or a block, or nearly, give wha
     W.map(["role", v]),
     W.map(["role", v], ["content", v], ["type", v]),
     W.map(["roles", v], ["content", v]),
+    W.map(["roleXYZ", v], ["content", v]),
+    W.map(["role", v], ["contenu", v]),
+    W.map(["role", v], ["conte", v]),
+    W.map(["type", v], ["textual", v]),
+    W.map(["type", v], ["tex", v]),
     W.map(["type", W.map(["role", v], ["content", v])], ["text", W.map(["type", v], ["x", v])]),
   ];
   for (const bytes of cases) {
