@@ -41,6 +41,10 @@ const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
 const SHORT_UTF8 = 32;
 const units = new Uint16Array(SHORT_UTF8);
 
+/** What a decoder holds between calls. */
+const NO_BYTES = new Uint8Array(0);
+const NO_VIEW = new DataView(NO_BYTES.buffer);
+
 /**
  * A msgpack decoder for responses: the formats the core writes (and every
  * other msgpack format, for robustness), strings decoded without losing a
@@ -52,9 +56,9 @@ class ResponseDecoder {
   constructor(maxStringUnits) {
     this.maxStringUnits = maxStringUnits;
     /** @type {Uint8Array} */
-    this.bytes = new Uint8Array(0);
+    this.bytes = NO_BYTES;
     /** @type {DataView} */
-    this.view = new DataView(this.bytes.buffer);
+    this.view = NO_VIEW;
     this.pos = 0;
   }
 
@@ -73,8 +77,9 @@ class ResponseDecoder {
       if (this.pos !== bytes.length) throw new Error(`${bytes.length - this.pos} bytes after the response`);
       return v;
     } finally {
-      this.bytes = new Uint8Array(0);
-      this.view = new DataView(this.bytes.buffer);
+      // Nothing of the response is held after the call.
+      this.bytes = NO_BYTES;
+      this.view = NO_VIEW;
       this.source = NO_STRINGS;
       this.compareBytes = null;
     }

@@ -225,6 +225,34 @@ export let bytesEqual = (a, aStart, b, bStart, n) => {
   return true;
 };
 
+/** The last template {@link aroundOf} read, and its answer (an agent loop sends one template). */
+let lastTemplate = "";
+/** @type {number[] | null} */
+let lastAround = null;
+
+/**
+ * The UTF-8 sizes of the literal text before and after `{observation}` in an
+ * observation template whose rendering is that text around the observation
+ * (no other field, no format spec); null for any other template.
+ * @param {unknown} template
+ * @returns {number[] | null}
+ */
+function aroundOf(template) {
+  if (typeof template !== "string") return null;
+  if (template === lastTemplate) return lastAround;
+  let around = null;
+  const at = template.indexOf("{observation}");
+  if (at >= 0) {
+    const literal = (t) => (/[{}]/.test(t.replace(/\{\{|\}\}/g, "")) ? null : t.replace(/\{\{/g, "{").replace(/\}\}/g, "}"));
+    const pre = literal(template.slice(0, at));
+    const suf = literal(template.slice(at + "{observation}".length));
+    if (pre !== null && suf !== null && (pre || suf)) around = [wtf8Length(pre), wtf8Length(suf)];
+  }
+  lastTemplate = template;
+  lastAround = around;
+  return around;
+}
+
 /**
  * Where the strings of the request are, for a response decoder to reuse a
  * string whose UTF-8 bytes come back unchanged (a run message, a raw output,
@@ -246,19 +274,10 @@ export class RequestStrings {
     this.next = 0;
     /** @type {Map<number, number[]> | null} byte length → indices into strings (made when first needed) */
     this.byLength = null;
-    /** @type {Map<number, number>} byte length → where the last match was */
-    this.cursor = new Map();
+    /** @type {Map<number, number> | null} byte length → where the last match was (made with byLength) */
+    this.cursor = null;
     /** Bytes around `{observation}` in the rendered template, when it is plain. */
-    this.around = null;
-    if (typeof template === "string") {
-      const at = template.indexOf("{observation}");
-      if (at >= 0) {
-        const literal = (t) => (/[{}]/.test(t.replace(/\{\{|\}\}/g, "")) ? null : t.replace(/\{\{/g, "{").replace(/\}\}/g, "}"));
-        const pre = literal(template.slice(0, at));
-        const suf = literal(template.slice(at + "{observation}".length));
-        if (pre !== null && suf !== null && (pre || suf)) this.around = [wtf8Length(pre), wtf8Length(suf)];
-      }
-    }
+    this.around = aroundOf(template);
   }
 
   /**
@@ -286,6 +305,7 @@ export class RequestStrings {
     const strings = this.strings;
     if (this.byLength === null) {
       this.byLength = new Map();
+      this.cursor = new Map();
       for (let i = 0; i < this.count; i += 3) {
         const list = this.byLength.get(strings[i + 2]);
         if (list) list.push(i);
@@ -294,13 +314,14 @@ export class RequestStrings {
     }
     const list = this.byLength.get(n);
     if (list === undefined) return undefined;
-    const from = this.cursor.get(n) ?? 0;
+    const cursor = /** @type {Map<number, number>} */ (this.cursor);
+    const from = cursor.get(n) ?? 0;
     // Try from the last match of this length on, a few candidates at most.
     for (let k = 0; k < list.length && k < 4; k++) {
       const j = (from + k) % list.length;
       const i = list[j];
       if (bytesEqual(resp, start, this.bytes, strings[i + 1], n)) {
-        this.cursor.set(n, j + 1);
+        cursor.set(n, j + 1);
         this.next = i + 3;
         return strings[i];
       }
