@@ -119,8 +119,22 @@ export class RequestEncoder extends Encoder {
      * @type {any[]}
      */
     this.strings = [];
-    /** The number of entries of {@link RequestEncoder#strings} in use. */
+    /** The number of entries of {@link RequestEncoder#strings} in use, and their strings' units. */
     this.nStrings = 0;
+    this.recordUnits = 0;
+    /**
+     * The record of the request before (as {@link RequestEncoder#strings}),
+     * the buffer its bytes are in (null when they may not be there any
+     * more) and the cache's epoch then; see {@link RequestEncoder#sameAsLast}.
+     * @type {any[]}
+     */
+    this.last = [];
+    this.nLast = 0;
+    /** @type {Uint8Array | null} */
+    this.lastBytes = null;
+    this.lastEpoch = -1;
+    /** Whether this pass may write a string as {@link RequestEncoder#sameAsLast}. */
+    this.skipping = false;
     /** Held by a call (between encoding and the end of decoding). */
     this.busy = false;
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
@@ -170,9 +184,36 @@ export class RequestEncoder extends Encoder {
    * @throws {RequestTooLarge} over the limit (1 GiB)
    */
   encodeShared(value) {
+    if (this.entered) return this.clone().encodeShared(value); // a getter of the request encodes another
+    // The record of the request before becomes `last`; its bytes are still
+    // in the buffer (only encodes write it) unless the cache started over or
+    // the buffer was replaced since.
+    const last = this.strings;
+    this.strings = this.last;
+    this.strings.fill(undefined, 0, this.nLast);
+    this.last = last;
+    this.nLast = this.nStrings;
+    this.skipping = this.lastBytes === this.bytes && this.lastEpoch === cacheEpoch;
+    this.lastBytes = null;
+    const out = this.encodePass(value);
+    if (this.recordUnits <= MET_MAX_UNITS) {
+      this.lastBytes = this.bytes;
+      this.lastEpoch = cacheEpoch;
+    }
+    return out;
+  }
+
+  /**
+   * One pass of {@link RequestEncoder#encodeShared} (a second one near the
+   * limit, or for a lone surrogate).
+   * @param {unknown} value
+   * @returns {Uint8Array}
+   */
+  encodePass(value) {
     this.counted = 0;
     this.counting = false;
     this.nStrings = 0;
+    this.recordUnits = 0;
     this.nFresh = 0;
     this.unsure = false;
     const out = this.encodeSharedRef(value);
@@ -185,8 +226,9 @@ export class RequestEncoder extends Encoder {
         // longest header and the request fits after all; write it again.
         const limit = this.limit;
         this.limit += 8;
+        this.skipping = false;
         try {
-          return this.encodeShared(value);
+          return this.encodePass(value);
         } finally {
           this.limit = limit;
         }
@@ -198,8 +240,9 @@ export class RequestEncoder extends Encoder {
       // Again, each long string checked as it is written (a getter of the
       // request runs again).
       this.strict = true;
+      this.skipping = false;
       try {
-        return this.encodeShared(value);
+        return this.encodePass(value);
       } finally {
         this.strict = false;
       }
@@ -217,12 +260,13 @@ export class RequestEncoder extends Encoder {
   /** The call is over: the recorded strings and a huge buffer are let go. */
   done() {
     this.busy = false;
-    // The strings of the request are let go (the array is kept: filled from
-    // its start by the next request, it does not grow again).
-    this.strings.fill(undefined, 0, this.nStrings);
-    this.nStrings = 0;
     this.thrown = undefined;
     this.release();
+    if (this.lastBytes !== this.bytes) {
+      // No request after this one can use the record: its strings are let go.
+      this.strings.fill(undefined, 0, this.nStrings);
+      this.nStrings = 0;
+    }
   }
 
   /**
@@ -578,6 +622,7 @@ export class RequestEncoder extends Encoder {
     // What the cache does with the string once the request is checked:
     // 0 nothing yet (new), 1 keep its bytes (met in the request before), 2
     // nothing (too long).
+    if (this.skipping && !this.counting && this.sameAsLast(s)) return;
     let keep = n <= CACHE_MAX_UNITS ? 0 : 2;
     if (keep === 0 && !this.counting) {
       const cached = encodedStrings.get(s);
@@ -706,6 +751,29 @@ export class RequestEncoder extends Encoder {
     strings[k + 1] = this.pos;
     strings[k + 2] = n;
     this.nStrings = k + 3;
+    this.recordUnits += s.length;
+  }
+
+  /**
+   * Writes the long string `s` when the request before had it at the same
+   * place in the same order, its bytes still in the buffer: only its header
+   * is written (an agent loop sends the same history again, laid out the
+   * same). False, with nothing written, otherwise.
+   * @param {string} s
+   */
+  sameAsLast(s) {
+    const k = this.nStrings;
+    if (k >= this.nLast) return false;
+    const last = this.last;
+    if (last[k] !== s) return false;
+    const n = last[k + 2];
+    const header = strHeaderSize(n);
+    if (this.pos + header !== last[k + 1] || this.counted + this.pos + header + n > this.limit) return false;
+    this.ensureBufferSizeToWrite(header + n);
+    this.writeStringHeader(n);
+    this.record(s, n);
+    this.pos += n;
+    return true;
   }
 }
 

@@ -251,23 +251,54 @@ test("the encoder's cache of long strings answers their own bytes, across its gr
   }
 });
 
-test("the string cache: a one-off request leaves nothing in it; an agent loop's history is kept from the request after the one it was new in", () => {
+test("the string cache: a one-off request leaves nothing in it; a string new in one request and met again in the next is kept", () => {
   forgetEncodedStrings();
   const step = (i) => ({ raw_output: `Thought: ${i} `.padEnd(80, "r"), observation: `${i}: `.padEnd(300, "é") });
-  const loop = (k) => ({ observation_template: "{observation}", steps: Array.from({ length: k }, (_, i) => step(i)) });
-  const one = encodeRequest(loop(1));
+  const window = (k) => ({ observation_template: "{observation}", steps: [step(k), step(k + 1), step(k + 2)] });
+  const one = encodeRequest(window(0));
   assert.equal(encodedStrings.size, 0, "a string met once is not kept");
-  for (let k = 2; k <= 5; k++) {
-    const bytes = encodeRequest(loop(k));
-    // Steps 0 … k-2 were in the request before: kept now.
-    for (let i = 0; i < k; i++) {
-      const s = step(i);
-      assert.equal(encodedStrings.has(s.raw_output) && encodedStrings.has(s.observation), i < k - 1, `request ${k}, step ${i}`);
+  assert.ok(Buffer.from(one).equals(Buffer.from(encode(window(0)))));
+  // A sliding window (each request drops its oldest step and adds one): the
+  // steps of request k that were in request k - 1 are kept after request k.
+  for (let k = 1; k <= 5; k++) {
+    const bytes = encodeRequest(window(k));
+    assert.ok(Buffer.from(bytes).equals(Buffer.from(encode(window(k)))), `request ${k}`);
+    for (const [j, kept] of [
+      [k, true],
+      [k + 1, true],
+      [k + 2, false],
+    ]) {
+      const s = step(j);
+      assert.equal(encodedStrings.has(s.raw_output) && encodedStrings.has(s.observation), kept, `request ${k}, step ${j}`);
     }
-    // The same bytes, from the cache or not.
-    assert.ok(Buffer.from(bytes).equals(Buffer.from(encode(loop(k)))));
   }
-  assert.ok(Buffer.from(one).equals(Buffer.from(encode(loop(1)))));
+});
+
+test("requests of the same long strings in changing places and orders, one after another: every one's bytes are its own", () => {
+  // The encoder copies a long string's bytes from its cache, or leaves them
+  // where the request before wrote them (same string, same place): a request
+  // that differs from the one before in any way must still be exactly its own
+  // bytes (a generic msgpack encoder is the oracle).
+  const pool = Array.from({ length: 6 }, (_, i) => `${i}`.repeat(1 + i) + "é✓x".repeat(30 + 7 * i));
+  const piece = fc.oneof(
+    fc.constantFrom(...pool),
+    fc.string({ maxLength: 70 }).filter((t) => t.isWellFormed()),
+  );
+  const request = fc.record({
+    observation_template: fc.constantFrom("{observation}", "Obs: {observation}"),
+    steps: fc.array(fc.record({ raw_output: piece, observation: piece }), { maxLength: 6 }),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(request, fc.boolean()), { minLength: 2, maxLength: 8 }), (seq) => {
+      for (const [req, forget] of seq) {
+        if (forget) forgetEncodedStrings();
+        assert.ok(Buffer.from(encodeRequest(req)).equals(Buffer.from(encode(req))));
+        // Twice in a row too: the second in place.
+        assert.ok(Buffer.from(encodeRequest(req)).equals(Buffer.from(encode(req))));
+      }
+    }),
+    { numRuns: Math.min(RUNS, 100) },
+  );
 });
 
 test("a long string with a lone surrogate beside long strings that hold U+FFFD: invalid_utf8 at its own path, every time", () => {
