@@ -104,7 +104,7 @@ export async function jsonMain(argv) {
       request: name,
       median_s: {
         "1 encode (object to msgpack)": median(st[0]),
-        "2 wasm (alloc, copy in, assemble, copy out, free)": median(st[1]),
+        "2 wasm (copy in, call, copy out)": median(st[1]),
         "3 decode (msgpack to object)": median(st[2]),
         "all: assemble(object)": median(s[1]),
       },

@@ -6,7 +6,7 @@
 // characters) and ASCII only.
 //
 // - encode: JavaScript request object → msgpack bytes (the binding's encoder)
-// - wasm:   alloc + copy in + assemble + copy out + free (one module instance)
+// - wasm:   copy in + call + copy out (one export call, one module instance)
 // - decode: response bytes → JavaScript object
 // - e2e:    assembler.assemble(object), all of the above plus error checks
 // Times are medians of N iterations after a warm-up; MB/s is request bytes

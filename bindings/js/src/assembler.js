@@ -90,7 +90,7 @@ export class Assembler {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
     }
     if (request.length > MAX_REQUEST_BYTES) return tooLargeResponse(request.length);
-    return this.run(request, "assemble", copyOf);
+    return this.run(request, consts.CALL_ASSEMBLE, copyOf);
   }
 
   /**
@@ -118,7 +118,7 @@ export class Assembler {
    * @returns {import("./index.js").AssembleResponse}
    */
   assembleSized(request, sized) {
-    return this.send(request, "assemble", templateOf(request), sized, 0);
+    return this.send(request, consts.CALL_ASSEMBLE, templateOf(request), sized, 0);
   }
 
   /**
@@ -126,13 +126,13 @@ export class Assembler {
    * One request object through an entry point of the module: encoded with the
    * shared encoder, run, its response decoded (reusing the request's strings).
    * @param {unknown} request
-   * @param {"assemble" | "add_step" | "prompt_start"} entry
+   * @param {import("./instance.js").Op} op consts.CALL_ASSEMBLE, CALL_ADD_STEP or CALL_PROMPT_START
    * @param {unknown} template the request's observation_template (for the strings it renders)
    * @param {{bytes: number} | undefined} sized receives the size of the response bytes
    * @param {number} messageBase where the response's messages go in the whole prompt (see {@link Assembler#read})
    * @returns {any} the ok response
    */
-  send(request, entry, template, sized, messageBase) {
+  send(request, op, template, sized, messageBase) {
     const encoder = acquireEncoder();
     try {
       let bytes;
@@ -143,7 +143,7 @@ export class Assembler {
         throw e;
       }
       const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, entry, (r) => {
+      return this.run(bytes, op, (r) => {
         if (sized) sized.bytes = r.length;
         return this.read(r, source, messageBase);
       });
@@ -181,7 +181,7 @@ export class Assembler {
       throw new TypeError("assembleJSON takes the JSON text of one request, as a string or a Uint8Array of UTF-8");
     }
     if (bytes.length > MAX_MODULE_REQUEST) return this.read(tooLargeResponse(bytes.length));
-    return this.run(bytes, "assemble_json", (r) => this.read(r));
+    return this.run(bytes, consts.CALL_ASSEMBLE_JSON, (r) => this.read(r));
   }
 
   /**
@@ -220,7 +220,7 @@ export class Assembler {
     request.set(sa, 3);
     request.set([0xa1, 0x62], 3 + sa.length);
     request.set(sb, 5 + sa.length);
-    return this.run(request, "compare", (r) => {
+    return this.run(request, consts.CALL_COMPARE, (r) => {
       const answer = JSON.parse(textDecoder.decode(r));
       if (answer.error) throw toError(answer);
       return answer;
@@ -237,7 +237,7 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    const response = this.send(request, "prompt_start", templateOf(request), undefined, 0);
+    const response = this.send(request, consts.CALL_PROMPT_START, templateOf(request), undefined, 0);
     return new Prompt(this, request, response);
   }
 
@@ -263,15 +263,15 @@ export class Assembler {
 
   /**
    * @private
-   * One call into an instance; `read` gets the response in place (before it
-   * is freed).
+   * One call into an instance (one export call, wasm/README.md "ABI");
+   * `read` gets the answer in place, before the next call into the instance.
    * @template T
    * @param {Uint8Array} request
-   * @param {import("./instance.js").Entry} entry
+   * @param {import("./instance.js").Op} op one of consts.js `CALL_*`
    * @param {(response: Uint8Array) => T} read
    * @returns {T}
    */
-  run(request, entry, read) {
+  run(request, op, read) {
     let inst;
     try {
       inst = this.pool.acquire();
@@ -280,20 +280,15 @@ export class Assembler {
     }
     let resp;
     try {
-      resp = inst.invoke(request, entry);
+      resp = inst.invoke(request, op);
     } catch (e) {
       this.pool.discard(inst);
       throw failure(e, inst.stderr.text, `a request of ${request.length} bytes`);
     }
     try {
-      return read(inst.view(resp.ptr, resp.len));
+      return read(resp);
     } finally {
-      try {
-        inst.free(resp.ptr);
-        this.pool.release(inst);
-      } catch {
-        this.pool.discard(inst);
-      }
+      this.pool.release(inst);
     }
   }
 }

@@ -41,6 +41,10 @@ const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
 const SHORT_UTF8 = 32;
 const units = new Uint16Array(SHORT_UTF8);
 
+/** What a decoder holds between calls. */
+const NO_BYTES = new Uint8Array(0);
+const NO_VIEW = new DataView(NO_BYTES.buffer);
+
 /**
  * A msgpack decoder for responses: the formats the core writes (and every
  * other msgpack format, for robustness), strings decoded without losing a
@@ -52,9 +56,9 @@ class ResponseDecoder {
   constructor(maxStringUnits) {
     this.maxStringUnits = maxStringUnits;
     /** @type {Uint8Array} */
-    this.bytes = new Uint8Array(0);
+    this.bytes = NO_BYTES;
     /** @type {DataView} */
-    this.view = new DataView(this.bytes.buffer);
+    this.view = NO_VIEW;
     this.pos = 0;
   }
 
@@ -73,8 +77,9 @@ class ResponseDecoder {
       if (this.pos !== bytes.length) throw new Error(`${bytes.length - this.pos} bytes after the response`);
       return v;
     } finally {
-      this.bytes = new Uint8Array(0);
-      this.view = new DataView(this.bytes.buffer);
+      // Nothing of the response is held after the call.
+      this.bytes = NO_BYTES;
+      this.view = NO_VIEW;
       this.source = NO_STRINGS;
       this.compareBytes = null;
     }
@@ -261,20 +266,9 @@ class ResponseDecoder {
     if (n <= SHORT_CACHE_BYTES) return this.cachedShort(start, n);
     if (n <= SHORT_UTF8) return this.short(start, n);
     const source = this.source;
-    if (n >= 64 && n <= this.maxStringUnits) {
-      const found = source.find(this.compareBytes, start, n);
+    if (n >= 64 && n <= this.maxStringUnits && source !== NO_STRINGS) {
+      const found = this.requestString(source, start, end);
       if (found !== undefined) return found;
-      const around = source.around;
-      if (around !== null && n > around[0] + around[1]) {
-        const [pre, suf] = around;
-        const mid = source.find(this.compareBytes, start + pre, n - pre - suf);
-        if (mid !== undefined)
-          return (
-            (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) +
-            mid +
-            (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf))
-          );
-      }
     }
     // A string cannot have fewer UTF-16 units than a third of its UTF-8 bytes.
     if (n / 3 > this.maxStringUnits) throw new StringCeiling(n);
@@ -287,6 +281,37 @@ class ResponseDecoder {
     }
     if (s.length > this.maxStringUnits) throw new StringCeiling(n);
     return s;
+  }
+
+  /**
+   * The string of bytes[start, end) made of a request string, when one is
+   * there: the string itself, or (the template's rendering) the template's
+   * literal prefix, a request string and its literal suffix. The request
+   * string after the last one found is tried first, then any.
+   * @param {RequestStrings} source @param {number} start @param {number} end
+   * @returns {string | undefined}
+   */
+  requestString(source, start, end) {
+    const bytes = this.compareBytes;
+    const n = end - start;
+    const around = source.around;
+    const pre = around === null ? 0 : around[0];
+    const suf = around === null ? 0 : around[1];
+    const framed = around !== null && n > pre + suf;
+    let s = source.following(bytes, start, n);
+    if (s !== undefined) return s;
+    let mid = framed ? source.following(bytes, start + pre, n - pre - suf) : undefined;
+    if (mid === undefined) {
+      s = source.find(bytes, start, n);
+      if (s !== undefined) return s;
+      if (framed) mid = source.find(bytes, start + pre, n - pre - suf);
+      if (mid === undefined) return undefined;
+    }
+    return (
+      (pre <= SHORT_CACHE_BYTES ? this.cachedShort(start, pre) : this.short(start, pre)) +
+      mid +
+      (suf <= SHORT_CACHE_BYTES ? this.cachedShort(end - suf, suf) : this.short(end - suf, suf))
+    );
   }
 
   /**
@@ -326,6 +351,56 @@ class ResponseDecoder {
     return textDecoder.decode(bytes.subarray(start, start + n));
   }
 
+  /**
+   * A map of two entries that is the core's message `{role, content}` or
+   * block `{type, text}`, made as an object literal of one shape (faster to
+   * make, and to read, than an object built key by key); undefined, with
+   * nothing read, for any other map.
+   * @returns {any}
+   */
+  knownPair() {
+    const start = this.pos;
+    const first = this.key4At(start, 0xa4);
+    const message = first === ROLE;
+    if (!message && first !== TYPE) return undefined;
+    this.pos += 5;
+    const a = this.entry(message ? "role" : "type");
+    const p = this.pos;
+    const bytes = this.bytes;
+    const second = message
+      ? this.key4At(p, 0xa7) === CONTENT && p + 8 <= bytes.length && bytes[p + 5] === 0x65 && bytes[p + 6] === 0x6e && bytes[p + 7] === 0x74 // "ent"
+      : this.key4At(p, 0xa4) === TEXT;
+    if (!second) {
+      this.pos = start;
+      return undefined;
+    }
+    this.pos += message ? 8 : 5;
+    if (message) return { role: a, content: this.entry("content") };
+    return { type: a, text: this.entry("text") };
+  }
+
+  /**
+   * The four bytes after the format byte at `p` (little-endian), when that
+   * byte is `format` (a fixstr of 4 or 7 bytes: "role", "type", "text",
+   * "content"); -1 otherwise.
+   * @param {number} p @param {number} format
+   */
+  key4At(p, format) {
+    const bytes = this.bytes;
+    if (p + 5 > bytes.length || bytes[p] !== format) return -1;
+    return (bytes[p + 1] | (bytes[p + 2] << 8) | (bytes[p + 3] << 16) | (bytes[p + 4] << 24)) >>> 0;
+  }
+
+  /** The value of the entry `k` (a name), its path in a StringCeiling. @param {string} k */
+  entry(k) {
+    try {
+      return this.value();
+    } catch (e) {
+      if (e instanceof StringCeiling) e.path = "." + k + e.path;
+      throw e;
+    }
+  }
+
   /** @param {number} n */
   array(n) {
     if (n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
@@ -343,6 +418,10 @@ class ResponseDecoder {
   /** @param {number} n */
   map(n) {
     if (2 * n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
+    if (n === 2) {
+      const pair = this.knownPair();
+      if (pair !== undefined) return pair;
+    }
     /** @type {any} */
     const out = {};
     for (let i = 0; i < n; i++) {
@@ -361,6 +440,13 @@ class ResponseDecoder {
     return out;
   }
 }
+
+/** The first four characters of the keys of a message and of a block, as {@link ResponseDecoder#key4At} reads them. */
+const key4 = (k) => (k.charCodeAt(0) | (k.charCodeAt(1) << 8) | (k.charCodeAt(2) << 16) | (k.charCodeAt(3) << 24)) >>> 0;
+const ROLE = key4("role");
+const CONTENT = key4("content");
+const TYPE = key4("type");
+const TEXT = key4("text");
 
 /** @param {Uint8Array} a @param {Uint8Array} b @param {number} start @param {number} n */
 function bytesEqualShort(a, b, start, n) {

@@ -32,12 +32,15 @@ import { Encoder } from "@msgpack/msgpack";
 import { EXT_UNREADABLE, MAX_REQUEST_BYTES } from "./consts.js";
 import {
   CACHE_MAX_UNITS,
+  cacheEpoch,
   encodeWtf8Into,
   encodedStrings,
+  forgetWriteView,
   holdsReplacement,
   isWellFormed,
   RequestStrings,
   remember,
+  writeUtf8,
   wtf8Length,
 } from "./strings.js";
 
@@ -53,8 +56,6 @@ export const MAX_ENCODE_DEPTH = 32;
 /** Strings up to this many UTF-16 units go through the library's JavaScript
  * loop (which already writes WTF-8); longer ones through TextEncoder. */
 const SHORT_STRING = 50;
-
-const textEncoder = new TextEncoder();
 
 /** The fixext 1 value written for JavaScript values msgpack cannot carry.
  * Type 0x7f (application-defined), payload 0x00. */
@@ -118,11 +119,52 @@ export class RequestEncoder extends Encoder {
      * @type {any[]}
      */
     this.strings = [];
+    /** The number of entries of {@link RequestEncoder#strings} in use, and their strings' units. */
+    this.nStrings = 0;
+    this.recordUnits = 0;
+    /**
+     * The record of the request before (as {@link RequestEncoder#strings}),
+     * the buffer its bytes are in (null when they may not be there any
+     * more) and the cache's epoch then; see {@link RequestEncoder#sameAsLast}.
+     * @type {any[]}
+     */
+    this.last = [];
+    this.nLast = 0;
+    /** @type {Uint8Array | null} */
+    this.lastBytes = null;
+    this.lastEpoch = -1;
+    /** Whether this pass may write a string as {@link RequestEncoder#sameAsLast}. */
+    this.skipping = false;
     /** Held by a call (between encoding and the end of decoding). */
     this.busy = false;
     /** Bytes counted (not written) once over the limit; see {@link RequestTooLarge}. */
     this.counted = 0;
     this.counting = false;
+    /**
+     * The long strings of the last request encoded here, not copied from the
+     * cache: string, start, length, what the cache does with it (flat); see
+     * {@link RequestEncoder#rememberFresh}.
+     * @type {any[]}
+     */
+    this.fresh = [];
+    /** The number of entries of {@link RequestEncoder#fresh} in use. */
+    this.nFresh = 0;
+    /**
+     * The long strings that were new in the request encoded before (in its
+     * order, up to {@link MET_MAX_UNITS} units), how many, where the next is
+     * looked for, and the cache's epoch then; see {@link RequestEncoder#metBefore}.
+     * @type {string[]}
+     */
+    this.met = [];
+    this.nMet = 0;
+    this.metAt = 0;
+    this.metEpoch = -1;
+    /** Whether a long string of the last request was not ASCII. */
+    this.unsure = false;
+    /** Each long string checked for a lone surrogate as it is written. */
+    this.strict = false;
+    /** What reading a property threw last ({@link RequestEncoder#readProperty}). */
+    this.thrown = undefined;
   }
 
   /** A fresh encoder of this class, for a re-entrant call (a getter of the
@@ -142,9 +184,38 @@ export class RequestEncoder extends Encoder {
    * @throws {RequestTooLarge} over the limit (1 GiB)
    */
   encodeShared(value) {
+    if (this.entered) return this.clone().encodeShared(value); // a getter of the request encodes another
+    // The record of the request before becomes `last`; its bytes are still
+    // in the buffer (only encodes write it) unless the cache started over or
+    // the buffer was replaced since.
+    const last = this.strings;
+    this.strings = this.last;
+    this.strings.fill(undefined, 0, this.nLast);
+    this.last = last;
+    this.nLast = this.nStrings;
+    this.skipping = this.lastBytes === this.bytes && this.lastEpoch === cacheEpoch;
+    this.lastBytes = null;
+    const out = this.encodePass(value);
+    if (this.recordUnits <= MET_MAX_UNITS) {
+      this.lastBytes = this.bytes;
+      this.lastEpoch = cacheEpoch;
+    }
+    return out;
+  }
+
+  /**
+   * One pass of {@link RequestEncoder#encodeShared} (a second one near the
+   * limit, or for a lone surrogate).
+   * @param {unknown} value
+   * @returns {Uint8Array}
+   */
+  encodePass(value) {
     this.counted = 0;
     this.counting = false;
-    this.strings.length = 0;
+    this.nStrings = 0;
+    this.recordUnits = 0;
+    this.nFresh = 0;
+    this.unsure = false;
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
       const size = this.counted + this.pos;
@@ -155,8 +226,9 @@ export class RequestEncoder extends Encoder {
         // longest header and the request fits after all; write it again.
         const limit = this.limit;
         this.limit += 8;
+        this.skipping = false;
         try {
-          return this.encodeShared(value);
+          return this.encodePass(value);
         } finally {
           this.limit = limit;
         }
@@ -164,6 +236,18 @@ export class RequestEncoder extends Encoder {
       this.release();
       throw new RequestTooLarge(size);
     }
+    if (!this.strict && this.hadLoneSurrogate(out)) {
+      // Again, each long string checked as it is written (a getter of the
+      // request runs again).
+      this.strict = true;
+      this.skipping = false;
+      try {
+        return this.encodePass(value);
+      } finally {
+        this.strict = false;
+      }
+    }
+    this.rememberFresh();
     return out;
   }
 
@@ -176,8 +260,13 @@ export class RequestEncoder extends Encoder {
   /** The call is over: the recorded strings and a huge buffer are let go. */
   done() {
     this.busy = false;
-    this.strings.length = 0;
+    this.thrown = undefined;
     this.release();
+    if (this.lastBytes !== this.bytes) {
+      // No request after this one can use the record: its strings are let go.
+      this.strings.fill(undefined, 0, this.nStrings);
+      this.nStrings = 0;
+    }
   }
 
   /**
@@ -188,7 +277,7 @@ export class RequestEncoder extends Encoder {
    * @param {unknown} template the request's observation_template
    */
   requestStrings(bytes, template) {
-    return new RequestStrings(bytes, this.strings, template);
+    return new RequestStrings(bytes, this.strings, this.nStrings, template);
   }
 
   /** Drops a buffer that grew past {@link KEEP_BUFFER_BYTES}, once the bytes
@@ -199,6 +288,7 @@ export class RequestEncoder extends Encoder {
       this.bytes = new Uint8Array(buf);
       this.view = new DataView(buf);
       this.pos = 0;
+      forgetWriteView();
     }
   }
 
@@ -345,29 +435,95 @@ export class RequestEncoder extends Encoder {
       return;
     }
     const n = keys.length;
-    const values = new Array(n);
-    /** @type {unknown[] | null} */
-    let errors = null;
+    if (n >= 16) {
+      this.encodeLargeMap(object, keys, depth);
+      return;
+    }
+    // Fewer than 16 entries: a fixmap, whose one-byte header is written when
+    // the entries are (each value read once, as it is written).
+    this.ensureBufferSizeToWrite(1);
+    const at = this.pos++;
     let size = 0;
     for (let i = 0; i < n; i++) {
-      let v;
-      try {
-        v = object[keys[i]];
-      } catch (e) {
-        v = UNREADABLE;
-        (errors ??= []).push(e);
-      }
-      values[i] = v;
-      if (v !== undefined) size++;
+      const v = this.readProperty(object, keys[i]);
+      if (v === undefined) continue;
+      size++;
+      this.writeEntry(keys[i], v, this.thrown, depth);
+    }
+    this.bytes[at] = 0x80 + size;
+  }
+
+  /**
+   * {@link RequestEncoder#encodeMap} of 16 entries or more: the values read
+   * first (once each), for the header's size.
+   * @param {Record<string, unknown>} object
+   * @param {string[]} keys
+   * @param {number} depth
+   */
+  encodeLargeMap(object, keys, depth) {
+    const n = keys.length;
+    const values = new Array(n);
+    const errors = new Array(n);
+    let size = 0;
+    for (let i = 0; i < n; i++) {
+      values[i] = this.readProperty(object, keys[i]);
+      errors[i] = this.thrown;
+      if (values[i] !== undefined) size++;
     }
     this.writeContainerHeader(size, 0x80, 0xde);
-    for (let i = 0, k = 0; i < n; i++) {
-      const v = values[i];
-      if (v === undefined) continue;
-      this.encodeString(keys[i]);
-      if (v === UNREADABLE) this.writeUnreadable("Object property", /** @type {unknown[]} */ (errors)[k++]);
-      else this.doEncode(v, depth + 1);
+    for (let i = 0; i < n; i++) if (values[i] !== undefined) this.writeEntry(keys[i], values[i], errors[i], depth);
+  }
+
+  /**
+   * `object[key]`, or {@link UNREADABLE} when reading it throws (a getter, a
+   * Proxy trap), what it threw then in `this.thrown`.
+   * @param {Record<string, unknown>} object @param {string} key
+   */
+  readProperty(object, key) {
+    try {
+      return object[key];
+    } catch (e) {
+      this.thrown = e;
+      return UNREADABLE;
     }
+  }
+
+  /**
+   * One entry of a map: its key, then its value (the unreadable value of
+   * `error` for {@link UNREADABLE}).
+   * @param {string} key @param {unknown} v @param {unknown} error @param {number} depth
+   */
+  writeEntry(key, v, error, depth) {
+    this.encodeKey(key);
+    if (v === UNREADABLE) this.writeUnreadable("Object property", error);
+    else this.doEncode(v, depth + 1);
+  }
+
+  /**
+   * A property name: its bytes (header included) from a small cache of the
+   * names met before (a request repeats a few names many times).
+   * @param {string} k
+   */
+  encodeKey(k) {
+    let b = keyBytes.get(k);
+    if (b === undefined) {
+      if (k.length > SHORT_STRING || keyBytes.size >= KEY_CACHE_SIZE) {
+        this.encodeString(k);
+        return;
+      }
+      const n = wtf8Length(k);
+      b = new Uint8Array(strHeaderSize(n) + n);
+      b[0] = n < 32 ? 0xa0 + n : 0xd9;
+      if (n >= 32) b[1] = n;
+      encodeWtf8Into(k, b, b.length - n);
+      keyBytes.set(k, b);
+    }
+    const len = b.length;
+    this.ensureBufferSizeToWrite(len);
+    const bytes = this.bytes;
+    const pos = this.pos;
+    for (let i = 0; i < len; i++) bytes[pos + i] = b[i];
+    this.pos = pos + len;
   }
 
   /**
@@ -447,10 +603,12 @@ export class RequestEncoder extends Encoder {
 
   /**
    * Strings: short ones through the library's loop (WTF-8 already); long
-   * well-formed ones through TextEncoder.encodeInto straight into the buffer
-   * (it neither adds nor strips a byte-order mark); long ones with a lone
-   * surrogate through {@link encodeWtf8Into}, because TextEncoder would
-   * replace the surrogate with U+FFFD.
+   * ones from the cache of encoded strings when there, else as UTF-8
+   * straight into the buffer ({@link writeUtf8}: it neither adds nor strips a
+   * byte-order mark). That writes a lone surrogate as U+FFFD, so the request
+   * is checked once when it is done ({@link RequestEncoder#verifyStrings})
+   * and encoded again strictly (here, through {@link encodeWtf8Into}) when a
+   * string of it had one.
    *
    * @override
    * @param {string} s
@@ -461,13 +619,19 @@ export class RequestEncoder extends Encoder {
       super.encodeString(s);
       return;
     }
-    if (n <= CACHE_MAX_UNITS && !this.counting) {
+    // What the cache does with the string once the request is checked:
+    // 0 nothing yet (new), 1 keep its bytes (met in the request before), 2
+    // nothing (too long).
+    if (this.skipping && !this.counting && this.sameAsLast(s)) return;
+    let keep = n <= CACHE_MAX_UNITS ? 0 : 2;
+    if (keep === 0 && !this.counting) {
       const cached = encodedStrings.get(s);
-      if (cached !== undefined && this.counted + this.pos + 5 + cached.length <= this.limit) {
+      if (cached === undefined) keep = this.metBefore(s) ? 1 : 0;
+      else if (this.counted + this.pos + 5 + cached.length <= this.limit) {
         this.ensureBufferSizeToWrite(5 + cached.length);
         this.writeStringHeader(cached.length);
         this.bytes.set(cached, this.pos);
-        this.strings.push(s, this.pos, cached.length);
+        this.record(s, cached.length);
         this.pos += cached.length;
         return;
       }
@@ -482,24 +646,143 @@ export class RequestEncoder extends Encoder {
       }
     }
     this.ensureBufferSizeToWrite(5 + max);
-    const guess = strHeaderSize(max);
+    // The header's size as if the string were ASCII (most are): moved when not.
+    const guess = strHeaderSize(n);
     const start = this.pos + guess;
-    let written = textEncoder.encodeInto(s, this.bytes.subarray(start, start + max)).written;
-    // TextEncoder writes a lone surrogate as U+FFFD, so only a string whose
-    // bytes hold U+FFFD can have one: the scan of the string is skipped for
-    // all others (WTF-8 takes the same 3 bytes, so `max` holds either).
-    const wellFormed = !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
-    if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
+    let written = writeUtf8(s, this.bytes, start, max);
+    let wellFormed = true;
+    if (this.strict) {
+      // Only a string whose bytes hold U+FFFD can have had a lone surrogate.
+      wellFormed = written === n || !holdsReplacement(this.bytes, start, start + written) || isWellFormed(s);
+      if (!wellFormed) written = encodeWtf8Into(s, this.bytes, start);
+    }
     const real = strHeaderSize(written);
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
     if (wellFormed) {
-      this.strings.push(s, this.pos, written);
-      if (n <= CACHE_MAX_UNITS) remember(s, this.bytes, this.pos, written);
+      this.record(s, written);
+      const fresh = this.fresh;
+      const k = this.nFresh;
+      fresh[k] = s;
+      fresh[k + 1] = this.pos;
+      fresh[k + 2] = written;
+      fresh[k + 3] = keep;
+      this.nFresh = k + 4;
+      if (written !== n) this.unsure = true;
     }
     this.pos += written;
   }
+
+  /**
+   * Whether a long string of the request just encoded had a lone surrogate
+   * (which {@link writeUtf8} wrote as U+FFFD): one search of the whole
+   * request for U+FFFD, then, only when there is one, string by string.
+   * @param {Uint8Array} out the request
+   */
+  hadLoneSurrogate(out) {
+    if (!this.unsure || !holdsReplacement(out, 0, out.length)) return false;
+    const fresh = this.fresh;
+    for (let i = 0; i < this.nFresh; i += 4) {
+      const s = fresh[i];
+      const start = fresh[i + 1];
+      const written = fresh[i + 2];
+      if (written !== s.length && holdsReplacement(out, start, start + written) && !isWellFormed(s)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The strings encoded (not copied from the cache) by the request just
+   * encoded go into the cache of encoded strings, once it is known that
+   * their bytes are theirs: those that were new in the request before (an
+   * agent loop sends its history with every step); the new ones are
+   * remembered for the next request (a one-off request pays no copy).
+   */
+  rememberFresh() {
+    const fresh = this.fresh;
+    const n = this.nFresh;
+    const met = this.met;
+    let m = 0;
+    let units = 0;
+    for (let i = 0; i < n; i += 4) {
+      const keep = fresh[i + 3];
+      if (keep === 1) remember(fresh[i], this.bytes, fresh[i + 1], fresh[i + 2]);
+      else if (keep === 0 && units <= MET_MAX_UNITS) {
+        met[m++] = fresh[i];
+        units += fresh[i].length;
+      }
+    }
+    met.fill(undefined, m, this.nMet);
+    this.nMet = m;
+    this.metAt = 0;
+    this.metEpoch = cacheEpoch;
+    fresh.fill(undefined, 0, n);
+    this.nFresh = 0;
+  }
+
+  /**
+   * Whether the long string `s`, not in the cache, was new in the request
+   * this encoder encoded before: one of the next few of those strings, in
+   * their order (an agent loop sends them again in the same order), compared
+   * by value. No hashing, no entry for a string met once.
+   * @param {string} s
+   */
+  metBefore(s) {
+    if (this.metEpoch !== cacheEpoch) return false;
+    const met = this.met;
+    const end = Math.min(this.metAt + 4, this.nMet);
+    for (let j = this.metAt; j < end; j++) {
+      if (met[j] === s) {
+        this.metAt = j + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Records where the long string `s` of `n` bytes starts (at the position).
+   * @param {string} s @param {number} n
+   */
+  record(s, n) {
+    const strings = this.strings;
+    const k = this.nStrings;
+    strings[k] = s;
+    strings[k + 1] = this.pos;
+    strings[k + 2] = n;
+    this.nStrings = k + 3;
+    this.recordUnits += s.length;
+  }
+
+  /**
+   * Writes the long string `s` when the request before had it at the same
+   * place in the same order, its bytes still in the buffer: only its header
+   * is written (an agent loop sends the same history again, laid out the
+   * same). False, with nothing written, otherwise.
+   * @param {string} s
+   */
+  sameAsLast(s) {
+    const k = this.nStrings;
+    if (k >= this.nLast) return false;
+    const last = this.last;
+    if (last[k] !== s) return false;
+    const n = last[k + 2];
+    const header = strHeaderSize(n);
+    if (this.pos + header !== last[k + 1] || this.counted + this.pos + header + n > this.limit) return false;
+    this.ensureBufferSizeToWrite(header + n);
+    this.writeStringHeader(n);
+    this.record(s, n);
+    this.pos += n;
+    return true;
+  }
 }
+
+/** The most UTF-16 units of new strings an encoder remembers for its next request. */
+const MET_MAX_UNITS = 8 * 1024 * 1024;
+
+/** The bytes of property names met before (a few hundred at most). @type {Map<string, Uint8Array>} */
+const keyBytes = new Map();
+const KEY_CACHE_SIZE = 512;
 
 /** Marks, among the values of an object being encoded, one whose reading threw. */
 const UNREADABLE = Object.freeze({});

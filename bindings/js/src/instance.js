@@ -18,9 +18,9 @@ export const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
 const textDecoder = new TextDecoder();
 
 /** The module's exports the binding calls (wasm/README.md). */
-const REQUIRED_EXPORTS = ["_initialize", "memory", "alloc", "free", "assemble", "assemble_json", "add_step", "prompt_start", "compare"];
+const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
 
-/** @typedef {"assemble" | "assemble_json" | "add_step" | "prompt_start" | "compare"} Entry the entry points, all of one ABI */
+/** @typedef {number} Op a call of the module's `call` export: one of consts.js `CALL_*` (wasm/README.md "ABI") */
 
 /** @typedef {import("./index.js").AssemblerOptions} AssemblerOptions */
 
@@ -39,6 +39,9 @@ export class ModuleInstance {
   constructor(instance, wasi, stderr) {
     this.exports = /** @type {any} */ (instance.exports);
     this.stderr = stderr;
+    /** Where the module's request buffer is, and its capacity (0: not asked yet). */
+    this.ptr = 0;
+    this.capacity = 0;
     // The shim's debug logger is one flag for the whole page or process, and
     // any WASI constructed without {debug: false} (by another library, say)
     // turns it on; it logs from args_sizes_get and environ_sizes_get, which Go
@@ -79,46 +82,61 @@ export class ModuleInstance {
   }
 
   /**
-   * Runs one request through the module's ABI: alloc, copy in, the entry
-   * point (which releases the request buffer). Throws whatever the module or
-   * the engine throws (a trap, proc_exit); then the instance is broken.
+   * A view of the module's request buffer, made to hold at least `size`
+   * bytes: the module is asked (`buffer`) only when `size` is over the
+   * capacity it gave last (wasm/README.md "ABI"). Valid until the next call
+   * into the instance.
    *
-   * @param {Uint8Array} request
-   * @param {Entry} entry
-   * @returns {{ptr: number, len: number}} the response, in linear memory until {@link ModuleInstance#free}
+   * @param {number} size
+   * @returns {Uint8Array}
    */
-  invoke(request, entry) {
-    const ex = this.exports;
-    this.stderr.text = "";
-    const size = request.length;
-    const ptr = ex.alloc(size) >>> 0;
-    new Uint8Array(ex.memory.buffer, ptr, size).set(request);
-    const packed = BigInt.asUintN(64, ex[entry](ptr, size));
-    return { ptr: Number(packed >> 32n), len: Number(packed & 0xffffffffn) };
-  }
-
-  /** A view of `len` bytes at `ptr` (valid until the next call into the module). */
-  view(ptr, len) {
-    return new Uint8Array(this.exports.memory.buffer, ptr, len);
-  }
-
-  /** Gives a response buffer back to the module. */
-  free(ptr) {
-    this.exports.free(ptr);
+  requestBuffer(size) {
+    if (size > this.capacity) {
+      this.stderr.text = "";
+      const packed = this.exports.buffer(size);
+      this.ptr = Number(BigInt.asUintN(32, packed >> 32n));
+      this.capacity = Number(BigInt.asUintN(32, packed));
+    }
+    return new Uint8Array(this.exports.memory.buffer, this.ptr, size);
   }
 
   /**
-   * One request in, a copy of the response bytes out (for benchmarks and
-   * tests; the Assembler reads responses in place).
+   * Runs call `op` over the first `size` bytes of the request buffer (one
+   * export call). Throws whatever the module or the engine throws (a trap,
+   * proc_exit); then the instance is broken.
+   *
+   * @param {Op} op
+   * @param {number} size
+   * @returns {Uint8Array} the answer, a view of linear memory valid until the next call into the instance
+   */
+  callBuffer(op, size) {
+    this.stderr.text = "";
+    const packed = this.exports.call(op, size);
+    // Memory may have grown during the call: a fresh view of it.
+    return new Uint8Array(this.exports.memory.buffer, Number(BigInt.asUintN(32, packed >> 32n)), Number(BigInt.asUintN(32, packed)));
+  }
+
+  /**
+   * Copies `request` into the request buffer and runs call `op` over it.
+   *
+   * @param {Uint8Array} request
+   * @param {Op} op
+   * @returns {Uint8Array} the answer, valid until the next call into the instance
+   */
+  invoke(request, op) {
+    this.requestBuffer(request.length).set(request);
+    return this.callBuffer(op, request.length);
+  }
+
+  /**
+   * One `assemble` request in, a copy of the response bytes out (for
+   * benchmarks and tests; the Assembler reads responses in place).
    *
    * @param {Uint8Array} request
    * @returns {Uint8Array}
    */
   call(request) {
-    const { ptr, len } = this.invoke(request, "assemble");
-    const out = this.view(ptr, len).slice();
-    this.free(ptr);
-    return out;
+    return this.invoke(request, consts.CALL_ASSEMBLE).slice();
   }
 }
 

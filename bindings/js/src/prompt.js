@@ -8,6 +8,8 @@
  * @module
  */
 
+import { CALL_ADD_STEP } from "./consts.js";
+
 /** @typedef {{steps: number, messages: number, prompt_chars: number, response_bytes: number, request_bytes: number}} PromptState */
 
 /**
@@ -111,7 +113,7 @@ export class Prompt {
       step: { raw_output: rawOutput, observation },
     };
     const own = this.own;
-    const r = this.assembler.send(request, "add_step", this.template, undefined, own.messages.length);
+    const r = this.assembler.send(request, CALL_ADD_STEP, this.template, undefined, own.messages.length);
     own.messages.push(r.messages[0], r.messages[1]);
     own.message_chars.push(r.message_chars[0], r.message_chars[1]);
     own.context_overflow = r.context_overflow;

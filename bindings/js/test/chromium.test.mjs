@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { assembler } from "./common.mjs";
 import { loadCases } from "./vectorsets.mjs";
 import { serve, withPage } from "./chromium.mjs";
+import { CALL_ASSEMBLE_JSON } from "../src/consts.js";
 
 const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
 const b64 = (u8) => Buffer.from(u8).toString("base64");
@@ -24,6 +25,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>binding</title><link r
 </script>
 <script type="module">
   import * as pkg from "@polyloop/assembly";
+  import { CALL_ASSEMBLE_JSON } from "/src/consts.js";
   window.pkg = pkg;
   window.asm = await pkg.loadAssembler();
   const fromB64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
@@ -34,7 +36,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>binding</title><link r
   };
   window.wire = (reqs) => reqs.map((r) => toB64(window.asm.assembleBytes(fromB64(r))));
   window.json = (reqs) => reqs.map((r) => {
-    const bytes = toB64(window.asm.run(fromB64(r), "assemble_json", (x) => x.slice()));
+    const bytes = toB64(window.asm.run(fromB64(r), CALL_ASSEMBLE_JSON, (x) => x.slice()));
     try {
       return { bytes, value: window.asm.assembleJSON(fromB64(r)) };
     } catch (e) {
@@ -73,7 +75,7 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
         );
         for (const [i, v] of vectors.entries()) {
           const where = `${v.file}/${v.name}`;
-          assert.equal(got[i].bytes, b64(asm.run(v.request, "assemble_json", (r) => r.slice())), `${where}: bytes`);
+          assert.equal(got[i].bytes, b64(asm.run(v.request, CALL_ASSEMBLE_JSON, (r) => r.slice())), `${where}: bytes`);
           if (v.response) {
             assert.equal(got[i].bytes, b64(v.response), where);
             assert.deepEqual(got[i].value, asm.assembleJSON(v.request), where);

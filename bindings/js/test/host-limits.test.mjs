@@ -57,6 +57,14 @@ test("decodeResponse names the path of a string over the ceiling", () => {
     [W.map(["odd key", long]), '["odd key"]'],
     [long, ""],
     [W.arr(W.str("a"), W.arr(long)), "[1][0]"],
+    // The core's message and block shapes (decoded as object literals).
+    [
+      W.map(["messages", W.arr(W.map(["role", W.str("user")], ["content", W.arr(W.map(["type", W.str("text")], ["text", long]))]))]),
+      "messages[0].content[0].text",
+    ],
+    [W.map(["messages", W.arr(W.map(["role", long], ["content", W.arr()]))]), "messages[0].role"],
+    [W.arr(W.map(["type", long], ["text", W.str("t")])), "[0].type"],
+    [W.arr(W.map(["role", W.str("user")], ["contents", long])), "[0].contents"],
   ];
   for (const [bytes, path] of cases) {
     const e = errorOf(() => decodeResponse(bytes, { maxStringUnits: 50 }));
@@ -65,6 +73,32 @@ test("decodeResponse names the path of a string over the ceiling", () => {
     assert.deepEqual(decodeResponse(bytes, { maxStringUnits: 100 }), decode(bytes));
   }
   assert.equal(MAX_STRING_UNITS, 2 ** 29 - 24);
+});
+
+test("decodeResponse: maps shaped like a message or a block, or nearly, give what a generic msgpack decoder gives", () => {
+  const v = W.str("user");
+  const cases = [
+    W.map(["role", v], ["content", W.arr(W.map(["type", W.str("text")], ["text", W.str("hi")]))]),
+    W.map(["role", v], ["contents", W.arr()]),
+    W.map(["role", v], ["text", v]),
+    W.map(["content", W.arr()], ["role", v]),
+    W.map(["type", v], ["content", v]),
+    W.map(["text", v], ["type", v]),
+    W.map(["role", v]),
+    W.map(["role", v], ["content", v], ["type", v]),
+    W.map(["roles", v], ["content", v]),
+    W.map(["roleXYZ", v], ["content", v]),
+    W.map(["role", v], ["contenu", v]),
+    W.map(["role", v], ["conte", v]),
+    W.map(["type", v], ["textual", v]),
+    W.map(["type", v], ["tex", v]),
+    W.map(["type", W.map(["role", v], ["content", v])], ["text", W.map(["type", v], ["x", v])]),
+  ];
+  for (const bytes of cases) {
+    const got = decodeResponse(bytes);
+    assert.deepEqual(got, decode(bytes));
+    assert.deepEqual(Object.keys(got), Object.keys(decode(bytes)), "the keys in the wire's order");
+  }
 });
 
 test("the ceiling's paths are spelled as the core spells the same positions (docs/SPEC.md §2.2)", () => {

@@ -11,13 +11,14 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { assembler, decode, errorOf } from "./common.mjs";
 import { checkError, errorOfResponse, loadCases } from "./vectorsets.mjs";
+import { CALL_ASSEMBLE_JSON } from "../src/consts.js";
 
 const asm = await assembler();
 const vectors = loadCases("json-vectors");
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The module's response bytes for JSON text, through the path assembleJSON uses. */
-const responseBytes = (text) => asm.run(text, "assemble_json", (r) => r.slice());
+const responseBytes = (text) => asm.run(text, CALL_ASSEMBLE_JSON, (r) => r.slice());
 
 test("the JSON-text vectors are there", { skip: vectors.length === 0 && "testdata/json-vectors is missing" }, () => {
   assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);

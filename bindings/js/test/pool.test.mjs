@@ -189,7 +189,7 @@ test("any other trap: internal with the trap message; the engine's words in deta
   const real = inst.exports;
   inst.exports = {
     ...real,
-    assemble: () => {
+    call: () => {
       throw new WebAssembly.RuntimeError("unreachable executed");
     },
   };
@@ -208,8 +208,10 @@ test("bytes that are not a response: internal, its message, detail apart", () =>
   const a = asm;
   const inst = a.pool.acquire();
   const real = inst.exports;
-  // The module answers 3 bytes of garbage (a view of its own memory).
-  inst.exports = { ...real, assemble: (ptr) => (BigInt(ptr) << 32n) | 3n };
+  // The module answers 3 bytes of garbage (a view of its own memory: the
+  // request buffer's first bytes).
+  const ptr = real.buffer(0) >> 32n;
+  inst.exports = { ...real, call: () => (ptr << 32n) | 3n };
   a.pool.idle.push(inst);
   const e = errorOf(() => a.assemble(requestFor(2)));
   assert.deepEqual([e.code, e.path, e.message], ["internal", "", INTERNAL_MESSAGES.notAResponse]);
@@ -305,4 +307,43 @@ test("the module prints nothing, even when it dies or the shim's debug log is on
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, "");
   assert.equal(r.stderr, "");
+});
+
+test('a request costs one export call (wasm/README.md "ABI"): call, and buffer only when the request outgrows the buffer', async () => {
+  const a = await loadAssembler({ maxInstances: 1 });
+  const inst = a.pool.acquire();
+  const real = inst.exports;
+  /** @type {string[]} */
+  const calls = [];
+  // Every export, each function counting its calls.
+  inst.exports = Object.fromEntries(
+    Object.entries(real).map(([name, v]) => [
+      name,
+      typeof v !== "function"
+        ? v
+        : (...args) => {
+            calls.push(name);
+            return v(...args);
+          },
+    ]),
+  );
+  a.pool.release(inst);
+  const small = encodeRequest(requestFor(3));
+  a.assembleBytes(small); // the first asks for the buffer
+  calls.length = 0;
+  const before = a.assembleBytes(small);
+  checkResponse(3, a.assemble(requestFor(3)));
+  const p = a.prompt({ observation_template: T });
+  p.addStep("r", "o");
+  a.compare(requestFor(1), requestFor(2));
+  a.assembleJSON('{"observation_template": "{observation}"}');
+  assert.deepEqual(calls, ["call", "call", "call", "call", "call", "call"]);
+  // A request longer than the buffer's capacity asks for a bigger one first,
+  // and the answers are the same afterwards.
+  calls.length = 0;
+  const big = encodeRequest({ observation_template: T, steps: [{ raw_output: "x".repeat(300_000), observation: "" }] });
+  assert.equal(decode(a.assembleBytes(big)).messages[0].content[0].text.length, 300_000);
+  assert.deepEqual(calls, ["buffer", "call"]);
+  assert.deepEqual(a.assembleBytes(small), before);
+  assert.equal(a.instancesCreated, 1);
 });

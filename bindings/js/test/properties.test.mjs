@@ -9,7 +9,8 @@ import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, compareCodePoints, errorOf } from "./common.mjs";
 import { encodeRequest } from "../src/encode.js";
-import { encodeWtf8Into, holdsReplacementScan } from "../src/strings.js";
+import { encode } from "@msgpack/msgpack";
+import { encodeWtf8Into, encodedStrings, forgetEncodedStrings, holdsReplacementScan } from "../src/strings.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
@@ -236,14 +237,98 @@ test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest
 });
 
 test("the encoder's cache of long strings answers their own bytes, across its growth and its restart at 8 MiB", () => {
-  // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded twice in
-  // a row (the second from the cache) and all again (the cache started over).
+  // 700 distinct strings of about 13 KB (9 MB of UTF-8), each encoded three
+  // times in a row (the first is new, the second keeps its bytes, the third
+  // copies them from the cache) and all again (the cache started over).
   const strings = Array.from({ length: 700 }, (_, i) => `${i}:` + "é日a\uFFFD".repeat(1500).slice(0, 6000 + (i % 7)));
   for (let round = 0; round < 2; round++) {
     for (const s of strings) {
       const want = Buffer.concat([strHeader(Buffer.byteLength(s)), Buffer.from(s, "utf8")]);
       assert.ok(Buffer.from(encodeRequest(s)).equals(want));
       assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
+      assert.ok(Buffer.from(encodeRequest([s, s])).equals(Buffer.concat([Buffer.of(0x92), want, want])));
     }
+  }
+});
+
+test("the string cache: a one-off request leaves nothing in it; a string new in one request and met again in the next is kept", () => {
+  forgetEncodedStrings();
+  const step = (i) => ({ raw_output: `Thought: ${i} `.padEnd(80, "r"), observation: `${i}: `.padEnd(300, "é") });
+  const window = (k) => ({ observation_template: "{observation}", steps: [step(k), step(k + 1), step(k + 2)] });
+  const one = encodeRequest(window(0));
+  assert.equal(encodedStrings.size, 0, "a string met once is not kept");
+  assert.ok(Buffer.from(one).equals(Buffer.from(encode(window(0)))));
+  // A sliding window (each request drops its oldest step and adds one): the
+  // steps of request k that were in request k - 1 are kept after request k.
+  for (let k = 1; k <= 5; k++) {
+    const bytes = encodeRequest(window(k));
+    assert.ok(Buffer.from(bytes).equals(Buffer.from(encode(window(k)))), `request ${k}`);
+    for (const [j, kept] of [
+      [k, true],
+      [k + 1, true],
+      [k + 2, false],
+    ]) {
+      const s = step(j);
+      assert.equal(encodedStrings.has(s.raw_output) && encodedStrings.has(s.observation), kept, `request ${k}, step ${j}`);
+    }
+  }
+});
+
+test("requests of the same long strings in changing places and orders, one after another: every one's bytes are its own", () => {
+  // The encoder copies a long string's bytes from its cache, or leaves them
+  // where the request before wrote them (same string, same place): a request
+  // that differs from the one before in any way must still be exactly its own
+  // bytes (a generic msgpack encoder is the oracle).
+  const pool = Array.from({ length: 6 }, (_, i) => `${i}`.repeat(1 + i) + "é✓x".repeat(30 + 7 * i));
+  const piece = fc.oneof(
+    fc.constantFrom(...pool),
+    fc.string({ maxLength: 70 }).filter((t) => t.isWellFormed()),
+  );
+  const request = fc.record({
+    observation_template: fc.constantFrom("{observation}", "Obs: {observation}"),
+    steps: fc.array(fc.record({ raw_output: piece, observation: piece }), { maxLength: 6 }),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(request, fc.boolean()), { minLength: 2, maxLength: 8 }), (seq) => {
+      for (const [req, forget] of seq) {
+        if (forget) forgetEncodedStrings();
+        assert.ok(Buffer.from(encodeRequest(req)).equals(Buffer.from(encode(req))));
+        // Twice in a row too: the second in place.
+        assert.ok(Buffer.from(encodeRequest(req)).equals(Buffer.from(encode(req))));
+      }
+    }),
+    { numRuns: Math.min(RUNS, 100) },
+  );
+});
+
+test("a long string with a lone surrogate beside long strings that hold U+FFFD: invalid_utf8 at its own path, every time", () => {
+  // U+FFFD is what a fast UTF-8 writer makes of a lone surrogate; the strings
+  // that really hold it are encoded as they are, from the cache too.
+  const real = "\uFFFD".repeat(40) + "é".repeat(40);
+  const lone = "a".repeat(60) + "\uD800" + "é".repeat(10);
+  const wtf8Lone = Buffer.concat([Buffer.from("a".repeat(60)), Buffer.of(0xed, 0xa0, 0x80), Buffer.from("é".repeat(10))]);
+  const req = (k) => ({
+    observation_template: "{observation}",
+    run_messages: [{ role: "user", content: [{ type: "text", text: real }] }],
+    steps: [
+      { raw_output: real, observation: real },
+      { raw_output: real, observation: k === 1 ? lone : real },
+    ],
+  });
+  for (let i = 0; i < 4; i++) {
+    const ok = asm.assemble(req(0));
+    assert.deepEqual(
+      ok.messages.map((m) => m.content[0].text),
+      [real, real, real, real, real],
+    );
+    const e = errorOf(() => asm.assemble(req(1)));
+    assert.deepEqual([e.code, e.path], ["invalid_utf8", "steps[1].observation"]);
+    // The string's bytes are its WTF-8 (ED A0 80 for U+D800), not U+FFFD, on every call.
+    assert.ok(Buffer.from(encodeRequest(lone)).equals(Buffer.concat([strHeader(wtf8Lone.length), wtf8Lone])));
+    assert.ok(
+      Buffer.from(encodeRequest([real, lone]))
+        .subarray(1)
+        .includes(wtf8Lone),
+    );
   }
 });

@@ -56,7 +56,7 @@ import { loadAssembler, AssemblyError } from "../browser.js";
 import { decodeResponse } from "../decode.js";
 import { encodeRequest } from "../encode.js";
 import { encodeWtf8Into } from "../strings.js";
-import { INTERNAL_MESSAGES } from "../consts.js";
+import { CALL_ASSEMBLE_VIEW, CALL_ASSEMBLE_VIEW_JSON, INTERNAL_MESSAGES } from "../consts.js";
 import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 
@@ -107,35 +107,17 @@ function utf8(s) {
 }
 
 /**
- * One call of the module's `assemble_view` or `assemble_view_json` export
- * (wasm/README.md, docs/SPEC.md §7.8: the ABI of `assemble`): its answer,
- * the response with the core's view of it.
+ * One call of the module's `assemble_view` or `assemble_view_json`
+ * (wasm/README.md "ABI", docs/SPEC.md §7.8) through the binding's call path
+ * (pool, traps, internal errors): its answer, the response with the core's
+ * view of it.
  *
  * @param {Uint8Array} bytes a msgpack request, or UTF-8 JSON text of one
- * @param {"assemble_view" | "assemble_view_json"} entry
+ * @param {number} op CALL_ASSEMBLE_VIEW or CALL_ASSEMBLE_VIEW_JSON
  * @returns {Uint8Array}
  */
-function callView(bytes, entry) {
-  const a = /** @type {any} */ (asm);
-  // The binding's own call path (pool, traps, internal errors) when it has
-  // one that takes the entry point; else the ABI here.
-  if (typeof a.run === "function" && a.run.length === 3) return a.run(bytes, entry, (/** @type {Uint8Array} */ r) => r.slice());
-  const pool = a.pool;
-  const inst = pool.acquire();
-  let out;
-  try {
-    const ex = inst.exports;
-    const ptr = ex.alloc(bytes.length) >>> 0;
-    new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
-    const packed = BigInt.asUintN(64, ex[entry](ptr, bytes.length));
-    const rp = Number(packed >> 32n);
-    out = new Uint8Array(ex.memory.buffer, rp, Number(packed & 0xffffffffn)).slice();
-    ex.free(rp);
-  } catch {
-    throw new AssemblyError("internal", "", INTERNAL_MESSAGES.trapped);
-  }
-  pool.release(inst);
-  return out;
+function callView(bytes, op) {
+  return /** @type {any} */ (asm).run(bytes, op, (/** @type {Uint8Array} */ r) => r.slice());
 }
 
 /**
@@ -280,10 +262,10 @@ function incremental(req) {
  */
 function assembleCurrent(c) {
   try {
-    if (c.kind === "text") return splitAnswer(callView(utf8(c.text), "assemble_view_json"));
-    if (c.kind === "jsonBytes") return splitAnswer(callView(c.value, "assemble_view_json"));
+    if (c.kind === "text") return splitAnswer(callView(utf8(c.text), CALL_ASSEMBLE_VIEW_JSON));
+    if (c.kind === "jsonBytes") return splitAnswer(callView(c.value, CALL_ASSEMBLE_VIEW_JSON));
     const bytes = c.kind === "bytes" ? c.value : encodeRequest(c.value);
-    return splitAnswer(callView(bytes, "assemble_view"));
+    return splitAnswer(callView(bytes, CALL_ASSEMBLE_VIEW));
   } catch (e) {
     const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
     return { thrown: err };
@@ -523,7 +505,7 @@ function startVerdicts(c, id, items) {
 export function verdictOf(bytes) {
   let got;
   try {
-    got = splitAnswer(callView(bytes, "assemble_view_json"));
+    got = splitAnswer(callView(bytes, CALL_ASSEMBLE_VIEW_JSON));
   } catch (e) {
     return { code: e instanceof AssemblyError ? String(e.code) : "internal", steps: -1 };
   }
