@@ -106,12 +106,14 @@ test.dist.reproducible: dist.python dist.js
 # (ruff check and eslint; ruff format and prettier).
 # go vet and staticcheck (pinned) on the Go code; wasm/ is left out: staticcheck
 # does not read //go:wasmexport and calls the module's exports unused.
+# staticcheck is built once per version and toolchain into a cache outside the
+# tree (scripts/go-tool), not compiled by `go run` whenever the build cache is cold.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: lint.go
 lint.go:
 	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	$(GO) run $(STATICCHECK) . ./core/... ./internal/... ./wasmhost/... ./cmd/...
+	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./internal/... ./wasmhost/... ./cmd/...
 
 # gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
 GOFMT = $$($(GO) env GOROOT)/bin/gofmt
