@@ -10,6 +10,10 @@ PY_VENV     ?= .venv
 PY_VENV_PY  := $(abspath $(PY_VENV))/bin/python
 PY_STAMP    := $(PY_VENV)/.polyloop-assembly-python.stamp
 PY_PIP      := $(PY_VENV_PY) -m pip --disable-pip-version-check -q
+# The venv's packages are installed without byte-compiling them (pip compiles
+# every file of ray, pyarrow, pandas...: about half of the install's CPU time);
+# Python writes the .pyc of what it imports when it first imports it.
+PY_INSTALL  := $(PY_PIP) install --no-compile -c $(PY_DIR)/constraints.txt
 PY_DIST_DIR ?= dist
 # The CPythons the built wheel is tested on by test.python.dist (those present).
 PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/.pyenv/versions/3.1[0-9].*/bin/python3) $(wildcard /usr/bin/python3)
@@ -41,8 +45,8 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 python.venv.run:
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis mypy build ruff
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
+	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff
+	$(PY_INSTALL) --no-build-isolation --no-deps -e $(PY_DIR)
 
 # ruff (pinned in constraints.txt, configured in pyproject.toml) on the
 # binding and on the reference of the vectors (testdata/gen).
@@ -105,7 +109,7 @@ test: test.data
 
 python.data-deps: $(PY_DATA_STAMP)
 $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
-	@$(SETUP) python.data-deps -- $(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
+	@$(SETUP) python.data-deps -- $(PY_INSTALL) "ray[data]" datasets tqdm
 	@touch $@
 
 test.data: python.data-deps python.wasm dist.python
