@@ -67,8 +67,8 @@ test.limits.python: python.venv python.wasm
 
 # After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
 # which tests/test_batch.py and tests/test_data_rows.py need, come with them.
-test.python: python.venv python.wasm python.data-deps
-	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
+test.python: python.venv python.wasm python.data-deps cli
+	@$(CLI_PURE_ENV) $(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
 # built from the sdist (python -m build), which proves the sdist builds
@@ -85,8 +85,8 @@ dist.python: python.venv python.wasm
 
 # The built wheel installed (not the source tree) into a fresh venv per
 # CPython, then the shared vectors and the package checks run through it.
-test.python.dist: dist.python
-	@$(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
+test.python.dist: dist.python cli
+	@$(CLI_PURE_ENV) $(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
@@ -112,8 +112,8 @@ $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
 	@$(SETUP) python.data-deps -- $(PY_INSTALL) "ray[data]" datasets tqdm
 	@touch $@
 
-test.data: python.data-deps python.wasm dist.python
-	@$(PY_DATA_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
+test.data: python.data-deps python.wasm dist.python cli
+	@$(PY_DATA_ENV) $(CLI_PURE_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
 		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'
 
 test.data.cluster: python.data-deps dist.python
