@@ -56,6 +56,11 @@ vectors: check-python312
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
 SUITE := scripts/suite
+# Within make test, go vet has checked every package of these suites whole,
+# test files included, with their cgo settings (test.check, before them): their
+# go test runs skip their own vet pass (a subset of go vet's analyzers).
+GO_TEST_VET ?=
+test: GO_TEST_VET = -vet=off
 test: test.begin test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
 	@scripts/suite-totals
 
@@ -75,11 +80,11 @@ test.check:
 # has PyPI msgpack for the reference's cross-check.
 test.go: check-python312 wasm python.venv
 	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(SUITE) format-differential -- $(GO) test -count=1 -v -run 'TestFormatDifferential' ./core/
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(SUITE) format-differential -- $(GO) test $(GO_TEST_VET) -count=1 -v -run 'TestFormatDifferential' ./core/
 
 test.format-full: check-python312
 	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
@@ -87,7 +92,7 @@ test.format-full: check-python312
 # native, wazero and wasmtime-go byte for byte: vectors, random requests, fuzz
 # seeds, concurrency, traps, a 256 MiB request, the CLI's --batch.
 test.host: wasm cli
-	@$(CLI_ENV) $(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/
+	@$(CLI_ENV) $(SUITE) host -- $(GO) test $(GO_TEST_VET) -count=1 -timeout 20m -v ./host-test/
 
 # The bounded-resources family (docs/SPEC.md §4 and §6, RATIONALE.md "Bounded resources")
 # at full size: 300 MiB bad values, a 1 GiB - 64 byte template,
