@@ -84,7 +84,9 @@ dist.python: python.venv python.wasm
 		$(PY_VENV_PY) scripts/normalize_dist.py --epoch $(SOURCE_DATE_EPOCH) $(PY_DIST_DIR)/polyloop_assembly-*'
 
 # The built wheel installed (not the source tree) into a fresh venv per
-# CPython, then the shared vectors and the package checks run through it.
+# CPython, then the shared vectors and the package checks run through it: all
+# of them on the oldest CPython, the smoke set of tests/dist_smoke.py (what can
+# differ between interpreters) on the others.
 test.python.dist: dist.python cli
 	@$(CLI_PURE_ENV) $(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
 
