@@ -27,6 +27,19 @@ wasm: $(WASM)
 $(WASM): $(WASM_SRC)
 	@$(SETUP) build.wasm -- $(WASM_BUILD) -o $@ ./wasm
 
+# The command-line tool, built once for the suites that run it, which find it
+# in POLYLOOP_CLI (each builds its own without it): with cgo (every engine)
+# for host-test; without (native and wazero: a smaller binary that starts
+# faster, 1,000 runs in the preview's differential) for the Python vectors,
+# the data sets and the preview.
+CLI      := build/bin/polyloop-assemble
+CLI_PURE := build/bin/polyloop-assemble-nocgo
+CLI_ENV       = POLYLOOP_CLI=$(abspath $(CLI))
+CLI_PURE_ENV  = POLYLOOP_CLI=$(abspath $(CLI_PURE))
+.PHONY: cli
+cli:
+	@$(SETUP) build.cli -- bash -c 'CGO_ENABLED=1 $(GO) build -o $(CLI) ./cmd/polyloop-assemble && CGO_ENABLED=0 $(GO) build -o $(CLI_PURE) ./cmd/polyloop-assemble'
+
 # The main job on the bundled example, through the WebAssembly module (wazero).
 demo: wasm
 	@$(GO) run ./cmd/polyloop-assemble --engine wazero --in json --out text examples/react.json
@@ -43,6 +56,11 @@ vectors: check-python312
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.
 SUITE := scripts/suite
+# Within make test, go vet has checked every package of these suites whole,
+# test files included, with their cgo settings (test.check, before them): their
+# go test runs skip their own vet pass (a subset of go vet's analyzers).
+GO_TEST_VET ?=
+test: GO_TEST_VET = -vet=off
 test: test.begin test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
 	@scripts/suite-totals
 
@@ -62,11 +80,11 @@ test.check:
 # has PyPI msgpack for the reference's cross-check.
 test.go: check-python312 wasm python.venv
 	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(SUITE) format-differential -- $(GO) test -count=1 -v -run 'TestFormatDifferential' ./core/
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=20000 $(SUITE) format-differential -- $(GO) test $(GO_TEST_VET) -count=1 -v -run 'TestFormatDifferential' ./core/
 
 test.format-full: check-python312
 	CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" POLYLOOP_FORMAT_CASES=200000 $(GO) test -count=1 -timeout 30m -run 'TestFormatDifferential' -v ./core/
@@ -74,8 +92,8 @@ test.format-full: check-python312
 # native, wazero and wasmtime-go byte for byte: vectors, random requests, fuzz
 # seeds, concurrency, traps, a 256 MiB request, the CLI's --batch; and
 # wasmtime-go's unchecked calls against Func.Call (wasmhost/wasmtime).
-test.host: wasm
-	@$(SUITE) host -- $(GO) test -count=1 -timeout 20m -v ./host-test/ ./wasmhost/...
+test.host: wasm cli
+	@$(CLI_ENV) $(SUITE) host -- $(GO) test $(GO_TEST_VET) -count=1 -timeout 20m -v ./host-test/ ./wasmhost/...
 
 # The bounded-resources family (docs/SPEC.md §4 and §6, RATIONALE.md "Bounded resources")
 # at full size: 300 MiB bad values, a 1 GiB - 64 byte template,
@@ -84,30 +102,37 @@ test.host: wasm
 # (about 15 minutes with the Python and Node parts; up to 6 GB of RAM).
 # `make test` runs the same family at 1 MiB without the time budget.
 test.limits: test.limits.go
-test.limits.go: wasm
+test.limits.go: wasm cli
 	@CGO_ENABLED=0 POLYLOOP_LIMITS=full $(SUITE) limits.core -- $(GO) test -count=1 -timeout 60m -v -run 'Limit|TooLarge|Saturates|ErrorsAreSmall|ParseMemory|EncodedSize' ./core/
-	@POLYLOOP_LIMITS=full $(SUITE) limits.host -- $(GO) test -count=1 -timeout 180m -v -run 'TestLimits' ./host-test/
+	@$(CLI_ENV) POLYLOOP_LIMITS=full $(SUITE) limits.host -- $(GO) test -count=1 -timeout 180m -v -run 'TestLimits' ./host-test/
 
-# Two builds of the module give the same bytes.
+# Two builds of the module give the same bytes: one as make wasm builds it
+# (from the build cache, which make wasm has filled) and one from scratch (-a:
+# every package, the standard library's included, compiled again).
 test.reproducible:
-	@$(SUITE) reproducible -- bash -c 'd=$$(mktemp -d); for i in 1 2; do $(WASM_BUILD) -a -o $$d/$$i.wasm ./wasm || exit 1; done; \
-	if cmp -s $$d/1.wasm $$d/2.wasm; then echo "two builds of the module are identical ($$(wc -c < $$d/1.wasm) bytes, sha256 $$(sha256sum $$d/1.wasm | cut -c1-16)…)"; rm -rf $$d; else echo "two builds of the module differ" >&2; rm -rf $$d; exit 1; fi'
+	@$(SUITE) reproducible -- bash -c 'd=$$(mktemp -d); trap "rm -rf $$d" EXIT; \
+	$(WASM_BUILD) -o $$d/cached.wasm ./wasm && $(WASM_BUILD) -a -o $$d/rebuilt.wasm ./wasm || exit 1; \
+	if cmp -s $$d/cached.wasm $$d/rebuilt.wasm; then echo "two builds of the module are identical ($$(wc -c < $$d/rebuilt.wasm) bytes, sha256 $$(sha256sum $$d/rebuilt.wasm | cut -c1-16)…)"; \
+	else echo "two builds of the module differ (from the build cache and with -a)" >&2; exit 1; fi'
 
 # Two make dist builds of one commit give the same wheel, sdist and npm
-# tarball, byte for byte (scripts/dist-reproducible; SHA-256s in its log).
-test.dist.reproducible: python.venv python.wasm js.wasm
-	@$(SUITE) dist.reproducible -- scripts/dist-reproducible
+# tarball, byte for byte (scripts/dist-reproducible; SHA-256s in its log): the
+# ones in dist/, which the package suites install, and one more.
+test.dist.reproducible: dist.python dist.js
+	@$(SUITE) dist.reproducible -- scripts/dist-reproducible $(PY_DIST_DIR) $(JS_DIST_DIR)
 
 # make lint and make fmt: the Python and JavaScript makefiles add theirs
 # (ruff check and eslint; ruff format and prettier).
 # go vet and staticcheck (pinned) on the Go code; wasm/ is left out: staticcheck
 # does not read //go:wasmexport and calls the module's exports unused.
+# staticcheck is built once per version and toolchain into a cache outside the
+# tree (scripts/go-tool), not compiled by `go run` whenever the build cache is cold.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: lint.go
 lint.go:
 	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	$(GO) run $(STATICCHECK) . ./core/... ./internal/... ./wasmhost/... ./cmd/...
+	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./internal/... ./wasmhost/... ./cmd/...
 
 # gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
 GOFMT = $$($(GO) env GOROOT)/bin/gofmt

@@ -303,12 +303,7 @@ func TestHugeRequest(t *testing.T) {
 // TestCLIEngines streams the vectors and random requests through the CLI with
 // --batch on each engine and compares the output streams byte for byte.
 func TestCLIEngines(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "polyloop-assemble")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/polyloop-assemble")
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the CLI: %v\n%s", err, out)
-	}
+	bin := buildCLI(t)
 	cases, err := vectors.Load("../testdata/vectors")
 	if err != nil {
 		t.Fatal(err)

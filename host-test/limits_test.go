@@ -37,9 +37,14 @@ const (
 
 func limitsFull() bool { return os.Getenv("POLYLOOP_LIMITS") == "full" }
 
-// buildCLI builds the command-line tool (with wasmtime) into a temp dir.
+// buildCLI is the command-line tool (with wasmtime): $POLYLOOP_CLI where
+// make has built it once for every suite that runs it, else built into a
+// temp dir.
 func buildCLI(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("POLYLOOP_CLI"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "polyloop-assemble")
 	build := exec.Command("go", "build", "-o", bin, "../cmd/polyloop-assemble")
 	build.Env = append(os.Environ(), "CGO_ENABLED=1")

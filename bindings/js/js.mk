@@ -118,8 +118,8 @@ test.js.browser: js.deps js.wasm js.chromium js.example
 # trajectory viewer, everyday comforts and axe-core, <polyloop-prompt-view> in
 # a Vite app). One summary line (scripts/suite; the log in
 # artifacts/test/preview.log), screenshots in artifacts/.
-test.preview: js.deps js.wasm js.chromium js.example
-	@$(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'
+test.preview: js.deps js.wasm js.chromium js.example cli
+	@$(CLI_PURE_ENV) $(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'
 
 # The preview's Chromium benchmark alone (make bench reports it in BENCHMARKS.md).
 bench.preview: js.deps js.wasm js.chromium js.example

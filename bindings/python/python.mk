@@ -10,6 +10,10 @@ PY_VENV     ?= .venv
 PY_VENV_PY  := $(abspath $(PY_VENV))/bin/python
 PY_STAMP    := $(PY_VENV)/.polyloop-assembly-python.stamp
 PY_PIP      := $(PY_VENV_PY) -m pip --disable-pip-version-check -q
+# The venv's packages are installed without byte-compiling them (pip compiles
+# every file of ray, pyarrow, pandas...: about half of the install's CPU time);
+# Python writes the .pyc of what it imports when it first imports it.
+PY_INSTALL  := $(PY_PIP) install --no-compile -c $(PY_DIR)/constraints.txt
 PY_DIST_DIR ?= dist
 # The CPythons the built wheel is tested on by test.python.dist (those present).
 PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/.pyenv/versions/3.1[0-9].*/bin/python3) $(wildcard /usr/bin/python3)
@@ -41,8 +45,8 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 python.venv.run:
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt setuptools wasmtime msgpack pytest hypothesis mypy build ruff
-	$(PY_PIP) install -c $(PY_DIR)/constraints.txt --no-build-isolation --no-deps -e $(PY_DIR)
+	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff
+	$(PY_INSTALL) --no-build-isolation --no-deps -e $(PY_DIR)
 
 # ruff (pinned in constraints.txt, configured in pyproject.toml) on the
 # binding and on the reference of the vectors (testdata/gen).
@@ -63,8 +67,8 @@ test.limits.python: python.venv python.wasm
 
 # After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
 # which tests/test_batch.py and tests/test_data_rows.py need, come with them.
-test.python: python.venv python.wasm python.data-deps
-	@$(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
+test.python: python.venv python.wasm python.data-deps cli
+	@$(CLI_PURE_ENV) $(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
 # built from the sdist (python -m build), which proves the sdist builds
@@ -80,9 +84,11 @@ dist.python: python.venv python.wasm
 		$(PY_VENV_PY) scripts/normalize_dist.py --epoch $(SOURCE_DATE_EPOCH) $(PY_DIST_DIR)/polyloop_assembly-*'
 
 # The built wheel installed (not the source tree) into a fresh venv per
-# CPython, then the shared vectors and the package checks run through it.
-test.python.dist: dist.python
-	@$(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
+# CPython, then the shared vectors and the package checks run through it: all
+# of them on the oldest CPython, the smoke set of tests/dist_smoke.py (what can
+# differ between interpreters) on the others.
+test.python.dist: dist.python cli
+	@$(CLI_PURE_ENV) $(SUITE) python-dist -- $(PY_VENV_PY) $(PY_DIR)/tests/dist_check.py --dist $(PY_DIST_DIR) --artifacts artifacts/python-dist $(PY_DIST_PYTHONS)
 
 bench.python: python.venv python.wasm
 	$(PY_VENV_PY) $(PY_DIR)/bench/bench.py
@@ -105,11 +111,11 @@ test: test.data
 
 python.data-deps: $(PY_DATA_STAMP)
 $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
-	@$(SETUP) python.data-deps -- $(PY_PIP) install -c $(PY_DIR)/constraints.txt "ray[data]" datasets tqdm
+	@$(SETUP) python.data-deps -- $(PY_INSTALL) "ray[data]" datasets tqdm
 	@touch $@
 
-test.data: python.data-deps python.wasm dist.python
-	@$(PY_DATA_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
+test.data: python.data-deps python.wasm dist.python cli
+	@$(PY_DATA_ENV) $(CLI_PURE_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
 		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'
 
 test.data.cluster: python.data-deps dist.python

@@ -5,9 +5,12 @@ VERSION, the licence and its metadata), then, for each CPython given, create a
 fresh venv, install the WHEEL into it (never the source tree) with the pinned
 dependencies, warm its compile cache with ``python -m polyloop_assembly warm``,
 and run the shared vectors and the package checks (tests/test_vectors.py,
-tests/test_json_vectors.py, tests/test_prompt_vectors.py, tests/test_package.py) against the installed
-package. One summary line on
-stdout; each interpreter's log under ``--artifacts``, printed on failure.
+tests/test_json_vectors.py, tests/test_prompt_vectors.py, tests/test_package.py)
+against the installed package: all of them on the oldest CPython given (first,
+so it also fills the compile cache the others load), the smoke set of
+tests/dist_smoke.py (what can differ between interpreters) on the others.
+One summary line on stdout; each interpreter's log under ``--artifacts``
+(every command with its time), printed on failure.
 
 Usage: dist_check.py --dist DIR --artifacts DIR PYTHON...
 """
@@ -107,16 +110,30 @@ def _run(cmd: List[str], log: Path, env: "dict[str, str]", cwd: Path) -> None:
     with log.open("a") as f:
         f.write("$ %s\n" % " ".join(cmd))
         f.flush()
+        t0 = time.perf_counter()
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=str(cwd))
+        f.write("[%.1f s]\n" % (time.perf_counter() - t0))
     if proc.returncode != 0:
         raise Failure("`%s` exited with %d" % (" ".join(cmd), proc.returncode))
 
 
-def test_on(python: str, wheel: Path, work: Path, cache: Path, log: Path) -> Tuple[str, str]:
-    """Install the wheel into a fresh venv of ``python`` and run the tests; (version, pytest's last line)."""
-    version = subprocess.run(
-        [python, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+def _version(python: str) -> str:
+    """The interpreter's version ("3.9.18"), or "0" when it does not run (its test then fails and says why)."""
+    proc = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else "0"
+
+
+def _oldest_first(pythons: List[str]) -> List[Tuple[str, str]]:
+    """(python, version) for each interpreter once, the oldest first, the others in the given order."""
+    found = [(p, _version(p)) for p in dict.fromkeys(os.path.realpath(p) for p in pythons)]
+    key = lambda pv: tuple(int(x) for x in pv[1].split(".") if x.isdigit())  # noqa: E731
+    oldest = min(found, key=key)
+    return [oldest] + [pv for pv in found if pv != oldest]
+
+
+def test_on(python: str, version: str, wheel: Path, work: Path, cache: Path, log: Path, smoke: bool) -> str:
+    """Install the wheel into a fresh venv of ``python`` and run the tests
+    (the smoke set if ``smoke``); what ran, with pytest's last line."""
     venv = work / ("venv-" + version)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["POLYLOOP_ASSEMBLY_CACHE_DIR"] = str(cache)
@@ -125,13 +142,24 @@ def test_on(python: str, wheel: Path, work: Path, cache: Path, log: Path) -> Tup
     vpy = str(venv / "bin" / "python")
     # this interpreter's pip installs into the venv (--python): no pip bootstrap per venv
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "--python", vpy]
-    _run(pip + ["install", "-c", str(CONSTRAINTS), str(wheel), "pytest"], log, env, work)
+    # --no-compile: half of pip's time goes into byte-compiling wasmtime and
+    # pytest; the package's own modules are compiled by this interpreter
+    # instead, failing on any it cannot compile (pip ignores those).
+    _run(pip + ["install", "--no-compile", "-c", str(CONSTRAINTS), str(wheel), "pytest"], log, env, work)
+    pkg = sorted(venv.glob("lib/python*/site-packages/polyloop_assembly"))
+    if len(pkg) != 1:
+        raise Failure("the wheel installed %d polyloop_assembly packages into %s" % (len(pkg), venv))
+    _run([vpy, "-m", "compileall", "-q", str(pkg[0])], log, env, work)
     _run([vpy, "-m", "polyloop_assembly", "warm"], log, env, work)
-    _run([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, TEST_FILES)], log, env, work)
+    plugin: List[str] = []
+    if smoke:
+        env["PYTHONPATH"] = str(HERE)  # where -p finds the plugin; the package still comes from the venv
+        plugin = ["-p", "dist_smoke"]
+    _run([vpy, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, *map(str, TEST_FILES)], log, env, work)
     last = [line for line in log.read_text().splitlines() if " passed" in line]
     summary = last[-1].strip("= ") if last else "?"
     print(summary)  # pytest's closing line, alone on its line: scripts/suite counts it
-    return version, summary
+    return "%s (%s%s)" % (version, "smoke: " if smoke else "all: ", summary)
 
 
 def test_sdist(sdist: Path, work: Path, cache: Path, log: Path) -> None:
@@ -145,7 +173,21 @@ def test_sdist(sdist: Path, work: Path, cache: Path, log: Path) -> None:
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], log, env, work)
     vpy = str(venv / "bin" / "python")
     _run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "--python", vpy, "install", str(sdist)], log, env, work
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "-q",
+            "--python",
+            vpy,
+            "install",
+            "--no-compile",
+            str(sdist),
+        ],
+        log,
+        env,
+        work,
     )
     probe = "import polyloop_assembly as pa; assert pa.assemble({'observation_template': '{observation}'})['ok']; print(pa.__version__)"
     _run([vpy, "-c", probe], log, env, work)
@@ -178,11 +220,10 @@ def main() -> int:
             print("python dist: FAIL: %s" % e)
             return 1
         cache = work / "cache"  # cold for the first interpreter, warm for the rest
-        for python in dict.fromkeys(os.path.realpath(p) for p in args.pythons):
+        for i, (python, version) in enumerate(_oldest_first(args.pythons)):
             log = args.artifacts / (python.strip("/").replace("/", "_") + ".log")
             try:
-                version, summary = test_on(python, wheel, work, cache, log)
-                results.append("%s (%s)" % (version, summary))
+                results.append(test_on(python, version, wheel, work, cache, log, smoke=i > 0))
             except (Failure, subprocess.CalledProcessError) as e:
                 failed.append(python)
                 print("python dist: %s FAILED: %s; log %s:" % (python, e, log))

@@ -116,6 +116,8 @@ def test_json_vectors_cover_the_verdicts() -> None:
 
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if os.environ.get("POLYLOOP_CLI"):  # built once by make for every suite that runs it
+        return Path(os.environ["POLYLOOP_CLI"])
     go = shutil.which("go")
     if go is None or not (REPO / "cmd" / "polyloop-assemble").is_dir():
         pytest.skip("the command-line tool is built from the Go source: go or the checkout is missing")
