@@ -628,6 +628,9 @@ func strHeaderLong(b []byte) (h, n int, ok bool) {
 // readStrN reads a str value, checks its UTF-8 and counts its code points
 // (one pass).
 func readStrN(b []byte) (string, int, []byte, *Error) {
+	if n, ok := shortASCII(b); ok {
+		return unsafe.String(&b[1], n), n, b[1+n:], nil
+	}
 	var v, rest []byte
 	if h, n, ok := strHeader(b); ok {
 		v, rest = b[h:h+n], b[h+n:]
@@ -655,6 +658,9 @@ func readStr(b []byte) (string, []byte, *Error) {
 
 // readKey reads a map key: a str of valid UTF-8. Errors carry the map's path.
 func readKey(b []byte) (string, []byte, *Error) {
+	if n, ok := shortASCII(b); ok {
+		return unsafe.String(&b[1], n), b[1+n:], nil
+	}
 	if h, n, ok := strHeader(b); ok {
 		v := b[h : h+n]
 		if !validUTF8(v) {
@@ -680,6 +686,28 @@ func readKey(b []byte) (string, []byte, *Error) {
 	}
 	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
 }
+
+// shortASCII reports whether b starts with a fixstr of at most 16 ASCII
+// bytes that b holds whole (most keys and short values), and its length:
+// two word loads and masks, no call. It needs 17 readable bytes (a value
+// follows a key, so b seldom ends that soon); the callers decode anything
+// else the general way.
+func shortASCII(b []byte) (int, bool) {
+	if len(b) < 17 || b[0]-0xa0 > 16 { // fixstr headers are 0xa0-0xbf
+		return 0, false
+	}
+	m := &strMasks[b[0]&0x1f]
+	p := unsafe.Pointer(&b[1])
+	return int(b[0] & 0x1f), (load64(p)&m[0]|load64(unsafe.Add(p, 8))&m[1])&0x8080808080808080 == 0
+}
+
+// strMasks[n] keeps the first n bytes of two words (n ≤ 16).
+var strMasks = func() (m [32][2]uint64) {
+	for n := range 17 {
+		m[n] = [2]uint64{1<<(8*min(n, 8)) - 1, 1<<(8*max(n-8, 0)) - 1}
+	}
+	return m
+}()
 
 func invalidUTF8(v []byte, what string) *Error {
 	i := 0

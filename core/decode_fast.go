@@ -45,27 +45,42 @@ func mkKeyLit(key string) keyLit {
 	return k
 }
 
-// at reports whether b[off:] starts with the encoded key.
+// at reports whether b[off:] starts with the encoded key. It is small
+// enough to be inlined: the fast paths compare keys without a call.
 func (k *keyLit) at(b []byte, off int) bool {
 	if off+k.n > len(b) {
 		return false
 	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), off)
 	if k.wide {
-		return load64(unsafe.Add(p, off)) == k.w0 && load64(unsafe.Add(p, off+k.n-8)) == k.w1
+		return load64(p) == k.w0 && load64(unsafe.Add(p, k.n-8)) == k.w1
 	}
-	return uint64(load32(unsafe.Add(p, off))) == k.w0 && uint64(load32(unsafe.Add(p, off+k.n-4))) == k.w1
+	return uint64(load32(p)) == k.w0 && uint64(load32(unsafe.Add(p, k.n-4))) == k.w1
 }
 
 // fastStr reads a str value of valid UTF-8 at b[off:]; chars < 0 when it is
-// anything else.
+// anything else. The header is decoded here (strHeader is not inlined), so
+// that a value costs one call, utf8Count's.
 func fastStr(b []byte, off int) (s string, chars, next int) {
-	h, n, ok := strHeader(b[off:])
-	if !ok {
+	if off >= len(b) {
+		return "", -1, off
+	}
+	h, n := 1, 0
+	switch c := b[off]; {
+	case c&0xe0 == 0xa0:
+		n = int(c & 0x1f)
+	case c == 0xd9 && off+2 <= len(b):
+		h, n = 2, int(b[off+1])
+	case c == 0xda && off+3 <= len(b):
+		h, n = 3, int(binary.BigEndian.Uint16(b[off+1:]))
+	default: // a str of 64 KiB or more: the general path
+		return "", -1, off
+	}
+	if n > len(b)-off-h {
 		return "", -1, off
 	}
 	v := b[off+h : off+h+n]
-	chars, ok = utf8Count(v)
+	chars, ok := utf8Count(v)
 	if !ok {
 		return "", -1, off
 	}
