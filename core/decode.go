@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -125,12 +126,11 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 	var tmpl *Template
 	var seen uint
 	for i := uint32(0); i < n; i++ {
-		var key string
-		key, b, err = readKey(b)
+		key, bit, rest, err := requestKey(b)
 		if err != nil {
-			return nil, nil, b, err
+			return nil, nil, rest, err
 		}
-		bit := requestField(key)
+		b = rest
 		if bit != 0 && seen&bit != 0 {
 			return nil, nil, b, duplicateKey(key)
 		}
@@ -161,6 +161,37 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		return nil, nil, b, missingField("observation_template", "the request")
 	}
 	return req, tmpl, b, nil
+}
+
+// requestKeys are the fields of the request map, encoded.
+var requestKeys = func() (ks [7]struct {
+	enc, name string
+	bit       uint
+}) {
+	for i, name := range strings.Split(requestFields, ", ") {
+		ks[i].enc, ks[i].name, ks[i].bit = key(name), name, requestField(name)
+	}
+	return ks
+}()
+
+// requestKey reads a key of the request map and returns it with its field
+// bit (0 for an unknown key). A field's name is matched in its encoding
+// (the fixstr readKey would read), with one comparison and no call to
+// readKey; anything else is read by readKey. An error is readKey's.
+func requestKey(b []byte) (string, uint, []byte, *Error) {
+	if len(b) > 0 {
+		for i := range requestKeys {
+			k := &requestKeys[i]
+			if b[0] == k.enc[0] && len(b) >= len(k.enc) && equalText(unsafe.String(&b[0], len(k.enc)), k.enc) {
+				return k.name, k.bit, b[len(k.enc):], nil
+			}
+		}
+	}
+	key, rest, err := readKey(b)
+	if err != nil {
+		return "", 0, rest, err
+	}
+	return key, requestField(key), rest, nil
 }
 
 // requestField is the field bit of a key of the request map, 0 for an
@@ -242,6 +273,9 @@ func decodeMessages(b []byte, counts *[]int, sc *scratch) ([]Message, []byte, *E
 }
 
 func decodeMessage(b []byte, counts *[]int, sc *scratch) (Message, []byte, *Error) {
+	if m, rest, ok, err := fastMessage(b, counts, sc); ok {
+		return m, rest, err
+	}
 	var m Message
 	n, b, err := readMapHeader(b)
 	if err != nil {
@@ -385,6 +419,7 @@ func decodeInjections(b []byte, sc *scratch) (map[string][]Injection, []byte, *E
 			return nil, b, err.within(channelSeg(ch))
 		}
 		inj[ch] = entries
+		sc.chans = append(sc.chans, channel{ch, entries})
 	}
 	return inj, b, nil
 }

@@ -8,7 +8,8 @@ import (
 // The fast paths of the wire decoder (decode.go) and the key literals they
 // compare.
 
-// fastStep and fastBlock decode the common form of a step and of a text block
+// fastStep, fastBlock and fastMessage decode the common form of a step, of a
+// text block and of a message
 // (a fixmap of the two keys, in either order, with valid str values) with few
 // calls, which are expensive in Go's WebAssembly code. Anything else,
 // including every error, makes them return a negative count and b unchanged;
@@ -21,6 +22,12 @@ var (
 	litType        = mkKeyLit(keyType)
 	litText        = mkKeyLit(keyText)
 	litTextValue   = mkKeyLit(typeText) // the value "text" of a block's type
+	litRole        = mkKeyLit(keyRole)
+	litContent     = mkKeyLit(keyContent)
+	// The roles as values.
+	litUser      = mkKeyLit(key(RoleUser))
+	litAssistant = mkKeyLit(key(RoleAssistant))
+	litSystem    = mkKeyLit(key(RoleSystem))
 )
 
 // keyLit is a short str encoded (fixstr header and bytes) as two
@@ -135,4 +142,35 @@ func fastBlock(b []byte) (blk Block, chars int, rest []byte) {
 		}
 	}
 	return blk, chars, b[off:]
+}
+
+// fastMessage decodes the common form of a message: a fixmap of role (one
+// of the three roles) then content, whose blocks decodeBlocks decodes.
+// ok is false, and nothing decoded, when b starts with anything else; the
+// general decoder then decodes it from the start. An error in the content
+// is the one the general decoder finds there: a valid role before it is
+// no error.
+func fastMessage(b []byte, counts *[]int, sc *scratch) (m Message, rest []byte, ok bool, err *Error) {
+	if len(b) == 0 || b[0] != 0x82 || !litRole.at(b, 1) {
+		return m, b, false, nil
+	}
+	off := 1 + litRole.n
+	switch {
+	case litUser.at(b, off):
+		m.Role, off = RoleUser, off+litUser.n
+	case litAssistant.at(b, off):
+		m.Role, off = RoleAssistant, off+litAssistant.n
+	case litSystem.at(b, off):
+		m.Role, off = RoleSystem, off+litSystem.n
+	default:
+		return m, b, false, nil
+	}
+	if !litContent.at(b, off) {
+		return Message{}, b, false, nil
+	}
+	m.Content, rest, err = decodeBlocks(b[off+litContent.n:], counts, sc)
+	if err != nil {
+		return m, rest, true, err.within(fieldSeg("content"))
+	}
+	return m, rest, true, nil
 }

@@ -18,3 +18,6 @@ func load64(p unsafe.Pointer) uint64 {
 func load32(p unsafe.Pointer) uint32 {
 	return binary.LittleEndian.Uint32((*[4]byte)(p)[:])
 }
+
+// equalText reports whether a == b (load_wasm.go has the WebAssembly form).
+func equalText(a, b string) bool { return a == b }

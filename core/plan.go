@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // The assembly plan of docs/SPEC.md §3 and §4: which message goes where, and its
@@ -49,12 +50,13 @@ type assembly struct {
 
 // build lays out the messages of docs/SPEC.md §3 and measures them (§4), in sc,
 // with the code points in sc.tc: the decoder counted them on req or on its
-// encoding (the same texts in the same order). Injections are counted here:
-// they are laid out in channel order, not in wire order.
+// encoding (the same texts in the same order). The injection channels are
+// sc.chans (the decoder's, or checkAndBuild's of a typed request), laid out
+// in channel order, not in wire order; their code points are counted here.
 func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	nInj := 0
-	for _, e := range req.Injections {
-		nInj += len(e)
+	for _, c := range sc.chans {
+		nInj += len(c.entries)
 	}
 	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
 	a := &sc.a
@@ -67,10 +69,9 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	a.runEnd = len(a.msgs)
 	if nInj > 0 {
 		a.injected = slices.Grow(sc.injected[:0], nInj)
-		sc.keys = sortedKeys(sc.keys[:0], req.Injections)
-		for _, ch := range sc.keys { // byte order = code-point order
-			for _, e := range req.Injections[ch] {
-				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
+		for _, c := range sortChannels(sc.chans) { // byte order = code-point order
+			for _, e := range c.entries {
+				a.injected = append(a.injected, Injected{Channel: c.name, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
 				a.addText(RoleUser, e.Content, codePoints(e.Content))
 			}
 		}
@@ -87,16 +88,32 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	return a
 }
 
-// sortedKeys appends the channel names to keys in byte order (= code-point
-// order).
-func sortedKeys(keys []string, m map[string][]Injection) []string {
-	for k := range m {
-		keys = append(keys, k)
+// channel is one injection channel: its name and entries.
+type channel struct {
+	name    string
+	entries []Injection
+}
+
+// appendChannels appends the channels of m to chans (in map order).
+func appendChannels(chans []channel, m map[string][]Injection) []channel {
+	for k, e := range m {
+		chans = append(chans, channel{k, e})
 	}
-	if len(keys) > 1 {
-		slices.Sort(keys)
+	return chans
+}
+
+// sortChannels sorts chans by name in byte order (= code-point order), as
+// an encoder that writes them sorted (EncodeRequest does) has already done:
+// that is checked first. Names are distinct (the decoder rejects a
+// channel sent twice).
+func sortChannels(chans []channel) []channel {
+	for i := 1; i < len(chans); i++ {
+		if chans[i-1].name > chans[i].name {
+			slices.SortFunc(chans, func(x, y channel) int { return strings.Compare(x.name, y.name) })
+			break
+		}
 	}
-	return keys
+	return chans
 }
 
 // addCopy adds a run or goal message; counts starts with the code points of

@@ -22,7 +22,7 @@ type scratch struct {
 	entries  []Injection
 	steps    []Step
 	inj      map[string][]Injection
-	keys     []string
+	chans    []channel // the channels of inj, as build lays them out
 	out      []outMsg
 	injected []Injected
 }
@@ -68,15 +68,15 @@ func (sc *scratch) release() {
 	clear(sc.blocks)
 	clear(sc.entries)
 	clear(sc.steps)
-	clear(sc.keys)
+	clear(sc.chans)
 	clear(sc.out)
 	clear(sc.injected)
 	clear(sc.inj)
 	sc.msgs, sc.blocks, sc.entries, sc.steps = sc.msgs[:0], sc.blocks[:0], sc.entries[:0], sc.steps[:0]
-	sc.keys, sc.out, sc.injected = sc.keys[:0], sc.out[:0], sc.injected[:0]
+	sc.chans, sc.out, sc.injected = sc.chans[:0], sc.out[:0], sc.injected[:0]
 	if cap(sc.msgs) > maxPooled || cap(sc.blocks) > maxPooled || cap(sc.entries) > maxPooled ||
 		cap(sc.steps) > maxPooled || cap(sc.out) > 2*maxPooled || cap(sc.tc.steps) > 2*maxPooled ||
-		cap(sc.keys) > maxPooled || len(sc.inj) > maxPooled {
+		cap(sc.chans) > maxPooled || len(sc.inj) > maxPooled {
 		return
 	}
 	scratchPool.Put(sc)

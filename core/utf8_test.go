@@ -169,3 +169,24 @@ func TestShortASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualText checks equalText against ==: every length up to 40, equal
+// and differing at every byte, and of different lengths. Natively it is ==;
+// host-test runs it compiled to WebAssembly, where it compares words.
+func TestEqualText(t *testing.T) {
+	for n := range 41 {
+		a := string(padding[:min(n, len(padding))]) + string(make([]byte, max(0, n-len(padding))))
+		for i := -1; i < n; i++ {
+			b := []byte(a)
+			if i >= 0 {
+				b[i] ^= 0x40
+			}
+			if got, want := equalText(a, string(b)), a == string(b); got != want {
+				t.Fatalf("equalText(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
+		if equalText(a, a+"x") || equalText(a+"x", a) {
+			t.Fatalf("equalText of lengths %d and %d is true", n, n+1)
+		}
+	}
+}
