@@ -46,6 +46,9 @@ type assembly struct {
 	textBase int
 	// digests are the prefix digests appendTo wrote.
 	digests [3]string
+	// body is what the messages add to the response (outMsg.size), summed
+	// as build adds them and saturated past maxResponse (encodedSize).
+	body int
 }
 
 // build lays out the messages of docs/SPEC.md §3 and measures them (§4), in sc,
@@ -60,7 +63,7 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	}
 	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
 	a := &sc.a
-	a.msgs = slices.Grow(sc.out[:0], nMsgs)
+	a.msgs, a.body = slices.Grow(sc.out[:0], nMsgs), 0
 	a.tmpl, a.budget = tmpl, req.MaxPromptChars
 	run, goal, steps := sc.tc.run, sc.tc.goal, sc.tc.steps
 	for _, m := range req.RunMessages {
@@ -72,7 +75,9 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 		for _, c := range sortChannels(sc.chans) { // byte order = code-point order
 			for _, e := range c.entries {
 				a.injected = append(a.injected, Injected{Channel: c.name, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
-				a.addText(RoleUser, e.Content, codePoints(e.Content))
+				chars := codePoints(e.Content)
+				a.addText(RoleUser, e.Content, chars)
+				a.addSize(len(userTextHead) + strSize(len(e.Content)) + uintSize(uint64(chars)))
 			}
 		}
 	}
@@ -126,6 +131,7 @@ func (a *assembly) addCopy(m Message, counts []int) []int {
 	counts = counts[len(m.Content):]
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
 	a.promptChars = addChars(a.promptChars, chars)
+	a.addSize(a.msgs[len(a.msgs)-1].size())
 	return counts
 }
 
@@ -138,9 +144,24 @@ func (a *assembly) addText(role, text string, chars int) {
 // addStep adds a step whose texts have rawChars and obsChars code points.
 func (a *assembly) addStep(s Step, rawChars, obsChars int) {
 	a.addText(RoleAssistant, s.RawOutput, rawChars)
-	nb, chars := a.tmpl.renderSize(s.Observation, int64(obsChars))
+	a.addSize(len(assistantTextHead) + strSize(len(s.RawOutput)) + uintSize(uint64(rawChars))) // outMsg.size, inlined
+	var nb int
+	var chars int64
+	if t := a.tmpl; t.plain { // renderSize's first case, inlined
+		k := len(t.fields)
+		nb, chars = t.litBytes+k*len(s.Observation), t.litChars+int64(k)*int64(obsChars)
+	} else {
+		nb, chars = t.renderSize(s.Observation, int64(obsChars))
+	}
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
 	a.promptChars = addChars(a.promptChars, chars)
+	a.addSize(len(userTextHead) + strSize(nb) + uintSize(uint64(chars)))
+}
+
+// addSize adds n, what a message adds to the response, to a.body, which
+// stops past maxResponse (n is below 2^62: no overflow).
+func (a *assembly) addSize(n int) {
+	a.body = min(a.body+n, maxResponse+1)
 }
 
 // addChars adds code-point counts, saturating at the largest int64: the sum
