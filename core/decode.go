@@ -761,6 +761,14 @@ func readInt(b []byte) (v int64, big bool, rest []byte, err *Error) {
 	if len(b) == 0 {
 		return 0, false, b, endsEarly()
 	}
+	switch c := b[0]; { // the common forms (v: 1, a budget below 2^32), without a call
+	case c < 0x80: // positive fixint
+		return int64(c), false, b[1:], nil
+	case c == 0xcd && len(b) >= 3:
+		return int64(binary.BigEndian.Uint16(b[1:])), false, b[3:], nil
+	case c == 0xce && len(b) >= 5:
+		return int64(binary.BigEndian.Uint32(b[1:])), false, b[5:], nil
+	}
 	switch msgp.NextType(b) {
 	case msgp.IntType:
 		v, rest, e := msgp.ReadInt64Bytes(b)
