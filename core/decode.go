@@ -141,7 +141,7 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		case fRunMessages:
 			req.RunMessages, b, err = decodeMessages(b, &tc.run, sc)
 		case fInjections:
-			req.Injections, b, err = decodeInjections(b, sc)
+			b, err = decodeInjections(b, sc)
 		case fGoalMessages:
 			req.GoalMessages, b, err = decodeMessages(b, &tc.goal, sc)
 		case fSteps:
@@ -395,33 +395,32 @@ func unknownBlockType(t string) *Error {
 	return newError(CodeUnknownBlockType, "", "block type "+quote(t)+" is unknown; wire version 1 has only \"text\" blocks")
 }
 
-func decodeInjections(b []byte, sc *scratch) (map[string][]Injection, []byte, *Error) {
+// decodeInjections decodes injections into sc.chans, in wire order; the
+// request's map is made only when asked for (scratch.injections): the
+// assembly needs only the channels.
+func decodeInjections(b []byte, sc *scratch) ([]byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return nil, b, err
+		return b, err
 	}
-	if sc.inj == nil {
-		sc.inj = make(map[string][]Injection, hint(n, len(b), 2))
-	}
-	inj := sc.inj
+	sc.injSent = true
 	for i := uint32(0); i < n; i++ {
 		var ch string
 		ch, b, err = readKey(b)
 		if err != nil {
-			return nil, b, err
+			return b, err
 		}
-		if _, dup := inj[ch]; dup {
-			return nil, b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
+		if sc.hasChannel(ch) {
+			return b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
 		}
 		var entries []Injection
 		entries, b, err = decodeEntries(b, sc)
 		if err != nil {
-			return nil, b, err.within(channelSeg(ch))
+			return b, err.within(channelSeg(ch))
 		}
-		inj[ch] = entries
-		sc.chans = append(sc.chans, channel{ch, entries})
+		sc.addChannel(ch, entries)
 	}
-	return inj, b, nil
+	return b, nil
 }
 
 func decodeEntries(b []byte, sc *scratch) ([]Injection, []byte, *Error) {
