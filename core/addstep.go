@@ -156,6 +156,7 @@ func AppendPromptStartBytes(dst, request []byte) []byte {
 		if err != nil {
 			return nil, err
 		}
+		req.Injections = sc.injections() // requestSize reads them; release clears req
 		st := a.promptState(req, size)
 		dst = slices.Grow(dst, size+128) // the prompt key and its map
 		return st.appendPrompt(a.appendResponse(dst, 9)), nil

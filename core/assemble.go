@@ -132,5 +132,8 @@ func checkAndBuild(req *Request, sc *scratch) (*assembly, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	// The channels of req itself, not of its encoding the check decoded:
+	// the response must not hold strings of that copy.
+	sc.chans = appendChannels(sc.chans[:0], req.Injections)
 	return build(req, tmpl, sc), nil
 }

@@ -106,9 +106,11 @@ type Response struct {
 // without assembling it. The returned strings do not alias b.
 func DecodeRequest(b []byte) (*Request, error) {
 	// A fresh scratch, never pooled: the request lives in it.
-	req, _, err := decodeRequest(append([]byte(nil), b...), new(scratch))
+	sc := new(scratch)
+	req, _, err := decodeRequest(append([]byte(nil), b...), sc)
 	if err != nil {
 		return nil, err
 	}
+	req.Injections = sc.injections()
 	return req, nil
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -125,12 +126,11 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 	var tmpl *Template
 	var seen uint
 	for i := uint32(0); i < n; i++ {
-		var key string
-		key, b, err = readKey(b)
+		key, bit, rest, err := requestKey(b)
 		if err != nil {
-			return nil, nil, b, err
+			return nil, nil, rest, err
 		}
-		bit := requestField(key)
+		b = rest
 		if bit != 0 && seen&bit != 0 {
 			return nil, nil, b, duplicateKey(key)
 		}
@@ -141,7 +141,7 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		case fRunMessages:
 			req.RunMessages, b, err = decodeMessages(b, &tc.run, sc)
 		case fInjections:
-			req.Injections, b, err = decodeInjections(b, sc)
+			b, err = decodeInjections(b, sc)
 		case fGoalMessages:
 			req.GoalMessages, b, err = decodeMessages(b, &tc.goal, sc)
 		case fSteps:
@@ -161,6 +161,37 @@ func decodeRequestMap(b []byte, sc *scratch) (*Request, *Template, []byte, *Erro
 		return nil, nil, b, missingField("observation_template", "the request")
 	}
 	return req, tmpl, b, nil
+}
+
+// requestKeys are the fields of the request map, encoded.
+var requestKeys = func() (ks [7]struct {
+	enc, name string
+	bit       uint
+}) {
+	for i, name := range strings.Split(requestFields, ", ") {
+		ks[i].enc, ks[i].name, ks[i].bit = key(name), name, requestField(name)
+	}
+	return ks
+}()
+
+// requestKey reads a key of the request map and returns it with its field
+// bit (0 for an unknown key). A field's name is matched in its encoding
+// (the fixstr readKey would read), with one comparison and no call to
+// readKey; anything else is read by readKey. An error is readKey's.
+func requestKey(b []byte) (string, uint, []byte, *Error) {
+	if len(b) > 0 {
+		for i := range requestKeys {
+			k := &requestKeys[i]
+			if b[0] == k.enc[0] && len(b) >= len(k.enc) && equalText(unsafe.String(&b[0], len(k.enc)), k.enc) {
+				return k.name, k.bit, b[len(k.enc):], nil
+			}
+		}
+	}
+	key, rest, err := readKey(b)
+	if err != nil {
+		return "", 0, rest, err
+	}
+	return key, requestField(key), rest, nil
 }
 
 // requestField is the field bit of a key of the request map, 0 for an
@@ -242,6 +273,9 @@ func decodeMessages(b []byte, counts *[]int, sc *scratch) ([]Message, []byte, *E
 }
 
 func decodeMessage(b []byte, counts *[]int, sc *scratch) (Message, []byte, *Error) {
+	if m, rest, ok, err := fastMessage(b, counts, sc); ok {
+		return m, rest, err
+	}
 	var m Message
 	n, b, err := readMapHeader(b)
 	if err != nil {
@@ -361,32 +395,32 @@ func unknownBlockType(t string) *Error {
 	return newError(CodeUnknownBlockType, "", "block type "+quote(t)+" is unknown; wire version 1 has only \"text\" blocks")
 }
 
-func decodeInjections(b []byte, sc *scratch) (map[string][]Injection, []byte, *Error) {
+// decodeInjections decodes injections into sc.chans, in wire order; the
+// request's map is made only when asked for (scratch.injections): the
+// assembly needs only the channels.
+func decodeInjections(b []byte, sc *scratch) ([]byte, *Error) {
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return nil, b, err
+		return b, err
 	}
-	if sc.inj == nil {
-		sc.inj = make(map[string][]Injection, hint(n, len(b), 2))
-	}
-	inj := sc.inj
+	sc.injSent = true
 	for i := uint32(0); i < n; i++ {
 		var ch string
 		ch, b, err = readKey(b)
 		if err != nil {
-			return nil, b, err
+			return b, err
 		}
-		if _, dup := inj[ch]; dup {
-			return nil, b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
+		if sc.hasChannel(ch) {
+			return b, newError(CodeDuplicateKey, channelSeg(ch), "channel "+quote(ch)+" appears twice in injections; send each channel once")
 		}
 		var entries []Injection
 		entries, b, err = decodeEntries(b, sc)
 		if err != nil {
-			return nil, b, err.within(channelSeg(ch))
+			return b, err.within(channelSeg(ch))
 		}
-		inj[ch] = entries
+		sc.addChannel(ch, entries)
 	}
-	return inj, b, nil
+	return b, nil
 }
 
 func decodeEntries(b []byte, sc *scratch) ([]Injection, []byte, *Error) {
@@ -628,6 +662,9 @@ func strHeaderLong(b []byte) (h, n int, ok bool) {
 // readStrN reads a str value, checks its UTF-8 and counts its code points
 // (one pass).
 func readStrN(b []byte) (string, int, []byte, *Error) {
+	if n, ok := shortASCII(b); ok {
+		return unsafe.String(&b[1], n), n, b[1+n:], nil
+	}
 	var v, rest []byte
 	if h, n, ok := strHeader(b); ok {
 		v, rest = b[h:h+n], b[h+n:]
@@ -655,6 +692,9 @@ func readStr(b []byte) (string, []byte, *Error) {
 
 // readKey reads a map key: a str of valid UTF-8. Errors carry the map's path.
 func readKey(b []byte) (string, []byte, *Error) {
+	if n, ok := shortASCII(b); ok {
+		return unsafe.String(&b[1], n), b[1+n:], nil
+	}
 	if h, n, ok := strHeader(b); ok {
 		v := b[h : h+n]
 		if !validUTF8(v) {
@@ -681,6 +721,28 @@ func readKey(b []byte) (string, []byte, *Error) {
 	return unsafe.String(unsafe.SliceData(v), len(v)), rest, nil
 }
 
+// shortASCII reports whether b starts with a fixstr of at most 16 ASCII
+// bytes that b holds whole (most keys and short values), and its length:
+// two word loads and masks, no call. It needs 17 readable bytes (a value
+// follows a key, so b seldom ends that soon); the callers decode anything
+// else the general way.
+func shortASCII(b []byte) (int, bool) {
+	if len(b) < 17 || b[0]-0xa0 > 16 { // fixstr headers are 0xa0-0xbf
+		return 0, false
+	}
+	m := &strMasks[b[0]&0x1f]
+	p := unsafe.Pointer(&b[1])
+	return int(b[0] & 0x1f), (load64(p)&m[0]|load64(unsafe.Add(p, 8))&m[1])&0x8080808080808080 == 0
+}
+
+// strMasks[n] keeps the first n bytes of two words (n ≤ 16).
+var strMasks = func() (m [32][2]uint64) {
+	for n := range 17 {
+		m[n] = [2]uint64{1<<(8*min(n, 8)) - 1, 1<<(8*max(n-8, 0)) - 1}
+	}
+	return m
+}()
+
 func invalidUTF8(v []byte, what string) *Error {
 	i := 0
 	for i < len(v) {
@@ -697,6 +759,14 @@ func invalidUTF8(v []byte, what string) *Error {
 func readInt(b []byte) (v int64, big bool, rest []byte, err *Error) {
 	if len(b) == 0 {
 		return 0, false, b, endsEarly()
+	}
+	switch c := b[0]; { // the common forms (v: 1, a budget below 2^32), without a call
+	case c < 0x80: // positive fixint
+		return int64(c), false, b[1:], nil
+	case c == 0xcd && len(b) >= 3:
+		return int64(binary.BigEndian.Uint16(b[1:])), false, b[3:], nil
+	case c == 0xce && len(b) >= 5:
+		return int64(binary.BigEndian.Uint32(b[1:])), false, b[5:], nil
 	}
 	switch msgp.NextType(b) {
 	case msgp.IntType:

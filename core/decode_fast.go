@@ -8,7 +8,8 @@ import (
 // The fast paths of the wire decoder (decode.go) and the key literals they
 // compare.
 
-// fastStep and fastBlock decode the common form of a step and of a text block
+// fastStep, fastBlock and fastMessage decode the common form of a step, of a
+// text block and of a message
 // (a fixmap of the two keys, in either order, with valid str values) with few
 // calls, which are expensive in Go's WebAssembly code. Anything else,
 // including every error, makes them return a negative count and b unchanged;
@@ -21,6 +22,12 @@ var (
 	litType        = mkKeyLit(keyType)
 	litText        = mkKeyLit(keyText)
 	litTextValue   = mkKeyLit(typeText) // the value "text" of a block's type
+	litRole        = mkKeyLit(keyRole)
+	litContent     = mkKeyLit(keyContent)
+	// The roles as values.
+	litUser      = mkKeyLit(key(RoleUser))
+	litAssistant = mkKeyLit(key(RoleAssistant))
+	litSystem    = mkKeyLit(key(RoleSystem))
 )
 
 // keyLit is a short str encoded (fixstr header and bytes) as two
@@ -45,27 +52,42 @@ func mkKeyLit(key string) keyLit {
 	return k
 }
 
-// at reports whether b[off:] starts with the encoded key.
+// at reports whether b[off:] starts with the encoded key. It is small
+// enough to be inlined: the fast paths compare keys without a call.
 func (k *keyLit) at(b []byte, off int) bool {
 	if off+k.n > len(b) {
 		return false
 	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), off)
 	if k.wide {
-		return load64(unsafe.Add(p, off)) == k.w0 && load64(unsafe.Add(p, off+k.n-8)) == k.w1
+		return load64(p) == k.w0 && load64(unsafe.Add(p, k.n-8)) == k.w1
 	}
-	return uint64(load32(unsafe.Add(p, off))) == k.w0 && uint64(load32(unsafe.Add(p, off+k.n-4))) == k.w1
+	return uint64(load32(p)) == k.w0 && uint64(load32(unsafe.Add(p, k.n-4))) == k.w1
 }
 
 // fastStr reads a str value of valid UTF-8 at b[off:]; chars < 0 when it is
-// anything else.
+// anything else. The header is decoded here (strHeader is not inlined), so
+// that a value costs one call, utf8Count's.
 func fastStr(b []byte, off int) (s string, chars, next int) {
-	h, n, ok := strHeader(b[off:])
-	if !ok {
+	if off >= len(b) {
+		return "", -1, off
+	}
+	h, n := 1, 0
+	switch c := b[off]; {
+	case c&0xe0 == 0xa0:
+		n = int(c & 0x1f)
+	case c == 0xd9 && off+2 <= len(b):
+		h, n = 2, int(b[off+1])
+	case c == 0xda && off+3 <= len(b):
+		h, n = 3, int(binary.BigEndian.Uint16(b[off+1:]))
+	default: // a str of 64 KiB or more: the general path
+		return "", -1, off
+	}
+	if n > len(b)-off-h {
 		return "", -1, off
 	}
 	v := b[off+h : off+h+n]
-	chars, ok = utf8Count(v)
+	chars, ok := utf8Count(v)
 	if !ok {
 		return "", -1, off
 	}
@@ -120,4 +142,35 @@ func fastBlock(b []byte) (blk Block, chars int, rest []byte) {
 		}
 	}
 	return blk, chars, b[off:]
+}
+
+// fastMessage decodes the common form of a message: a fixmap of role (one
+// of the three roles) then content, whose blocks decodeBlocks decodes.
+// ok is false, and nothing decoded, when b starts with anything else; the
+// general decoder then decodes it from the start. An error in the content
+// is the one the general decoder finds there: a valid role before it is
+// no error.
+func fastMessage(b []byte, counts *[]int, sc *scratch) (m Message, rest []byte, ok bool, err *Error) {
+	if len(b) == 0 || b[0] != 0x82 || !litRole.at(b, 1) {
+		return m, b, false, nil
+	}
+	off := 1 + litRole.n
+	switch {
+	case litUser.at(b, off):
+		m.Role, off = RoleUser, off+litUser.n
+	case litAssistant.at(b, off):
+		m.Role, off = RoleAssistant, off+litAssistant.n
+	case litSystem.at(b, off):
+		m.Role, off = RoleSystem, off+litSystem.n
+	default:
+		return m, b, false, nil
+	}
+	if !litContent.at(b, off) {
+		return Message{}, b, false, nil
+	}
+	m.Content, rest, err = decodeBlocks(b[off+litContent.n:], counts, sc)
+	if err != nil {
+		return m, rest, true, err.within(fieldSeg("content"))
+	}
+	return m, rest, true, nil
 }

@@ -1,6 +1,9 @@
 package core
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // The prefix digests of docs/SPEC.md §6: SHA-256 (sha256.go) of the canonical
 // encoding of the messages up to the end of each segment.
@@ -9,7 +12,7 @@ import "sync/atomic"
 // the encoded messages and the byte offset where each prefix ends.
 func prefixDigests(encoded []byte, byteEnd, count [3]int) [3]string {
 	prefix := encoded[:byteEnd[2]]
-	if c := lastDigests.Load(); c != nil && c.byteEnd == byteEnd && c.count == count && string(c.prefix) == string(prefix) {
+	if c := lastDigests.Load(); c != nil && c.byteEnd == byteEnd && c.count == count && equalText(c.prefix, unsafe.String(unsafe.SliceData(prefix), len(prefix))) {
 		return c.digests
 	}
 	var d [3]string

@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // The assembly plan of docs/SPEC.md §3 and §4: which message goes where, and its
@@ -45,20 +46,24 @@ type assembly struct {
 	textBase int
 	// digests are the prefix digests appendTo wrote.
 	digests [3]string
+	// body is what the messages add to the response (outMsg.size), summed
+	// as build adds them and saturated past maxResponse (encodedSize).
+	body int
 }
 
 // build lays out the messages of docs/SPEC.md §3 and measures them (§4), in sc,
 // with the code points in sc.tc: the decoder counted them on req or on its
-// encoding (the same texts in the same order). Injections are counted here:
-// they are laid out in channel order, not in wire order.
+// encoding (the same texts in the same order). The injection channels are
+// sc.chans (the decoder's, or checkAndBuild's of a typed request), laid out
+// in channel order, not in wire order; their code points are counted here.
 func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	nInj := 0
-	for _, e := range req.Injections {
-		nInj += len(e)
+	for _, c := range sc.chans {
+		nInj += len(c.entries)
 	}
 	nMsgs := len(req.RunMessages) + nInj + len(req.GoalMessages) + 2*len(req.Steps)
 	a := &sc.a
-	a.msgs = slices.Grow(sc.out[:0], nMsgs)
+	a.msgs, a.body = slices.Grow(sc.out[:0], nMsgs), 0
 	a.tmpl, a.budget = tmpl, req.MaxPromptChars
 	run, goal, steps := sc.tc.run, sc.tc.goal, sc.tc.steps
 	for _, m := range req.RunMessages {
@@ -67,11 +72,12 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	a.runEnd = len(a.msgs)
 	if nInj > 0 {
 		a.injected = slices.Grow(sc.injected[:0], nInj)
-		sc.keys = sortedKeys(sc.keys[:0], req.Injections)
-		for _, ch := range sc.keys { // byte order = code-point order
-			for _, e := range req.Injections[ch] {
-				a.injected = append(a.injected, Injected{Channel: ch, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
-				a.addText(RoleUser, e.Content, codePoints(e.Content))
+		for _, c := range sortChannels(sc.chans) { // byte order = code-point order
+			for _, e := range c.entries {
+				a.injected = append(a.injected, Injected{Channel: c.name, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
+				chars := codePoints(e.Content)
+				a.addText(RoleUser, e.Content, chars)
+				a.addSize(len(userTextHead) + strSize(len(e.Content)) + uintSize(uint64(chars)))
 			}
 		}
 	}
@@ -87,16 +93,32 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	return a
 }
 
-// sortedKeys appends the channel names to keys in byte order (= code-point
-// order).
-func sortedKeys(keys []string, m map[string][]Injection) []string {
-	for k := range m {
-		keys = append(keys, k)
+// channel is one injection channel: its name and entries.
+type channel struct {
+	name    string
+	entries []Injection
+}
+
+// appendChannels appends the channels of m to chans (in map order).
+func appendChannels(chans []channel, m map[string][]Injection) []channel {
+	for k, e := range m {
+		chans = append(chans, channel{k, e})
 	}
-	if len(keys) > 1 {
-		slices.Sort(keys)
+	return chans
+}
+
+// sortChannels sorts chans by name in byte order (= code-point order), as
+// an encoder that writes them sorted (EncodeRequest does) has already done:
+// that is checked first. Names are distinct (the decoder rejects a
+// channel sent twice).
+func sortChannels(chans []channel) []channel {
+	for i := 1; i < len(chans); i++ {
+		if chans[i-1].name > chans[i].name {
+			slices.SortFunc(chans, func(x, y channel) int { return strings.Compare(x.name, y.name) })
+			break
+		}
 	}
-	return keys
+	return chans
 }
 
 // addCopy adds a run or goal message; counts starts with the code points of
@@ -109,6 +131,7 @@ func (a *assembly) addCopy(m Message, counts []int) []int {
 	counts = counts[len(m.Content):]
 	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
 	a.promptChars = addChars(a.promptChars, chars)
+	a.addSize(a.msgs[len(a.msgs)-1].size())
 	return counts
 }
 
@@ -121,9 +144,24 @@ func (a *assembly) addText(role, text string, chars int) {
 // addStep adds a step whose texts have rawChars and obsChars code points.
 func (a *assembly) addStep(s Step, rawChars, obsChars int) {
 	a.addText(RoleAssistant, s.RawOutput, rawChars)
-	nb, chars := a.tmpl.renderSize(s.Observation, int64(obsChars))
+	a.addSize(len(assistantTextHead) + strSize(len(s.RawOutput)) + uintSize(uint64(rawChars))) // outMsg.size, inlined
+	var nb int
+	var chars int64
+	if t := a.tmpl; t.plain { // renderSize's first case, inlined
+		k := len(t.fields)
+		nb, chars = t.litBytes+k*len(s.Observation), t.litChars+int64(k)*int64(obsChars)
+	} else {
+		nb, chars = t.renderSize(s.Observation, int64(obsChars))
+	}
 	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
 	a.promptChars = addChars(a.promptChars, chars)
+	a.addSize(len(userTextHead) + strSize(nb) + uintSize(uint64(chars)))
+}
+
+// addSize adds n, what a message adds to the response, to a.body, which
+// stops past maxResponse (n is below 2^62: no overflow).
+func (a *assembly) addSize(n int) {
+	a.body = min(a.body+n, maxResponse+1)
 }
 
 // addChars adds code-point counts, saturating at the largest int64: the sum

@@ -21,8 +21,9 @@ type scratch struct {
 	blocks   []Block
 	entries  []Injection
 	steps    []Step
-	inj      map[string][]Injection
-	keys     []string
+	chans    []channel              // the decoded channels, in wire order; build sorts them
+	injSent  bool                   // the request had an injections key
+	inj      map[string][]Injection // the channels past fewChannels, by name (hasChannel)
 	out      []outMsg
 	injected []Injected
 }
@@ -68,16 +69,70 @@ func (sc *scratch) release() {
 	clear(sc.blocks)
 	clear(sc.entries)
 	clear(sc.steps)
-	clear(sc.keys)
+	clear(sc.chans)
 	clear(sc.out)
 	clear(sc.injected)
-	clear(sc.inj)
+	if len(sc.inj) > 0 {
+		clear(sc.inj)
+	}
+	sc.injSent = false
 	sc.msgs, sc.blocks, sc.entries, sc.steps = sc.msgs[:0], sc.blocks[:0], sc.entries[:0], sc.steps[:0]
-	sc.keys, sc.out, sc.injected = sc.keys[:0], sc.out[:0], sc.injected[:0]
+	sc.chans, sc.out, sc.injected = sc.chans[:0], sc.out[:0], sc.injected[:0]
 	if cap(sc.msgs) > maxPooled || cap(sc.blocks) > maxPooled || cap(sc.entries) > maxPooled ||
 		cap(sc.steps) > maxPooled || cap(sc.out) > 2*maxPooled || cap(sc.tc.steps) > 2*maxPooled ||
-		cap(sc.keys) > maxPooled || len(sc.inj) > maxPooled {
+		cap(sc.chans) > maxPooled || len(sc.inj) > maxPooled {
 		return
 	}
 	scratchPool.Put(sc)
+}
+
+// fewChannels is how many channels hasChannel scans before it keeps them
+// in a map: a request has a few, and a map costs hundreds of nanoseconds
+// per operation in Go's WebAssembly code (and its clear as much); a request
+// of thousands still takes linear time.
+const fewChannels = 8
+
+// hasChannel reports whether a channel named ch was decoded already.
+func (sc *scratch) hasChannel(ch string) bool {
+	if len(sc.chans) <= fewChannels {
+		for i := range sc.chans {
+			if equalText(sc.chans[i].name, ch) {
+				return true
+			}
+		}
+		return false
+	}
+	_, dup := sc.inj[ch]
+	return dup
+}
+
+// addChannel appends a decoded channel to sc.chans, and to sc.inj once
+// there are more than fewChannels.
+func (sc *scratch) addChannel(ch string, entries []Injection) {
+	sc.chans = append(sc.chans, channel{ch, entries})
+	if len(sc.chans) <= fewChannels {
+		return
+	}
+	if sc.inj == nil {
+		sc.inj = make(map[string][]Injection)
+	}
+	if len(sc.chans) == fewChannels+1 {
+		for _, c := range sc.chans[:fewChannels] {
+			sc.inj[c.name] = c.entries
+		}
+	}
+	sc.inj[ch] = entries
+}
+
+// injections is the request's injections map, made from sc.chans: nil when
+// the request had no injections key, else a new map (empty for {}).
+func (sc *scratch) injections() map[string][]Injection {
+	if !sc.injSent {
+		return nil
+	}
+	m := make(map[string][]Injection, len(sc.chans))
+	for _, c := range sc.chans {
+		m[c.name] = c.entries
+	}
+	return m
 }

@@ -14,18 +14,14 @@ const MaxResponseBytes = 3 << 29 // 1.5 GiB
 // the boundary without building 1.5 GiB.
 var maxResponse = MaxResponseBytes
 
-// encodedSize returns the exact size of the ok response, or too_large: the
-// response is too_large exactly when its canonical encoding would be longer
-// than MaxResponseBytes. The sum saturates: it stops past MaxResponseBytes,
-// so no request can make it overflow.
+// encodedSize returns the exact size of the ok response of an assembly
+// build laid out, or too_large: the response is too_large exactly when its
+// canonical encoding would be longer than MaxResponseBytes. The sum of the
+// messages is a.body, which build added up as it laid them out; it
+// saturates (it stops past MaxResponseBytes), so no request can make it
+// overflow.
 func (a *assembly) encodedSize() (int, *Error) {
-	body := a.fixedSize()
-	for i := range a.msgs {
-		if body += a.msgs[i].size(); body > maxResponse {
-			break
-		}
-	}
-	size := okSize(body, len(a.msgs), a.promptChars)
+	size := okSize(a.fixedSize()+a.body, len(a.msgs), a.promptChars)
 	return size, checkResponseSize(size)
 }
 

@@ -14,7 +14,7 @@ func parseTemplateCached(src string) (*Template, *Error) {
 	if len(src) > maxCachedTemplate {
 		return ParseTemplate(src)
 	}
-	if t := lastTemplate.Load(); t != nil && t.src == src {
+	if t := lastTemplate.Load(); t != nil && equalText(t.src, src) {
 		return t, nil
 	}
 	// src may alias a request buffer (decoded strings are not copied), and

@@ -1,17 +1,9 @@
 package core
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
-
-// load64 returns the eight bytes at p as a little-endian word: one 8-byte load
-// (i64.load in WebAssembly) and no bounds check; the caller guarantees that
-// eight bytes are readable at p.
-func load64(p unsafe.Pointer) uint64 {
-	return binary.LittleEndian.Uint64((*[8]byte)(p)[:])
-}
 
 // codePoints returns the number of code points of s, which must be valid
 // UTF-8 (the decoder and checkRequest ensure it): the bytes that are not
@@ -162,11 +154,6 @@ func seqLen(x uint32) int {
 		return 4
 	}
 	return 0
-}
-
-// load32 returns the four bytes at p as a little-endian word.
-func load32(p unsafe.Pointer) uint32 {
-	return binary.LittleEndian.Uint32((*[4]byte)(p)[:])
 }
 
 // multiByte checks the multi-byte character that starts b (b[0] >= 0x80)

@@ -143,3 +143,50 @@ func utf8Cases() [][]byte {
 	}
 	return out
 }
+
+// TestShortASCII checks the decoder's short-key path against its
+// definition: a fixstr header, at most 16 bytes held whole by b, all below
+// 0x80, with 17 bytes readable; at every length up to 31 and a non-ASCII
+// byte at every place, in the string and just after it.
+func TestShortASCII(t *testing.T) {
+	for n := range 32 {
+		for bad := -1; bad <= n; bad++ {
+			for extra := 0; extra <= 17; extra++ {
+				b := append([]byte{0xa0 | byte(n)}, padding[:n]...)
+				b = append(b, padding[:extra]...)
+				if bad >= 0 && 1+bad < len(b) {
+					b[1+bad] = 0xc3
+				}
+				want := len(b) >= 17 && n <= 16 && utf8.Valid(b[1:1+n]) && (bad < 0 || bad >= n)
+				if bad >= 0 && bad < n {
+					want = false
+				}
+				got, ok := shortASCII(b)
+				if ok != want || ok && got != n {
+					t.Fatalf("shortASCII(%q) = %d, %v; want %d, %v", b, got, ok, n, want)
+				}
+			}
+		}
+	}
+}
+
+// TestEqualText checks equalText against ==: every length up to 40, equal
+// and differing at every byte, and of different lengths. Natively it is ==;
+// host-test runs it compiled to WebAssembly, where it compares words.
+func TestEqualText(t *testing.T) {
+	for n := range 41 {
+		a := string(padding[:min(n, len(padding))]) + string(make([]byte, max(0, n-len(padding))))
+		for i := -1; i < n; i++ {
+			b := []byte(a)
+			if i >= 0 {
+				b[i] ^= 0x40
+			}
+			if got, want := equalText(a, string(b)), a == string(b); got != want {
+				t.Fatalf("equalText(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
+		if equalText(a, a+"x") || equalText(a+"x", a) {
+			t.Fatalf("equalText of lengths %d and %d is true", n, n+1)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func TestUTF8ExhaustiveInWasm(t *testing.T) {
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().
-		WithArgs("core.test", "-test.run=^(TestUTF8CountExhaustive|TestValidUTF8|TestCountRunes)$", "-test.v").
+		WithArgs("core.test", "-test.run=^(TestUTF8CountExhaustive|TestValidUTF8|TestCountRunes|TestShortASCII|TestEqualText)$", "-test.v").
 		WithStdout(&out).WithStderr(&out).
 		WithSysNanotime().WithSysWalltime().WithSysNanosleep()
 	_, err = rt.InstantiateWithConfig(ctx, code, cfg)
@@ -52,7 +52,7 @@ func TestUTF8ExhaustiveInWasm(t *testing.T) {
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
 		t.Fatalf("core's tests in wasm: %v\n%s", err, out.String())
 	}
-	for _, name := range []string{"TestUTF8CountExhaustive", "TestValidUTF8", "TestCountRunes"} {
+	for _, name := range []string{"TestUTF8CountExhaustive", "TestValidUTF8", "TestCountRunes", "TestShortASCII", "TestEqualText"} {
 		if !strings.Contains(out.String(), "--- PASS: "+name) {
 			t.Fatalf("%s did not pass in wasm:\n%s", name, out.String())
 		}
