@@ -47,7 +47,11 @@ for (const name of ["tiny", "typical", "1MB"]) {
   const fo = () => asmOld.assemble(req);
   const fn = () => asmNew.assemble(req);
   const n = sizeBatch(fn);
-  paired("assemble " + name, () => batch(fo, n), () => batch(fn, n));
+  paired(
+    "assemble " + name,
+    () => batch(fo, n),
+    () => batch(fn, n),
+  );
 }
 const base = JSON.parse(readFileSync(join(reqs, "addstep.json"), "utf8"));
 const { raw_output: raw, observation: obs } = base.step;
@@ -60,7 +64,11 @@ function timed(asm, h) {
   for (let i = 0; i < 200; i++) p.addStep(raw, obs);
   return (performance.now() - t0) / 1000 / 200;
 }
-timed(asmOld, 3000), timed(asmNew, 3000); // warm-up (the JIT)
+(timed(asmOld, 3000), timed(asmNew, 3000)); // warm-up (the JIT)
 for (const h of [10, 1000, 10000]) {
-  paired(`add_step at ${h}`, () => timed(asmOld, h), () => timed(asmNew, h));
+  paired(
+    `add_step at ${h}`,
+    () => timed(asmOld, h),
+    () => timed(asmNew, h),
+  );
 }

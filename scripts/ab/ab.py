@@ -54,7 +54,13 @@ def paired(case: str, old: Callable[[int], float], new: Callable[[int], float], 
         to.append(a)
         tn.append(b)
         ratios.append(b / a)
-    return {"host": "python", "case": case, "old": statistics.median(to), "new": statistics.median(tn), "ratio": statistics.median(ratios)}
+    return {
+        "host": "python",
+        "case": case,
+        "old": statistics.median(to),
+        "new": statistics.median(tn),
+        "ratio": statistics.median(ratios),
+    }
 
 
 def assemble_cases(pa_old: Any, pa_new: Any, reqs: Path, rounds: int, seconds: float) -> None:
