@@ -27,6 +27,9 @@ var calls = [core.NumCalls]func(dst, req []byte) []byte{
 	core.CallCompare:          wirejson.AppendCompare,
 }
 
+// run is one call of a batch.
+func run(c core.Call, dst, req []byte) []byte { return calls[c](dst, req) }
+
 // request and response are the module's own buffers of the one-crossing
 // ABI: the host writes a request into request (made big enough by buffer)
 // and reads the answer of call from response, which the next call reuses.
@@ -59,6 +62,8 @@ func buffer(size uint32) uint64 {
 func call(op, size uint32) uint64 {
 	c := core.Call(op)
 	switch {
+	case c == core.CallBatch && uint64(size) <= uint64(len(request)):
+		response = core.AppendBatch(response[:0], request[:size], run)
 	case c >= core.NumCalls:
 		response = core.AppendCallError(response[:0], core.CallAssemble, "call: unknown call number (the module is older than the host)")
 	case uint64(size) > uint64(len(request)):

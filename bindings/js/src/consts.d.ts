@@ -70,6 +70,9 @@ export const CALL_PROMPT_START: number;
 /** The op number of the module's compare call (wasm/README.md, in the source repository). */
 export const CALL_COMPARE: number;
 
+/** The op number of the module's batch call (wasm/README.md, in the source repository). */
+export const CALL_BATCH: number;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

@@ -77,6 +77,9 @@ export const CALL_PROMPT_START = 5;
 /** The op number of the module's compare call (wasm/README.md, in the source repository). */
 export const CALL_COMPARE = 6;
 
+/** The op number of the module's batch call (wasm/README.md, in the source repository). */
+export const CALL_BATCH = 7;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

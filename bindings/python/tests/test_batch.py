@@ -19,7 +19,8 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec
+from polyloop_assembly import _codec, _consts
+from polyloop_assembly._errors import InstanceFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
 import trajectories  # noqa: E402
@@ -242,3 +243,69 @@ def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.
     got = list(getattr(pa, many)(reqs, workers=2))
     assert len(got) == 200 and all(_same(a, b) for a, b in zip(got, SERIAL[:200]))
     assert len(threads) == 200 and set(threads) == {threading.get_ident()}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_chunk_is_one_crossing(workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The calls of a chunk go to the module in one ``batch`` call (the
+    module's wasm/README.md, "Batches"): 64 requests make 2 crossings, not 64,
+    and each answer is the bytes its own call gives."""
+    asm = pa.Assembler()
+    wires = [_codec.encode(r) for r in REQUESTS[:64]]
+    serial = [asm.assemble_bytes(w) for w in wires]
+    ops: List[int] = []
+    call = asm.pool.call
+
+    def spy(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
+        ops.append(op)
+        return call(request, op)
+
+    monkeypatch.setattr(asm.pool, "call", spy)
+    assert list(pa.assemble_bytes_many(wires, workers=workers, assembler=asm)) == serial
+    assert ops == [_consts.CALL_BATCH] * 2
+
+
+def test_a_batch_that_fails_is_run_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the batch crossing fails (a trap: the instance is discarded), the
+    chunk's requests run one by one, so each still gets its own answer."""
+    asm = pa.Assembler()
+    wires = [_codec.encode(r) for r in REQUESTS[:40]]
+    serial = [asm.assemble_bytes(w) for w in wires]
+    call = asm.pool.call
+    ops: List[int] = []
+
+    def failing(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
+        ops.append(op)
+        if op == _consts.CALL_BATCH:
+            raise InstanceFailure("a trap for the test")
+        return call(request, op)
+
+    monkeypatch.setattr(asm.pool, "call", failing)
+    assert list(pa.assemble_bytes_many(wires, workers=2, assembler=asm)) == serial
+    assert ops.count(_consts.CALL_BATCH) == 2 and ops.count(_consts.CALL_ASSEMBLE) == 40
+
+
+def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch carries at most 1 MiB of requests; a request that does not fit
+    beside the one before it starts the next batch, and one alone is its own
+    call."""
+    asm = pa.Assembler()
+
+    def sized(n: int) -> bytes:
+        return _codec.encode({**REQUESTS[0], "run_messages": [{"role": "user", "content": [{"type": "text", "text": "x" * n}]}]})
+
+    small, big, huge = _codec.encode(REQUESTS[0]), sized(600 << 10), sized(1200 << 10)
+    wires = [small, big, big, small, huge, small]
+    serial = [asm.assemble_bytes(w) for w in wires]
+    calls: List[Any] = []
+    call = asm.pool.call
+
+    def spy(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
+        calls.append((op, len(request)))
+        return call(request, op)
+
+    monkeypatch.setattr(asm.pool, "call", spy)
+    assert list(pa.assemble_bytes_many(wires, workers=1, assembler=asm)) == serial
+    b, a = _consts.CALL_BATCH, _consts.CALL_ASSEMBLE
+    assert [op for op, _ in calls] == [b, b, a, a]  # [small, big], [big, small], huge, small
+    assert all(n <= 1 << 20 for op, n in calls if op == b)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
@@ -34,6 +35,13 @@ JSONText = Union[str, bytes, bytearray, memoryview]
 #: this size goes into the module: only after reading it is it known whether
 #: the request it says is over 1 GiB).
 _MAX_MODULE_BUFFER = _consts.MAX_MODULE_BUFFER_BYTES
+
+#: The op of a prepared call answered without the module (too large to copy in).
+ANSWERED = -1
+#: Requests per batch crossing at most, in bytes (linear memory holds a batch and its answers at once).
+_BATCH_BYTES = 1 << 20
+_ITEM = struct.Struct("<II")  # a batch item's op and size
+_LEN = struct.Struct("<I")  # a batch answer item's length
 
 _tokens = itertools.count(1)
 #: Assemblers of this process by token: unpickling one gives back the same object.
@@ -110,6 +118,11 @@ class Assembler:
             AssemblyError: ``code="internal"`` if the instance trapped, exited or
                 ran out of memory (the next call gets a fresh instance).
         """
+        return self._run(*self._prepared_bytes(request))
+
+    def _prepared_bytes(self, request: BytesLike) -> Tuple[int, bytes]:
+        """:meth:`assemble_bytes` up to the module: ``(op, request bytes)``, or
+        ``(ANSWERED, response)`` for an answer given without it."""
         if isinstance(request, bytes):
             size = len(request)
         elif isinstance(request, (bytearray, memoryview)):
@@ -118,8 +131,51 @@ class Assembler:
             hint = "; to assemble JSON text, call assemble_json(text)" if isinstance(request, str) else ""
             raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
         if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
-            return too_large_response(size)
-        return self._call(request if isinstance(request, bytes) else bytes(request), _consts.CALL_ASSEMBLE)
+            return ANSWERED, too_large_response(size)
+        return _consts.CALL_ASSEMBLE, request if isinstance(request, bytes) else bytes(request)
+
+    def _run(self, op: int, data: bytes) -> bytes:
+        """The module's answer to a prepared call (``data`` itself if ANSWERED)."""
+        return data if op == ANSWERED else self._call(data, op)
+
+    def _call_batch(self, items: Sequence[Tuple[int, bytes]]) -> List[Union[bytes, AssemblyError]]:
+        """The answers of prepared calls, in order, each the bytes its own call
+        would answer or its :class:`AssemblyError` (``internal``): calls go to
+        the module's ``batch`` call, up to ``_BATCH_BYTES`` of requests per
+        crossing, so that threads meet the GIL once per batch, not per request
+        (the module's wasm/README.md, "Batches")."""
+        out: List[Union[bytes, AssemblyError]] = []
+        i = 0
+        while i < len(items):
+            j, size = i + 1, len(items[i][1])
+            while j < len(items) and size + len(items[j][1]) + 8 * (j - i + 1) <= _BATCH_BYTES:
+                size += len(items[j][1])
+                j += 1
+            out.extend(self._one_batch(items[i:j]) if j - i > 1 else [self._call_caught(*items[i])])
+            i = j
+        return out
+
+    def _one_batch(self, items: Sequence[Tuple[int, bytes]]) -> List[Union[bytes, AssemblyError]]:
+        framed = b"".join(part for op, data in items for part in (_ITEM.pack(op, len(data)), data))
+        try:
+            answer = self._pool.call(framed, _consts.CALL_BATCH)
+        except InstanceFailure:  # a trap: the items one by one, each its own answer or internal error
+            return [self._call_caught(op, data) for op, data in items]
+        out: List[Union[bytes, AssemblyError]] = []
+        at = 0
+        while at + 4 <= len(answer):
+            (n,) = _LEN.unpack_from(answer, at)
+            out.append(answer[at + 4 : at + 4 + n])
+            at += 4 + n
+        if at != len(answer) or len(out) != len(items):  # never from this module: not a batch answer
+            return [AssemblyError("internal", "", MSG_BAD_RESPONSE) for _ in items]
+        return out
+
+    def _call_caught(self, op: int, data: bytes) -> Union[bytes, AssemblyError]:
+        try:
+            return self._run(op, data)
+        except AssemblyError as e:
+            return e
 
     def _add_step_bytes(self, request: bytes) -> bytes:
         """The module's ``add_step`` export: an add_step request in, its response
@@ -175,13 +231,17 @@ class Assembler:
             TypeError: ``text`` is neither str nor bytes-like.
             AssemblyError: ``code="internal"`` if the instance failed.
         """
+        return self._run(*self._prepared_json(text))
+
+    def _prepared_json(self, text: JSONText) -> Tuple[int, bytes]:
+        """:meth:`assemble_json_bytes` up to the module, as :meth:`_prepared_bytes`."""
         if isinstance(text, str):
             data = text.encode("utf-8", "surrogatepass")
         elif isinstance(text, bytes):
             data = text
         elif isinstance(text, (bytearray, memoryview)):
             if (text.nbytes if isinstance(text, memoryview) else len(text)) > _MAX_MODULE_BUFFER:
-                return too_large_response(text.nbytes if isinstance(text, memoryview) else len(text))
+                return ANSWERED, too_large_response(text.nbytes if isinstance(text, memoryview) else len(text))
             data = bytes(text)
         else:
             raise TypeError(
@@ -189,8 +249,8 @@ class Assembler:
                 % type(text).__name__
             )
         if len(data) > _MAX_MODULE_BUFFER:
-            return too_large_response(len(data))
-        return self._call(data, _consts.CALL_ASSEMBLE_JSON)
+            return ANSWERED, too_large_response(len(data))
+        return _consts.CALL_ASSEMBLE_JSON, data
 
     def assemble_json(self, text: JSONText) -> AssembleResponse:
         """Assemble a request written as JSON text and return the response.

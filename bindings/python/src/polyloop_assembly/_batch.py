@@ -1,11 +1,12 @@
 """Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`
 and :func:`assemble_bytes_many`.
 
-A request costs one call into the module, and the GIL is released around
-that call alone (wasmtime's C API through ``ctypes.CDLL``; the copies in and
-out and the memory queries keep it: ``_capi`` says why), so the worker
-threads run the module on their instances at the same time: threads add
-cores to the module's share of the work. What holds the GIL does not spread:
+A chunk of up to 32 requests (at most 1 MiB of them) costs one call into the
+module, its ``batch`` call, and the GIL is released around that call alone
+(wasmtime's C API through ``ctypes.CDLL``; the copies in and out and the
+memory queries keep it: ``_capi`` says why), so the worker threads run the
+module on their instances at the same time and meet the GIL once per chunk,
+not once per request: threads add cores to the module's share of the work. What holds the GIL does not spread:
 the binding's own few microseconds per request, and, for :func:`assemble_many`
 and :func:`assemble_json_many`, encoding the request and decoding the
 response into dicts, which for a typical request takes longer than the
@@ -18,6 +19,7 @@ an unbounded stream runs in bounded memory."""
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,7 +41,7 @@ from typing import (
 )
 
 from . import _fork
-from ._assembler import AssemblyError, Assembler, BytesLike, JSONText, _decode_ok, _encode, default_assembler
+from ._assembler import ANSWERED, AssemblyError, Assembler, BytesLike, JSONText, _decode_ok, _encode, default_assembler
 from ._types import AssembleRequest, AssembleResponse
 
 __all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
@@ -70,24 +72,46 @@ class _Raised:
         self.exc = exc
 
 
-def _run_chunk(fn: Callable[[T], R], chunk: List[T]) -> List[Union[R, AssemblyError, _Raised]]:
-    out: List[Union[R, AssemblyError, _Raised]] = []
-    for item in chunk:
+#: A call prepared for a batch: ``(op, request bytes, extra)``, or ``(ANSWERED,
+#: the answer, extra)`` for one answered without the module; the worker's result
+#: is the module's answer, or ``(answer, extra)`` when extra is not None.
+Prepared = Tuple[int, bytes, Any]
+
+
+def _run_batch(asm: Assembler, prepare: Callable[[Any], Prepared], chunk: List[Any]) -> List[Any]:
+    """The results of a chunk of requests, its calls made in one crossing of
+    the module's ``batch`` call (``Assembler._call_batch``): a
+    :class:`AssemblyError` in a request's place, or :class:`_Raised` for
+    another exception preparing it (e.g. TypeError for a non-bytes item)."""
+    out: List[Any] = [None] * len(chunk)
+    calls: List[Tuple[int, Any]] = []
+    items: List[Tuple[int, bytes]] = []
+    for i, item in enumerate(chunk):
         try:
-            out.append(fn(item))
+            op, data, extra = prepare(item)
         except AssemblyError as e:
-            out.append(e)
-        except Exception as e:  # e.g. TypeError for a non-bytes item: raised at its place
-            out.append(_Raised(e))
+            out[i] = e
+            continue
+        except Exception as e:
+            out[i] = _Raised(e)
+            continue
+        if op == ANSWERED:
+            out[i] = data if extra is None else (data, extra)
+        else:
+            calls.append((i, extra))
+            items.append((op, data))
+    for (i, extra), answer in zip(calls, asm._call_batch(items)):
+        out[i] = answer if extra is None or isinstance(answer, AssemblyError) else (answer, extra)
     return out
 
 
-#: A call in two halves: what the workers run (encoding, the module call: bytes
-#: out) and what the consumer runs on that, just before yielding (decoding into
-#: dicts). Objects built in one thread and dropped in another, and kept alive
-#: while queued, cost several times their making (the cyclic GC promotes the
-#: queued ones, caches miss): built by the consumer, they live only until yielded.
-Halves = Tuple[Callable[[Any], Any], Callable[[Any], Any]]
+#: A call in two halves: what the workers run (preparing the request: encoding;
+#: then the module call, batched: bytes out) and what the consumer runs on that,
+#: just before yielding (decoding into dicts), or None. Objects built in one
+#: thread and dropped in another, and kept alive while queued, cost several
+#: times their making (the cyclic GC promotes the queued ones, caches miss):
+#: built by the consumer, they live only until yielded.
+Halves = Tuple[Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
 
 
 def _finish(finish: Optional[Callable[[Any], Any]], result: Any) -> Any:
@@ -112,15 +136,14 @@ def _emit(result: Any, errors: ErrorMode) -> Any:
 
 
 def _ordered(
-    fn: Callable[[T], R],
+    halves: Halves,
     items: Iterable[T],
     workers: Optional[int],
     window: Optional[int],
     errors: ErrorMode,
     progress: Optional[Callable[[int], None]],
     assembler: Assembler,
-    halves: Optional[Halves] = None,
-) -> Iterator[Union[R, AssemblyError]]:
+) -> Iterator[Any]:
     if errors not in ("return", "raise"):
         raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
     n = _default_workers(assembler) if workers is None else workers
@@ -128,34 +151,44 @@ def _ordered(
         raise ValueError("workers must be at least 1, got %d" % n)
     if window is not None and window < 1:
         raise ValueError("window must be at least 1, got %d" % window)
-    return _generate(fn, iter(items), n, window, errors, progress, halves)
+    return _generate(assembler, halves, iter(items), n, window, errors, progress)
 
 
 def _generate(
-    fn: Callable[[T], R],
+    asm: Assembler,
+    halves: Halves,
     it: Iterator[T],
     n: int,
     window: Optional[int],
     errors: ErrorMode,
     progress: Optional[Callable[[int], None]],
-    halves: Optional[Halves] = None,
-) -> Iterator[Union[R, AssemblyError]]:
+) -> Iterator[Any]:
     chunk = _CHUNK if window is None else max(1, min(_CHUNK, window // (2 * n)))
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
+    prepare, finish = halves
+    run = functools.partial(_run_batch, asm, prepare)
     done = 0
-    if n == 1:  # no thread: the calls run here, one by one
-        for item in it:
-            yield _emit(_run_chunk(fn, [item])[0], errors)
-            done += 1
-            if progress is not None:
-                progress(done)
-        return
-    work, finish = halves if halves is not None else (fn, None)
-    for result in _threaded(work, it, n, chunk, ahead):
+    # One worker: the chunks run here, in the consuming thread. The iterator is
+    # not bound to a local: a traceback of an exception raised here keeps the
+    # frame's locals alive, and the threads' generator must finish (shut its
+    # threads down) when this one does, not at a later collection.
+    for result in _serial(run, it, chunk) if n == 1 else _threaded(run, it, n, chunk, ahead):
         yield _emit(_finish(finish, result), errors)
         done += 1
         if progress is not None:
             progress(done)
+
+
+def _serial(run: Callable[[List[T]], List[Any]], it: Iterator[T], chunk: int) -> Iterator[Any]:
+    """The results of ``run`` over ``it``'s chunks, in this thread; an exception
+    raised by the input after the results of every item read before it."""
+    while True:
+        batch, failed = _read(it, chunk)
+        yield from run(batch)
+        if failed is not None:
+            raise failed
+        if len(batch) < chunk:
+            return
 
 
 def _read(it: Iterator[T], chunk: int) -> Tuple[List[T], Optional[BaseException]]:
@@ -170,13 +203,11 @@ def _read(it: Iterator[T], chunk: int) -> Tuple[List[T], Optional[BaseException]
     return batch, None
 
 
-def _threaded(
-    fn: Callable[[T], R], it: Iterator[T], n: int, chunk: int, ahead: int
-) -> Iterator[Union[R, AssemblyError, _Raised]]:
-    """The results of ``fn`` over ``it`` from ``n`` threads, ``ahead`` chunks
+def _threaded(run: Callable[[List[T]], List[Any]], it: Iterator[T], n: int, chunk: int, ahead: int) -> Iterator[Any]:
+    """The results of ``run`` over ``it``'s chunks from ``n`` threads, ``ahead`` chunks
     in flight, in input order. An exception raised by the input is raised
     after the results of every item read before it."""
-    pending: Deque["Future[List[Union[R, AssemblyError, _Raised]]]"] = collections.deque()
+    pending: Deque["Future[List[Any]]"] = collections.deque()
     pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="polyloop-assembly")
     born = _fork.generation()
     failed: Optional[BaseException] = None
@@ -185,7 +216,7 @@ def _threaded(
             while failed is None and len(pending) < ahead:
                 batch, failed = _read(it, chunk)
                 if batch:
-                    pending.append(pool.submit(_run_chunk, fn, batch))
+                    pending.append(pool.submit(run, batch))
                 if len(batch) < chunk:
                     break
             if not pending:
@@ -241,25 +272,30 @@ class _Many(Protocol[In, Out]):
     ) -> Iterator[Out]: ...
 
 
+def _bytes_halves(asm: Assembler) -> Halves:
+    """:meth:`Assembler.assemble_bytes` in halves: the call, nothing after."""
+    return lambda request: (*asm._prepared_bytes(request), None), None
+
+
 def _dict_halves(asm: Assembler) -> Halves:
     """:meth:`Assembler.assemble` in halves: encode and call, then decode."""
 
-    def work(request: Any) -> Tuple[bytes, List[BaseException]]:
+    def prepare(request: Any) -> Prepared:
         caught: List[BaseException] = []
-        return asm.assemble_bytes(_encode(request, caught)), caught
+        return (*asm._prepared_bytes(_encode(request, caught)), caught)
 
-    return work, lambda out: _decode_ok(*out)
+    return prepare, lambda out: _decode_ok(*out)
 
 
 def _json_halves(asm: Assembler) -> Halves:
     """:meth:`Assembler.assemble_json` in halves: the call, then decode."""
-    return asm.assemble_json_bytes, _decode_ok
+    return lambda text: (*asm._prepared_json(text), None), _decode_ok
 
 
-def _many(method: str, name: str, doc: str, halves: Optional[Callable[[Assembler], Halves]] = None) -> Any:
-    """The batch form of the :class:`Assembler` method ``method`` (on threads,
-    in ``halves`` if given): a function named ``name`` with the docstring
-    ``doc`` and the signature of :class:`_Many`."""
+def _many(name: str, doc: str, halves: Callable[[Assembler], Halves]) -> Any:
+    """The batch form of an :class:`Assembler` method, in ``halves``: a
+    function named ``name`` with the docstring ``doc`` and the signature of
+    :class:`_Many`."""
 
     def many(
         requests: Iterable[Any],
@@ -271,8 +307,7 @@ def _many(method: str, name: str, doc: str, halves: Optional[Callable[[Assembler
         assembler: Optional[Assembler] = None,
     ) -> Iterator[Any]:
         asm = assembler if assembler is not None else default_assembler()
-        split = halves(asm) if halves is not None else None
-        return _ordered(getattr(asm, method), requests, workers, window, errors, progress, asm, split)
+        return _ordered(halves(asm), requests, workers, window, errors, progress, asm)
 
     many.__name__ = many.__qualname__ = name
     many.__doc__ = doc
@@ -282,7 +317,6 @@ def _many(method: str, name: str, doc: str, halves: Optional[Callable[[Assembler
 assemble_many = cast(
     "_Many[AssembleRequest, AssembleResponse]",
     _many(
-        "assemble",
         "assemble_many",
         """Assemble many requests on a pool of threads; yield the responses in input order.
 
@@ -327,7 +361,6 @@ assemble_many = cast(
 assemble_bytes_many = cast(
     "_Many[BytesLike, bytes]",
     _many(
-        "assemble_bytes",
         "assemble_bytes_many",
         """The wire form of :func:`assemble_many`: msgpack request bytes in, response
     bytes out, in input order, each equal to ``assemble_bytes`` of its request.
@@ -341,13 +374,13 @@ assemble_bytes_many = cast(
     Raises:
         TypeError: an item is not bytes-like (raised at its place).
     """,
+        _bytes_halves,
     ),
 )
 
 assemble_json_many = cast(
     "_Many[JSONText, AssembleResponse]",
     _many(
-        "assemble_json",
         "assemble_json_many",
         """:func:`assemble_many` for requests written as JSON text (str or UTF-8
     bytes), each judged as :func:`assemble_json` judges it (the command-line

@@ -18,6 +18,7 @@ __all__ = [
     "CALL_ASSEMBLE_JSON",
     "CALL_ASSEMBLE_VIEW",
     "CALL_ASSEMBLE_VIEW_JSON",
+    "CALL_BATCH",
     "CALL_COMPARE",
     "CALL_PROMPT_START",
     "DEFAULT_MEMORY_LIMIT_BYTES",
@@ -116,6 +117,9 @@ CALL_PROMPT_START: Final = 5
 
 #: The op number of the module's compare call (wasm/README.md, in the source repository).
 CALL_COMPARE: Final = 6
+
+#: The op number of the module's batch call (wasm/README.md, in the source repository).
+CALL_BATCH: Final = 7
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"

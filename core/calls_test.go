@@ -1,0 +1,101 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
+)
+
+// item frames one batch item: op, size (both uint32 little-endian), request.
+func item(op core.Call, req []byte) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(op))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(req)))
+	return append(b, req...)
+}
+
+// answers splits a batch answer into its items' answers.
+func answers(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < 4 {
+			t.Fatalf("batch answer cut inside a length: % x", b)
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if uint64(n) > uint64(len(b)-4) {
+			t.Fatalf("batch answer item of %d bytes, %d left", n, len(b)-4)
+		}
+		out = append(out, b[4:4+n])
+		b = b[4+n:]
+	}
+	return out
+}
+
+// TestAppendBatch: every item's answer is what its call answers alone
+// (AppendAssembleBytes, AppendAddStepBytes, ... run directly), in order,
+// the empty batch has the empty answer, and a dst's bytes are kept.
+func TestAppendBatch(t *testing.T) {
+	direct := map[core.Call]func(dst, req []byte) []byte{
+		core.CallAssemble: core.AppendAssembleBytes, core.CallAddStep: core.AppendAddStepBytes,
+		core.CallPromptStart: core.AppendPromptStartBytes, core.CallAssembleView: core.AppendAssembleViewBytes,
+	}
+	run := func(c core.Call, dst, req []byte) []byte { return direct[c](dst, req) }
+	reqs := []struct {
+		op  core.Call
+		req []byte
+	}{
+		{core.CallAssemble, tinyRequest()}, {core.CallAssemble, []byte{0xc1}}, {core.CallPromptStart, tinyRequest()},
+		{core.CallAssembleView, tinyRequest()}, {core.CallAssemble, nil}, {core.CallAddStep, []byte{0x80}},
+	}
+	for n := 0; n <= len(reqs); n++ {
+		var batch []byte
+		for _, r := range reqs[:n] {
+			batch = append(batch, item(r.op, r.req)...)
+		}
+		got := answers(t, core.AppendBatch([]byte("kept"), batch, run)[4:])
+		if len(got) != n {
+			t.Fatalf("%d items: %d answers", n, len(got))
+		}
+		for i, r := range reqs[:n] {
+			if want := direct[r.op](nil, r.req); !bytes.Equal(got[i], want) {
+				t.Errorf("%d items: item %d (%s): got %q, want %q", n, i, r.op.Name(), got[i], want)
+			}
+		}
+		if b := core.AppendBatch([]byte("kept"), batch, run); !bytes.HasPrefix(b, []byte("kept")) {
+			t.Errorf("dst's bytes not kept: %q", b[:4])
+		}
+	}
+}
+
+// TestAppendBatchRefuses: an item cut short at every length, a batch inside
+// a batch and an unknown op are answered with an internal error of the
+// item's shape, after the answers of the items before it, and end the batch.
+func TestAppendBatchRefuses(t *testing.T) {
+	run := func(c core.Call, dst, req []byte) []byte { return core.AppendAssembleBytes(dst, req) }
+	good := item(core.CallAssemble, tinyRequest())
+	whole := item(core.CallAssemble, tinyRequest())
+	for cut := 1; cut < len(whole); cut++ {
+		got := answers(t, core.AppendBatch(nil, append(append([]byte{}, good...), whole[:cut]...), run))
+		if len(got) != 2 || !bytes.Equal(got[0], core.AssembleBytes(tinyRequest())) {
+			t.Fatalf("cut at %d: %d answers", cut, len(got))
+		}
+		if !bytes.Contains(got[1], []byte("internal")) || !bytes.Contains(got[1], []byte("cut short")) {
+			t.Errorf("cut at %d: %q", cut, got[1])
+		}
+	}
+	for _, op := range []core.Call{core.CallBatch, core.NumCalls, 1 << 31} {
+		got := answers(t, core.AppendBatch(nil, append(item(op, tinyRequest()), good...), run))
+		if len(got) != 1 || !bytes.Contains(got[0], []byte("internal")) || !bytes.Contains(got[0], []byte("batch or unknown")) {
+			t.Errorf("op %d: %q", op, got)
+		}
+	}
+	view := answers(t, core.AppendBatch(nil, item(core.CallAssembleView, nil)[:6], run))
+	if len(view) != 1 || !bytes.Equal(view[0], core.AppendCallError(nil, core.CallAssembleView, "batch: an item is cut short (its op and size, or fewer bytes than its size)")) {
+		t.Errorf("a header cut inside its size: an error view: %q", view)
+	}
+}
+
+func tinyRequest() []byte { return core.EncodeRequest(benchreq.Tiny()) }
