@@ -309,3 +309,30 @@ def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     b, a = _consts.CALL_BATCH, _consts.CALL_ASSEMBLE
     assert [op for op, _ in calls] == [b, b, a, a]  # [small, big], [big, small], huge, small
     assert all(n <= 1 << 20 for op, n in calls if op == b)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("many", ["assemble_many", "assemble_bytes_many"])
+def test_a_request_edited_after_it_is_yielded(workers: int, many: str) -> None:
+    """A generator that yields one dict (or bytearray) again and again, edited
+    in between, gets one answer per state it yielded: the request is taken as
+    it is read, not later on a worker, however far the batch reads ahead."""
+    base = json.loads((Path(__file__).resolve().parents[3] / "examples" / "react.json").read_text(encoding="utf-8"))
+    seen: List[Any] = []  # a copy of each state, taken as it was yielded
+
+    def states(n: int) -> Iterator[Any]:
+        req = json.loads(json.dumps(base))
+        buf = bytearray()
+        for i in range(n):
+            req["run_messages"][0]["content"][0]["text"] = "state %d" % i
+            if many == "assemble_many":
+                seen.append(json.loads(json.dumps(req)))
+                yield req
+            else:
+                buf[:] = _codec.encode(req)
+                seen.append(bytes(buf))
+                yield buf
+
+    got = list(getattr(pa, many)(states(40), workers=workers))
+    want = [pa.assemble(r) if many == "assemble_many" else pa.assemble_bytes(r) for r in seen]
+    assert len(set(map(repr, want))) == 40 and got == want

@@ -78,23 +78,32 @@ class _Raised:
 Prepared = Tuple[int, bytes, Any]
 
 
-def _run_batch(asm: Assembler, prepare: Callable[[Any], Prepared], chunk: List[Any]) -> List[Any]:
-    """The results of a chunk of requests, its calls made in one crossing of
-    the module's ``batch`` call (``Assembler._call_batch``): a
-    :class:`AssemblyError` in a request's place, or :class:`_Raised` for
-    another exception preparing it (e.g. TypeError for a non-bytes item)."""
+def _prepared(prepare: Callable[[Any], Prepared], item: Any) -> Any:
+    """``prepare(item)`` as the item is read, in the reading thread: the request
+    is encoded (or copied) before the next one is read, so a caller that yields
+    one dict (or bytearray) again, edited, gets each state it yielded; an
+    exception is kept in the item's place (:class:`AssemblyError`, or
+    :class:`_Raised`, e.g. TypeError for a non-bytes item)."""
+    try:
+        return prepare(item)
+    except AssemblyError as e:
+        return e
+    except Exception as e:
+        return _Raised(e)
+
+
+def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
+    """The results of a chunk of prepared requests (:func:`_prepared`), its
+    calls made in one crossing of the module's ``batch`` call
+    (``Assembler._call_batch``); a kept exception stays in its place."""
     out: List[Any] = [None] * len(chunk)
     calls: List[Tuple[int, Any]] = []
     items: List[Tuple[int, bytes]] = []
-    for i, item in enumerate(chunk):
-        try:
-            op, data, extra = prepare(item)
-        except AssemblyError as e:
-            out[i] = e
+    for i, p in enumerate(chunk):
+        if isinstance(p, (AssemblyError, _Raised)):
+            out[i] = p
             continue
-        except Exception as e:
-            out[i] = _Raised(e)
-            continue
+        op, data, extra = p
         if op == ANSWERED:
             out[i] = data if extra is None else (data, extra)
         else:
@@ -105,12 +114,13 @@ def _run_batch(asm: Assembler, prepare: Callable[[Any], Prepared], chunk: List[A
     return out
 
 
-#: A call in two halves: what the workers run (preparing the request: encoding;
-#: then the module call, batched: bytes out) and what the consumer runs on that,
-#: just before yielding (decoding into dicts), or None. Objects built in one
-#: thread and dropped in another, and kept alive while queued, cost several
-#: times their making (the cyclic GC promotes the queued ones, caches miss):
-#: built by the consumer, they live only until yielded.
+#: A call in two halves: what prepares the request as it is read (encoding:
+#: :func:`_prepared`; the module call then runs on the workers, batched, bytes
+#: out), and what the consumer runs on that just before yielding (decoding into
+#: dicts), or None. Objects built in one thread and dropped in another, and kept
+#: alive while queued, cost several times their making (the cyclic GC promotes
+#: the queued ones, caches miss): built by the consumer, they live only until
+#: yielded.
 Halves = Tuple[Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
 
 
@@ -166,7 +176,8 @@ def _generate(
     chunk = _CHUNK if window is None else max(1, min(_CHUNK, window // (2 * n)))
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
     prepare, finish = halves
-    run = functools.partial(_run_batch, asm, prepare)
+    run = functools.partial(_run_batch, asm)
+    it = (_prepared(prepare, item) for item in it)
     done = 0
     # One worker: the chunks run here, in the consuming thread. The iterator is
     # not bound to a local: a traceback of an exception raised here keeps the
