@@ -13,13 +13,13 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Iterator, List, Tuple
 
 import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec, _consts
+from polyloop_assembly import _codec, _consts, _errors
 from polyloop_assembly._errors import InstanceFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
@@ -245,6 +245,28 @@ def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.
     assert len(threads) == 200 and set(threads) == {threading.get_ident()}
 
 
+def _spy_calls(monkeypatch: pytest.MonkeyPatch, asm: pa.Assembler, fail_batches: bool = False) -> List[Tuple[int, int]]:
+    """Record each crossing of ``asm``'s pool as (op, request bytes): a batch
+    as CALL_BATCH and its framed size (8 bytes per item and the requests), a
+    single call as its op; with ``fail_batches`` every batch fails as a trap."""
+    calls: List[Tuple[int, int]] = []
+    call, call_batch = asm.pool.call, asm.pool.call_batch
+
+    def spy(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
+        calls.append((op, len(request)))
+        return call(request, op)
+
+    def spy_batch(items: Any) -> Any:
+        calls.append((_consts.CALL_BATCH, sum(8 + len(data) for _, data in items)))
+        if fail_batches:
+            raise InstanceFailure("a trap for the test")
+        return call_batch(items)
+
+    monkeypatch.setattr(asm.pool, "call", spy)
+    monkeypatch.setattr(asm.pool, "call_batch", spy_batch)
+    return calls
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_chunk_is_one_crossing(workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The calls of a chunk go to the module in one ``batch`` call (the
@@ -253,16 +275,9 @@ def test_a_chunk_is_one_crossing(workers: int, monkeypatch: pytest.MonkeyPatch) 
     asm = pa.Assembler()
     wires = [_codec.encode(r) for r in REQUESTS[:64]]
     serial = [asm.assemble_bytes(w) for w in wires]
-    ops: List[int] = []
-    call = asm.pool.call
-
-    def spy(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
-        ops.append(op)
-        return call(request, op)
-
-    monkeypatch.setattr(asm.pool, "call", spy)
+    calls = _spy_calls(monkeypatch, asm)
     assert list(pa.assemble_bytes_many(wires, workers=workers, assembler=asm)) == serial
-    assert ops == [_consts.CALL_BATCH] * 2
+    assert [op for op, _ in calls] == [_consts.CALL_BATCH] * 2
 
 
 def test_a_batch_that_fails_is_run_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,24 +286,17 @@ def test_a_batch_that_fails_is_run_one_by_one(monkeypatch: pytest.MonkeyPatch) -
     asm = pa.Assembler()
     wires = [_codec.encode(r) for r in REQUESTS[:40]]
     serial = [asm.assemble_bytes(w) for w in wires]
-    call = asm.pool.call
-    ops: List[int] = []
-
-    def failing(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
-        ops.append(op)
-        if op == _consts.CALL_BATCH:
-            raise InstanceFailure("a trap for the test")
-        return call(request, op)
-
-    monkeypatch.setattr(asm.pool, "call", failing)
+    calls = _spy_calls(monkeypatch, asm, fail_batches=True)
     assert list(pa.assemble_bytes_many(wires, workers=2, assembler=asm)) == serial
+    ops = [op for op, _ in calls]
     assert ops.count(_consts.CALL_BATCH) == 2 and ops.count(_consts.CALL_ASSEMBLE) == 40
 
 
 def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A batch carries at most 1 MiB of requests; a request that does not fit
     beside the one before it starts the next batch, and one alone is its own
-    call."""
+    call. The request buffer grows inside a batch and each answer is still the
+    bytes its own call gives."""
     asm = pa.Assembler()
 
     def sized(n: int) -> bytes:
@@ -296,19 +304,30 @@ def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
 
     small, big, huge = _codec.encode(REQUESTS[0]), sized(600 << 10), sized(1200 << 10)
     wires = [small, big, big, small, huge, small]
-    serial = [asm.assemble_bytes(w) for w in wires]
-    calls: List[Any] = []
-    call = asm.pool.call
-
-    def spy(request: bytes, op: int = _consts.CALL_ASSEMBLE) -> bytes:
-        calls.append((op, len(request)))
-        return call(request, op)
-
-    monkeypatch.setattr(asm.pool, "call", spy)
+    serial = [pa.Assembler().assemble_bytes(w) for w in wires]
+    calls = _spy_calls(monkeypatch, asm)
     assert list(pa.assemble_bytes_many(wires, workers=1, assembler=asm)) == serial
     b, a = _consts.CALL_BATCH, _consts.CALL_ASSEMBLE
     assert [op for op, _ in calls] == [b, b, a, a]  # [small, big], [big, small], huge, small
     assert all(n <= 1 << 20 for op, n in calls if op == b)
+
+
+def test_a_batch_answer_of_the_wrong_shape_is_internal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer that is not a batch answer of as many items (never from this
+    module) is an ``internal`` error in each item's place, not a wrong row."""
+    from polyloop_assembly import _instance
+
+    wires = [_codec.encode(r) for r in REQUESTS[:4]]
+    real = _instance.Instance._crossing
+    for cut in (lambda n: n - 1, lambda n: 4, lambda n: 0):
+
+        def short(self: Any, op: int, n: int, cut: Any = cut) -> Any:
+            ptr, size = real(self, op, n)
+            return (ptr, cut(size)) if op == _consts.CALL_BATCH else (ptr, size)
+
+        monkeypatch.setattr(_instance.Instance, "_crossing", short)
+        got = list(pa.assemble_bytes_many(wires, workers=1, assembler=pa.Assembler()))
+        assert [(e.code, e.message) for e in got] == [("internal", _errors.MSG_BAD_RESPONSE)] * 4
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import struct
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
@@ -40,8 +39,6 @@ _MAX_MODULE_BUFFER = _consts.MAX_MODULE_BUFFER_BYTES
 ANSWERED = -1
 #: Requests per batch crossing at most, in bytes (linear memory holds a batch and its answers at once).
 _BATCH_BYTES = 1 << 20
-_ITEM = struct.Struct("<II")  # a batch item's op and size
-_LEN = struct.Struct("<I")  # a batch answer item's length
 
 _tokens = itertools.count(1)
 #: Assemblers of this process by token: unpickling one gives back the same object.
@@ -156,20 +153,13 @@ class Assembler:
         return out
 
     def _one_batch(self, items: Sequence[Tuple[int, bytes]]) -> List[Union[bytes, AssemblyError]]:
-        framed = b"".join(part for op, data in items for part in (_ITEM.pack(op, len(data)), data))
         try:
-            answer = self._pool.call(framed, _consts.CALL_BATCH)
+            answers = self._pool.call_batch(items)
         except InstanceFailure:  # a trap: the items one by one, each its own answer or internal error
             return [self._call_caught(op, data) for op, data in items]
-        out: List[Union[bytes, AssemblyError]] = []
-        at = 0
-        while at + 4 <= len(answer):
-            (n,) = _LEN.unpack_from(answer, at)
-            out.append(answer[at + 4 : at + 4 + n])
-            at += 4 + n
-        if at != len(answer) or len(out) != len(items):  # never from this module: not a batch answer
+        if answers is None:  # never from this module: not a batch answer
             return [AssemblyError("internal", "", MSG_BAD_RESPONSE) for _ in items]
-        return out
+        return cast(List[Union[bytes, AssemblyError]], answers)
 
     def _call_caught(self, op: int, data: bytes) -> Union[bytes, AssemblyError]:
         try:

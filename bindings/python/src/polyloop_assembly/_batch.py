@@ -72,6 +72,10 @@ class _Raised:
         self.exc = exc
 
 
+#: What stands in a result's place for an error kept there.
+_KEPT = (AssemblyError, _Raised)
+
+
 #: A call prepared for a batch: ``(op, request bytes, extra)``, or ``(ANSWERED,
 #: the answer, extra)`` for one answered without the module; the worker's result
 #: is the module's answer, or ``(answer, extra)`` when extra is not None.
@@ -100,7 +104,7 @@ def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
     calls: List[Tuple[int, Any]] = []
     items: List[Tuple[int, bytes]] = []
     for i, p in enumerate(chunk):
-        if isinstance(p, (AssemblyError, _Raised)):
+        if isinstance(p, _KEPT):
             out[i] = p
             continue
         op, data, extra = p
@@ -124,11 +128,9 @@ def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
 Halves = Tuple[Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
 
 
-def _finish(finish: Optional[Callable[[Any], Any]], result: Any) -> Any:
+def _finish(finish: Callable[[Any], Any], result: Any) -> Any:
     """The consumer's half of a call on a worker's result; its errors kept as
-    :func:`_run_chunk` keeps them."""
-    if finish is None or isinstance(result, (AssemblyError, _Raised)):
-        return result
+    :func:`_prepared` keeps them."""
     try:
         return finish(result)
     except AssemblyError as e:
@@ -138,6 +140,8 @@ def _finish(finish: Optional[Callable[[Any], Any]], result: Any) -> Any:
 
 
 def _emit(result: Any, errors: ErrorMode) -> Any:
+    """A kept error at its place: raised (an exception other than
+    AssemblyError always, an AssemblyError with ``errors="raise"``), or returned."""
     if isinstance(result, _Raised):
         raise result.exc
     if errors == "raise" and isinstance(result, AssemblyError):
@@ -184,9 +188,13 @@ def _generate(
     # frame's locals alive, and the threads' generator must finish (shut its
     # threads down) when this one does, not at a later collection.
     for result in _serial(run, it, chunk) if n == 1 else _threaded(run, it, n, chunk, ahead):
-        yield _emit(_finish(finish, result), errors)
-        done += 1
+        if finish is not None and not isinstance(result, _KEPT):
+            result = _finish(finish, result)
+        if isinstance(result, _KEPT):
+            result = _emit(result, errors)
+        yield result
         if progress is not None:
+            done += 1
             progress(done)
 
 
@@ -207,8 +215,7 @@ def _read(it: Iterator[T], chunk: int) -> Tuple[List[T], Optional[BaseException]
     items read before it are kept: their results are owed)."""
     batch: List[T] = []
     try:
-        for item in itertools.islice(it, chunk):
-            batch.append(item)
+        batch.extend(itertools.islice(it, chunk))  # what was read stays in batch if reading raises
     except Exception as e:
         return batch, e
     return batch, None
@@ -224,6 +231,8 @@ def _threaded(run: Callable[[List[T]], List[Any]], it: Iterator[T], n: int, chun
     failed: Optional[BaseException] = None
     try:
         while True:
+            if _fork.generation() != born:  # continued in a forked child: the threads are the parent's
+                raise RuntimeError(_FORKED)
             while failed is None and len(pending) < ahead:
                 batch, failed = _read(it, chunk)
                 if batch:
@@ -234,11 +243,7 @@ def _threaded(run: Callable[[List[T]], List[Any]], it: Iterator[T], n: int, chun
                 if failed is not None:
                     raise failed
                 return
-            results = pending.popleft().result()
-            for result in results:
-                yield result
-                if _fork.generation() != born:
-                    raise RuntimeError(_FORKED)
+            yield from pending.popleft().result()
     finally:
         # the consumer stopped early or a request raised: drop what is queued
         # (in a forked child the threads are the parent's: nothing to wait for)

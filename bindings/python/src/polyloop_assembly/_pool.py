@@ -6,7 +6,7 @@ import atexit
 import os
 import threading
 import weakref
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _fork, _runtime
 from ._consts import CALL_ASSEMBLE, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
@@ -14,6 +14,8 @@ from ._errors import InstanceFailure
 from ._instance import Instance
 
 __all__ = ["DEFAULT_MEMORY_LIMIT_BYTES", "DEFAULT_RECYCLE_ABOVE_BYTES", "Pool"]
+
+T = TypeVar("T")
 
 _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 
@@ -98,10 +100,26 @@ class Pool:
             InstanceFailure: the instance failed (it has been discarded; the
                 next call gets a fresh one).
         """
+        return self._on_instance(lambda instance: instance.call(request, op))
+
+    def call_batch(self, items: Sequence[Tuple[int, bytes]]) -> Optional[List[bytes]]:
+        """:meth:`Instance.call_batch` on a pooled instance: the answers of
+        ``(op, request)`` items in one crossing (None if the answer is not a
+        batch answer).
+
+        Raises:
+            InstanceFailure: as :meth:`call`.
+        """
+        return self._on_instance(lambda instance: instance.call_batch(items))
+
+    def _on_instance(self, run: Callable[[Instance], T]) -> T:
+        """``run(instance)`` on an instance taken from the pool and
+        given back after (discarded if it failed or its memory outgrew
+        ``recycle_above_bytes``)."""
         instance = self._acquire()
         keep = False
         try:
-            out = instance.call(request, op)
+            out = run(instance)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
             else:
