@@ -165,11 +165,53 @@ def _cli_binary(tmp: str) -> Tuple[str, bool]:
     return exe, "--jobs" in usage.stdout + usage.stderr
 
 
+def _controls(count: int, workers: List[int]) -> List[Tuple[str, int, Callable[[], None]]]:
+    """Two controls measured in the same rounds as the ways: work on ``w``
+    threads that releases the GIL and shares nothing, ``count`` // 100 calls in
+    all, so 2 workers / 1 is what this machine lets two threads gain at all,
+    for compute (hashlib.sha256 over 1 MB, in cache) and for memory
+    (ctypes.memmove of 8 MB, past the caches)."""
+    import ctypes
+    import hashlib
+    import threading
+
+    data = bytes(1 << 20)
+    bufs = [((ctypes.c_char * (8 << 20))(), (ctypes.c_char * (8 << 20))()) for _ in range(max(workers))]
+    calls = max(8, count // 100)
+
+    def on_threads(w: int, one: Callable[[int], None]) -> Callable[[], None]:
+        def run() -> None:
+            ts = [threading.Thread(target=lambda k=k: [one(k) for _ in range(calls // w)]) for k in range(w)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+
+        return run
+
+    def sha(k: int) -> None:
+        hashlib.sha256(data).digest()
+
+    def copy(k: int) -> None:
+        ctypes.memmove(bufs[k][0], bufs[k][1], 8 << 20)
+
+    out: List[Tuple[str, int, Callable[[], None]]] = []
+    for name, one in (
+        ("control: sha256 of 1 MB on threads (compute)", sha),
+        ("control: memmove of 8 MB on threads (memory)", copy),
+    ):
+        out += [(name, w, on_threads(w, one)) for w in workers]
+    return out
+
+
 def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> List[Dict[str, Any]]:
     """Requests/s of `count` copies of one request through assemble_many (dict
     in, dict out), assemble_bytes_many (bytes) and the CLI's --batch (msgpack in
     and out, the Go native and wazero engines; --jobs when the CLI has it), each at 1 and
-    N workers, the runs side by side (every round runs each once)."""
+    N workers, and two controls (:func:`_controls`). Every round runs each way
+    at 1 and at N workers one right after the other (the order alternating from
+    round to round), so a way's N / 1 ratio can be taken round by round: on a
+    shared machine the load changes from second to second."""
     import msgpack
 
     req = msgpack.unpackb(wire, raw=False)
@@ -181,11 +223,14 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
             for r in pa.assemble_many((req for _ in range(count)), workers=w):
                 assert not isinstance(r, pa.AssemblyError)
 
+        runs.append(("assemble_many(dict)", w, dicts))
+    for w in workers:
+
         def wires(w: int = w) -> None:
             for r in pa.assemble_bytes_many((wire for _ in range(count)), workers=w):
                 assert r == resp
 
-        runs += [("assemble_many(dict)", w, dicts), ("assemble_bytes_many(bytes)", w, wires)]
+        runs.append(("assemble_bytes_many(bytes)", w, wires))
     tmp = tempfile.mkdtemp()
     exe, has_jobs = _cli_binary(tmp)
     if exe:
@@ -212,11 +257,20 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
                     assert out.stdout == resp * count
 
                 runs.append(("CLI --batch%s (Go, %s engine)" % (" --jobs N" if has_jobs else "", engine), w, cli))
+    runs += _controls(count, workers)
+    for _, _, fn in runs:  # warm: instances made, threads and caches as they will be
+        fn()
+    groups: List[List[int]] = []  # the runs of one way, next to each other
+    for k, (name, _, _) in enumerate(runs):
+        if groups and runs[groups[-1][0]][0] == name:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
     times: List[List[float]] = [[] for _ in runs]
-    for _ in range(samples):
-        for k, (_, _, fn) in enumerate(runs):
+    for r in range(samples):
+        for k in (k for g in groups for k in (reversed(g) if r % 2 else g)):
             t0 = time.perf_counter()
-            fn()
+            runs[k][2]()
             times[k].append(time.perf_counter() - t0)
     return [
         {"engine": name, "workers": w, "requests": count, "response_bytes": len(resp) * count, "samples_s": times[k]}
@@ -422,7 +476,7 @@ def json_main(argv: List[str]) -> None:
     ap.add_argument("--histories", default="10,100,1000,10000")
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--sample-seconds", type=float, default=0.15)
-    ap.add_argument("--throughput-requests", type=int, default=3000)
+    ap.add_argument("--throughput-requests", type=int, default=5000)
     args = ap.parse_args(argv)
     d = Path(args.requests)
     out: Dict[str, Any] = {
@@ -489,7 +543,7 @@ def json_main(argv: List[str]) -> None:
     if "typical" in args.names.split(","):
         print("bench.py: throughput", file=sys.stderr)
         out["throughput"] = throughput(
-            (d / "typical.msgpack").read_bytes(), args.throughput_requests, max(3, args.samples // 2), [1, os.cpu_count() or 1]
+            (d / "typical.msgpack").read_bytes(), args.throughput_requests, max(5, args.samples), [1, os.cpu_count() or 1]
         )
     with tempfile.TemporaryDirectory() as tmp:
         tiny = msgpack.unpackb((d / "tiny.msgpack").read_bytes(), raw=False)

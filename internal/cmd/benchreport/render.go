@@ -168,10 +168,18 @@ func mdThroughput(w mdWriter, rep *Report) {
 		return
 	}
 	w("## Throughput, many requests (typical request)\n\n")
-	w("Copies of the typical request run one after another through each way, with 1 and N workers (N = the CPUs); a figure is the median of the runs, the ways measured side by side. MB/s is response bytes per second.\n\n")
-	w("| host | way | workers | requests | median | requests/s | MB/s | vs 1 worker |\n|---|---|---|---|---|---|---|---|\n")
+	w("Copies of the typical request run one after another through each way, with 1 and N workers (N = the CPUs); a time is the median of the rounds. Each round runs a way with 1 and with N workers one right after the other (the order alternating), so \"vs 1 worker\" is the median over the rounds of that round's ratio, with the lowest and highest round beside it: on a shared machine the load changes from second to second. MB/s is response bytes per second. The two controls run in the same rounds: work on threads that releases the GIL and shares nothing, compute (SHA-256 in cache) and memory (copies past the caches), so their N / 1 is what the machine let threads gain at all while the ways were measured.\n\n")
+	w("| host | way | workers | requests | median | requests/s | MB/s | vs 1 worker | rounds (min – max) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, t := range rep.Throughput {
-		w("| %s | %s | %d | %d | %s | %.0f | %.1f | %s |\n", t.Host, t.Engine, t.Workers, t.Requests, dur(t.Time.Median), t.PerSecond, t.MBps, ratio(t.Scaling))
+		rounds := "—"
+		if t.ScalingMax > 0 {
+			rounds = fmt.Sprintf("%.2f – %.2f", t.ScalingMin, t.ScalingMax)
+		}
+		if t.Control() {
+			w("| %s | %s | %d | — | %s | — | — | %s | %s |\n", t.Host, t.Engine, t.Workers, dur(t.Time.Median), ratio(t.Scaling), rounds)
+			continue
+		}
+		w("| %s | %s | %d | %d | %s | %.0f | %.1f | %s | %s |\n", t.Host, t.Engine, t.Workers, t.Requests, dur(t.Time.Median), t.PerSecond, t.MBps, ratio(t.Scaling), rounds)
 	}
 	w("\n")
 }
