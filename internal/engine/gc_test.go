@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
+)
+
+// barrierCounter counts the calls of the Go runtime's write barriers in the
+// module: gcWriteBarrierN, which compiled code calls only while a garbage
+// collection marks, and wbBufFlush, which they call when their buffer
+// fills. (bulkBarrierPreWrite is called always and returns at once when
+// no collection marks: not counted.)
+type barrierCounter struct{ calls atomic.Int64 }
+
+func (c *barrierCounter) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
+	name := def.DebugName()
+	if !strings.Contains(name, "gcWriteBarrier") && !strings.Contains(name, "wbBufFlush") {
+		return nil
+	}
+	return experimental.FunctionListenerFunc(func(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+		c.calls.Add(1)
+	})
+}
+
+// unstrippedModule builds ./wasm as make wasm does but keeps the function
+// names (the name section), so a listener can tell the runtime's functions.
+func unstrippedModule(t *testing.T) []byte {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "named.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, "./wasm")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the module with its names: %v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWazeroGCFinishesBetweenCalls: a request large enough to start a
+// garbage collection inside the module must not leave it marking (the
+// write barriers on) for the calls after it: the collection's background
+// worker runs only when the module's code yields, which its exports do
+// before they return (wasm/main.go, letGCFinish). Before that, every call
+// after an 8 MB request ran the barriers, at twice a typical request's time.
+func TestWazeroGCFinishesBetweenCalls(t *testing.T) {
+	wasm := unstrippedModule(t)
+	counter := &barrierCounter{}
+	ctx := experimental.WithFunctionListenerFactory(context.Background(), counter)
+	e, err := compileWazero(ctx, wasm, DefaultMemoryLimitBytes/65536, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Config{MaxInstances: 1})
+	defer p.Close()
+	big, typical := core.EncodeRequest(benchreq.Sized(8<<20)), core.EncodeRequest(benchreq.Typical())
+	want := core.AssembleBytes(typical)
+	for round := range 3 {
+		if resp, f := p.Call(Assemble, big); f != nil || !bytes.Equal(resp, core.AssembleBytes(big)) {
+			t.Fatalf("round %d: the 8 MB request: %v, or the answer differs from the native core's", round, f)
+		}
+		for i := range 40 {
+			if i == 20 {
+				counter.calls.Store(0)
+			}
+			if resp, f := p.Call(Assemble, typical); f != nil || !bytes.Equal(resp, want) {
+				t.Fatalf("round %d, call %d: %v, or the answer differs from the native core's", round, i, f)
+			}
+		}
+		if n := counter.calls.Load(); n != 0 {
+			t.Fatalf("round %d: the 20 typical calls from the 21st after an 8 MB request called the write barriers %d times: a collection is still marking", round, n)
+		}
+	}
+}
