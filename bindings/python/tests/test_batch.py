@@ -270,10 +270,10 @@ def _spy_calls(monkeypatch: pytest.MonkeyPatch, asm: pa.Assembler, fail_batches:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_chunk_is_one_crossing(workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The calls of a chunk go to the module in one ``batch`` call (the
-    module's wasm/README.md, "Batches"): 64 requests make 2 crossings, not 64,
+    module's wasm/README.md, "Batches"): 128 requests make 2 crossings, not 128,
     and each answer is the bytes its own call gives."""
     asm = pa.Assembler()
-    wires = [_codec.encode(r) for r in REQUESTS[:64]]
+    wires = [_codec.encode(r) for r in REQUESTS[:128]]
     serial = [asm.assemble_bytes(w) for w in wires]
     calls = _spy_calls(monkeypatch, asm)
     assert list(pa.assemble_bytes_many(wires, workers=workers, assembler=asm)) == serial
@@ -284,12 +284,12 @@ def test_a_batch_that_fails_is_run_one_by_one(monkeypatch: pytest.MonkeyPatch) -
     """When the batch crossing fails (a trap: the instance is discarded), the
     chunk's requests run one by one, so each still gets its own answer."""
     asm = pa.Assembler()
-    wires = [_codec.encode(r) for r in REQUESTS[:40]]
+    wires = [_codec.encode(r) for r in REQUESTS[:100]]
     serial = [asm.assemble_bytes(w) for w in wires]
     calls = _spy_calls(monkeypatch, asm, fail_batches=True)
     assert list(pa.assemble_bytes_many(wires, workers=2, assembler=asm)) == serial
     ops = [op for op, _ in calls]
-    assert ops.count(_consts.CALL_BATCH) == 2 and ops.count(_consts.CALL_ASSEMBLE) == 40
+    assert ops.count(_consts.CALL_BATCH) == 2 and ops.count(_consts.CALL_ASSEMBLE) == 100
 
 
 def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -310,6 +310,38 @@ def test_a_batch_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     b, a = _consts.CALL_BATCH, _consts.CALL_ASSEMBLE
     assert [op for op, _ in calls] == [b, b, a, a]  # [small, big], [big, small], huge, small
     assert all(n <= 1 << 20 for op, n in calls if op == b)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_large_requests_make_small_chunks(workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk stops before the request that would take it past 1 MiB: ~300 KB
+    requests go three to a crossing, and what is read ahead is bounded in
+    bytes (a few chunks of about 1 MiB), not 128 requests per worker."""
+    asm = pa.Assembler()
+    base = REQUESTS[0]
+    wires = [
+        _codec.encode(
+            {**base, "run_messages": [{"role": "user", "content": [{"type": "text", "text": "%d" % i + "x" * (300 << 10)}]}]}
+        )
+        for i in range(20)
+    ]
+    serial = [pa.Assembler().assemble_bytes(w) for w in wires]
+    calls = _spy_calls(monkeypatch, asm)
+    read: List[int] = []
+
+    def lazily() -> Iterator[bytes]:
+        for i, w in enumerate(wires):
+            read.append(i)
+            yield w
+
+    got: List[bytes] = []
+    ahead = 0
+    for r in pa.assemble_bytes_many(lazily(), workers=workers, assembler=asm):
+        ahead = max(ahead, len(read) - len(got))
+        got.append(r)
+    assert got == serial
+    assert calls == [(_consts.CALL_BATCH, sum(8 + len(w) for w in wires[k : k + 3])) for k in range(0, 20, 3)]
+    assert ahead <= 2 * workers * 3 + 1, ahead  # chunks in flight of 3, and one read for the next
 
 
 def test_a_batch_answer_of_the_wrong_shape_is_internal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import itertools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import (
@@ -41,7 +40,17 @@ from typing import (
 )
 
 from . import _fork
-from ._assembler import ANSWERED, AssemblyError, Assembler, BytesLike, JSONText, _decode_ok, _encode, default_assembler
+from ._assembler import (
+    _BATCH_BYTES,
+    ANSWERED,
+    AssemblyError,
+    Assembler,
+    BytesLike,
+    JSONText,
+    _decode_ok,
+    _encode,
+    default_assembler,
+)
 from ._types import AssembleRequest, AssembleResponse
 
 __all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
@@ -55,7 +64,7 @@ Out = TypeVar("Out", covariant=True)
 #: the failed request's place; ``"raise"`` raises it there and stops.
 ErrorMode = Literal["return", "raise"]
 
-_CHUNK = 32  # requests per task: a task's own cost (~10 µs) stays small beside its calls
+_CHUNK = 64  # requests per task at most: a task's own cost (~10 µs) and hand-offs stay small beside its calls
 
 
 def _default_workers(assembler: Assembler) -> int:
@@ -181,13 +190,14 @@ def _generate(
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
     prepare, finish = halves
     run = functools.partial(_run_batch, asm)
-    it = (_prepared(prepare, item) for item in it)
+    reader = _Reader((_prepared(prepare, item) for item in it), chunk)
     done = 0
-    # One worker: the chunks run here, in the consuming thread. The iterator is
-    # not bound to a local: a traceback of an exception raised here keeps the
-    # frame's locals alive, and the threads' generator must finish (shut its
-    # threads down) when this one does, not at a later collection.
-    for result in _serial(run, it, chunk) if n == 1 else _threaded(run, it, n, chunk, ahead):
+    # One worker: the chunks run here, in the consuming thread. The results'
+    # iterator is not bound to a local: a traceback of an exception raised
+    # here keeps the frame's locals alive, and the threads' generator must
+    # finish (shut its threads down) when this one does, not at a later
+    # collection.
+    for result in _serial(run, reader) if n == 1 else _threaded(run, reader, n, ahead):
         if finish is not None and not isinstance(result, _KEPT):
             result = _finish(finish, result)
         if isinstance(result, _KEPT):
@@ -198,31 +208,58 @@ def _generate(
             progress(done)
 
 
-def _serial(run: Callable[[List[T]], List[Any]], it: Iterator[T], chunk: int) -> Iterator[Any]:
-    """The results of ``run`` over ``it``'s chunks, in this thread; an exception
-    raised by the input after the results of every item read before it."""
+def _serial(run: Callable[[List[Any]], List[Any]], reader: "_Reader") -> Iterator[Any]:
+    """The results of ``run`` over the reader's chunks, in this thread; an
+    exception raised by the input after the results of every item read before it."""
     while True:
-        batch, failed = _read(it, chunk)
+        batch, failed = reader.read()
         yield from run(batch)
         if failed is not None:
             raise failed
-        if len(batch) < chunk:
+        if not reader.more:
             return
 
 
-def _read(it: Iterator[T], chunk: int) -> Tuple[List[T], Optional[BaseException]]:
-    """Up to ``chunk`` items of ``it``, and the exception reading it raised (the
-    items read before it are kept: their results are owed)."""
-    batch: List[T] = []
-    try:
-        batch.extend(itertools.islice(it, chunk))  # what was read stays in batch if reading raises
-    except Exception as e:
-        return batch, e
-    return batch, None
+class _Reader:
+    """Reads prepared items (:func:`_prepared`) in chunks of up to ``chunk``,
+    fewer where the next request would take the chunk's requests past
+    ``_BATCH_BYTES`` (what one crossing of the batch call carries): that one
+    starts the next chunk. So a chunk is one crossing, and what is in flight
+    is bounded in bytes as well as in requests. ``more`` turns False when the
+    input ends or raises."""
+
+    __slots__ = ("_it", "_chunk", "_carry", "more")
+
+    def __init__(self, it: Iterator[Any], chunk: int) -> None:
+        self._it = it
+        self._chunk = chunk
+        self._carry: List[Any] = []  # an item read but left for the next chunk
+        self.more = True
+
+    def read(self) -> Tuple[List[Any], Optional[BaseException]]:
+        """The next chunk, and the exception reading the input raised (the
+        items read before it are in the chunk: their results are owed)."""
+        batch, self._carry = self._carry, []
+        size = sum(8 + len(p[1]) for p in batch if p.__class__ is tuple)
+        try:
+            for p in self._it:
+                n = 8 + len(p[1]) if p.__class__ is tuple else 0
+                if batch and size + n > _BATCH_BYTES:
+                    self._carry.append(p)
+                    return batch, None
+                batch.append(p)
+                size += n
+                if len(batch) == self._chunk:
+                    return batch, None
+        except Exception as e:
+            self.more = False
+            return batch, e
+        self.more = bool(self._carry)
+        return batch, None
 
 
-def _threaded(run: Callable[[List[T]], List[Any]], it: Iterator[T], n: int, chunk: int, ahead: int) -> Iterator[Any]:
-    """The results of ``run`` over ``it``'s chunks from ``n`` threads, ``ahead`` chunks
+def _threaded(run: Callable[[List[Any]], List[Any]], reader: _Reader, n: int, ahead: int) -> Iterator[Any]:
+    """The results of ``run`` over the reader's chunks from ``n`` threads, ``ahead`` chunks
     in flight, in input order. An exception raised by the input is raised
     after the results of every item read before it."""
     pending: Deque["Future[List[Any]]"] = collections.deque()
@@ -233,12 +270,10 @@ def _threaded(run: Callable[[List[T]], List[Any]], it: Iterator[T], n: int, chun
         while True:
             if _fork.generation() != born:  # continued in a forked child: the threads are the parent's
                 raise RuntimeError(_FORKED)
-            while failed is None and len(pending) < ahead:
-                batch, failed = _read(it, chunk)
+            while reader.more and len(pending) < ahead:
+                batch, failed = reader.read()
                 if batch:
                     pending.append(pool.submit(run, batch))
-                if len(batch) < chunk:
-                    break
             if not pending:
                 if failed is not None:
                     raise failed
@@ -348,8 +383,9 @@ assemble_many = cast(
         workers: threads running calls (default: the number of CPUs, at most
             the pool's ``max_instances``); ``1`` runs every call in the
             consuming thread.
-        window: requests in flight at most (default ``64 × workers``); it bounds
-            memory to about ``window`` requests and responses.
+        window: requests in flight at most (default ``128 × workers``, and
+            at most about 2 MiB of requests per worker, however large they
+            are); it bounds memory to about ``window`` requests and responses.
         errors: ``"return"`` (default) yields the :class:`AssemblyError` of an
             invalid request in its place and goes on, so a data set gets one
             row per request; ``"raise"`` raises it there and stops (requests
