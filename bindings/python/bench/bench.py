@@ -476,7 +476,7 @@ def json_main(argv: List[str]) -> None:
     ap.add_argument("--histories", default="10,100,1000,10000")
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--sample-seconds", type=float, default=0.15)
-    ap.add_argument("--throughput-requests", type=int, default=5000)
+    ap.add_argument("--throughput-requests", type=int, default=20000)
     args = ap.parse_args(argv)
     d = Path(args.requests)
     out: Dict[str, Any] = {
