@@ -63,15 +63,11 @@ func unstrippedModule(t *testing.T) []byte {
 // before they return (wasm/main.go, letGCFinish). Before that, every call
 // after an 8 MB request ran the barriers, at twice a typical request's time.
 func TestWazeroGCFinishesBetweenCalls(t *testing.T) {
-	wasm := unstrippedModule(t)
-	counter := &barrierCounter{}
-	ctx := experimental.WithFunctionListenerFactory(context.Background(), counter)
-	e, err := compileWazero(ctx, wasm, DefaultMemoryLimitBytes/65536, nil)
-	if err != nil {
-		t.Fatal(err)
+	if testing.Short() {
+		t.Skip("-short: skipping the module's build with names")
 	}
-	p := NewPool(e, Config{MaxInstances: 1})
-	defer p.Close()
+	counter := &barrierCounter{}
+	p := listenedPool(t, unstrippedModule(t), counter)
 	big, typical := core.EncodeRequest(benchreq.Sized(8<<20)), core.EncodeRequest(benchreq.Typical())
 	want := core.AssembleBytes(typical)
 	for round := range 3 {

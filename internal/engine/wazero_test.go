@@ -32,6 +32,20 @@ func (c *exportCounter) NewFunctionListener(def api.FunctionDefinition) experime
 	})
 }
 
+// listenedPool is a pool of one wazero instance of wasm whose functions
+// report to the listeners of f; it is closed when the test ends.
+func listenedPool(t *testing.T, wasm []byte, f experimental.FunctionListenerFactory) *Pool {
+	t.Helper()
+	ctx := experimental.WithFunctionListenerFactory(context.Background(), f)
+	e, err := compileWazero(ctx, wasm, DefaultMemoryLimitBytes/65536, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Config{MaxInstances: 1})
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // TestWazeroOneExportCallPerRequest: on the module (wasm/assembly.wasm, `make
 // wasm`), an instance calls _initialize once, buffer once (every request
 // here fits its first capacity), and call once per request, and no other
@@ -42,13 +56,7 @@ func TestWazeroOneExportCallPerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	counter := &exportCounter{calls: map[string]int{}}
-	ctx := experimental.WithFunctionListenerFactory(context.Background(), counter)
-	e, err := compileWazero(ctx, wasm, DefaultMemoryLimitBytes/65536, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPool(e, Config{MaxInstances: 1})
-	defer p.Close()
+	p := listenedPool(t, wasm, counter)
 	reqs := [][]byte{core.EncodeRequest(benchreq.Tiny()), core.EncodeRequest(benchreq.Typical())}
 	const n = 20
 	for i := range n {
