@@ -4,7 +4,10 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, existsSync } from "node:fs";
+import { readFileSync, existsSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as pkg from "@polyloop/assembly";
 import { AssemblyError, loadAssembler, Assembler, Prompt, ERROR_CODES } from "@polyloop/assembly";
 import { REPO, assembler, decode, errorOf } from "./common.mjs";
@@ -29,6 +32,36 @@ test("the package exports what README documents", () => {
   }
   assert.ok(asm instanceof Assembler);
   assert.equal(ERROR_CODES.length, 13);
+});
+
+// node.js starts compiling the packaged module when it is imported; a module
+// that is missing or not WebAssembly must still fail only in loadAssembler,
+// with its reason, and never as an unhandled rejection of that early compile.
+test("loadAssembler without a usable assembly.wasm beside src/ says why; importing alone fails nothing", () => {
+  const dir = mkdtempSync(join(tmpdir(), "polyloop-nowasm-"));
+  try {
+    cpSync(new URL("../src", import.meta.url), join(dir, "src"), { recursive: true });
+    symlinkSync(new URL("../node_modules", import.meta.url).pathname, join(dir, "node_modules"));
+    const script = `const m = await import(process.argv[1]);
+await new Promise((r) => setTimeout(r, 200));
+try { await m.loadAssembler(); console.log("loaded"); } catch (e) { console.log(e.name + ": " + e.message); }`;
+    const run = () => {
+      const r = spawnSync(
+        process.execPath,
+        ["--unhandled-rejections=strict", "--input-type=module", "-e", script, join(dir, "src", "node.js")],
+        {
+          encoding: "utf8",
+        },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.trim();
+    };
+    assert.match(run(), /^Error: cannot read the assembly module at file:.*assembly\.wasm \(ENOENT\); .*make js\.wasm/);
+    writeFileSync(join(dir, "assembly.wasm"), "not a module");
+    assert.match(run(), /^CompileError: /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("loadAssembler compiles the module once per process", async () => {
