@@ -51,7 +51,7 @@ func buffer(size uint32) uint64 {
 		request = make([]byte, max(int(size), minRequestBuffer))
 	}
 	request = request[:cap(request)]
-	letGCFinish()
+	runtime.Gosched() // a new buffer is an allocation: let a collection it started finish (letGCFinish)
 	return uint64(addr(request))<<32 | uint64(len(request))
 }
 
@@ -63,6 +63,7 @@ func buffer(size uint32) uint64 {
 //go:wasmexport call
 func call(op, size uint32) uint64 {
 	c := core.Call(op)
+	grown := cap(response)
 	switch {
 	case c == core.CallBatch && uint64(size) <= uint64(len(request)):
 		response = core.AppendBatch(response[:0], request[:size], run)
@@ -76,19 +77,35 @@ func call(op, size uint32) uint64 {
 	if len(response) == 0 {
 		response = append(response, 0)[:0] // an address even for an empty answer
 	}
-	letGCFinish()
+	letGCFinish(size, cap(response) != grown)
 	return uint64(addr(response))<<32 | uint64(len(response))
 }
 
-// letGCFinish yields to the runtime's other goroutines before an export
-// returns. A garbage collection that an allocation starts marks on a
-// background goroutine, which in a reactor gets the one thread only when
-// the running code yields, and the exports never block: without this, a
-// collection started by a large request stays in its mark phase for the
-// life of the instance, and every later call pays the write barriers that
-// marking turns on (about twice a typical request's time, measured under
-// wasmtime; internal/engine's TestWazeroGCFinishesBetweenCalls counts the
-// barriers). With no collection running it costs well under 0.1 µs.
-func letGCFinish() { runtime.Gosched() }
+// letGCFinish yields to the runtime's other goroutines after a call that
+// may have started a garbage collection: one whose request was large or
+// whose answer outgrew the response buffer, and every 16th call in any case
+// (a stream of small calls that allocate a little can start one too). A
+// collection marks on a background goroutine, which in a reactor gets the
+// one thread only when the running code yields, and the exports never
+// block: without this, a collection started by a large request stays in
+// its mark phase for the life of the instance, and every later call pays
+// the write barriers that marking turns on (about twice a typical request's
+// time, measured under wasmtime; internal/engine's
+// TestWazeroGCFinishesBetweenCalls counts the barriers). A yield costs about
+// 1 µs, a sixth of the tiny request's round trip, hence not after every call.
+func letGCFinish(size uint32, grew bool) {
+	callCount++
+	if size >= yieldAbove || grew || callCount%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+}
+
+// callCount counts the calls, for letGCFinish.
+var callCount uint32
+
+const (
+	yieldAbove = 64 << 10 // request bytes
+	yieldEvery = 16       // calls
+)
 
 func main() {}
