@@ -1,6 +1,8 @@
 package wirejson_test
 
 import (
+	"bufio"
+	"bytes"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
@@ -28,6 +30,32 @@ func BenchmarkToMsgpack(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				core.AppendAssembleBytes(nil, mp)
+			}
+		})
+	}
+}
+
+// BenchmarkNextMsgpack: splitting a stream of 100 copies of each benchmark
+// request into its values, as the command-line tool's --batch reads them;
+// MB/s is stream bytes.
+func BenchmarkNextMsgpack(b *testing.B) {
+	for _, n := range benchreq.Set() {
+		one := core.EncodeRequest(n.Request)
+		if len(one) > 2<<20 {
+			continue
+		}
+		stream := bytes.Repeat(one, 100)
+		b.Run(n.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			var dst []byte
+			for b.Loop() {
+				r := bufio.NewReader(bytes.NewReader(stream))
+				for {
+					var err error
+					if dst, err = wirejson.NextMsgpack(r, dst[:0]); err != nil {
+						break
+					}
+				}
 			}
 		})
 	}

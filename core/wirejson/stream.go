@@ -65,6 +65,17 @@ type valueReader struct {
 func (v *valueReader) read() error {
 	pending := int64(1) // values still to read
 	for pending > 0 {
+		// The whole headers and payloads already buffered are taken in one
+		// span; a header or payload the buffer cuts goes the way below.
+		if k := v.r.Buffered(); k > 0 {
+			buf, _ := v.r.Peek(k)
+			if used, left := scanBuffered(buf, pending); used > 0 {
+				v.keep(buf[:used])
+				_, _ = v.r.Discard(used) // buffered bytes: cannot fail
+				pending = left
+				continue
+			}
+		}
 		c, err := v.r.ReadByte()
 		if err != nil {
 			return err
@@ -89,6 +100,39 @@ func (v *valueReader) read() error {
 		}
 	}
 	return nil
+}
+
+// scanBuffered walks the values of b while their headers and payloads are
+// whole in it, with pending values still to read (as read counts them), and
+// returns the bytes they take and the values still to read after them.
+func scanBuffered(b []byte, pending int64) (used int, left int64) {
+	i := 0
+	for pending > 0 && i < len(b) {
+		h := headOf(b[i])
+		j := i + 1 + h.lenBytes
+		if j > len(b) {
+			break
+		}
+		var n uint64
+		switch h.lenBytes {
+		case 1:
+			n = uint64(b[i+1])
+		case 2:
+			n = uint64(binary.BigEndian.Uint16(b[i+1:]))
+		case 4:
+			n = uint64(binary.BigEndian.Uint32(b[i+1:]))
+		}
+		total := uint64(h.extra) + uint64(h.perLen)*n
+		if total > uint64(len(b)-j) {
+			break
+		}
+		pending += int64(h.values) - 1
+		if h.lenBytes > 0 {
+			pending = min(pending+int64(h.add)*int64(n), 1<<62)
+		}
+		i = j + int(total)
+	}
+	return i, pending
 }
 
 // keep counts b and appends it to dst while the value is within the limit.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"testing/iotest"
@@ -75,6 +76,43 @@ func TestNextMsgpackSplitsAStream(t *testing.T) {
 	}
 }
 
+// TestNextMsgpackAcrossBufferEdges: the same split with every bufio size from
+// the smallest (16) to past the longest header-and-payload run of the small
+// values, and with a reader that gives one byte at a time, so every header and
+// payload is cut by the buffer's edge somewhere (values whole in the buffer
+// are taken in one span, the others header by header): each value is still
+// the bytes msgp.Skip finds for it, with the value after it intact.
+func TestNextMsgpackAcrossBufferEdges(t *testing.T) {
+	vs := streamValues()
+	stream := bytes.Join(vs, nil)
+	var want [][]byte
+	for rest := stream; len(rest) > 0; {
+		after, err := msgp.Skip(rest)
+		if err != nil { // 0xc1: one byte
+			after = rest[1:]
+		}
+		want = append(want, rest[:len(rest)-len(after)])
+		rest = after
+	}
+	check := func(name string, r *bufio.Reader) {
+		t.Helper()
+		for i, w := range want {
+			got, err := wirejson.NextMsgpack(r, nil)
+			if err != nil || !bytes.Equal(got, w) {
+				t.Fatalf("%s: value %d: got %d bytes, err %v; want %d bytes", name, i, len(got), err, len(w))
+			}
+		}
+		if _, err := wirejson.NextMsgpack(r, nil); err != io.EOF {
+			t.Fatalf("%s: at the end: %v, want io.EOF", name, err)
+		}
+	}
+	for size := 16; size <= 96; size++ {
+		check(fmt.Sprintf("buffer of %d", size), bufio.NewReaderSize(bytes.NewReader(stream), size))
+		check(fmt.Sprintf("buffer of %d, one byte per read", size), bufio.NewReaderSize(iotest.OneByteReader(bytes.NewReader(stream)), size))
+	}
+	check("one byte per read", bufio.NewReader(iotest.OneByteReader(bytes.NewReader(stream))))
+}
+
 // TestNextMsgpackTruncated: a value cut at any byte answers the bytes read so
 // far (appended to dst) and ErrTruncated.
 func TestNextMsgpackTruncated(t *testing.T) {
@@ -122,14 +160,21 @@ func TestNextMsgpackReadError(t *testing.T) {
 // NextMsgpack gives it; cut short and over, the length is the bytes there
 // were. The lengths are the values' own (built by msgp).
 func TestNextMsgpackLimit(t *testing.T) {
+	for _, size := range []int{16, 37, 4096} {
+		testNextMsgpackLimit(t, size)
+	}
+}
+
+// testNextMsgpackLimit is TestNextMsgpackLimit with a bufio buffer of size.
+func testNextMsgpackLimit(t *testing.T, size int) {
 	next := msgp.AppendString(nil, "next")
 	for i, v := range streamValues() {
 		for _, limit := range []int64{0, int64(len(v)) - 1, int64(len(v)), int64(len(v)) + 1} {
-			r := bufio.NewReader(bytes.NewReader(append(append([]byte{}, v...), next...)))
+			r := bufio.NewReaderSize(bytes.NewReader(append(append([]byte{}, v...), next...)), size)
 			got, n, err := wirejson.NextMsgpackLimit(r, []byte{'>'}, limit)
 			switch {
 			case n != int64(len(v)):
-				t.Fatalf("value %d, limit %d: length %d, want %d", i, limit, n, len(v))
+				t.Fatalf("buffer %d, value %d, limit %d: length %d, want %d", size, i, limit, n, len(v))
 			case limit < int64(len(v)) && (!errors.Is(err, wirejson.ErrTooLarge) || string(got) != ">"):
 				t.Fatalf("value %d of %d bytes, limit %d: got %d bytes, %v; want > and ErrTooLarge", i, len(v), limit, len(got), err)
 			case limit >= int64(len(v)) && (err != nil || !bytes.Equal(got, append([]byte{'>'}, v...))):
@@ -141,7 +186,7 @@ func TestNextMsgpackLimit(t *testing.T) {
 		}
 		if len(v) > 2 {
 			cut := v[:len(v)-1]
-			_, n, err := wirejson.NextMsgpackLimit(bufio.NewReader(bytes.NewReader(cut)), nil, 1)
+			_, n, err := wirejson.NextMsgpackLimit(bufio.NewReaderSize(bytes.NewReader(cut), size), nil, 1)
 			if !errors.Is(err, wirejson.ErrTooLarge) || n != int64(len(cut)) {
 				t.Fatalf("value %d cut at %d, limit 1: length %d, %v; want %d, ErrTooLarge", i, len(cut), n, err, len(cut))
 			}
