@@ -91,14 +91,15 @@ _KEPT = (AssemblyError, _Raised)
 Prepared = Tuple[int, bytes, Any]
 
 
-def _prepared(prepare: Callable[[Any], Prepared], item: Any) -> Any:
-    """``prepare(item)`` as the item is read, in the reading thread: the request
-    is encoded (or copied) before the next one is read, so a caller that yields
-    one dict (or bytearray) again, edited, gets each state it yielded; an
-    exception is kept in the item's place (:class:`AssemblyError`, or
-    :class:`_Raised`, e.g. TypeError for a non-bytes item)."""
+def _caught(f: Callable[[Any], Any], x: Any) -> Any:
+    """``f(x)``, or its exception kept in the item's place (:class:`AssemblyError`,
+    or :class:`_Raised`, e.g. TypeError for a non-bytes item). Used for both
+    halves of a call: a request is prepared (encoded, or copied) as it is read,
+    in the reading thread, before the next one is read, so a caller that
+    yields one dict (or bytearray) again, edited, gets each state it yielded;
+    a result is finished (decoded) by the consumer just before it is yielded."""
     try:
-        return prepare(item)
+        return f(x)
     except AssemblyError as e:
         return e
     except Exception as e:
@@ -106,7 +107,7 @@ def _prepared(prepare: Callable[[Any], Prepared], item: Any) -> Any:
 
 
 def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
-    """The results of a chunk of prepared requests (:func:`_prepared`), its
+    """The results of a chunk of prepared requests (:func:`_caught`), its
     calls made in one crossing of the module's ``batch`` call
     (``Assembler._call_batch``); a kept exception stays in its place."""
     out: List[Any] = [None] * len(chunk)
@@ -128,24 +129,13 @@ def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
 
 
 #: A call in two halves: what prepares the request as it is read (encoding:
-#: :func:`_prepared`; the module call then runs on the workers, batched, bytes
+#: :func:`_caught`; the module call then runs on the workers, batched, bytes
 #: out), and what the consumer runs on that just before yielding (decoding into
 #: dicts), or None. Objects built in one thread and dropped in another, and kept
 #: alive while queued, cost several times their making (the cyclic GC promotes
 #: the queued ones, caches miss): built by the consumer, they live only until
 #: yielded.
 Halves = Tuple[Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
-
-
-def _finish(finish: Callable[[Any], Any], result: Any) -> Any:
-    """The consumer's half of a call on a worker's result; its errors kept as
-    :func:`_prepared` keeps them."""
-    try:
-        return finish(result)
-    except AssemblyError as e:
-        return e
-    except Exception as e:
-        return _Raised(e)
 
 
 def _emit(result: Any, errors: ErrorMode) -> Any:
@@ -190,7 +180,7 @@ def _generate(
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
     prepare, finish = halves
     run = functools.partial(_run_batch, asm)
-    reader = _Reader((_prepared(prepare, item) for item in it), chunk)
+    reader = _Reader((_caught(prepare, item) for item in it), chunk)
     done = 0
     # One worker: the chunks run here, in the consuming thread. The results'
     # iterator is not bound to a local: a traceback of an exception raised
@@ -199,7 +189,7 @@ def _generate(
     # collection.
     for result in _serial(run, reader) if n == 1 else _threaded(run, reader, n, ahead):
         if finish is not None and not isinstance(result, _KEPT):
-            result = _finish(finish, result)
+            result = _caught(finish, result)
         if isinstance(result, _KEPT):
             result = _emit(result, errors)
         yield result
@@ -221,7 +211,7 @@ def _serial(run: Callable[[List[Any]], List[Any]], reader: "_Reader") -> Iterato
 
 
 class _Reader:
-    """Reads prepared items (:func:`_prepared`) in chunks of up to ``chunk``,
+    """Reads prepared items (:func:`_caught`) in chunks of up to ``chunk``,
     fewer where the next request would take the chunk's requests past
     ``_BATCH_BYTES`` (what one crossing of the batch call carries): that one
     starts the next chunk. So a chunk is one crossing, and what is in flight
