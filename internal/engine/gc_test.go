@@ -67,23 +67,47 @@ func TestWazeroGCFinishesBetweenCalls(t *testing.T) {
 		t.Skip("-short: skipping the module's build with names")
 	}
 	counter := &barrierCounter{}
-	p := listenedPool(t, unstrippedModule(t), counter)
-	big, typical := core.EncodeRequest(benchreq.Sized(8<<20)), core.EncodeRequest(benchreq.Typical())
+	wasm := unstrippedModule(t)
+	// A small request with a large answer: its template repeats the
+	// observation, so the answer (~6 MB) outgrows the response buffer.
+	echo := benchreq.React(8, 4096)
+	echo.ObservationTemplate = strings.Repeat("{observation}", 200)
+	echo.MaxPromptChars = nil
+	for _, big := range []struct {
+		name string
+		req  []byte
+	}{
+		{"an 8 MB request", core.EncodeRequest(benchreq.Sized(8 << 20))},
+		{"a small request with a 6 MB answer", core.EncodeRequest(echo)},
+	} {
+		t.Run(big.name, func(t *testing.T) { gcFinishesAfter(t, listenedPool(t, wasm, counter), counter, big.req) })
+	}
+}
+
+// gcFinishesAfter checks, three times over, that a call of req on p leaves
+// no collection marking: the typical call right after it runs no write
+// barriers (the large call yielded before it returned), nor do the 20 from
+// the 21st on.
+func gcFinishesAfter(t *testing.T, p *Pool, counter *barrierCounter, req []byte) {
+	typical := core.EncodeRequest(benchreq.Typical())
 	want := core.AssembleBytes(typical)
 	for round := range 3 {
-		if resp, f := p.Call(Assemble, big); f != nil || !bytes.Equal(resp, core.AssembleBytes(big)) {
-			t.Fatalf("round %d: the 8 MB request: %v, or the answer differs from the native core's", round, f)
+		if resp, f := p.Call(Assemble, req); f != nil || !bytes.Equal(resp, core.AssembleBytes(req)) {
+			t.Fatalf("round %d: the large call: %v, or the answer differs from the native core's", round, f)
 		}
-		for i := range 40 {
-			if i == 20 {
+		for i := range 41 {
+			if i == 0 || i == 21 {
 				counter.calls.Store(0)
 			}
 			if resp, f := p.Call(Assemble, typical); f != nil || !bytes.Equal(resp, want) {
 				t.Fatalf("round %d, call %d: %v, or the answer differs from the native core's", round, i, f)
 			}
+			if n := counter.calls.Load(); i == 0 && n != 0 {
+				t.Fatalf("round %d: the typical call right after it called the write barriers %d times: the large call left a collection marking", round, n)
+			}
 		}
 		if n := counter.calls.Load(); n != 0 {
-			t.Fatalf("round %d: the 20 typical calls from the 21st after an 8 MB request called the write barriers %d times: a collection is still marking", round, n)
+			t.Fatalf("round %d: the 20 typical calls from the 22nd after it called the write barriers %d times: a collection is still marking", round, n)
 		}
 	}
 }
