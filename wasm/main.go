@@ -49,9 +49,9 @@ func buffer(size uint32) uint64 {
 	if uint64(cap(request)) < uint64(size) || request == nil {
 		request = nil // the old buffer is garbage before the new one is made
 		request = make([]byte, max(int(size), minRequestBuffer))
+		runtime.Gosched() // an allocation: let a collection it started finish (letGCFinish)
 	}
 	request = request[:cap(request)]
-	runtime.Gosched() // a new buffer is an allocation: let a collection it started finish (letGCFinish)
 	return uint64(addr(request))<<32 | uint64(len(request))
 }
 
@@ -63,7 +63,7 @@ func buffer(size uint32) uint64 {
 //go:wasmexport call
 func call(op, size uint32) uint64 {
 	c := core.Call(op)
-	grown := cap(response)
+	capBefore := cap(response)
 	switch {
 	case c == core.CallBatch && uint64(size) <= uint64(len(request)):
 		response = core.AppendBatch(response[:0], request[:size], run)
@@ -77,7 +77,7 @@ func call(op, size uint32) uint64 {
 	if len(response) == 0 {
 		response = append(response, 0)[:0] // an address even for an empty answer
 	}
-	letGCFinish(size, cap(response) != grown)
+	letGCFinish(size, cap(response) != capBefore)
 	return uint64(addr(response))<<32 | uint64(len(response))
 }
 
