@@ -60,15 +60,22 @@ func (p *Pool) Name() string { return p.engine.Name() }
 // Call runs fn on request in an instance and returns the response bytes, or
 // the failure.
 func (p *Pool) Call(fn Export, request []byte) ([]byte, *Failure) {
+	return p.CallAppend(fn, nil, request)
+}
+
+// CallAppend is Call that appends the response to dst and returns the
+// extended slice (dst as it was on a failure): a caller that reuses one
+// buffer spares the Go heap a fresh response per call.
+func (p *Pool) CallAppend(fn Export, dst, request []byte) ([]byte, *Failure) {
 	s, err := p.get()
 	if err != nil {
-		return nil, &Failure{Message: MsgTrapped, Detail: fmt.Sprintf("%s: cannot instantiate the module: %v", p.engine.Name(), err)}
+		return dst, &Failure{Message: MsgTrapped, Detail: fmt.Sprintf("%s: cannot instantiate the module: %v", p.engine.Name(), err)}
 	}
-	resp, stage, err := run(s, fn, request)
+	resp, stage, err := run(s, fn, dst, request)
 	if err != nil {
 		f := classify(p.engine.Name(), stage, err, s.inst.Stderr())
 		p.put(s, false)
-		return nil, f
+		return dst, f
 	}
 	mem := s.inst.MemorySize()
 	for {
@@ -83,9 +90,9 @@ func (p *Pool) Call(fn Export, request []byte) ([]byte, *Failure) {
 
 // run is one call's protocol (wasm/README.md, "ABI"): buffer, only when the
 // request is longer than the capacity the slot knows (or the instance is
-// new); write the request; call; copy the answer out. A panic of the
-// engine's host code is an error of the stage it happened in.
-func run(s *slot, fn Export, request []byte) (resp []byte, stage string, err error) {
+// new); write the request; call; copy the answer out, appended to dst. A
+// panic of the engine's host code is an error of the stage it happened in.
+func run(s *slot, fn Export, dst, request []byte) (resp []byte, stage string, err error) {
 	stage = "buffer"
 	defer func() {
 		if r := recover(); r != nil {
@@ -117,7 +124,7 @@ func run(s *slot, fn Export, request []byte) (resp []byte, stage string, err err
 	if err != nil {
 		return nil, stage, err
 	}
-	return append([]byte(nil), view...), stage, nil
+	return append(dst, view...), stage, nil
 }
 
 // classify turns an engine error into the host-independent failure: out of
