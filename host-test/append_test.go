@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
-	"github.com/polyloop/assembly/wasmhost"
-	"github.com/polyloop/assembly/wasmhost/wasmtime"
 )
 
 // TestAppendAssembleBytesEveryEngine: Runner.AppendAssembleBytes appends
@@ -56,19 +53,8 @@ func TestAppendAssembleBytesEveryEngine(t *testing.T) {
 	t.Logf("%d requests on %d engines, each appended after a prefix to one reused buffer", len(reqs), len(runners))
 
 	// A trap appends the internal error response after dst's bytes.
-	opts := wasmhost.Options{MemoryLimitBytes: 64 << 20, MaxInstances: 1}
-	wz, err := wasmhost.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wz.Close()
-	wt, err := wasmtime.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wt.Close()
-	huge := core.EncodeRequest(&core.Request{ObservationTemplate: "{observation}", Steps: []core.Step{{Observation: strings.Repeat("x", 80<<20)}}})
-	for _, rn := range []*wasmhost.Runner{wz, wt} {
+	capped, huge := cappedRunners(t)
+	for _, rn := range capped {
 		got := rn.AppendAssembleBytes([]byte("kept"), huge)
 		if string(got[:4]) != "kept" {
 			t.Fatalf("%s: a trapped call overwrote dst's bytes", rn.Engine())

@@ -232,21 +232,30 @@ const outOfMemory = "the assembly module ran out of memory; the instance was dis
 // TestTrapRecovery caps linear memory at 64 MiB and sends a request that
 // needs more: the call must answer an internal error, and the next call must
 // be served by a fresh instance.
-func TestTrapRecovery(t *testing.T) {
+// cappedRunners opens both engines with one instance each under a 64 MiB
+// memory cap (closed when t ends), and returns them with a request over the
+// cap: an 80 MiB observation.
+func cappedRunners(t *testing.T) ([]*wasmhost.Runner, []byte) {
+	t.Helper()
 	opts := wasmhost.Options{MemoryLimitBytes: 64 << 20, MaxInstances: 1}
 	wz, err := wasmhost.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer wz.Close()
+	t.Cleanup(func() { wz.Close() })
 	wt, err := wasmtime.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer wt.Close()
+	t.Cleanup(func() { wt.Close() })
 	big := core.EncodeRequest(&core.Request{ObservationTemplate: "{observation}", Steps: []core.Step{{Observation: strings.Repeat("x", 80<<20)}}})
+	return []*wasmhost.Runner{wz, wt}, big
+}
+
+func TestTrapRecovery(t *testing.T) {
+	capped, big := cappedRunners(t)
 	small := core.EncodeRequest(&core.Request{ObservationTemplate: "{observation!r}", Steps: []core.Step{{RawOutput: "ls", Observation: "a\tb"}}})
-	for _, rn := range []*wasmhost.Runner{wz, wt} {
+	for _, rn := range capped {
 		if err := rn.Warm(); err != nil {
 			t.Fatal(err)
 		}
