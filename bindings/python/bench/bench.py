@@ -165,15 +165,25 @@ def _cli_binary(tmp: str) -> Tuple[str, bool]:
     return exe, "--jobs" in usage.stdout + usage.stderr
 
 
-def _controls(count: int, workers: List[int]) -> List[Tuple[str, int, Callable[[], None]]]:
-    """Two controls measured in the same rounds as the ways: work on ``w``
-    threads that releases the GIL and shares nothing, ``count`` // 100 calls in
-    all, so 2 workers / 1 is what this machine lets two threads gain at all,
-    for compute (hashlib.sha256 over 1 MB, in cache) and for memory
-    (ctypes.memmove of 8 MB, past the caches)."""
+def _controls(wire: bytes, count: int, workers: List[int]) -> List[Tuple[str, int, Callable[[], None]]]:
+    """Three controls measured in the same rounds as the ways: work on ``w``
+    threads that releases the GIL and shares nothing, so 2 workers / 1 is
+    what this machine lets two threads gain at all, for compute
+    (hashlib.sha256 over 1 MB, in cache; ``count`` // 100 calls in all), for
+    memory (ctypes.memmove of 8 MB, past the caches; as many) and for the
+    module itself: ``count`` copies of ``wire`` in batches of 64 through the
+    instance's batch call, one instance per thread, without the binding's
+    reading, ordering or threads pool (the ceiling of assemble_bytes_many)."""
     import ctypes
     import hashlib
     import threading
+
+    from polyloop_assembly._consts import CALL_ASSEMBLE
+    from polyloop_assembly._runtime import new_instance
+
+    instances = [new_instance() for _ in range(max(workers))]
+    batch = [(CALL_ASSEMBLE, wire)] * 64
+    batches = count // 64 - count // 64 % max(workers)  # the same in all at any worker count
 
     data = bytes(1 << 20)
     bufs = [((ctypes.c_char * (8 << 20))(), (ctypes.c_char * (8 << 20))()) for _ in range(max(workers))]
@@ -195,12 +205,27 @@ def _controls(count: int, workers: List[int]) -> List[Tuple[str, int, Callable[[
     def copy(k: int) -> None:
         ctypes.memmove(bufs[k][0], bufs[k][1], 8 << 20)
 
+    def module(w: int) -> Callable[[], None]:
+        def one(k: int) -> None:
+            for _ in range(batches // w):
+                instances[k].call_batch(batch)
+
+        def run() -> None:
+            ts = [threading.Thread(target=one, args=(k,)) for k in range(w)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+
+        return run
+
     out: List[Tuple[str, int, Callable[[], None]]] = []
     for name, one in (
         ("control: sha256 of 1 MB on threads (compute)", sha),
         ("control: memmove of 8 MB on threads (memory)", copy),
     ):
         out += [(name, w, on_threads(w, one)) for w in workers]
+    out += [("control: the module on threads (its batch call, an instance each)", w, module(w)) for w in workers]
     return out
 
 
@@ -269,7 +294,7 @@ def throughput(wire: bytes, count: int, samples: int, workers: List[int]) -> Lis
                         checked.append(True)
 
                 runs.append(("CLI --batch%s (Go, %s engine)" % (" --jobs N" if has_jobs else "", engine), w, cli))
-    runs += _controls(count, workers)
+    runs += _controls(wire, count, workers)
     for _, _, fn in runs:  # warm: instances made, threads and caches as they will be
         fn()
     groups: List[List[int]] = []  # the runs of one way, next to each other

@@ -795,6 +795,17 @@ func (g goalTable) find(host, engPrefix, req string) *Row {
 	return nil
 }
 
+// throughput is host's throughput row of the way whose name starts with
+// prefix, at w workers.
+func (g goalTable) throughput(host, prefix string, w int) *ThroughputRow {
+	for i := range g.rep.Throughput {
+		if t := &g.rep.Throughput[i]; t.Host == host && t.Workers == w && strings.HasPrefix(t.Engine, prefix) {
+			return t
+		}
+	}
+	return nil
+}
+
 // step is host's add_step row at history length h.
 func (g goalTable) step(host string, h int) *StepRow {
 	for i := range g.rep.AddStep {
@@ -882,10 +893,16 @@ func (g goalTable) bindingGoals() {
 			want := share * float64(t.Workers)
 			g.add(fmt.Sprintf("%s, %d workers vs 1, typical", t.Engine, t.Workers), fmt.Sprintf("≥ %.1f× (%.1f × N)", want, share), t.Scaling > 0,
 				func() string {
+					s := fmt.Sprintf("%.2f×", t.Scaling)
 					if t.ScalingMax > 0 {
-						return fmt.Sprintf("%.2f× (rounds %.2f – %.2f)", t.Scaling, t.ScalingMin, t.ScalingMax)
+						s = fmt.Sprintf("%.2f× (rounds %.2f – %.2f)", t.Scaling, t.ScalingMin, t.ScalingMax)
 					}
-					return fmt.Sprintf("%.2f×", t.Scaling)
+					// Python's ways beside what the module itself gained on
+					// plain threads in the same rounds (a control).
+					if c := g.throughput(t.Host, "control: the module", t.Workers); c != nil && strings.HasPrefix(t.Engine, "assemble") {
+						s += fmt.Sprintf("; the module alone on %d plain threads, same rounds: %.2f×", t.Workers, c.Scaling)
+					}
+					return s
 				}, t.Scaling >= want)
 		}
 	}
