@@ -189,9 +189,9 @@ def _controls(wire: bytes, count: int, workers: List[int]) -> List[Tuple[str, in
     bufs = [((ctypes.c_char * (8 << 20))(), (ctypes.c_char * (8 << 20))()) for _ in range(max(workers))]
     calls = max(8, count // 100)
 
-    def on_threads(w: int, one: Callable[[int], None]) -> Callable[[], None]:
+    def on_threads(w: int, one: Callable[[int], None], total: int = calls) -> Callable[[], None]:
         def run() -> None:
-            ts = [threading.Thread(target=lambda k=k: [one(k) for _ in range(calls // w)]) for k in range(w)]
+            ts = [threading.Thread(target=lambda k=k: [one(k) for _ in range(total // w)]) for k in range(w)]
             for t in ts:
                 t.start()
             for t in ts:
@@ -205,19 +205,8 @@ def _controls(wire: bytes, count: int, workers: List[int]) -> List[Tuple[str, in
     def copy(k: int) -> None:
         ctypes.memmove(bufs[k][0], bufs[k][1], 8 << 20)
 
-    def module(w: int) -> Callable[[], None]:
-        def one(k: int) -> None:
-            for _ in range(batches // w):
-                instances[k].call_batch(batch)
-
-        def run() -> None:
-            ts = [threading.Thread(target=one, args=(k,)) for k in range(w)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-
-        return run
+    def module(k: int) -> None:
+        instances[k].call_batch(batch)
 
     out: List[Tuple[str, int, Callable[[], None]]] = []
     for name, one in (
@@ -225,7 +214,9 @@ def _controls(wire: bytes, count: int, workers: List[int]) -> List[Tuple[str, in
         ("control: memmove of 8 MB on threads (memory)", copy),
     ):
         out += [(name, w, on_threads(w, one)) for w in workers]
-    out += [("control: the module on threads (its batch call, an instance each)", w, module(w)) for w in workers]
+    out += [
+        ("control: the module on threads (its batch call, an instance each)", w, on_threads(w, module, batches)) for w in workers
+    ]
     return out
 
 

@@ -349,39 +349,50 @@ func goRunners(rep *Report, opts wasmhost.Options) ([]runnerKind, func(), error)
 // answers small ones more slowly afterwards (the Go runtime's heap inside it
 // has grown), which is not what a size's steady state looks like.
 func freshEngines(opts wasmhost.Options) ([]engine, func(), error) {
-	var buf []byte
 	fwz, err := wasmhost.New(opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	es := []engine{
-		{"Go", "native (AssembleBytes)", core.AssembleBytes},
-		{"Go", "native, reused buffer (AppendAssembleBytes)", func(b []byte) []byte { buf = core.AppendAssembleBytes(buf[:0], b); return buf }},
-		{"Go", "wazero", fwz.AssembleBytes},
-	}
-	closers := []*wasmhost.Runner{fwz}
+	runners := []struct {
+		name string
+		r    *wasmhost.Runner
+	}{{"wazero", fwz}}
 	if newWasmtime != nil {
 		fwt, err := newWasmtime(opts)
 		if err != nil {
 			fwz.Close()
 			return nil, nil, err
 		}
-		es = append(es, engine{"Go", "wasmtime-go", fwt.AssembleBytes})
-		closers = append(closers, fwt)
+		runners = append(runners, struct {
+			name string
+			r    *wasmhost.Runner
+		}{"wasmtime-go", fwt})
+	}
+	es := []engine{
+		{"Go", "native (AssembleBytes)", core.AssembleBytes},
+		{"Go", "native, reused buffer (AppendAssembleBytes)", reused(core.AppendAssembleBytes)},
+	}
+	for _, k := range runners {
+		es = append(es, engine{"Go", k.name, k.r.AssembleBytes})
 	}
 	// The engines with a reused response buffer, as native's second row:
 	// their ratio to it leaves out the Go heap's cost of a fresh response.
 	// (After the rows above: the goals find an engine's first row.)
-	for _, r := range closers {
-		var rbuf []byte
-		name := map[string]string{"wazero": "wazero", "wasmtime": "wasmtime-go"}[r.Engine()]
-		es = append(es, engine{"Go", name + ", reused buffer (AppendAssembleBytes)", func(b []byte) []byte { rbuf = r.AppendAssembleBytes(rbuf[:0], b); return rbuf }})
+	for _, k := range runners {
+		es = append(es, engine{"Go", k.name + ", reused buffer (AppendAssembleBytes)", reused(k.r.AppendAssembleBytes)})
 	}
 	return es, func() {
-		for _, r := range closers {
-			r.Close()
+		for _, k := range runners {
+			k.r.Close()
 		}
 	}, nil
+}
+
+// reused is an append function called with one buffer of its own, reused
+// from call to call (the answer is valid until the next call).
+func reused(appendTo func(dst, request []byte) []byte) func([]byte) []byte {
+	var buf []byte
+	return func(b []byte) []byte { buf = appendTo(buf[:0], b); return buf }
 }
 
 // writeRequests writes the shared request files to dir (every request of
