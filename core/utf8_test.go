@@ -94,7 +94,9 @@ var padding = []byte("abcdefghijklmnopqrstuvwxyz0123456789")
 // at offset 0), in buffers of every length from the case's end up to 24 bytes
 // (below 24 the word-at-a-time loop, its byte path and the tail take the
 // case; from 24 on the unrolled loop does, and a longer buffer changes
-// nothing it reads).
+// nothing it reads). The module's form (utf8_wasm.s) steps by eight bytes
+// while twelve are left, by four while four are, then by one: those
+// boundaries lie within these lengths too.
 func utf8Placements(n int) [][2]int {
 	var out [][2]int
 	for pre := 0; pre < 16; pre++ {

@@ -21,9 +21,9 @@ import (
 
 // TestUTF8ExhaustiveInWasm runs core's exhaustive UTF-8 tests compiled to
 // WebAssembly (GOOS=wasip1, the toolchain and target of the module) under
-// wazero: the unrolled and word-at-a-time loops of utf8Count as the module
-// runs them (its 8-byte loads are i64.load there), on every case and
-// placement of TestUTF8CountExhaustive (docs/SPEC.md §2).
+// wazero: the module's utf8Count (core/utf8_wasm.s, WebAssembly text; the
+// native build has the Go form), on every case and placement of
+// TestUTF8CountExhaustive (docs/SPEC.md §2).
 func TestUTF8ExhaustiveInWasm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the wasm build and the exhaustive run")

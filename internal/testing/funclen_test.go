@@ -22,7 +22,7 @@ const maxFuncLines = 60
 // byte of a request's text, kept whole because a call costs in Go's
 // WebAssembly code.
 var longFuncs = []string{
-	"core/utf8.go: utf8Count",
+	"core/utf8_other.go: utf8Count",
 	"core/wirejson/wirejson.go: parser.run",
 	"core/wirejson/wirejson.go: parser.str",
 }
