@@ -81,31 +81,35 @@ func call(op, size uint32) uint64 {
 	return uint64(addr(response))<<32 | uint64(len(response))
 }
 
-// letGCFinish yields to the runtime's other goroutines after a call that
-// may have started a garbage collection: one whose request was large or
-// whose answer outgrew the response buffer, and every 16th call in any case
-// (a stream of small calls that allocate a little can start one too). A
-// collection marks on a background goroutine, which in a reactor gets the
-// one thread only when the running code yields, and the exports never
-// block: without this, a collection started by a large request stays in
-// its mark phase for the life of the instance, and every later call pays
-// the write barriers that marking turns on (about twice a typical request's
-// time, measured under wasmtime; internal/engine's
-// TestWazeroGCFinishesBetweenCalls counts the barriers). A yield costs about
-// 1 µs, a sixth of the tiny request's round trip, hence not after every call.
+// letGCFinish yields to the runtime's other goroutines when a garbage
+// collection is marking (the write barriers are on) at the end of a call,
+// and after a call that may have started one: a request of 64 KiB or more,
+// or an answer that outgrew the response buffer. A collection marks on a
+// background goroutine, which in a reactor gets the one thread only when
+// the running code yields, and the exports never block: without this, a
+// collection started by a call stays in its mark phase for the life of the
+// instance, and every later call pays the write barriers that marking turns
+// on (about twice a typical request's time, measured under wasmtime;
+// internal/engine's TestWazeroGCFinishesBetweenCalls counts the barriers).
+// A yield costs about as much as a small call's own work, hence only then:
+// yielding every 16th call instead cost the tiny round trip ~7 %.
 func letGCFinish(size uint32, grew bool) {
-	callCount++
-	if size >= yieldAbove || grew || callCount%yieldEvery == 0 {
+	if writeBarrier.enabled || size >= yieldAbove || grew {
 		runtime.Gosched()
 	}
 }
 
-// callCount counts the calls, for letGCFinish.
-var callCount uint32
+// writeBarrier is the runtime's flag that a collection is marking (Go
+// exports it for linkname, go.dev/issue/67401; the compiler checks its
+// first byte before every pointer write).
+//
+//go:linkname writeBarrier runtime.writeBarrier
+var writeBarrier struct {
+	enabled bool
+	pad     [3]byte
+	alignme uint64
+}
 
-const (
-	yieldAbove = 64 << 10 // request bytes
-	yieldEvery = 16       // calls
-)
+const yieldAbove = 64 << 10 // request bytes
 
 func main() {}

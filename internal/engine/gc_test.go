@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
@@ -82,6 +83,43 @@ func TestWazeroGCFinishesBetweenCalls(t *testing.T) {
 	} {
 		t.Run(big.name, func(t *testing.T) { gcFinishesAfter(t, listenedPool(t, wasm, counter), counter, big.req) })
 	}
+	t.Run("small calls that allocate", func(t *testing.T) { gcFinishesAfterSmall(t, listenedPool(t, wasm, counter), counter) })
+}
+
+// gcFinishesAfterSmall: a collection started by a small call (one that
+// neither is large nor outgrows the response buffer) must not outlive that
+// call either. A typical request as JSON text allocates (~60 objects, in
+// wirejson); between such calls, a typical msgpack call, which allocates
+// nothing, must run no write barriers. The JSON calls must run some: a
+// collection then started among them, so the check is not vacuous. (When
+// the exports yielded every 16th call instead, a collection started by a
+// small call marked for up to 15 calls after it.)
+func gcFinishesAfterSmall(t *testing.T, p *Pool, counter *barrierCounter) {
+	typical := core.EncodeRequest(benchreq.Typical())
+	want := core.AssembleBytes(typical)
+	js := benchreq.JSONText(benchreq.Typical())
+	wantJSON := wirejson.AppendAssemble(nil, js)
+	marked := 0 // JSON calls that ran the barriers: a collection marked in them
+	for i := range 4000 {
+		counter.calls.Store(0)
+		if resp, f := p.Call(AssembleJSON, js); f != nil || !bytes.Equal(resp, wantJSON) {
+			t.Fatalf("call %d (JSON): %v, or the answer differs from the native core's", i, f)
+		}
+		if counter.calls.Load() != 0 {
+			marked++
+		}
+		counter.calls.Store(0)
+		if resp, f := p.Call(Assemble, typical); f != nil || !bytes.Equal(resp, want) {
+			t.Fatalf("call %d: %v, or the answer differs from the native core's", i, f)
+		}
+		if n := counter.calls.Load(); n != 0 {
+			t.Fatalf("call %d: a typical call after a JSON call called the write barriers %d times: a collection the JSON call started is still marking", i, n)
+		}
+	}
+	if marked == 0 {
+		t.Fatal("no JSON call ran the write barriers: no collection started, so the check proved nothing (allocate more)")
+	}
+	t.Logf("%d of 4000 JSON calls marked", marked)
 }
 
 // gcFinishesAfter checks, three times over, that a call of req on p leaves
