@@ -179,10 +179,10 @@ fuzz:
 # $(BENCH_QUICK_OUT).md/.json, leaving BENCHMARKS.md alone.
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
-bench: wasm python.venv python.wasm js.deps js.wasm
+bench: wasm python.venv python.wasm js.deps js.wasm dist.js
 	$(GO) run ./internal/cmd/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json -readme README.md
 
-bench.quick: wasm python.venv python.wasm js.deps js.wasm
+bench.quick: wasm python.venv python.wasm js.deps js.wasm dist.js
 	$(GO) run ./internal/cmd/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
 
 # The Go benchmarks of the core and of the engines (go test -bench).

@@ -76,16 +76,24 @@ js.example:
 # The npm tarball, as users install it: a staging copy of the package with
 # the module, LICENSE, the screenshot and package.json's version stamped from
 # VERSION (the one place of the version), packed into dist/. The package's
-# prepack script refuses to pack without them.
+# prepack script refuses to pack without them. Node's entry in the package is
+# src/node.bundle.js: src/node.js with its dependencies in one file (esbuild,
+# names kept), since Node's loader spent ~17 ms of a new process's first call
+# resolving and reading the ~45 files of the binding, the WASI shim and
+# msgpack one by one (RATIONALE.md, "Node's first call"); the bundled
+# dependencies' licences go beside it (THIRD-PARTY-LICENSES). Browsers keep
+# the sources: their bundler resolves the dependencies.
 JS_STAGE := build/js-dist
 JS_DIST_DIR ?= dist
-dist.js: js.wasm
+dist.js: js.wasm js.deps
 	@$(SETUP) dist.js -- $(MAKE) --no-print-directory dist.js.run
 dist.js.run:
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs $(JS_DIST_DIR)
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
-	node -e 'const f=process.argv[1],p=JSON.parse(require("fs").readFileSync(f));p.version=require("fs").readFileSync("VERSION","utf8").trim();require("fs").writeFileSync(f,JSON.stringify(p,null,2)+"\n")' $(JS_STAGE)/package.json
+	cd $(JS_DIR) && node_modules/.bin/esbuild src/node.js --bundle --platform=node --format=esm --target=node20 \
+		--keep-names --legal-comments=inline --log-level=warning --outfile=$(abspath $(JS_STAGE))/src/node.bundle.js
+	node $(JS_DIR)/scripts/stage.mjs $(JS_STAGE) VERSION $(JS_DIR)/node_modules
 	rm -f $(JS_DIST_DIR)/polyloop-assembly-*.tgz
 	cd $(JS_STAGE) && npm pack --pack-destination $(abspath $(JS_DIST_DIR)) --loglevel=error
 
@@ -131,5 +139,5 @@ preview: js.deps js.wasm js.example
 
 # Node end to end for the tiny, typical (20-step ReAct) and 1 MB requests,
 # split into encode / wasm / decode; one run, a table.
-bench.js: js.deps js.wasm
+bench.js: js.deps js.wasm dist.js
 	node $(JS_DIR)/bench/bench.mjs

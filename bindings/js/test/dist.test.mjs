@@ -1,8 +1,11 @@
 // The npm tarball as users install it (package, install, types), run by
 // `make test.js.dist` with POLYLOOP_DIST_TARBALL set to dist/*.tgz:
 // - its contents (module, LICENSE, README, screenshot; no tests);
-// - installed into a new npm project, it answers every shared vector byte for
-//   byte, with the version of VERSION;
+// - installed into a new npm project, Node's entry is the bundle
+//   (src/node.bundle.js, with THIRD-PARTY-LICENSES), which answers every
+//   shared vector byte for byte (assembleBytes, and assemble where the
+//   request has a JavaScript form), with the version of VERSION and the
+//   exports of src/node.js;
 // - a user's TypeScript file compiles with --strict against its types in a
 //   Node-only and in a browser project;
 // - a minimal browser app importing @polyloop/assembly, bundled with esbuild
@@ -58,6 +61,8 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
     "package/package.json",
     "package/src/index.d.ts",
     "package/src/node.js",
+    "package/src/node.bundle.js",
+    "package/THIRD-PARTY-LICENSES",
     "package/src/browser.js",
     "package/src/version.js",
   ]) {
@@ -72,6 +77,12 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
   assert.equal(pkg.license, "Apache-2.0");
   assert.equal(pkg.repository.url, "git+https://github.com/polyloop/assembly.git");
   assert.match(pkg.homepage, /^https:\/\/github\.com\/polyloop\/assembly/);
+  assert.equal(pkg.exports["."].node, "./src/node.bundle.js", "Node's entry in the package is the bundle");
+  const licences = run("tar", ["xzfO", TARBALL, "package/THIRD-PARTY-LICENSES"], HERE).stdout;
+  for (const d of ["@bjorn3/browser_wasi_shim", "@msgpack/msgpack"]) {
+    const { version } = JSON.parse(readFileSync(`${PKG_DIR}node_modules/${d}/package.json`, "utf8"));
+    assert.ok(licences.includes(`${d} ${version} (`), `THIRD-PARTY-LICENSES does not name ${d} ${version}, which the bundle carries`);
+  }
   const readme = run("tar", ["xzfO", TARBALL, "package/README.md"], HERE).stdout;
   for (const m of readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)) {
     assert.ok(/^https:\/\//.test(m[1]) || files.includes(`package/${m[1]}`), `the README shows ${m[1]}, which is not in the package`);
@@ -79,37 +90,59 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
   assert.doesNotMatch(readme, /\.\.\/shared|make js\.wasm/, "the package README is written for people who install it");
 });
 
-test("installed in a new npm project: every shared vector, byte for byte, and the version", { skip, timeout: 300_000 }, () => {
+test("installed in a new npm project: every shared vector, byte for byte, and the version", { skip, timeout: 300_000 }, async (t) => {
   const dir = installed();
+  // Node resolves the package to its bundled entry (src/node.bundle.js);
+  // every vector goes through assembleBytes and, where the request has a
+  // JavaScript form (test/jsvalue.mjs, the Node suite's reader), through
+  // assemble too, which runs the bundled msgpack encoder and the binding's
+  // decoder.
   writeFileSync(
     join(dir, "vectors.mjs"),
     `import { readFileSync, readdirSync } from "node:fs";
-import { loadAssembler, version, moduleSha256, AssemblyError } from "@polyloop/assembly";
+import { isDeepStrictEqual } from "node:util";
+import * as pkg from "@polyloop/assembly";
+import { requestToJs, Unrepresentable } from ${JSON.stringify(new URL("jsvalue.mjs", import.meta.url).href)};
+const { loadAssembler, version, moduleSha256, AssemblyError } = pkg;
 const dir = process.argv[2];
 const asm = await loadAssembler();
-let n = 0, bad = [];
+let n = 0, objects = 0, bad = [];
 for (const f of readdirSync(dir).filter((x) => x.endsWith(".json"))) {
   for (const c of JSON.parse(readFileSync(dir + "/" + f, "utf8")).cases) {
-    const got = Buffer.from(asm.assembleBytes(new Uint8Array(Buffer.from(c.request, "base64")))).toString("base64");
+    const req = new Uint8Array(Buffer.from(c.request, "base64"));
+    const got = Buffer.from(asm.assembleBytes(req)).toString("base64");
     if (c.response !== undefined && got !== c.response) bad.push(f + "/" + c.name);
     n++;
+    let js;
+    try { js = requestToJs(req); } catch (e) { if (e instanceof Unrepresentable) continue; throw e; }
+    objects++;
+    if (c.response !== undefined) {
+      if (!isDeepStrictEqual(asm.assemble(js), requestToJs(new Uint8Array(Buffer.from(c.response, "base64"))))) bad.push(f + "/" + c.name + " (assemble)");
+    } else {
+      try { asm.assemble(js); bad.push(f + "/" + c.name + " (assemble: no error)"); }
+      catch (e) { if (!(e instanceof AssemblyError) || e.code !== c.error.code || e.path !== c.error.path || e.offset !== c.error.offset) bad.push(f + "/" + c.name + " (assemble: " + e.code + " at " + e.path + ")"); }
+    }
   }
 }
 let code;
 try { asm.assemble({ observation_template: "{" }); } catch (e) { code = e instanceof AssemblyError && e.code; }
-console.log(JSON.stringify({ n, bad, version, moduleSha256, code, from: import.meta.resolve("@polyloop/assembly") }));
+console.log(JSON.stringify({ n, objects, bad, version, moduleSha256, code, from: import.meta.resolve("@polyloop/assembly"), names: Object.keys(pkg).sort() }));
 `,
   );
   const r = run(process.execPath, ["vectors.mjs", `${REPO}testdata/vectors`], dir);
   assert.equal(r.status, 0, r.out);
   const out = JSON.parse(r.stdout);
   assert.ok(out.n > 100, `only ${out.n} vectors`);
+  assert.ok(out.objects > out.n / 2, `only ${out.objects} of ${out.n} vectors went through assemble`);
   assert.deepEqual(out.bad, []);
   assert.equal(out.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
   assert.match(out.moduleSha256, /^[0-9a-f]{64}$/);
   assert.equal(out.code, "invalid_template");
   assert.ok(out.from.includes("/node_modules/@polyloop/assembly/"), `resolved from ${out.from}, not the installed package`);
-  test.diagnostic?.(`${out.n} vectors through the installed tarball`);
+  assert.ok(out.from.endsWith("/src/node.bundle.js"), `Node resolved ${out.from}, not the bundled entry`);
+  const source = await import(new URL("../src/node.js", import.meta.url).href);
+  assert.deepEqual(out.names, Object.keys(source).sort(), "the bundle exports what src/node.js exports");
+  t.diagnostic(`${out.n} vectors through the installed tarball's bundled entry, ${out.objects} of them through assemble too`);
 });
 
 test("the installed package's types: a user's file compiles with --strict in a Node-only and a browser project", { skip }, () => {
