@@ -53,7 +53,7 @@ def _render_on_node(lines: List[str]) -> Dict[str, Any]:
     }
 
 
-def test_two_nodes_render_the_serial_bytes(tmp_path: Path) -> None:
+def test_two_nodes_render_the_serial_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -63,6 +63,12 @@ def test_two_nodes_render_the_serial_bytes(tmp_path: Path) -> None:
     if ray.is_initialized():
         ray.shutdown()
     short = Path(tempfile.mkdtemp(prefix="plr", dir="/tmp"))  # Ray's socket paths are at most 107 bytes
+    # Cluster() writes the head's address to <Ray's default temp root>/ray/
+    # ray_current_cluster without creating that directory (FileNotFoundError
+    # on a machine where Ray never ran), and a later ray.init() on the machine
+    # would read it: give Ray a temp root of its own.
+    (short / "ray").mkdir()
+    monkeypatch.setenv("RAY_TMPDIR", str(short))
     caches = [tmp_path / "cache-head", tmp_path / "cache-node2"]
     sites = [tmp_path / "site-head", tmp_path / "site-node2"]
     for site in sites:  # each node installs the wheel, as a cluster's setup step would
