@@ -23,9 +23,20 @@ type Failure struct {
 	Detail  string // the engine's error and the module's stderr, bounded
 }
 
-// StderrKeep bounds the module's stderr kept per instance (and in a
-// Failure's Detail).
+// StderrKeep bounds the module's stderr a host keeps per instance (and in
+// a Failure's Detail), and the rule is the same on every host: the FIRST
+// StderrKeep bytes, never the last (docs/SPEC.md §7.5). The Go runtime
+// writes why it died first ("runtime: out of memory: cannot allocate …",
+// "fatal error: out of memory") and its goroutine traces after, which can
+// be long; a host that kept the end would lose the reason and name an
+// out-of-memory a trap.
 const StderrKeep = 4096
+
+// StderrOutOfMemory is what the kept stderr holds when the module's Go
+// runtime ran out of memory: a failure whose kept stderr contains it is
+// MsgOutOfMemory on every host (docs/SPEC.md §7.5). An engine's own error
+// may say so too, in its own words (each host's GAP).
+const StderrOutOfMemory = "out of memory"
 
 // Pool runs calls on at most MaxInstances instances alive at once; a call
 // waits while all are busy. An instance whose linear memory exceeds
@@ -133,7 +144,7 @@ func run(s *slot, fn Export, dst, request []byte) (resp []byte, stage string, er
 // trap, and the module's stderr.
 func classify(engine, stage string, err error, stderr string) *Failure {
 	msg := MsgTrapped
-	if strings.Contains(stderr, "out of memory") || strings.Contains(err.Error(), "out of memory") {
+	if strings.Contains(stderr, StderrOutOfMemory) || strings.Contains(err.Error(), "out of memory") {
 		msg = MsgOutOfMemory
 	}
 	d := fmt.Sprintf("%s: %s failed: %s", engine, stage, firstLine(err))

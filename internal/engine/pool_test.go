@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,5 +150,23 @@ func TestFailureMessages(t *testing.T) {
 	}
 	if resp, f := p.Call(Assemble, []byte("ok")); f != nil || string(resp) != "ok" {
 		t.Fatalf("the call after failures: %q %v", resp, f)
+	}
+}
+
+// TestStderrKeepsTheHead: the module's stderr is kept as every host keeps it
+// (docs/SPEC.md §7.5), its first StderrKeep bytes, so the Go runtime's reason
+// survives however long the goroutine traces after it.
+func TestStderrKeepsTheHead(t *testing.T) {
+	var b StderrBuffer
+	b.Write([]byte("runtime: out of memory: cannot allocate 8192-byte block\nfatal error: out of memory\n\n"))
+	for k := range 400 {
+		fmt.Fprintf(&b, "goroutine %d [running]:\nmain.f(0x%x)\n\t/src/x.go:%d +0x1f\n", k, k, k)
+	}
+	s := b.String()
+	if len(s) != StderrKeep || !strings.HasPrefix(s, "runtime: out of memory") || strings.Contains(s, "goroutine 399") {
+		t.Fatalf("kept %d bytes: %.80q … %q", len(s), s, s[max(0, len(s)-40):])
+	}
+	if f := classify("fake", "assemble", errors.New("wasm error: unreachable"), s); f.Message != MsgOutOfMemory {
+		t.Fatalf("classified %q", f.Message)
 	}
 }

@@ -276,14 +276,14 @@ export class Assembler {
     try {
       inst = this.pool.acquire();
     } catch (e) {
-      throw failure(e, "", "could not instantiate the module");
+      throw failure(e, null, "could not instantiate the module");
     }
     let resp;
     try {
       resp = inst.invoke(request, op);
     } catch (e) {
       this.pool.discard(inst);
-      throw failure(e, inst.stderr.text, `a request of ${request.length} bytes`);
+      throw failure(e, inst.stderr, `a request of ${request.length} bytes`);
     }
     try {
       return read(resp);
@@ -299,14 +299,15 @@ export class Assembler {
  * `detail`, never the message.
  *
  * @param {unknown} e
- * @param {string} stderr
+ * @param {import("./instance.js").StderrHead | null} stderr what the module wrote, kept as every host keeps it
  * @param {string} what
  */
 function failure(e, stderr, what) {
-  const said = stderr.trim();
-  const oom = /out of memory/i.test(said) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
+  const said = stderr ? stderr.text.trim() : "";
+  // GAP: the engine's own words for a failed allocation are V8's.
+  const oom = (stderr !== null && stderr.outOfMemory) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
   return new AssemblyError("internal", "", oom ? INTERNAL_MESSAGES.outOfMemory : INTERNAL_MESSAGES.trapped, {
-    detail: `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (last ${STDERR_KEEP} bytes):\n${said}` : ""),
+    detail: `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${STDERR_KEEP} bytes):\n${said}` : ""),
   });
 }
 

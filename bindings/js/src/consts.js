@@ -53,7 +53,7 @@ export const DEFAULT_RECYCLE_ABOVE_BYTES = 268435456;
 /** The cap on one instance's linear memory: its whole 32-bit address space (default and most). */
 export const DEFAULT_MEMORY_LIMIT_BYTES = 4294967296;
 
-/** Bytes of the module's stderr kept for an internal error's detail. */
+/** Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (the project's docs/SPEC.md §7.5, in the source repository). */
 export const STDERR_KEEP_BYTES = 4096;
 
 /** The op number of the module's assemble call (wasm/README.md, in the source repository). */
@@ -82,6 +82,9 @@ export const CALL_BATCH = 7;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
+
+/** A failure whose kept stderr (the first STDERR_KEEP_BYTES bytes) contains this is MSG_OUT_OF_MEMORY on every host (the project's docs/SPEC.md §7.5, in the source repository). */
+export const STDERR_OUT_OF_MEMORY = "out of memory";
 
 /** internal: any other trap or exit of the module. */
 export const MSG_TRAPPED = "the assembly module trapped; the instance was discarded and the next call gets a fresh one";

@@ -17,7 +17,7 @@ export { ERROR_CODES };
  * code-point offset of an `invalid_template` error in its template (from the
  * wire's `offset` key; undefined when the response has none). `detail` is
  * what the host knows beyond the message of an `internal` error (the engine's
- * trap, the end of the module's stderr); never part of the message, so the
+ * trap, the first 4 KiB of the module's stderr); never part of the message, so the
  * message is the same on every host and every run.
  */
 export class AssemblyError extends Error {

@@ -17,6 +17,38 @@ const WASM_PAGE = 65536;
 export const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
 const textDecoder = new TextDecoder();
 
+/**
+ * The module's stderr as every host keeps it (docs/SPEC.md §7.5): its first
+ * STDERR_KEEP bytes, where the Go runtime writes why it died; the goroutine
+ * traces after them are dropped. Emptied before each call.
+ */
+export class StderrHead {
+  constructor() {
+    this.bytes = new Uint8Array(STDERR_KEEP);
+    /** How many bytes are kept. */
+    this.n = 0;
+  }
+
+  /** @param {Uint8Array} b */
+  write(b) {
+    const k = Math.min(b.length, STDERR_KEEP - this.n);
+    if (k > 0) {
+      this.bytes.set(b.subarray(0, k), this.n);
+      this.n += k;
+    }
+  }
+
+  /** The kept bytes as text. */
+  get text() {
+    return textDecoder.decode(this.bytes.subarray(0, this.n));
+  }
+
+  /** Whether the module said it ran out of memory (consts.js STDERR_OUT_OF_MEMORY). */
+  get outOfMemory() {
+    return this.text.includes(consts.STDERR_OUT_OF_MEMORY);
+  }
+}
+
 /** The module's exports the binding calls (wasm/README.md). */
 const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
 
@@ -27,14 +59,14 @@ const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
 /**
  * One instance of the module, with its own WASI shim: no arguments, no
  * environment, no preopened directory; stdin empty; stdout dropped; stderr kept
- * (the last 4 KiB, never printed) so that a trap can say what the Go runtime
+ * (its first 4 KiB, never printed: StderrHead) so that a trap can say what the Go runtime
  * said before it died. Clocks and random bytes are the real ones.
  */
 export class ModuleInstance {
   /**
    * @param {WebAssembly.Instance} instance
    * @param {WASI} wasi
-   * @param {{text: string}} stderr
+   * @param {StderrHead} stderr
    */
   constructor(instance, wasi, stderr) {
     this.exports = /** @type {any} */ (instance.exports);
@@ -52,14 +84,11 @@ export class ModuleInstance {
 
   /**
    * Builds the imports of a new instance.
-   * @returns {{imports: WebAssembly.Imports, wasi: WASI, stderr: {text: string}}}
+   * @returns {{imports: WebAssembly.Imports, wasi: WASI, stderr: StderrHead}}
    */
   static imports() {
-    const stderr = { text: "" };
-    const keep = (bytes) => {
-      stderr.text = (stderr.text + textDecoder.decode(bytes)).slice(-STDERR_KEEP);
-    };
-    const fds = [new OpenFile(new File([])), new ConsoleStdout(() => {}), new ConsoleStdout(keep)];
+    const stderr = new StderrHead();
+    const fds = [new OpenFile(new File([])), new ConsoleStdout(() => {}), new ConsoleStdout((b) => stderr.write(b))];
     const wasi = new WASI([], [], fds, { debug: false });
     return { imports: { wasi_snapshot_preview1: wasi.wasiImport }, wasi, stderr };
   }
@@ -92,7 +121,7 @@ export class ModuleInstance {
    */
   requestBuffer(size) {
     if (size > this.capacity) {
-      this.stderr.text = "";
+      this.stderr.n = 0;
       const packed = this.exports.buffer(size);
       this.ptr = Number(BigInt.asUintN(32, packed >> 32n));
       this.capacity = Number(BigInt.asUintN(32, packed));
@@ -110,7 +139,7 @@ export class ModuleInstance {
    * @returns {Uint8Array} the answer, a view of linear memory valid until the next call into the instance
    */
   callBuffer(op, size) {
-    this.stderr.text = "";
+    this.stderr.n = 0;
     const packed = this.exports.call(op, size);
     // Memory may have grown during the call: a fresh view of it.
     return new Uint8Array(this.exports.memory.buffer, Number(BigInt.asUintN(32, packed >> 32n)), Number(BigInt.asUintN(32, packed)));

@@ -204,6 +204,30 @@ test("any other trap: internal with the trap message; the engine's words in deta
   assert.ok(!a.pool.idle.includes(inst), "the broken instance is not reused");
 });
 
+test("out of memory is named however long the Go runtime's trace after it (the first STDERR_KEEP bytes are kept)", () => {
+  const a = asm;
+  const inst = a.pool.acquire();
+  const real = inst.exports;
+  const enc = new TextEncoder();
+  inst.exports = {
+    ...real,
+    call: () => {
+      // What the module's Go runtime writes on its stderr when it dies of
+      // out of memory: why first, then ~20 KB of goroutine traces.
+      inst.stderr.write(enc.encode("runtime: out of memory: cannot allocate 8192-byte block\nfatal error: out of memory\n\n"));
+      for (let k = 0; k < 400; k++)
+        inst.stderr.write(enc.encode(`goroutine ${k} [running]:\nmain.f(0x${k.toString(16)})\n\t/src/x.go:${k} +0x1f\n`));
+      throw new WebAssembly.RuntimeError("unreachable executed");
+    },
+  };
+  a.pool.idle.push(inst);
+  const e = errorOf(() => a.assemble(requestFor(2)));
+  assert.deepEqual([e.code, e.path, e.message], ["internal", "", INTERNAL_MESSAGES.outOfMemory]);
+  assert.match(e.detail, /fatal error: out of memory/);
+  assert.doesNotMatch(e.detail, /goroutine 399/, "the tail past the kept bytes is dropped");
+  checkResponse(2, a.assemble(requestFor(2)));
+});
+
 test("bytes that are not a response: internal, its message, detail apart", () => {
   const a = asm;
   const inst = a.pool.acquire();

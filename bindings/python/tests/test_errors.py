@@ -105,6 +105,19 @@ def test_a_trap_that_is_not_out_of_memory() -> None:
     assert inst._failure(wasmtime.Trap("x")).to_error().message == _errors.MSG_OUT_OF_MEMORY
 
 
+def test_out_of_memory_is_named_however_long_the_trace_after_it() -> None:
+    # docs/SPEC.md §7.5: every host keeps the FIRST STDERR_KEEP_BYTES of the
+    # module's stderr; the Go runtime says why it died before its traces.
+    inst = _runtime.get_runtime().new_instance()
+    inst._on_stderr(b"runtime: out of memory: cannot allocate 8192-byte block\nfatal error: out of memory\n\n")
+    for k in range(400):  # ~20 KB of goroutine trace, in the chunks the runtime writes
+        inst._on_stderr(b"goroutine %d [running]:\nmain.f(0x%x)\n\t/src/x.go:%d +0x1f\n" % (k, k, k))
+    e = inst._failure(wasmtime.Trap("wasm trap: wasm `unreachable` instruction executed")).to_error()
+    assert (e.code, e.message) == ("internal", _errors.MSG_OUT_OF_MEMORY)
+    assert e.detail is not None and "fatal error: out of memory" in e.detail
+    assert "goroutine 399" not in e.detail  # the tail past the kept bytes is dropped
+
+
 def test_messages_of_internal_errors_are_the_shared_ones() -> None:
     # docs/SPEC.md §6: exactly these words in every host
     assert _errors.MSG_OUT_OF_MEMORY == (

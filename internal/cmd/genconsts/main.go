@@ -74,7 +74,7 @@ var ints = []intConst{
 	{"MAX_MODULE_BUFFER_BYTES", engine.MaxModuleBufferBytes, "The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes."},
 	{"DEFAULT_RECYCLE_ABOVE_BYTES", engine.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
 	{"DEFAULT_MEMORY_LIMIT_BYTES", engine.DefaultMemoryLimitBytes, "The cap on one instance's linear memory: its whole 32-bit address space (default and most)."},
-	{"STDERR_KEEP_BYTES", engine.StderrKeep, "Bytes of the module's stderr kept for an internal error's detail."},
+	{"STDERR_KEEP_BYTES", engine.StderrKeep, "Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (" + spec("§7.5") + ")."},
 }
 
 // calls are the op numbers of the module's call export (wasm/README.md,
@@ -88,6 +88,7 @@ func init() {
 
 var strs = []strConst{
 	{"MSG_OUT_OF_MEMORY", engine.MsgOutOfMemory, "internal: the module ran out of memory (the memory limit hit, memory.grow failed)."},
+	{"STDERR_OUT_OF_MEMORY", engine.StderrOutOfMemory, "A failure whose kept stderr (the first STDERR_KEEP_BYTES bytes) contains this is MSG_OUT_OF_MEMORY on every host (" + spec("§7.5") + ")."},
 	{"MSG_TRAPPED", engine.MsgTrapped, "internal: any other trap or exit of the module."},
 	{"MSG_BAD_RESPONSE", engine.MsgBadResponse, "internal: the module answered bytes that are not a response."},
 	{"MSG_RESPONSE_TOO_LARGE", core.MsgResponseTooLarge, "too_large at \"\": the response would be over MAX_RESPONSE_BYTES."},

@@ -39,6 +39,7 @@ __all__ = [
     "MSG_UNREADABLE_VALUE_FORMAT",
     "MSG_VALUE_TOO_LARGE_FORMAT",
     "STDERR_KEEP_BYTES",
+    "STDERR_OUT_OF_MEMORY",
     "WIRE_VERSION",
     "ErrorCode",
     "msg_request_too_large",
@@ -94,7 +95,7 @@ DEFAULT_RECYCLE_ABOVE_BYTES: Final = 268435456
 #: The cap on one instance's linear memory: its whole 32-bit address space (default and most).
 DEFAULT_MEMORY_LIMIT_BYTES: Final = 4294967296
 
-#: Bytes of the module's stderr kept for an internal error's detail.
+#: Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (the project's docs/SPEC.md §7.5, in the source repository).
 STDERR_KEEP_BYTES: Final = 4096
 
 #: The op number of the module's assemble call (wasm/README.md, in the source repository).
@@ -123,6 +124,9 @@ CALL_BATCH: Final = 7
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
+
+#: A failure whose kept stderr (the first STDERR_KEEP_BYTES bytes) contains this is MSG_OUT_OF_MEMORY on every host (the project's docs/SPEC.md §7.5, in the source repository).
+STDERR_OUT_OF_MEMORY: Final = "out of memory"
 
 #: internal: any other trap or exit of the module.
 MSG_TRAPPED: Final = "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
