@@ -32,6 +32,12 @@ import (
 	"github.com/polyloop/assembly/core/wirejson"
 )
 
+// maxJobs bounds --jobs: each worker may hold a module instance (up to 4 GiB
+// of linear memory) and the batch window holds 4 results per worker, so a
+// larger number buys nothing on any machine and a huge one would exhaust
+// memory before the first request.
+const maxJobs = 1024
+
 const usage = `usage: polyloop-assemble [flags] [FILE]
 
 Reads a request (JSON or msgpack) from FILE or stdin and writes the response.
@@ -42,8 +48,8 @@ flags:
   --out json|msgpack|text           output format (default json; text is a view for people)
   --batch                           a stream of requests: msgpack concatenated, JSON one per
                                     line (one response per line, a blank line included)
-  --jobs N                          with --batch: N requests in parallel, output in input
-                                    order (default: the number of CPUs)
+  --jobs N                          with --batch: N requests in parallel (1 to 1024), output
+                                    in input order (default: the number of CPUs)
   --wasm PATH                       the module for wazero/wasmtime (default $POLYLOOP_ASSEMBLY_WASM
                                     or wasm/assembly.wasm; build it with 'make wasm')
   --version                         print the version (and the module's sha256 with --engine
@@ -138,8 +144,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (o options, exit int, ok
 	if o.out != "json" && o.out != "msgpack" && o.out != "text" {
 		return o, usageError(stderr, "--out must be json, msgpack or text, not %q", o.out), false
 	}
-	if o.jobs < 1 {
-		return o, usageError(stderr, "--jobs must be 1 or more, not %d", o.jobs), false
+	if o.jobs < 1 || o.jobs > maxJobs {
+		return o, usageError(stderr, "--jobs must be between 1 and %d, not %d (the default is the number of CPUs; more workers than requests in flight only add memory)", maxJobs, o.jobs), false
 	}
 	if !o.batch {
 		o.jobs = 1

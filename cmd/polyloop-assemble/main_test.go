@@ -91,6 +91,12 @@ func TestExitCodesAndUsage(t *testing.T) {
 	if code, _, stderr := runCLI(t, nil, "--out", "yaml"); code != 2 || !strings.Contains(stderr, "--out must be") {
 		t.Fatalf("bad --out: exit %d, %q", code, stderr)
 	}
+	for _, jobs := range []string{"0", "-1", "1025", "2000000000", "9223372036854775807"} {
+		code, _, stderr := runCLI(t, []byte("{}\n"), "--batch", "--jobs", jobs)
+		if code != 2 || !strings.Contains(stderr, "--jobs must be between 1 and 1024") || strings.Contains(stderr, "goroutine") {
+			t.Fatalf("--jobs %s: exit %d, %q", jobs, code, stderr)
+		}
+	}
 	if code, _, stderr := runCLI(t, nil); code != 2 || !strings.Contains(stderr, "empty") {
 		t.Fatalf("empty input: exit %d, %q", code, stderr)
 	}
