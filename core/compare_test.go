@@ -392,3 +392,37 @@ func TestCompareErrorsNameTheSide(t *testing.T) {
 		t.Fatalf("no b: %s", ans)
 	}
 }
+
+// TestCompareBinSides: a side given as msgpack bytes in a bin (what a host
+// sends for its bytes) is judged on its own: the same answer as the value
+// itself, and an empty side (bytes or JSON text) or one with bytes after its
+// value is said as such, at the side's path, never as a cut or misread
+// compare request.
+func TestCompareBinSides(t *testing.T) {
+	side := func(k string, v []byte) []byte { return append(msgp.AppendString(nil, k), v...) }
+	req := func(a, b []byte) []byte {
+		return append(append(msgp.AppendMapHeader(nil, 2), side("a", a)...), side("b", b)...)
+	}
+	rec := msgp.AppendArrayHeader(nil, 0) // a recorded message list: []
+	plain := string(core.AppendCompareBytes(nil, req(rec, rec), testFromJSON))
+	if got := string(core.AppendCompareBytes(nil, req(msgp.AppendBytes(nil, rec), msgp.AppendBytes(nil, rec)), testFromJSON)); got != plain {
+		t.Fatalf("bin sides: %s, want %s", got, plain)
+	}
+	for _, c := range []struct {
+		a, b       []byte
+		path, want string
+	}{
+		{msgp.AppendBytes(nil, nil), rec, "a", "this side is empty (0 bytes)"},
+		{msgp.AppendString(nil, ""), rec, "a", "this side is empty (0 bytes)"},
+		{rec, msgp.AppendString(nil, " \r\n\t"), "b", "this side is empty (only white space)"},
+		{rec, msgp.AppendBytes(nil, nil), "b", "this side is empty (0 bytes)"},
+		{rec, msgp.AppendBytes(nil, []byte("  \n")), "b", "go on past its msgpack value (which ends at byte 1 of 3)"},
+		{rec, msgp.AppendBytes(nil, append(rec, rec...)), "b", "go on past its msgpack value (which ends at byte 1 of 2)"},
+		{msgp.AppendBytes(nil, []byte{0x92, 0x90}), rec, "a", "ends in the middle of a value"},
+	} {
+		ans := string(core.AppendCompareBytes(nil, req(c.a, c.b), testFromJSON))
+		if !strings.Contains(ans, `"code":"malformed_request"`) || !strings.Contains(ans, `"path":"`+c.path+`"`) || !strings.Contains(ans, c.want) {
+			t.Errorf("%x vs %x: %s, want %q at %s", c.a, c.b, ans, c.want, c.path)
+		}
+	}
+}

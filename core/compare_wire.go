@@ -2,6 +2,7 @@ package core
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
@@ -73,22 +74,53 @@ func splitCompareRequest(b []byte, fromJSON func([]byte) ([]byte, *Error)) (sa, 
 	return sides[0], sides[1], nil
 }
 
-// compareSideBytes cuts one side's value off b: its msgpack, or the msgpack
-// of its JSON text.
+// compareSideBytes cuts one side's value off b: its msgpack, the msgpack
+// of its JSON text, or the msgpack a bin holds (a host's bytes, judged on
+// their own: empty, or more than one value, is said as such).
 func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, rest []byte, _ *Error) {
-	if len(b) > 0 && msgp.NextType(b) == msgp.StrType {
+	switch {
+	case len(b) > 0 && msgp.NextType(b) == msgp.StrType:
 		text, rest, err := readStr(b)
 		if err != nil {
 			return nil, rest, err
 		}
+		if strings.Trim(text, " \t\r\n") == "" {
+			return nil, rest, emptySide(len(text))
+		}
 		side, err = fromJSON([]byte(text))
 		return side, rest, err
+	case len(b) > 0 && msgp.NextType(b) == msgp.BinType:
+		data, rest, e := msgp.ReadBytesZC(b)
+		if e != nil {
+			return nil, b, endsEarly()
+		}
+		if len(data) == 0 {
+			return nil, rest, emptySide(0)
+		}
+		after, e := msgp.Skip(data)
+		if e != nil {
+			return nil, rest, newError(CodeMalformedRequest, "", "this side's msgpack ends in the middle of a value; it was cut short")
+		}
+		if len(after) != 0 {
+			return nil, rest, newError(CodeMalformedRequest, "", "this side's bytes go on past its msgpack value (which ends at byte "+strconv.Itoa(len(data)-len(after))+" of "+strconv.Itoa(len(data))+"); give one request or message list per side")
+		}
+		return data, rest, nil
 	}
 	rest, e := msgp.Skip(b)
 	if e != nil {
 		return nil, b, endsEarly()
 	}
 	return b[:len(b)-len(rest)], rest, nil
+}
+
+// emptySide is the error of a side of n bytes that holds no value: none, or
+// only JSON white space.
+func emptySide(n int) *Error {
+	what := "0 bytes"
+	if n > 0 {
+		what = "only white space"
+	}
+	return newError(CodeMalformedRequest, "", "this side is empty ("+what+"): give a request (a map) or a recorded message list (an array), as JSON text or msgpack bytes")
 }
 
 // AppendCompareError appends the answer of a compare request that fails

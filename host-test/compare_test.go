@@ -61,5 +61,9 @@ func TestCompareEveryEngine(t *testing.T) {
 	sameCompare(t, "a recorded list", comparePair(recorded, cases[0].Request))
 	sameCompare(t, "JSON text sides", comparePair(msgp.AppendString(nil, `[{"role":"user","content":"hi"}]`), msgp.AppendString(nil, `{"v":1,"observation_template":"{observation}"}`)))
 	sameCompare(t, "a broken request", []byte{0x82, 0xa1, 'a'})
+	sameCompare(t, "bin sides", comparePair(msgp.AppendBytes(nil, recorded), msgp.AppendBytes(nil, cases[0].Request)))
+	for _, side := range [][]byte{msgp.AppendBytes(nil, nil), msgp.AppendString(nil, " \n"), msgp.AppendBytes(nil, append(recorded, 0x90)), msgp.AppendBytes(nil, recorded[:3])} {
+		sameCompare(t, "an empty or overfull side "+strconv.Quote(string(side)), comparePair(recorded, side))
+	}
 	t.Logf("%d vector pairs and %d random pairs (%d compared): compare identical on native and %d modules", 2*len(cases), n, compared, len(runners))
 }

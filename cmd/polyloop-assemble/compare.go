@@ -51,8 +51,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	return writeComparison(stdout, eng.Compare(req), *out == "text")
 }
 
-// readSide reads one input as a side of a compare request: msgpack bytes as
-// they are, JSON text as a str (the core judges it as assemble_json does).
+// readSide reads one input as a side of a compare request: msgpack bytes in
+// a bin, JSON text as a str (the core judges it as assemble_json does); an
+// empty or blank input is an error here, as for the main command.
 func readSide(arg string) ([]byte, error) {
 	path, line := arg, 0
 	if i := strings.LastIndexByte(arg, '#'); i > 0 {
@@ -77,10 +78,16 @@ func readSide(arg string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 {
+		// As the main command says of an empty input (exit 2).
+		return nil, errors.New("it is empty; give a request or a recorded message list (JSON or msgpack)")
+	}
+	if t[0] == '{' || t[0] == '[' {
 		return msgp.AppendStringFromBytes(nil, b), nil
 	}
-	return b, nil
+	// msgpack bytes, in a bin: the core judges them as one side on their own.
+	return msgp.AppendBytes(nil, b), nil
 }
 
 func nthLine(r *bufio.Reader, n int) ([]byte, error) {

@@ -67,4 +67,14 @@ func TestCompareSubcommand(t *testing.T) {
 	if code, _, _ := runCLI(t, nil, "compare", a); code != 2 {
 		t.Fatalf("one input: exit %d", code)
 	}
+	for name, text := range map[string]string{"empty.json": "", "blank.json": " \r\n\t\n"} {
+		code, out, errText := runCLI(t, nil, "compare", a, writeFile(t, name, text))
+		if code != 2 || out != "" || !strings.Contains(errText, "B: it is empty; give a request or a recorded message list") {
+			t.Fatalf("%s: exit %d, %q, %q", name, code, out, errText)
+		}
+	}
+	two := writeFile(t, "two.msgpack", string(append(mustMsgpack(t, cmpReq), 0x90)))
+	if code, out, _ := runCLI(t, nil, "compare", two, a); code != 2 || !strings.Contains(out, `this side's bytes go on past its msgpack value`) || !strings.Contains(out, `"path":"a"`) {
+		t.Fatalf("two msgpack values in one side: exit %d, %s", code, out)
+	}
 }

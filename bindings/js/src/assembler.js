@@ -213,8 +213,9 @@ export class Assembler {
    * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`)
    */
   compare(a, b) {
-    const sa = a instanceof Uint8Array ? a : encodeRequest(a);
-    const sb = b instanceof Uint8Array ? b : encodeRequest(b);
+    // Bytes go as a bin: the core judges them as one side on their own.
+    const sa = encodeRequest(a);
+    const sb = encodeRequest(b);
     const request = new Uint8Array(5 + sa.length + sb.length);
     request.set([0x82, 0xa1, 0x61]);
     request.set(sa, 3);

@@ -61,3 +61,24 @@ test("an invalid side throws with its side in the path", async () => {
     (e) => e instanceof AssemblyError && e.code === "unsupported_version" && e.path === "b.v",
   );
 });
+
+test("an empty or overfull side is said as such, never as a cut compare request", async () => {
+  const asm = await assembler();
+  for (const [side, words] of [
+    [new Uint8Array(0), "this side is empty (0 bytes)"],
+    ["", "this side is empty (0 bytes)"],
+    [" \r\n\t", "this side is empty (only white space)"],
+    [Uint8Array.of(0x90, 0x90), "this side's bytes go on past its msgpack value (which ends at byte 1 of 2)"],
+  ]) {
+    for (const [a, b, path] of [
+      [[], side, "b"],
+      [side, [], "a"],
+    ]) {
+      assert.throws(
+        () => asm.compare(a, b),
+        (e) => e instanceof AssemblyError && e.code === "malformed_request" && e.path === path && e.message.includes(words),
+      );
+    }
+  }
+  assert.equal(asm.compare(Uint8Array.of(0x90), []).identical, true);
+});

@@ -181,6 +181,28 @@ def test_an_invalid_side_raises_with_its_side_in_the_path() -> None:
         pa.compare(5, [])
 
 
+@pytest.mark.parametrize(
+    ("side", "words"),
+    [
+        (b"", "this side is empty (0 bytes)"),
+        (bytearray(), "this side is empty (0 bytes)"),
+        ("", "this side is empty (0 bytes)"),
+        (" \r\n\t", "this side is empty (only white space)"),
+        (b"\x90\x90", "this side's bytes go on past its msgpack value (which ends at byte 1 of 2)"),
+        (b"  ", "this side's bytes go on past its msgpack value (which ends at byte 1 of 2)"),
+    ],
+)
+def test_an_empty_or_overfull_side_is_said_as_such(side: object, words: str) -> None:
+    # Bytes are one side on their own (sent as a bin); never a cut or
+    # misread compare request.
+    for a, b, path in (([], side, "b"), (side, [], "a")):
+        with pytest.raises(pa.AssemblyError) as e:
+            pa.compare(a, b)
+        assert (e.value.code, e.value.path) == ("malformed_request", path)
+        assert words in e.value.message
+    assert pa.compare(b"\x90", [])["identical"]  # msgpack bytes of [] are the list []
+
+
 def test_compare_recorded_is_one_map_and_one_filter() -> None:
     r = random.Random(7)
     reqs = [rand_request(r) for _ in range(20)]
