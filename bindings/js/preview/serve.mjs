@@ -11,7 +11,9 @@
  * <polyloop-prompt-view> element; the editor, CodeMirror, in a chunk under
  * /preview/chunks/ loaded in parallel) and /preview/worker.js (the element's
  * worker: the package and the module's runtime). Nothing else: no directory
- * listings, no paths outside those. Every response carries an ETag and
+ * listings, no paths outside those, and no Host but this machine's own names
+ * (127.0.0.1, localhost, [::1] with the server's port: a page on another
+ * name that resolves here — DNS rebinding — gets 421). Every response carries an ETag and
  * `cache-control: no-cache`, so a reload revalidates (304) and the browser
  * keeps the compiled module in its code cache.
  *
@@ -111,8 +113,19 @@ async function resolveFile(urlPath) {
  */
 export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
   const bundles = await buildPreview();
+  /** The Host headers answered, once the port is known. @type {Set<string>} */
+  const hosts = new Set();
   const server = createServer(async (req, res) => {
     try {
+      if (!hosts.has((req.headers.host ?? "").toLowerCase())) {
+        const [own] = hosts;
+        res
+          .writeHead(421, { "content-type": "text/plain; charset=utf-8" })
+          .end(
+            `misdirected request: this server answers only http://${own}/ and this machine's other loopback names; open the preview there\n`,
+          );
+        return;
+      }
       const path = new URL(req.url ?? "/", "http://x").pathname;
       if (path === "/" || path === "/preview") {
         res.writeHead(302, { location: "/preview/" }).end();
@@ -151,6 +164,7 @@ export async function startServer({ port = 8377, host = "127.0.0.1" } = {}) {
     server.listen(port, host, () => resolve(undefined));
   });
   const addr = /** @type {import("node:net").AddressInfo} */ (server.address());
+  for (const name of [host, "127.0.0.1", "localhost", "[::1]"]) hosts.add(`${name}:${addr.port}`.toLowerCase());
   const url = `http://${host}:${addr.port}/preview/`;
   return { server, url, close: () => new Promise((r) => server.close(() => r(undefined))) };
 }
