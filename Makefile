@@ -180,7 +180,7 @@ fuzz:
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
 bench: wasm python.venv python.wasm js.deps js.wasm dist.js
-	$(GO) run ./internal/cmd/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json -readme README.md
+	$(GO) run ./internal/cmd/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
 
 bench.quick: wasm python.venv python.wasm js.deps js.wasm dist.js
 	$(GO) run ./internal/cmd/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
