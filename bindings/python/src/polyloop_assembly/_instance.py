@@ -159,8 +159,9 @@ class Instance:
         return funcs, memory
 
     def _on_stderr(self, data: bytes) -> None:
-        # The first STDERR_KEEP_BYTES, as every host keeps (docs/SPEC.md
-        # §7.5): the Go runtime writes why it died before its traces.
+        # The first STDERR_KEEP_BYTES, as every host keeps (the project's
+        # docs/SPEC.md §7.5, in the source repository): the Go runtime
+        # writes why it died before its traces.
         room = _STDERR_KEEP - len(self._stderr)
         if room > 0:
             self._stderr += data[:room]
