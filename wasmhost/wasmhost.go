@@ -51,7 +51,9 @@ type Options struct {
 	// cache) and <dir>/wasmtime-<version>/<module sha256>.cwasm (the 4 newest
 	// kept), each compiled under a file lock so that processes starting
 	// together on a cold cache compile once. An unusable directory falls
-	// back to compiling in memory.
+	// back to compiling in memory; so does one that another user owns or
+	// may write, with one notice on stderr (docs/SPEC.md §7.4: the seal
+	// of a cached file is not a signature). Only regular files are read.
 	CacheDir string
 	// MaxInstances is the most instances alive at once; a call waits while
 	// all are busy. Default: the number of CPUs.

@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,8 +33,12 @@ var Compiles atomic.Int64
 // then deserialize what the first wrote), compile, write the sealed file
 // atomically (temp file + rename) and evict all but the CacheKeep newest. A
 // file that fails its check is never deserialized: it is compiled afresh
-// and replaced, with one notice line on stderr. An empty root, or a
-// directory that cannot be written, compiles in memory.
+// and replaced, with one notice line on stderr; so is anything at the
+// file's path that is not a regular file (a symbolic link, a named pipe, a
+// device), one that another user could have written (untrusted), or one
+// larger than CacheFileLimit. An empty root, or a directory that cannot be
+// written, compiles in memory; so does a cache directory (root, root/dir)
+// that another user could write, with one notice saying why and what to do.
 func Cached[M any](root, dir string, wasm []byte, deserialize func([]byte) (M, error), compile func() (M, []byte, error)) (M, error) {
 	if root == "" {
 		return compileCounted(compile)
@@ -41,18 +48,27 @@ func Cached[M any](root, dir string, wasm []byte, deserialize func([]byte) (M, e
 	d := filepath.Join(root, dir)
 	path := filepath.Join(d, key+".cwasm")
 	binding := SealBinding(key, dir)
-	if m, _, ok := load(path, binding, deserialize); ok {
+	limit := CacheFileLimit(len(wasm))
+	if !trustedDirs(root, d) {
+		return compileCounted(compile)
+	}
+	if m, _, ok := load(path, binding, limit, deserialize); ok {
 		return m, nil
 	}
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	// Checked again once made: another user may have made them meanwhile.
+	if err := os.MkdirAll(d, 0o755); err != nil || !trustedDirs(root, d) {
 		return compileCounted(compile)
 	}
 	unlock, err := lockFile(path + ".lock")
 	if err != nil {
+		var bad *unusableFileError
+		if errors.As(err, &bad) {
+			distrusted(d, fmt.Sprintf("its lock file %s %s", bad.path, bad.problem), "remove "+bad.path)
+		}
 		return compileCounted(compile)
 	}
 	defer unlock()
-	m, problem, ok := load(path, binding, deserialize) // another process compiled it meanwhile?
+	m, problem, ok := load(path, binding, limit, deserialize) // another process compiled it meanwhile?
 	if ok {
 		return m, nil
 	}
@@ -89,24 +105,135 @@ func compileCounted[M any](compile func() (M, []byte, error)) (M, error) {
 	return m, err
 }
 
-// load deserializes the cache file path if its seal verifies against
-// binding. Otherwise it says why (problem), or nothing if there is no file.
-func load[M any](path, binding string, deserialize func([]byte) (M, error)) (m M, problem string, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, "", false
+// load deserializes the cache file path if it is a regular file of at
+// most limit bytes that no other user could have written and its seal
+// verifies against binding. Otherwise it says why (problem), or nothing if
+// there is no file.
+func load[M any](path, binding string, limit int64, deserialize func([]byte) (M, error)) (m M, problem string, ok bool) {
+	f, problem := openCacheFile(path)
+	if f == nil {
+		return m, problem, false
+	}
+	b, problem := readCacheFile(f, limit)
+	if problem != "" {
+		return m, problem, false // never read, or never handed to the engine
 	}
 	payload, problem := Unseal(binding, b)
 	if problem != "" {
 		return m, problem, false // never handed to the engine
 	}
-	m, err = deserialize(payload)
+	m, err := deserialize(payload)
 	if err != nil { // a build of the engine that names itself the same
 		return m, fmt.Sprintf("passed its check but the engine could not load it (%v)", err), false
 	}
 	now := time.Now()
 	os.Chtimes(path, now, now) // recently used: kept by eviction
 	return m, "", true
+}
+
+// CacheFileLimit is the size past which a .cwasm file of a module of
+// moduleSize bytes is not read ("larger than ... can be"): 16 times the
+// module, plus 16 MiB. wasmtime's serialized code is about 3.2 times the
+// module (8.9 MB for this project's 2.8 MB), so no file the cache wrote
+// comes near it, and a read is bounded even if a file grows without end.
+func CacheFileLimit(moduleSize int) int64 { return 16*int64(moduleSize) + 16<<20 }
+
+// readCacheFile reads the opened cache file f, and closes it, if it is a
+// regular file (fileProblem) of at most limit bytes.
+func readCacheFile(f *os.File, limit int64) ([]byte, string) {
+	defer f.Close()
+	fi, problem := fileProblem(f)
+	if problem != "" {
+		return nil, problem
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Sprintf("is larger than a compiled module of this module can be (%d bytes, at most %d)", fi.Size(), limit)
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Sprintf("could not be read (%v)", err)
+	}
+	return b, ""
+}
+
+// fileProblem says why the opened cache file f must not be used: it is not
+// a regular file, or another user could have written it (untrusted).
+func fileProblem(f *os.File) (fs.FileInfo, string) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Sprintf("could not be examined (%v)", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, "is " + fileKind(fi.Mode()) + ", not a regular file"
+	}
+	if problem, _ := untrusted(fi); problem != "" {
+		return nil, "is " + problem
+	}
+	return fi, ""
+}
+
+// fileKind names what a file that is not regular is.
+func fileKind(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	case mode&fs.ModeDir != 0:
+		return "a directory"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}
+
+// symlinkProblem is the phrase for a symbolic link where the cache keeps a
+// file: the cache never makes one, so where it points is not looked at.
+const symlinkProblem = "is a symbolic link, not a file this cache wrote"
+
+func isSymlink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// unusableFileError is a cache file (the lock) that is not a regular file.
+type unusableFileError struct{ path, problem string }
+
+func (e *unusableFileError) Error() string { return e.path + " " + e.problem }
+
+// trustedDirs reports whether the cache directories dirs may be used:
+// each that exists is owned by you (or root) and writable by no other user
+// (untrusted). Otherwise it prints the notice (distrusted) and the caller
+// compiles in memory, neither reading from nor writing to the cache. The
+// directories above the cache root are not checked (a root in /tmp, which
+// everyone may write but with the sticky bit, is safe as long as the root
+// itself is yours): a symbolic link as the root is followed.
+func trustedDirs(dirs ...string) bool {
+	for _, dir := range dirs {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() {
+			continue // not made yet, or not usable: the callers fall back
+		}
+		if problem, fix := untrusted(fi); problem != "" {
+			distrusted(dir, "it is "+problem+", so another user could plant code in it", fix)
+			return false
+		}
+	}
+	return true
+}
+
+// noticed holds the distrust notices this process printed: each is printed
+// once, however many engines open the cache.
+var noticed sync.Map
+
+// distrusted prints the one notice line for a cache directory not used.
+// Python prints the same words (bindings/python _cache.py).
+func distrusted(dir, problem, fix string) {
+	line := fmt.Sprintf("polyloop-assembly: not using the module cache %s: %s; compiling the module in memory. "+
+		"To use the cache, %s, or set POLYLOOP_ASSEMBLY_CACHE_DIR to a directory of your own\n", dir, problem, fix)
+	if _, seen := noticed.LoadOrStore(line, true); !seen {
+		fmt.Fprint(os.Stderr, line)
+	}
 }
 
 // sealMagic opens the trailer Seal appends to a serialized module.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/tetratelabs/wazero"
@@ -14,7 +15,9 @@ import (
 // OpenWazero compiles the module under wazero. Its compiled code is cached in
 // <cache root>/wazero/ (wazero's own format, keyed by the module and
 // wazero's version), compiled under the lock <cache root>/wazero.lock so
-// that processes starting together on a cold cache compile once.
+// that processes starting together on a cold cache compile once. A cache
+// root, wazero/ or a directory in it that another user could write is not
+// handed to wazero (trustedDirs): it compiles in memory, with one notice.
 func OpenWazero(c Config) (Engine, error) {
 	c = c.WithDefaults()
 	wasm, err := LoadModule(c)
@@ -24,12 +27,16 @@ func OpenWazero(c Config) (Engine, error) {
 	ctx := context.Background()
 	pages := uint32(c.MemoryLimitBytes / 65536)
 	var cache wazero.CompilationCache
-	if root := CacheRoot(c.CacheDir); root != "" {
+	if root := CacheRoot(c.CacheDir); root != "" && trustedDirs(root, filepath.Join(root, "wazero")) {
 		// An unusable directory falls back to compiling in memory.
 		if cc, err := wazero.NewCompilationCacheWithDir(filepath.Join(root, "wazero")); err == nil {
-			cache = cc
-			if unlock, err := lockFile(filepath.Join(root, "wazero.lock")); err == nil {
-				defer unlock()
+			if trustedDirs(wazeroDirs(root)...) { // as made, with wazero's version directory
+				cache = cc
+				if unlock, err := lockFile(filepath.Join(root, "wazero.lock")); err == nil {
+					defer unlock()
+				}
+			} else {
+				cc.Close(ctx)
 			}
 		}
 	}
@@ -45,6 +52,18 @@ func OpenWazero(c Config) (Engine, error) {
 	}
 	e.cache = cache
 	return e, nil
+}
+
+// wazeroDirs are the cache root, its wazero/ and what is in that: the
+// directories wazero reads compiled code from.
+func wazeroDirs(root string) []string {
+	dir := filepath.Join(root, "wazero")
+	dirs := []string{root, dir}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		dirs = append(dirs, filepath.Join(dir, e.Name()))
+	}
+	return dirs
 }
 
 func compileWazero(ctx context.Context, wasm []byte, pages uint32, cache wazero.CompilationCache) (*wazeroEngine, error) {

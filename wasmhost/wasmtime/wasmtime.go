@@ -12,7 +12,10 @@
 // kept. Each file carries a SHA-256 of its bytes bound to the module and to
 // this Version, checked before wasmtime sees a byte of it: an entry that
 // fails the check (or does not deserialize) is never run but compiled
-// afresh and replaced, with one notice line on stderr.
+// afresh and replaced, with one notice line on stderr; so is anything at
+// that path that is not a regular file, or is too large to be one (a named
+// pipe, a link to /dev/zero). A cache directory another user owns or may
+// write is not used at all (the seal is unkeyed; docs/SPEC.md §7.4).
 package wasmtime
 
 import (
