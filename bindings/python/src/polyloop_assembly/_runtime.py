@@ -70,7 +70,7 @@ class Runtime:
         self.engine = wasmtime.Engine()
         self.module_sha256 = hashlib.sha256(module_bytes).hexdigest()
         self.module, self.cache_status, self.cache_path = _cache.load_module(
-            self.engine, self.module_sha256, lambda: wasmtime.Module(self.engine, module_bytes)
+            self.engine, self.module_sha256, lambda: wasmtime.Module(self.engine, module_bytes), len(module_bytes)
         )
         self.load_seconds = time.perf_counter() - t0
         linker = wasmtime.Linker(self.engine)
