@@ -18,10 +18,12 @@ an unbounded stream runs in bounded memory."""
 
 from __future__ import annotations
 
+import _thread
 import collections
 import functools
+import itertools
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+import queue
 from typing import (
     Any,
     Callable,
@@ -251,30 +253,78 @@ class _Reader:
 def _threaded(run: Callable[[List[Any]], List[Any]], reader: _Reader, n: int, ahead: int) -> Iterator[Any]:
     """The results of ``run`` over the reader's chunks from ``n`` threads, ``ahead`` chunks
     in flight, in input order. An exception raised by the input is raised
-    after the results of every item read before it."""
-    pending: Deque["Future[List[Any]]"] = collections.deque()
-    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="polyloop-assembly")
+    after the results of every item read before it.
+
+    Safe under Ctrl-C: this thread (the one signal handlers run in) only
+    starts threads (``_thread.start_new_thread``, which waits for nothing)
+    and puts and gets on ``queue.SimpleQueue``s, which are C and wait
+    interruptibly, so an exception raised by a handler leaves no lock held;
+    ``concurrent.futures`` and ``threading.Thread.start`` wait on
+    ``threading.Condition``, which a ``KeyboardInterrupt`` can leave broken
+    ("release unlocked lock", a worker stuck setting a result)."""
+    tasks: "queue.SimpleQueue[Optional[Tuple[List[Any], queue.SimpleQueue[Any]]]]" = queue.SimpleQueue()
+    done: "queue.SimpleQueue[None]" = queue.SimpleQueue()
+    stop = [False]
+    pending: "Deque[queue.SimpleQueue[Any]]" = collections.deque()
     born = _fork.generation()
+    started = 0
     failed: Optional[BaseException] = None
     try:
+        while started < n:
+            _thread.start_new_thread(_work, (run, tasks, done, stop))
+            started += 1
         while True:
             if _fork.generation() != born:  # continued in a forked child: the threads are the parent's
                 raise RuntimeError(_FORKED)
             while reader.more and len(pending) < ahead:
                 batch, failed = reader.read()
                 if batch:
-                    pending.append(pool.submit(run, batch))
+                    box: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+                    tasks.put((batch, box))
+                    pending.append(box)
             if not pending:
                 if failed is not None:
                     raise failed
                 return
-            yield from pending.popleft().result()
+            ok, value = pending[0].get()
+            pending.popleft()
+            if not ok:
+                raise value
+            yield from value
     finally:
-        # the consumer stopped early or a request raised: drop what is queued
-        # (in a forked child the threads are the parent's: nothing to wait for)
-        for f in pending:
-            f.cancel()
-        pool.shutdown(wait=_fork.generation() == born)
+        # The consumer stopped early, a request raised, or Ctrl-C: the chunks
+        # not begun are skipped, and every worker gets its end in one C call
+        # (n of them: one more thread may have started than was counted).
+        stop[0] = True
+        collections.deque(map(tasks.put, itertools.repeat(None, n)), maxlen=0)
+        if _fork.generation() == born:  # in a forked child the threads are the parent's
+            for _ in range(started):
+                done.get()
+
+
+def _work(
+    run: Callable[[List[Any]], List[Any]],
+    tasks: "queue.SimpleQueue[Optional[Tuple[List[Any], queue.SimpleQueue[Any]]]]",
+    done: "queue.SimpleQueue[None]",
+    stop: List[bool],
+) -> None:
+    """A worker of :func:`_threaded`: runs chunks until its end (``None``),
+    putting ``(True, results)`` or ``(False, exception)`` in each chunk's box."""
+    try:
+        while True:
+            item = tasks.get()
+            if item is None:
+                return
+            batch, box = item
+            if stop[0]:
+                box.put((False, None))
+                continue
+            try:
+                box.put((True, run(batch)))
+            except BaseException as e:  # raised in the consumer, as Future.result() did
+                box.put((False, e))
+    finally:
+        done.put(None)
 
 
 _FORKED = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
-import threading
+import queue
 import weakref
 from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -20,13 +20,36 @@ T = TypeVar("T")
 _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 
 
+class _Slot:
+    """The place of one instance in a pool: taken from the pool's queue for a
+    call and put back after it, holding an instance or ``None`` (the taker
+    makes one)."""
+
+    __slots__ = ("instance",)
+
+    def __init__(self) -> None:
+        self.instance: Optional[Instance] = None
+
+
+#: The argument of the one ``SimpleQueue.get(True)`` call that takes a slot.
+_BLOCK = (True,)
+
+
 class Pool:
     """A pool of at most ``max_instances`` instances of the module.
 
-    Thread-safe: each call takes an idle instance (or creates one while fewer
-    than ``max_instances`` exist, else waits for one), runs on it alone and
-    gives it back. An instance that trapped, exited or ran out of memory is
-    discarded, as is one whose linear memory grew past ``recycle_above_bytes``.
+    Thread-safe: each call takes a slot (waiting while all ``max_instances``
+    are busy), runs on its instance alone (made on first use) and gives it
+    back. An instance that trapped, exited or ran out of memory is discarded,
+    as is one whose linear memory grew past ``recycle_above_bytes``.
+
+    Safe under Ctrl-C: a ``KeyboardInterrupt`` (any exception a signal
+    handler raises) can land on any line and the pool stays whole. There is
+    no lock: the slots wait in a ``queue.SimpleQueue``, and a slot is taken
+    by one C call that stores it where the ``finally`` sees it
+    (``held.extend(map(get, ...))``) and given back by the first call of that
+    ``finally``, so no Python code runs between the queue and the holder. The
+    instance of an interrupted call is discarded, never reused half-updated.
 
     Args:
         max_instances: most instances alive at once (a call waits when all
@@ -56,39 +79,28 @@ class Pool:
         self.recycle_above_bytes = recycle_above_bytes
         self.memory_limit_bytes = memory_limit_bytes
         self._new_instance = new_instance or _runtime.new_instance
-        self._cond = threading.Condition(threading.Lock())
-        self._idle: List[Instance] = []
-        self._live = 0
+        self._open()
         #: Instances discarded after a failure (for tests and monitoring).
         self.discarded_failed = 0
         #: Instances discarded because their memory outgrew ``recycle_above_bytes``.
         self.discarded_grown = 0
         _pools.add(self)
 
-    def _acquire(self) -> Instance:
-        with self._cond:
-            while True:
-                if self._idle:
-                    return self._idle.pop()
-                if self._live < self.max_instances:
-                    self._live += 1
-                    break
-                self._cond.wait()
-        try:
-            return self._new_instance(self.memory_limit_bytes)
-        except BaseException:
-            with self._cond:
-                self._live -= 1
-                self._cond.notify()
-            raise
+    def _open(self) -> None:
+        self._slots = tuple(_Slot() for _ in range(self.max_instances))
+        self._queue: "queue.SimpleQueue[_Slot]" = queue.SimpleQueue()
+        for slot in self._slots:
+            self._queue.put(slot)
 
-    def _release(self, instance: Instance, keep: bool) -> None:
-        with self._cond:
-            if keep:
-                self._idle.append(instance)
-            else:
-                self._live -= 1
-            self._cond.notify()
+    @property
+    def _idle(self) -> List[Instance]:
+        """The instances alive, for tests (at rest, all of them are idle)."""
+        return [s.instance for s in self._slots if s.instance is not None]
+
+    @property
+    def _live(self) -> int:
+        """How many instances are alive (at most ``max_instances``)."""
+        return len(self._idle)
 
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
         """Run one request on a pooled instance as the module's call number
@@ -113,12 +125,20 @@ class Pool:
         return self._on_instance(lambda instance: instance.call_batch(items))
 
     def _on_instance(self, run: Callable[[Instance], T]) -> T:
-        """``run(instance)`` on an instance taken from the pool and
-        given back after (discarded if it failed or its memory outgrew
-        ``recycle_above_bytes``)."""
-        instance = self._acquire()
+        """``run(instance)`` on the instance of a slot taken from the pool
+        and given back after (its instance discarded if the call failed, was
+        interrupted, or its memory outgrew ``recycle_above_bytes``)."""
+        held: List[_Slot] = []
         keep = False
         try:
+            # One C call takes a slot and holds it: an exception raised by a
+            # signal handler lands before the slot is taken (SimpleQueue.get
+            # waits interruptibly) or after it is held, never between.
+            held.extend(map(self._queue.get, _BLOCK))
+            slot = held[0]
+            instance = slot.instance
+            if instance is None:
+                instance = slot.instance = self._new_instance(self.memory_limit_bytes)
             out = run(instance)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
@@ -129,19 +149,19 @@ class Pool:
             self.discarded_failed += 1
             raise
         finally:
-            self._release(instance, keep)
+            if held:  # no call before the put: nothing can interrupt it
+                if not keep:
+                    held[0].instance = None
+                self._queue.put(held[0])
 
     def clear(self) -> None:
-        """Drop the idle instances (busy ones are dropped when given back)."""
-        with self._cond:
-            self._live -= len(self._idle)
-            self._idle.clear()
-            self._cond.notify_all()
+        """Drop the instances: idle ones now, busy ones when given back.
+        Never waits (the interpreter's exit calls it)."""
+        for slot in self._slots:
+            slot.instance = None
 
     def _reset_after_fork(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._idle = []
-        self._live = 0
+        self._open()
 
 
 def _reset_pools() -> None:

@@ -144,8 +144,11 @@ class Prompt:
         except (KeyError, TypeError):
             raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="add_step answered %.200r" % (response,)) from None
         state = _state_of(response)
-        self._messages.extend(new_messages)
-        self._message_chars.extend(new_chars)
+        # The step is committed by in-place operators and stores alone: no
+        # call, so an exception a signal handler raises (Ctrl-C) lands before
+        # or after the commit, never inside it; the Prompt is whole either way.
+        self._messages += new_messages
+        self._message_chars += new_chars
         self._state = state
         self._overflow = overflow
         return self
