@@ -80,7 +80,7 @@ test.check:
 # has PyPI msgpack for the reference's cross-check.
 test.go: check-python312 wasm python.venv
 	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./internal/... ./cmd/... ./tools/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
@@ -130,9 +130,9 @@ test.dist.reproducible: dist.python dist.js
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: lint.go
 lint.go:
-	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/
+	CGO_ENABLED=0 $(GO) vet . ./core/... ./internal/... ./wasmhost/ ./tools/...
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./internal/... ./wasmhost/... ./cmd/...
+	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./internal/... ./wasmhost/... ./cmd/... ./tools/...
 
 # gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
 GOFMT = $$($(GO) env GOROOT)/bin/gofmt
@@ -180,10 +180,10 @@ fuzz:
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
 bench: wasm python.venv python.wasm js.deps js.wasm dist.js
-	$(GO) run ./internal/cmd/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
+	$(GO) run ./tools/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
 
 bench.quick: wasm python.venv python.wasm js.deps js.wasm dist.js
-	$(GO) run ./internal/cmd/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
+	$(GO) run ./tools/benchreport -quick $(BENCH_HOSTS) -out $(BENCH_QUICK_OUT).md -json $(BENCH_QUICK_OUT).json
 
 # The Go benchmarks of the core and of the engines (go test -bench).
 bench.go: wasm

@@ -22,7 +22,7 @@ const (
 
 // Codes returns every error code, in the order of the const block above
 // (docs/SPEC.md §6): the bindings' ERROR_CODES, generated from it by
-// internal/cmd/genconsts. TestCodesListsEveryCode keeps the two in step.
+// tools/genconsts. TestCodesListsEveryCode keeps the two in step.
 func Codes() []Code {
 	return []Code{
 		CodeMalformedRequest, CodeUnsupportedVersion, CodeUnknownField, CodeMissingField,

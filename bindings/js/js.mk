@@ -15,7 +15,7 @@ JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 # `make test` includes the JavaScript binding, its built tarball and the
 # prompt preview; `make dist` writes the tarball; `make test.limits` runs the
 # full-size limit cases; `make bench` runs its benches through
-# internal/cmd/benchreport (the preview's in Chromium).
+# tools/benchreport (the preview's in Chromium).
 test: test.js test.js.dist
 test: test.preview
 dist: dist.js

@@ -22,7 +22,7 @@ PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/
 
 # `make test` runs the binding's suite and the built wheel on every CPython here;
 # `make dist` writes the wheel and the sdist; `make bench` runs its bench
-# through internal/cmd/benchreport.
+# through tools/benchreport.
 test: test.python test.python.dist
 dist: dist.python
 

@@ -1,5 +1,5 @@
 // The machine-readable mode of bench.mjs for `make bench`
-// (internal/cmd/benchreport): `node bench/bench.mjs --requests DIR --json PATH
+// (tools/benchreport): `node bench/bench.mjs --requests DIR --json PATH
 // [--names tiny,typical,1MB,16MB] [--histories 10,1000] [--samples N]
 // [--sample-seconds S]`. It runs the shared request files of
 // internal/testing/benchreq (not requests.mjs) and writes raw samples: per request

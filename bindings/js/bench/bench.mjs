@@ -19,7 +19,7 @@ import { decodeResponse } from "../src/decode.js";
 import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest } from "./requests.mjs";
 
 // `bench.mjs --requests DIR --json PATH` is the machine-readable mode of
-// `make bench` (internal/cmd/benchreport): the shared request files, raw samples.
+// `make bench` (tools/benchreport): the shared request files, raw samples.
 if (process.argv.includes("--json")) {
   const { jsonMain } = await import("./bench-json.mjs");
   await jsonMain(process.argv.slice(2));

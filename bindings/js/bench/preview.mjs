@@ -13,7 +13,7 @@
 // re-render; its update() is called directly, without its typing debounce),
 // checked out with `git worktree add /tmp/old <commit>`; run it from there.
 // --paths-only measures only bench/preview-paths.mjs's paths.
-// --json writes the figures for internal/cmd/benchreport (`make bench`).
+// --json writes the figures for tools/benchreport (`make bench`).
 
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";

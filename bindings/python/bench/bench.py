@@ -457,7 +457,7 @@ def main() -> None:
     print(table(("import + first call, new process", "import", "first call"), bench_first_call()))
 
 
-# --- machine-readable mode for `make bench` (internal/cmd/benchreport) -------------
+# --- machine-readable mode for `make bench` (tools/benchreport) -------------
 
 
 def _samples(fns: List[Callable[[], Any]], samples: int, sample_s: float) -> Tuple[List[int], List[List[float]]]:
@@ -486,7 +486,7 @@ def _samples(fns: List[Callable[[], Any]], samples: int, sample_s: float) -> Tup
 
 def json_main(argv: List[str]) -> None:
     """``bench.py --requests DIR --json PATH``: the shared request files of
-    internal/testing/benchreq (written by internal/cmd/benchreport) instead of this file's
+    internal/testing/benchreq (written by tools/benchreport) instead of this file's
     own requests, raw samples as JSON. Options: --names tiny,typical,1MB,16MB,
     --histories 10,1000, --samples N, --sample-seconds S."""
     import argparse

@@ -3,7 +3,7 @@
 // BENCHMARKS.md (regenerated) and BENCHMARKS.json, plus an SVG plot of the
 // add_step cost against the history length.
 //
-//	go run ./internal/cmd/benchreport [-quick] [-python PY] [-node NODE] [-out BENCHMARKS.md] [-json BENCHMARKS.json]
+//	go run ./tools/benchreport [-quick] [-python PY] [-node NODE] [-out BENCHMARKS.md] [-json BENCHMARKS.json]
 //
 // It measures the Go hosts itself (native core, wazero, wasmtime-go), side by
 // side: each sample round runs every engine once, so a burst of load on a

@@ -11,7 +11,7 @@ import (
 )
 
 // root is the repository root, from this package's directory.
-const root = "../../.."
+const root = "../.."
 
 // TestGeneratedFilesAreCurrent regenerates every file into memory and
 // compares it with the file in the tree: a change to a constant in Go must
@@ -28,7 +28,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(got, b) {
-			t.Errorf("%s is stale (not what internal/cmd/genconsts writes from the Go constants); run `go generate ./...` from the repository root", path)
+			t.Errorf("%s is stale (not what tools/genconsts writes from the Go constants); run `go generate ./...` from the repository root", path)
 		}
 		if !bytes.HasPrefix(got, []byte("# "+header+"\n")) && !bytes.HasPrefix(got, []byte("// "+header+"\n")) {
 			t.Errorf("%s does not start with the generated-code header", path)
