@@ -1,44 +1,102 @@
 package core
 
-// Call numbers one of the module's calls: the op argument of its call export
-// (wasm/README.md, "ABI"). Hosts get the numbers from the generated constants
-// (CALL_* in the bindings); the order is fixed, a new call is added at the end.
-type Call uint32
-
-const (
-	CallAssemble         Call = iota // a msgpack request (AppendAssembleBytes)
-	CallAssembleJSON                 // a request as JSON text (wirejson.AppendAssemble)
-	CallAddStep                      // a msgpack add_step request (AppendAddStepBytes)
-	CallAssembleView                 // a msgpack request, answered with its view (AppendAssembleViewBytes)
-	CallAssembleViewJSON             // the same for JSON text (wirejson.AppendAssembleView)
-	CallPromptStart                  // a msgpack request, answered with the start of a prompt (AppendPromptStartBytes)
-	CallCompare                      // a msgpack compare request, answered with JSON text (wirejson.AppendCompare)
-	CallBatch                        // several calls in one crossing (AppendBatch)
-	NumCalls                         // the number of calls
+import (
+	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/core/msgfmt"
 )
 
-// Name is the call's name: the names of the module's exports before the
-// one-crossing ABI, and the words the docs and error messages use.
-func (c Call) Name() string {
-	if c >= NumCalls {
-		return "call"
-	}
-	return [...]string{"assemble", "assemble_json", "add_step", "assemble_view", "assemble_view_json", "prompt_start", "compare", "batch"}[c]
-}
+// The answers of the module's calls that the core makes for a host: an
+// error in the shape of a call's answer, the check of an answer's layout,
+// and a batch. The calls themselves are the contract's table, abi.Calls.
 
 // AppendCallError appends the answer of call c to a request it could not
 // read (an unknown call, a size past the request buffer): an internal error
-// in the shape of c's answer (an error response, an error view, or a
-// comparison's JSON error).
-func AppendCallError(dst []byte, c Call, msg string) []byte {
-	e := &Error{Code: CodeInternal, Message: msg, Offset: -1}
-	switch c {
-	case CallAssembleView, CallAssembleViewJSON:
+// with message msg, in the shape of c's answer (AppendErrorAnswer).
+func AppendCallError(dst []byte, c abi.Call, msg string) []byte {
+	return AppendErrorAnswer(dst, c, &Error{Code: CodeInternal, Message: msg, Offset: -1})
+}
+
+// AppendErrorAnswer appends the answer of call c that fails with e, in the
+// shape of c's answer (abi.Calls): an error view, a comparison's JSON error,
+// or else an error response (an unknown c too). A host answers a call the
+// module could not (it trapped, ran out of memory) with it.
+func AppendErrorAnswer(dst []byte, c abi.Call, e *Error) []byte {
+	switch answerOf(c) {
+	case abi.AnswerView:
 		return AppendErrorView(dst, e)
-	case CallCompare:
+	case abi.AnswerJSON:
 		return AppendCompareError(dst, e)
 	}
-	return append(dst, InternalErrorResponse(msg)...)
+	return append(dst, encodeError(e)...)
+}
+
+// AppendRequestTooLarge appends the answer of call c to a request of size
+// bytes, over abi.MaxRequestBytes, that a host did not read whole or could
+// not hand to the module: too_large at "" (abi.MsgRequestTooLargeFormat), in
+// the shape of c's answer, the answer the core gives such a request. A host
+// knows only the size.
+func AppendRequestTooLarge(dst []byte, c abi.Call, size int64) []byte {
+	return AppendErrorAnswer(dst, c, newError(CodeTooLarge, "", msgfmt.Sprintf(abi.MsgRequestTooLargeFormat, size)))
+}
+
+// answerOf is the shape of c's answer; an unknown call answers a response.
+func answerOf(c abi.Call) abi.Answer {
+	if c >= abi.NumCalls {
+		return abi.AnswerResponse
+	}
+	return abi.Calls[c].Answer
+}
+
+// IsAnswer reports whether b has the layout of an answer of call c: the
+// head of its response (map header, v: 1, ok) for the response shapes and
+// inside a view answer after its length, a JSON object for a comparison,
+// whole items for a batch (or an error response, for a batch the module
+// could not read). A host checks what the module answered with it:
+// a module of another release (or a broken one) fails it; the full
+// decoding is the host's.
+func IsAnswer(c abi.Call, b []byte) bool {
+	switch kind := answerOf(c); kind {
+	case abi.AnswerView:
+		if len(b) < 4 || uint64(le32(b)) > uint64(len(b)-4) {
+			return false
+		}
+		return isResponse(abi.AnswerResponse, b[4:4+le32(b)])
+	case abi.AnswerJSON:
+		return len(b) > 2 && b[0] == '{' && b[len(b)-1] == '}'
+	case abi.AnswerBatch:
+		if hasHead(b, 3, false) {
+			return true // a batch the module could not read at all
+		}
+		for len(b) > 0 {
+			if len(b) < 4 || uint64(le32(b)) > uint64(len(b)-4) {
+				return false
+			}
+			b = b[4+le32(b):]
+		}
+		return true
+	default:
+		return isResponse(kind, b)
+	}
+}
+
+// isResponse reports whether b starts with the head of an ok response of
+// the shape kind (its keys: 8 for a response, 9 with the prompt's state, 6
+// for an add_step response) or of an error response, and goes on after it.
+func isResponse(kind abi.Answer, b []byte) bool {
+	keys := 8
+	switch kind {
+	case abi.AnswerPromptStart:
+		keys = 9
+	case abi.AnswerStep:
+		keys = 6
+	}
+	return hasHead(b, keys, true) || hasHead(b, 3, false)
+}
+
+func hasHead(b []byte, keys int, ok bool) bool {
+	var buf [16]byte
+	head := appendHead(buf[:0], keys, ok)
+	return len(b) > len(head) && string(b[:len(head)]) == string(head)
 }
 
 // AppendBatch appends the answer of a batch (wasm/README.md, "Batches"):
@@ -50,14 +108,14 @@ func AppendCallError(dst []byte, c Call, msg string) []byte {
 // appends, exactly the bytes call(op) would answer alone. An item that is
 // cut short, or whose op is a batch or unknown, is answered with an internal
 // error of its op's shape, and the batch ends there.
-func AppendBatch(dst, req []byte, run func(c Call, dst, req []byte) []byte) []byte {
+func AppendBatch(dst, req []byte, run func(c abi.Call, dst, req []byte) []byte) []byte {
 	for len(req) > 0 {
 		at := len(dst)
 		dst = append(dst, 0, 0, 0, 0)
-		var c Call
+		var c abi.Call
 		var size uint32
 		if len(req) >= 4 {
-			c = Call(le32(req))
+			c = abi.Call(le32(req))
 		}
 		if len(req) >= 8 {
 			size = le32(req[4:])
@@ -66,8 +124,8 @@ func AppendBatch(dst, req []byte, run func(c Call, dst, req []byte) []byte) []by
 		case len(req) < 8 || uint64(size) > uint64(len(req)-8):
 			dst = AppendCallError(dst, c, "batch: an item is cut short (its op and size, or fewer bytes than its size)")
 			req = nil
-		case c >= CallBatch:
-			dst = AppendCallError(dst, CallAssemble, "batch: an item's op is a batch or unknown")
+		case c >= abi.NumCalls || abi.Calls[c].Arg == abi.ArgBatch:
+			dst = AppendCallError(dst, abi.CallAssemble, "batch: an item's op is a batch or unknown")
 			req = nil
 		default:
 			dst = run(c, dst, req[8:8+size])

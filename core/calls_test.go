@@ -3,14 +3,17 @@ package core_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
 // item frames one batch item: op, size (both uint32 little-endian), request.
-func item(op core.Call, req []byte) []byte {
+func item(op abi.Call, req []byte) []byte {
 	b := binary.LittleEndian.AppendUint32(nil, uint32(op))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(req)))
 	return append(b, req...)
@@ -38,17 +41,17 @@ func answers(t *testing.T, b []byte) [][]byte {
 // (AppendAssembleBytes, AppendAddStepBytes, ... run directly), in order,
 // the empty batch has the empty answer, and a dst's bytes are kept.
 func TestAppendBatch(t *testing.T) {
-	direct := map[core.Call]func(dst, req []byte) []byte{
-		core.CallAssemble: core.AppendAssembleBytes, core.CallAddStep: core.AppendAddStepBytes,
-		core.CallPromptStart: core.AppendPromptStartBytes, core.CallAssembleView: core.AppendAssembleViewBytes,
+	direct := map[abi.Call]func(dst, req []byte) []byte{
+		abi.CallAssemble: core.AppendAssembleBytes, abi.CallAddStep: core.AppendAddStepBytes,
+		abi.CallPromptStart: core.AppendPromptStartBytes, abi.CallAssembleView: core.AppendAssembleViewBytes,
 	}
-	run := func(c core.Call, dst, req []byte) []byte { return direct[c](dst, req) }
+	run := func(c abi.Call, dst, req []byte) []byte { return direct[c](dst, req) }
 	reqs := []struct {
-		op  core.Call
+		op  abi.Call
 		req []byte
 	}{
-		{core.CallAssemble, tinyRequest()}, {core.CallAssemble, []byte{0xc1}}, {core.CallPromptStart, tinyRequest()},
-		{core.CallAssembleView, tinyRequest()}, {core.CallAssemble, nil}, {core.CallAddStep, []byte{0x80}},
+		{abi.CallAssemble, tinyRequest()}, {abi.CallAssemble, []byte{0xc1}}, {abi.CallPromptStart, tinyRequest()},
+		{abi.CallAssembleView, tinyRequest()}, {abi.CallAssemble, nil}, {abi.CallAddStep, []byte{0x80}},
 	}
 	for n := 0; n <= len(reqs); n++ {
 		var batch []byte
@@ -74,9 +77,9 @@ func TestAppendBatch(t *testing.T) {
 // a batch and an unknown op are answered with an internal error of the
 // item's shape, after the answers of the items before it, and end the batch.
 func TestAppendBatchRefuses(t *testing.T) {
-	run := func(c core.Call, dst, req []byte) []byte { return core.AppendAssembleBytes(dst, req) }
-	good := item(core.CallAssemble, tinyRequest())
-	whole := item(core.CallAssemble, tinyRequest())
+	run := func(c abi.Call, dst, req []byte) []byte { return core.AppendAssembleBytes(dst, req) }
+	good := item(abi.CallAssemble, tinyRequest())
+	whole := item(abi.CallAssemble, tinyRequest())
 	for cut := 1; cut < len(whole); cut++ {
 		got := answers(t, core.AppendBatch(nil, append(append([]byte{}, good...), whole[:cut]...), run))
 		if len(got) != 2 || !bytes.Equal(got[0], core.AssembleBytes(tinyRequest())) {
@@ -86,16 +89,104 @@ func TestAppendBatchRefuses(t *testing.T) {
 			t.Errorf("cut at %d: %q", cut, got[1])
 		}
 	}
-	for _, op := range []core.Call{core.CallBatch, core.NumCalls, 1 << 31} {
+	for _, op := range []abi.Call{abi.CallBatch, abi.NumCalls, 1 << 31} {
 		got := answers(t, core.AppendBatch(nil, append(item(op, tinyRequest()), good...), run))
 		if len(got) != 1 || !bytes.Contains(got[0], []byte("internal")) || !bytes.Contains(got[0], []byte("batch or unknown")) {
 			t.Errorf("op %d: %q", op, got)
 		}
 	}
-	view := answers(t, core.AppendBatch(nil, item(core.CallAssembleView, nil)[:6], run))
-	if len(view) != 1 || !bytes.Equal(view[0], core.AppendCallError(nil, core.CallAssembleView, "batch: an item is cut short (its op and size, or fewer bytes than its size)")) {
+	view := answers(t, core.AppendBatch(nil, item(abi.CallAssembleView, nil)[:6], run))
+	if len(view) != 1 || !bytes.Equal(view[0], core.AppendCallError(nil, abi.CallAssembleView, "batch: an item is cut short (its op and size, or fewer bytes than its size)")) {
 		t.Errorf("a header cut inside its size: an error view: %q", view)
 	}
 }
 
 func tinyRequest() []byte { return core.EncodeRequest(benchreq.Tiny()) }
+
+// TestAppendErrorAnswer: the error answer of each call is what the hosts'
+// decoders of that call's answer read as the error (a response, a view
+// answer, a comparison's JSON), with its code, path and message.
+func TestAppendErrorAnswer(t *testing.T) {
+	e := &core.Error{Code: core.CodeInternal, Message: "the module trapped", Detail: "wazero: trap", Offset: -1}
+	for _, c := range abi.Calls {
+		ans := core.AppendErrorAnswer([]byte("kept"), c.Op, e)
+		if !bytes.HasPrefix(ans, []byte("kept")) {
+			t.Fatalf("%s: dst's bytes not kept", c.Name)
+		}
+		ans = ans[4:]
+		var err error
+		switch c.Answer {
+		case abi.AnswerView:
+			resp, view, serr := core.SplitViewAnswer(ans)
+			if serr != nil || view != nil {
+				t.Fatalf("%s: %v, view %v", c.Name, serr, view)
+			}
+			_, err = core.DecodeResponse(resp)
+		case abi.AnswerJSON:
+			var j struct{ Error *core.Error }
+			if jerr := json.Unmarshal(ans, &j); jerr != nil || j.Error == nil {
+				t.Fatalf("%s: %q: %v", c.Name, ans, jerr)
+			}
+			err = j.Error
+		case abi.AnswerStep:
+			_, err = core.DecodeStepResponse(ans)
+		case abi.AnswerPromptStart:
+			_, _, err = core.DecodePromptStart(ans)
+		default:
+			_, err = core.DecodeResponse(ans)
+		}
+		if got, ok := err.(*core.Error); !ok || got.Code != e.Code || got.Path != "" || got.Message != e.Message {
+			t.Errorf("%s: the error answer reads as %v", c.Name, err)
+		}
+		if !core.IsAnswer(c.Op, ans) {
+			t.Errorf("%s: IsAnswer refuses its error answer %q", c.Name, ans)
+		}
+	}
+}
+
+// TestAppendRequestTooLarge: a host that knows only a request's size gets
+// the answer the core gives a request of that size.
+func TestAppendRequestTooLarge(t *testing.T) {
+	n := int64(abi.MaxRequestBytes) + 1
+	want := fmt.Sprintf("the request is %d bytes, over the 1 GiB limit; split it into smaller requests", n)
+	_, err := core.DecodeResponse(core.AppendRequestTooLarge(nil, abi.CallAssemble, n))
+	if e, ok := err.(*core.Error); !ok || e.Code != core.CodeTooLarge || e.Path != "" || e.Message != want {
+		t.Errorf("assemble: %v", err)
+	}
+	_, _, err = core.SplitViewAnswer(core.AppendRequestTooLarge(nil, abi.CallAssembleView, n))
+	if err != nil {
+		t.Errorf("assemble_view: %v", err)
+	}
+}
+
+// TestIsAnswerRefuses: bytes that are not an answer of the call, an
+// answer of another shape, and answers cut short, fail the check.
+func TestIsAnswerRefuses(t *testing.T) {
+	resp := core.AssembleBytes(tinyRequest())
+	start := core.PromptStartBytes(tinyRequest())
+	view := core.AppendAssembleViewBytes(nil, tinyRequest())
+	for _, c := range []struct {
+		op abi.Call
+		b  []byte
+	}{
+		{abi.CallAssemble, nil}, {abi.CallAssemble, []byte("garbage, not msgpack")}, {abi.CallAssemble, resp[:8]},
+		{abi.CallAssemble, start}, {abi.CallPromptStart, resp}, {abi.CallAddStep, resp},
+		{abi.CallAssembleView, resp}, {abi.CallAssembleView, view[:3]}, {abi.CallAssembleView, view[:20]},
+		{abi.CallCompare, resp}, {abi.CallCompare, []byte("{")}, {abi.CallBatch, []byte{9, 0, 0, 0, 1}},
+	} {
+		if core.IsAnswer(c.op, c.b) {
+			t.Errorf("%s accepts %q", c.op.Name(), c.b)
+		}
+	}
+	for _, c := range []struct {
+		op abi.Call
+		b  []byte
+	}{
+		{abi.CallAssemble, resp}, {abi.CallPromptStart, start}, {abi.CallAssembleView, view},
+		{abi.CallBatch, nil}, {abi.CallBatch, item(abi.CallAssemble, nil)},
+	} {
+		if !core.IsAnswer(c.op, c.b) {
+			t.Errorf("%s refuses %q", c.op.Name(), c.b)
+		}
+	}
+}

@@ -21,12 +21,26 @@
 // The wire format is version 1 of docs/SPEC.md; see README.md and RATIONALE.md.
 package core
 
+import "github.com/polyloop/assembly/core/abi"
+
 // WireVersion is the only wire version this package speaks.
 const WireVersion = 1
 
-// MaxRequestBytes is the largest request AssembleBytes decodes; a larger one is
-// answered with CodeTooLarge before decoding.
-const MaxRequestBytes = 1 << 30
+// The limits and message texts of the host contract are package abi's
+// (core/abi: the one table of what a host must know); the core names those
+// its Go callers use.
+const (
+	// MaxRequestBytes is the largest request AssembleBytes decodes; a larger
+	// one is answered with CodeTooLarge (MsgRequestTooLargeFormat) before
+	// decoding.
+	MaxRequestBytes = abi.MaxRequestBytes
+	// MsgRequestTooLargeFormat is the too_large message of a request of %d
+	// bytes over MaxRequestBytes (path "").
+	MsgRequestTooLargeFormat = abi.MsgRequestTooLargeFormat
+	// MaxMsgpackLength is the most bytes (or entries) one msgpack str, bin,
+	// array or map can hold: 2^32 − 1.
+	MaxMsgpackLength = abi.MaxMsgpackLength
+)
 
 // Roles accepted in a Message.
 const (

@@ -15,8 +15,9 @@ import (
 )
 
 // TestMessageFormatsAreFmt finds every message format of the core, the
-// constants of hostmsg.go and the format of each msgfmt.Sprintf and tmplErr
-// call in the core's and wirejson's sources, checks that the call passes one
+// Msg*Format constants of the contract (abi) and the format of each
+// msgfmt.Sprintf and tmplErr call in the sources of the core, abi and
+// wirejson, checks that the call passes one
 // argument per verb, and formats each with many argument values through
 // msgfmt.Sprintf and fmt.Sprintf: the texts must be the same (the core left
 // fmt so that the module does not link it; go vet no longer checks these
@@ -25,9 +26,12 @@ func TestMessageFormatsAreFmt(t *testing.T) {
 	formats := map[string]int{} // format: its arguments at a call, -1 for a constant
 	consts := map[string]string{}
 	var calls []*ast.CallExpr
-	files, _ := filepath.Glob("*.go")
-	more, _ := filepath.Glob("wirejson/*.go")
-	for _, name := range append(files, more...) {
+	var files []string
+	for _, glob := range []string{"abi/*.go", "*.go", "wirejson/*.go"} {
+		more, _ := filepath.Glob(glob)
+		files = append(files, more...)
+	}
+	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/polyloop/assembly/core/abi"
+
 // The exact size of the ok response, computed before it is written: the
 // response is allocated once, and one that would pass MaxResponseBytes is
 // too_large before anything is written (docs/SPEC.md §6). The writers it mirrors
@@ -7,8 +9,9 @@ package core
 
 // MaxResponseBytes bounds the size of a response. A request whose response
 // would be larger (a wide template field repeated over many steps, say) is
-// answered with CodeTooLarge instead of exhausting memory.
-const MaxResponseBytes = 3 << 29 // 1.5 GiB
+// answered with CodeTooLarge (abi.MsgResponseTooLarge) instead of
+// exhausting memory.
+const MaxResponseBytes = abi.MaxResponseBytes
 
 // maxResponse is MaxResponseBytes; tests lower it to check the limit at
 // the boundary without building 1.5 GiB.
@@ -115,7 +118,7 @@ func checkResponseSize(size int) *Error {
 	if size <= maxResponse {
 		return nil
 	}
-	return newError(CodeTooLarge, "", MsgResponseTooLarge)
+	return newError(CodeTooLarge, "", abi.MsgResponseTooLarge)
 }
 
 // The size of an ok response of n messages and prompt_chars chars is its

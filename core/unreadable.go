@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgfmt"
@@ -11,7 +12,7 @@ import (
 // an ext value of type ExtUnreadable whose data is a msgpack array of three
 // str: the value's type, the error's type and the error's text, as the host
 // names them. The core answers malformed_request at that value's path with
-// MsgUnreadableValueFormat (docs/SPEC.md §7.6): the binding computes no path
+// abi.MsgUnreadableValueFormat (docs/SPEC.md §7.6): the binding computes no path
 // and writes no message, and the first problem of the request still wins.
 // Each of the three texts is quoted as an excerpt (jsonstr.Excerpt).
 const ExtUnreadable = 1
@@ -38,7 +39,7 @@ func unreadableError(b []byte) *Error {
 	if len(data) != 0 {
 		return nil
 	}
-	return newError(CodeMalformedRequest, "", msgfmt.Sprintf(MsgUnreadableValueFormat, parts[0], parts[1], parts[2]))
+	return newError(CodeMalformedRequest, "", msgfmt.Sprintf(abi.MsgUnreadableValueFormat, parts[0], parts[1], parts[2]))
 }
 
 // extOf splits the ext value at the start of b into its type and data.

@@ -1,10 +1,10 @@
 //go:build wasip1
 
 // Command wasm is the WebAssembly build of the assembly core: a wasip1 reactor
-// whose one call export runs a core.Call (core.AppendAssembleBytes and the
-// others of the calls table) over two buffers the module owns and reuses, so
-// a request costs the host one crossing. See README.md beside this file for
-// the ABI.
+// whose one call export runs a call of the contract's table (abi.Calls;
+// the function of each is package calls') over two buffers the module owns
+// and reuses, so a request costs the host one crossing. See README.md beside
+// this file for the ABI.
 package main
 
 import (
@@ -12,24 +12,11 @@ import (
 	"unsafe"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/wasm/calls"
 )
 
 func addr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
-
-// calls is the function of each core.Call (wasm/README.md, "ABI").
-var calls = [core.NumCalls]func(dst, req []byte) []byte{
-	core.CallAssemble:         core.AppendAssembleBytes,
-	core.CallAssembleJSON:     wirejson.AppendAssemble,
-	core.CallAddStep:          core.AppendAddStepBytes,
-	core.CallAssembleView:     core.AppendAssembleViewBytes,
-	core.CallAssembleViewJSON: wirejson.AppendAssembleView,
-	core.CallPromptStart:      core.AppendPromptStartBytes,
-	core.CallCompare:          wirejson.AppendCompare,
-}
-
-// run is one call of a batch.
-func run(c core.Call, dst, req []byte) []byte { return calls[c](dst, req) }
 
 // request and response are the module's own buffers of the one-crossing
 // ABI: the host writes a request into request (made big enough by buffer)
@@ -55,24 +42,20 @@ func buffer(size uint32) uint64 {
 	return uint64(addr(request))<<32 | uint64(len(request))
 }
 
-// call runs core.Call op over the first size bytes of the request buffer
-// and returns its answer's place in the response buffer as ptr<<32 | len,
-// valid until the next call into the module. An unknown op, or a size past
-// the request buffer, is answered with an internal error of op's shape.
+// call runs call op (abi.Calls) over the first size bytes of the request
+// buffer and returns its answer's place in the response buffer as
+// ptr<<32 | len, valid until the next call into the module. An unknown op,
+// or a size past the request buffer, is answered with an internal error of
+// op's shape.
 //
 //go:wasmexport call
 func call(op, size uint32) uint64 {
-	c := core.Call(op)
+	c := abi.Call(op)
 	capBefore := cap(response)
-	switch {
-	case c == core.CallBatch && uint64(size) <= uint64(len(request)):
-		response = core.AppendBatch(response[:0], request[:size], run)
-	case c >= core.NumCalls:
-		response = core.AppendCallError(response[:0], core.CallAssemble, "call: unknown call number (the module is older than the host)")
-	case uint64(size) > uint64(len(request)):
+	if c < abi.NumCalls && uint64(size) > uint64(len(request)) {
 		response = core.AppendCallError(response[:0], c, c.Name()+": the size given is past the request buffer (call buffer first)")
-	default:
-		response = calls[c](response[:0], request[:size])
+	} else {
+		response = calls.Append(c, response[:0], request[:min(uint64(size), uint64(len(request)))])
 	}
 	if len(response) == 0 {
 		response = append(response, 0)[:0] // an address even for an empty answer

@@ -2,7 +2,7 @@ package wasmhost
 
 import (
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // Prompt is core.Prompt run inside the module: NewPrompt assembles the request
@@ -25,7 +25,7 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 		_, err := core.Assemble(nil) // nothing to encode: core's own error for it
 		return nil, err
 	}
-	b, fail := r.call(engine.PromptStart, nil, core.EncodeRequest(req))
+	b, fail := r.call(abi.CallPromptStart, nil, core.EncodeRequest(req))
 	if fail != nil {
 		return nil, fail
 	}
@@ -47,7 +47,7 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 // unchanged.
 func (p *Prompt) AddStep(rawOutput, observation string) error {
 	req := core.EncodeAddStepRequest(p.tmpl, p.budget, p.st, core.Step{RawOutput: rawOutput, Observation: observation})
-	b, fail := p.r.call(engine.AddStep, nil, req)
+	b, fail := p.r.call(abi.CallAddStep, nil, req)
 	if fail != nil {
 		return fail
 	}

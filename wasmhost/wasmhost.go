@@ -1,7 +1,9 @@
 // Package wasmhost runs the assembly core's WebAssembly module
 // (wasm/assembly.wasm, built by `make wasm`) in a sandbox, with the same API as
 // the native core: AssembleBytes, Assemble, ValidateTemplate, NewPrompt and
-// AddStepBytes, and AssembleJSON for a request written as JSON text.
+// AddStepBytes, and AssembleJSON for a request written as JSON text. Each
+// forwards to AppendCall, which runs any call of the contract's table
+// (core/abi: abi.Calls).
 //
 // New runs it under wazero (pure Go: this package builds with CGO_ENABLED=0).
 // The wasmtime engine lives in the subpackage wasmhost/wasmtime, the only
@@ -25,12 +27,10 @@
 package wasmhost
 
 import (
-	"bytes"
-	"encoding/binary"
-
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/wasm/calls"
 )
 
 // Options configures a Runner. The zero value is usable. The names and
@@ -110,11 +110,28 @@ func init() {
 // Engine names the engine: "wazero" or "wasmtime".
 func (r *Runner) Engine() string { return r.pool.Name() }
 
-// AssembleBytes is core.AssembleBytes run inside the module. It always
-// returns a response; a failure of the sandbox (a trap, memory exhausted) is
-// an error response with code internal (Assemble gives its Detail too).
+// AppendCall runs call c of the module (abi.Calls) on request and appends
+// its answer to dst, the bytes the module answers (and the same as
+// calls.Append's, the functions it runs). It always answers: a failure of
+// the sandbox (a trap, memory exhausted) or an answer that is not one of c
+// is an internal error in the shape of c's answer (core.AppendErrorAnswer).
+// A request over abi.MaxRequestBytes is answered by the same functions
+// here, sparing the copy of a gigabyte into the module. request must not
+// overlap dst's spare capacity.
+func (r *Runner) AppendCall(c abi.Call, dst, request []byte) []byte {
+	ans, fail := r.call(c, dst, request)
+	if fail != nil {
+		return core.AppendErrorAnswer(dst, c, fail)
+	}
+	return ans
+}
+
+// AssembleBytes is core.AssembleBytes run inside the module (its assemble
+// call). It always returns a response; a failure of the sandbox (a trap,
+// memory exhausted) is an error response with code internal (Assemble
+// gives its Detail too).
 func (r *Runner) AssembleBytes(request []byte) []byte {
-	return r.AppendAssembleBytes(nil, request)
+	return r.AppendCall(abi.CallAssemble, nil, request)
 }
 
 // AppendAssembleBytes is AssembleBytes that appends the response to dst and
@@ -125,22 +142,14 @@ func (r *Runner) AssembleBytes(request []byte) []byte {
 // system; BENCHMARKS.md has both). request must not overlap dst's spare
 // capacity.
 func (r *Runner) AppendAssembleBytes(dst, request []byte) []byte {
-	resp, fail := r.call(engine.Assemble, dst, request)
-	if fail != nil {
-		return append(dst, core.ErrorResponse(fail)...)
-	}
-	return resp
+	return r.AppendCall(abi.CallAssemble, dst, request)
 }
 
 // AddStepBytes is core.AddStepBytes run inside the module (its add_step
 // call): an add_step request in, its response out (docs/SPEC.md §7.3.1).
 // Like AssembleBytes it always returns a response.
 func (r *Runner) AddStepBytes(request []byte) []byte {
-	resp, fail := r.call(engine.AddStep, nil, request)
-	if fail != nil {
-		return core.ErrorResponse(fail)
-	}
-	return resp
+	return r.AppendCall(abi.CallAddStep, nil, request)
 }
 
 // AssembleJSON answers a request written as JSON text (UTF-8) inside the
@@ -149,11 +158,7 @@ func (r *Runner) AddStepBytes(request []byte) []byte {
 // malformed_request at "" with the byte offset in the message), and the
 // same response bytes as AssembleBytes of the equivalent msgpack.
 func (r *Runner) AssembleJSON(text []byte) []byte {
-	resp, fail := r.call(engine.AssembleJSON, nil, text)
-	if fail != nil {
-		return core.ErrorResponse(fail)
-	}
-	return resp
+	return r.AppendCall(abi.CallAssembleJSON, nil, text)
 }
 
 // AssembleView is core.AppendAssembleViewBytes run inside the module (its
@@ -161,13 +166,13 @@ func (r *Runner) AssembleJSON(text []byte) []byte {
 // core.SplitViewAnswer reads it. A failure of the sandbox is the view answer
 // of an internal error.
 func (r *Runner) AssembleView(request []byte) []byte {
-	return r.view(engine.AssembleView, request)
+	return r.AppendCall(abi.CallAssembleView, nil, request)
 }
 
 // AssembleViewJSON is AssembleView for a request written as JSON text (its
 // assemble_view_json call).
 func (r *Runner) AssembleViewJSON(text []byte) []byte {
-	return r.view(engine.AssembleViewJSON, text)
+	return r.AppendCall(abi.CallAssembleViewJSON, nil, text)
 }
 
 // Compare is core.AppendCompareBytes run inside the module (its compare
@@ -175,80 +180,23 @@ func (r *Runner) AssembleViewJSON(text []byte) []byte {
 // in, the comparison's JSON text out. A failure of the sandbox is the
 // compare answer of an internal error.
 func (r *Runner) Compare(request []byte) []byte {
-	ans, fail := r.call(engine.Compare, nil, request)
-	if fail != nil {
-		return core.AppendCompareError(nil, fail)
-	}
-	return ans
+	return r.AppendCall(abi.CallCompare, nil, request)
 }
 
-func (r *Runner) view(fn engine.Export, request []byte) []byte {
-	ans, fail := r.call(fn, nil, request)
-	if fail != nil {
-		return core.AppendErrorView(nil, fail)
+// call runs call c and appends its answer to dst; a failure is the
+// internal error to answer.
+func (r *Runner) call(c abi.Call, dst, request []byte) ([]byte, *core.Error) {
+	if len(request) > abi.MaxRequestBytes {
+		return calls.Append(c, dst, request), nil
 	}
-	return ans
-}
-
-// call runs one of the module's calls and appends its answer to dst; a
-// failure is the internal error to answer.
-func (r *Runner) call(fn engine.Export, dst, request []byte) ([]byte, *core.Error) {
-	if len(request) > core.MaxRequestBytes {
-		// Over 1 GiB: the same functions the module runs give the same
-		// answer here (too_large, unless JSON text shrinks below the limit)
-		// and spare copying a gigabyte into it.
-		switch fn {
-		case engine.AssembleJSON:
-			return wirejson.AppendAssemble(dst, request), nil
-		case engine.AddStep:
-			return core.AppendAddStepBytes(dst, request), nil
-		case engine.PromptStart:
-			return core.AppendPromptStartBytes(dst, request), nil
-		case engine.AssembleView:
-			return core.AppendAssembleViewBytes(dst, request), nil
-		case engine.AssembleViewJSON:
-			return wirejson.AppendAssembleView(dst, request), nil
-		case engine.Compare:
-			return wirejson.AppendCompare(dst, request), nil
-		}
-		return core.AppendAssembleBytes(dst, request), nil
-	}
-	out, f := r.pool.CallAppend(fn, dst, request)
-	resp := out[len(dst):]
+	out, f := r.pool.CallAppend(c, dst, request)
 	switch {
 	case f != nil:
 		return nil, &core.Error{Code: core.CodeInternal, Message: f.Message, Detail: f.Detail, Offset: -1}
-	case fn == engine.Compare && !(len(resp) > 2 && resp[0] == '{' && resp[len(resp)-1] == '}'):
-		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
-	case fn != engine.Compare && !isResponse(responseOf(fn, resp)):
-		return nil, &core.Error{Code: core.CodeInternal, Message: engine.MsgBadResponse, Detail: r.Engine() + ": " + describe(resp), Offset: -1}
+	case !core.IsAnswer(c, out[len(dst):]):
+		return nil, &core.Error{Code: core.CodeInternal, Message: abi.MsgBadResponse, Detail: r.Engine() + ": " + describe(out[len(dst):]), Offset: -1}
 	}
 	return out, nil
-}
-
-// responsePrefix is the start of every canonical response after its map
-// header: v: 1, ok: (the bool follows).
-var responsePrefix = []byte{0xa1, 'v', 0x01, 0xa2, 'o', 'k'}
-
-// isResponse checks the canonical layout's first bytes: {v: 1, ok: true,
-// ...8 keys (assemble), 9 (prompt_start) or 6 (add_step)} or {v: 1, ok: false, error}. A
-// module from another release (or a broken one) fails it; a full decode is
-// the caller's.
-func isResponse(b []byte) bool {
-	return len(b) > 8 && bytes.Equal(b[1:7], responsePrefix) &&
-		((b[0] == 0x88 || b[0] == 0x89 || b[0] == 0x86) && b[7] == 0xc3 || b[0] == 0x83 && b[7] == 0xc2)
-}
-
-// responseOf is the response inside a view call's answer (after its
-// 4-byte length), the answer itself for the other calls.
-func responseOf(fn engine.Export, b []byte) []byte {
-	if fn != engine.AssembleView && fn != engine.AssembleViewJSON {
-		return b
-	}
-	if len(b) < 4 || uint64(binary.LittleEndian.Uint32(b)) > uint64(len(b)-4) {
-		return nil
-	}
-	return b[4 : 4+binary.LittleEndian.Uint32(b)]
 }
 
 func describe(b []byte) string {
@@ -292,7 +240,7 @@ func (r *Runner) Assemble(req *core.Request) (*core.Response, error) {
 	if req == nil {
 		return core.Assemble(nil) // nothing to encode: core's own error for it
 	}
-	resp, fail := r.call(engine.Assemble, nil, core.EncodeRequest(req))
+	resp, fail := r.call(abi.CallAssemble, nil, core.EncodeRequest(req))
 	if fail != nil {
 		return nil, fail
 	}

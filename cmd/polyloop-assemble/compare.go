@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // The compare subcommand (docs/SPEC.md §7.9): two files (or JSONL lines)
@@ -48,7 +50,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	return writeComparison(stdout, eng.Compare(req), *out == "text")
+	return writeComparison(stdout, eng.AppendCall(abi.CallCompare, nil, req), *out == "text")
 }
 
 // readSide reads one input as a side of a compare request: msgpack bytes in

@@ -7,34 +7,29 @@ import (
 	"fmt"
 
 	assembly "github.com/polyloop/assembly"
-	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/core/abi"
 	plumbing "github.com/polyloop/assembly/internal/engine"
+	"github.com/polyloop/assembly/wasm/calls"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
-// engine is one build of the core; AppendAssembleBytes (the response
-// appended to dst) is safe for concurrent use.
+// engine is one build of the core; AppendCall is safe for concurrent use.
 type engine interface {
 	Name() string
-	AppendAssembleBytes(dst, request []byte) []byte
-	// AppendAssembleViewBytes appends the response with its view
-	// (core.AppendAssembleViewBytes), for the text output.
-	AppendAssembleViewBytes(dst, request []byte) []byte
-	// Compare answers a compare request (docs/SPEC.md §7.9) as JSON text.
-	Compare(request []byte) []byte
+	// AppendCall appends the answer of call c (abi.Calls: assemble, its
+	// view for the text output, compare) to request.
+	AppendCall(c abi.Call, dst, request []byte) []byte
 	Close() error
 }
 
+// native runs the module's functions compiled into this binary.
 type native struct{}
 
-func (native) Name() string                             { return "native" }
-func (native) AppendAssembleBytes(dst, b []byte) []byte { return core.AppendAssembleBytes(dst, b) }
-func (native) AppendAssembleViewBytes(dst, b []byte) []byte {
-	return core.AppendAssembleViewBytes(dst, b)
+func (native) Name() string { return "native" }
+func (native) AppendCall(c abi.Call, dst, b []byte) []byte {
+	return calls.Append(c, dst, b)
 }
-func (native) Compare(b []byte) []byte { return wirejson.AppendCompare(nil, b) }
-func (native) Close() error            { return nil }
+func (native) Close() error { return nil }
 
 // wasmEngine is the module on wazero or wasmtime.
 type wasmEngine struct {
@@ -44,14 +39,6 @@ type wasmEngine struct {
 }
 
 func (w wasmEngine) Name() string { return w.Runner.Engine() }
-
-func (w wasmEngine) AppendAssembleBytes(dst, b []byte) []byte {
-	return append(dst, w.Runner.AssembleBytes(b)...)
-}
-
-func (w wasmEngine) AppendAssembleViewBytes(dst, b []byte) []byte {
-	return append(dst, w.Runner.AssembleView(b)...)
-}
 
 // engines maps the wasm engines' --engine names to their constructors; they
 // register themselves in their own files (wasmtime only with cgo).

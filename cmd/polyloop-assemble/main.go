@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/wirejson"
 )
 
@@ -253,13 +254,13 @@ func answer(it item, o options, eng engine) result {
 	case resp == nil && textOut:
 		// The text view lays the prompt out as the core does: the
 		// response with its view, from the engine (docs/SPEC.md §7.8).
-		ans := eng.AppendAssembleViewBytes((*ob)[:0], req)
+		ans := eng.AppendCall(abi.CallAssembleView, (*ob)[:0], req)
 		var err error
 		if resp, view, err = core.SplitViewAnswer(ans); err != nil {
 			resp = core.InternalErrorResponse("the engine's view answer does not split: " + err.Error())
 		}
 	case resp == nil:
-		resp = eng.AppendAssembleBytes((*ob)[:0], req)
+		resp = eng.AppendCall(abi.CallAssemble, (*ob)[:0], req)
 	}
 	res := render(it, o, resp, view, ob, eng.Name())
 	if it.msgpack != nil {
@@ -277,8 +278,7 @@ func prepare(it item) (req, resp []byte) {
 	req = it.msgpack
 	switch {
 	case it.tooLarge > 0:
-		resp = core.ErrorResponse(&core.Error{Code: core.CodeTooLarge, Offset: -1,
-			Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, it.tooLarge)})
+		resp = core.AppendRequestTooLarge(nil, abi.CallAssemble, it.tooLarge)
 	case it.line > 0 && blank(it.text):
 		resp = core.ErrorResponse(&core.Error{Code: core.CodeMalformedRequest, Offset: -1,
 			Message: "line " + strconv.Itoa(it.line) + " is blank; give one JSON request per line (every line gets one response)"})

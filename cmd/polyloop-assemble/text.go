@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // writeText writes the view for people: the segments with their boundaries,
@@ -120,7 +121,7 @@ func writeBudget(w *bufio.Writer, resp *core.Response, budget *int64) {
 // nor hide or reorder text from its reader (bidi controls, zero-width
 // characters, a byte-order mark, spaces that look like a space). A C0
 // character is shown as cat -v and less show it, ^ and a letter (ESC ^[,
-// CR ^M, NUL ^@), DEL as ^?, every other character of core.InvisibleRanges
+// CR ^M, NUL ^@), DEL as ^?, every other character of abi.InvisibleRanges
 // (the set the JavaScript preview marks too, docs/SPEC.md §7.8) as <U+202E>.
 // Newline and tab are layout and stay; the caller splits lines at newlines.
 // Like cat -v, the view is for reading: a literal "^[" in the text looks the
@@ -154,7 +155,7 @@ func visible(s string) string {
 }
 
 func isControl(c rune) bool {
-	return core.Invisible(c)
+	return abi.Invisible(c)
 }
 
 func plural(n int) string {

@@ -1,9 +1,9 @@
 // Package msgfmt formats the core's message texts: formats whose only verbs
 // are %d (an integer), %s (a string) and %% (a percent sign), the verbs every
-// host's formatter shares (docs/SPEC.md §6; core/hostmsg.go). Sprintf gives
-// the text fmt.Sprintf gives for such a format; the core uses it so that the
-// WebAssembly module does not link fmt, and internal/cmd/genconsts uses Split
-// to write the same formats as Python and JavaScript.
+// host's formatter shares (docs/SPEC.md §6; core/abi). Sprintf gives the
+// text fmt.Sprintf gives for such a format; the core uses it so that the
+// WebAssembly module does not link fmt, and tools/genconsts uses Split to
+// write the same formats as Python and JavaScript.
 package msgfmt
 
 import (

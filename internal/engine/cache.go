@@ -15,11 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// CacheKeep is how many compiled modules each wasmtime-<version> directory
-// keeps (the newest by modification time; a cache hit touches its file).
-const CacheKeep = 4
+	"github.com/polyloop/assembly/core/abi"
+)
 
 // Compiles counts the compilations Cached has done in this process (tests
 // prove that processes starting together on a cold cache compile once).
@@ -31,12 +29,12 @@ var Compiles atomic.Int64
 // docs/SPEC.md §7.4); otherwise take the cross-process lock <file>.lock (so
 // that N processes starting on a cold cache compile once: the others wait,
 // then deserialize what the first wrote), compile, write the sealed file
-// atomically (temp file + rename) and evict all but the CacheKeep newest. A
+// atomically (temp file + rename) and evict all but the abi.CacheKeep newest. A
 // file that fails its check is never deserialized: it is compiled afresh
 // and replaced, with one notice line on stderr; so is anything at the
 // file's path that is not a regular file (a symbolic link, a named pipe, a
 // device), one that another user could have written (untrusted), or one
-// larger than CacheFileLimit. An empty root, or a directory that cannot be
+// larger than abi.CacheFileLimit. An empty root, or a directory that cannot be
 // written, compiles in memory; so does a cache directory (root, root/dir)
 // that another user could write, with one notice saying why and what to do.
 func Cached[M any](root, dir string, wasm []byte, deserialize func([]byte) (M, error), compile func() (M, []byte, error)) (M, error) {
@@ -46,9 +44,9 @@ func Cached[M any](root, dir string, wasm []byte, deserialize func([]byte) (M, e
 	sum := sha256.Sum256(wasm)
 	key := hex.EncodeToString(sum[:])
 	d := filepath.Join(root, dir)
-	path := filepath.Join(d, key+".cwasm")
+	path := filepath.Join(d, key+abi.CacheFileSuffix)
 	binding := SealBinding(key, dir)
-	limit := CacheFileLimit(len(wasm))
+	limit := abi.CacheFileLimit(len(wasm))
 	if !trustedDirs(root, d) {
 		return compileCounted(compile)
 	}
@@ -59,7 +57,7 @@ func Cached[M any](root, dir string, wasm []byte, deserialize func([]byte) (M, e
 	if err := os.MkdirAll(d, 0o755); err != nil || !trustedDirs(root, d) {
 		return compileCounted(compile)
 	}
-	unlock, err := lockFile(path + ".lock")
+	unlock, err := lockFile(path + abi.CacheLockSuffix)
 	if err != nil {
 		var bad *unusableFileError
 		if errors.As(err, &bad) {
@@ -130,13 +128,6 @@ func load[M any](path, binding string, limit int64, deserialize func([]byte) (M,
 	os.Chtimes(path, now, now) // recently used: kept by eviction
 	return m, "", true
 }
-
-// CacheFileLimit is the size past which a .cwasm file of a module of
-// moduleSize bytes is not read ("larger than ... can be"): 16 times the
-// module, plus 16 MiB. wasmtime's serialized code is about 3.2 times the
-// module (8.9 MB for this project's 2.8 MB), so no file the cache wrote
-// comes near it, and a read is bounded even if a file grows without end.
-func CacheFileLimit(moduleSize int) int64 { return 16*int64(moduleSize) + 16<<20 }
 
 // readCacheFile reads the opened cache file f, and closes it, if it is a
 // regular file (fileProblem) of at most limit bytes.
@@ -237,16 +228,17 @@ func distrusted(dir, problem, fix string) {
 }
 
 // sealMagic opens the trailer Seal appends to a serialized module.
-const sealMagic = "polyloop-cwasm-1"
+const sealMagic = abi.CacheSealMagic
 
 // SealSize is the length of that trailer: sealMagic, then a SHA-256.
 const SealSize = len(sealMagic) + sha256.Size
 
-// SealBinding is what a cache file's digest is bound to besides its bytes:
-// the sha256 (hex) of the module it was compiled from and the engine with
-// its version (the cache directory's name, "wasmtime-<version>").
+// SealBinding is what a cache file's digest is bound to besides its bytes
+// (abi.CacheSealBindingFormat): the sha256 (hex) of the module it was
+// compiled from and the engine with its version (the cache directory's
+// name, "wasmtime-<version>").
 func SealBinding(moduleSHA256, engine string) string {
-	return "polyloop-assembly cwasm v1\n" + moduleSHA256 + "\n" + engine + "\n"
+	return fmt.Sprintf(abi.CacheSealBindingFormat, moduleSHA256, engine)
 }
 
 // sealDigest is SHA-256(binding || payload).
@@ -300,7 +292,7 @@ func writeAtomic(path string, b []byte) error {
 	return werr
 }
 
-// evict removes all but the CacheKeep newest .cwasm files of dir (never
+// evict removes all but the abi.CacheKeep newest .cwasm files of dir (never
 // keep, the one just written) and their lock files.
 func evict(dir, keep string) {
 	entries, err := os.ReadDir(dir)
@@ -313,7 +305,7 @@ func evict(dir, keep string) {
 	}
 	var files []file
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".cwasm") {
+		if !strings.HasSuffix(e.Name(), abi.CacheFileSuffix) {
 			continue
 		}
 		if info, err := e.Info(); err == nil {
@@ -326,11 +318,11 @@ func evict(dir, keep string) {
 		if f.path == keep {
 			continue
 		}
-		if n < CacheKeep {
+		if n < abi.CacheKeep {
 			n++
 			continue
 		}
 		os.Remove(f.path)
-		os.Remove(f.path + ".lock")
+		os.Remove(f.path + abi.CacheLockSuffix)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
@@ -59,7 +60,7 @@ var strangeFiles = map[string]struct {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Truncate(CacheFileLimit(len("the module")) + 1) // sparse: no disk used
+		f.Truncate(abi.CacheFileLimit(len("the module")) + 1) // sparse: no disk used
 		f.Close()
 	}, "is larger than a compiled module of this module can be"},
 	"lock-fifo": {func(t *testing.T, path string) { mkfifo(t, path+".lock") }, "its lock file"},
@@ -257,7 +258,7 @@ func TestWazeroUntrustedDirs(t *testing.T) {
 		defer e.Close()
 		p := NewPool(e, Config{MaxInstances: 1})
 		defer p.Close()
-		if got, f := p.Call(Assemble, req); f != nil || !bytes.Equal(got, core.AssembleBytes(req)) {
+		if got, f := p.Call(abi.CallAssemble, req); f != nil || !bytes.Equal(got, core.AssembleBytes(req)) {
 			t.Fatalf("wrong answer (%v)", f)
 		}
 	}

@@ -12,22 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/polyloop/assembly/core"
-)
-
-// Export is one of the module's calls: the op argument of its call export
-// (wasm/README.md, "ABI"), numbered once in core.Call.
-type Export = core.Call
-
-// The calls, as the hosts name them (core.Call's constants).
-const (
-	Assemble         = core.CallAssemble         // a msgpack request
-	AssembleJSON     = core.CallAssembleJSON     // a request as JSON text
-	AddStep          = core.CallAddStep          // a msgpack add_step request
-	AssembleView     = core.CallAssembleView     // a msgpack request, answered with its view
-	AssembleViewJSON = core.CallAssembleViewJSON // the same for JSON text
-	PromptStart      = core.CallPromptStart      // a msgpack request, answered with the start of a prompt
-	Compare          = core.CallCompare          // a msgpack compare request, answered with JSON text
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // Exports lists every export a module must have (wasm/README.md, "ABI").
@@ -43,7 +28,7 @@ type Instance interface {
 	Buffer(size uint32) (ptr, capacity uint32, err error)
 	// Call calls call(op, size) over the first size bytes of the request
 	// buffer and returns its answer's place, ptr<<32|len.
-	Call(op Export, size uint32) (uint64, error)
+	Call(op abi.Call, size uint32) (uint64, error)
 	// Write copies b into linear memory at ptr; Read returns a view of
 	// linear memory, valid until the next call into the instance.
 	Write(ptr uint32, b []byte) error
@@ -51,7 +36,7 @@ type Instance interface {
 	// MemorySize is the current size of linear memory in bytes.
 	MemorySize() uint64
 	// Stderr is what the module wrote to its stderr (the Go runtime's fatal
-	// errors), at most StderrKeep bytes.
+	// errors), at most abi.StderrKeep bytes.
 	Stderr() string
 	Close()
 }
@@ -74,32 +59,18 @@ type Config struct {
 	RecycleAboveBytes uint64
 }
 
-// The pool defaults, the same on every host (the Python and JavaScript
-// bindings get them from internal/cmd/genconsts). MaxInstances defaults to
-// the number of CPUs.
-const (
-	// DefaultRecycleAboveBytes: an instance whose linear memory grew past
-	// this is discarded after its call (linear memory never shrinks).
-	DefaultRecycleAboveBytes = 256 << 20
-	// DefaultMemoryLimitBytes caps one instance's linear memory: the whole
-	// 32-bit address space of the module, the default and the most.
-	DefaultMemoryLimitBytes = 4 << 30
-)
-
-// MaxModuleBufferBytes is the largest buffer the module's 32-bit ABI can be
-// handed (wasm/README.md): 2^32 − 1 bytes.
-const MaxModuleBufferBytes = 1<<32 - 1
-
-// WithDefaults returns c with every zero field set to its default.
+// WithDefaults returns c with every zero field set to its default: the
+// number of CPUs, and the contract's abi.DefaultMemoryLimitBytes and
+// abi.DefaultRecycleAboveBytes (the same on every host).
 func (c Config) WithDefaults() Config {
 	if c.MaxInstances <= 0 {
 		c.MaxInstances = runtime.NumCPU()
 	}
-	if c.MemoryLimitBytes == 0 || c.MemoryLimitBytes > DefaultMemoryLimitBytes {
-		c.MemoryLimitBytes = DefaultMemoryLimitBytes
+	if c.MemoryLimitBytes == 0 || c.MemoryLimitBytes > abi.DefaultMemoryLimitBytes {
+		c.MemoryLimitBytes = abi.DefaultMemoryLimitBytes
 	}
 	if c.RecycleAboveBytes == 0 {
-		c.RecycleAboveBytes = DefaultRecycleAboveBytes
+		c.RecycleAboveBytes = abi.DefaultRecycleAboveBytes
 	}
 	return c
 }
@@ -161,16 +132,13 @@ func findUp(rel string) string {
 // CacheRoot returns the compile cache's directory: dir, else
 // $POLYLOOP_ASSEMBLY_CACHE_DIR, else the user cache directory
 // (os.UserCacheDir)/polyloop-assembly; "" when dir or the variable is "-"
-// (no disk cache). The layout below it is the same for Go and Python:
-//
-//	<root>/wazero/                                 wazero's own cache (Go only)
-//	<root>/wasmtime-<version>/<sha256>.cwasm       a serialized wasmtime module
-//	<root>/wasmtime-<version>/<sha256>.cwasm.lock  the cross-process compile lock
+// (no disk cache). The layout below it is the same for Go and Python
+// (abi.CacheDirEnv and the others, core/abi/cache.go).
 func CacheRoot(dir string) string {
 	if dir == "" {
-		dir = os.Getenv("POLYLOOP_ASSEMBLY_CACHE_DIR")
+		dir = os.Getenv(abi.CacheDirEnv)
 	}
-	if dir == "-" {
+	if dir == abi.CacheDisabled {
 		return ""
 	}
 	if dir == "" {
@@ -178,7 +146,7 @@ func CacheRoot(dir string) string {
 		if err != nil {
 			return ""
 		}
-		dir = filepath.Join(base, "polyloop-assembly")
+		dir = filepath.Join(base, abi.CacheDirName)
 	}
 	return dir
 }

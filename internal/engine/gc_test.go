@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
@@ -113,11 +114,11 @@ func gcFinishesAfterSmall(t *testing.T, p *Pool, counter *barrierCounter) {
 	counter.starts.Store(0)
 	marking := 0 // typical calls that ran the barriers
 	for i := range pairs {
-		if resp, f := p.Call(AssembleJSON, js); f != nil || !bytes.Equal(resp, wantJSON) {
+		if resp, f := p.Call(abi.CallAssembleJSON, js); f != nil || !bytes.Equal(resp, wantJSON) {
 			t.Fatalf("call %d (JSON): %v, or the answer differs from the native core's", i, f)
 		}
 		counter.calls.Store(0)
-		if resp, f := p.Call(Assemble, typical); f != nil || !bytes.Equal(resp, want) {
+		if resp, f := p.Call(abi.CallAssemble, typical); f != nil || !bytes.Equal(resp, want) {
 			t.Fatalf("call %d: %v, or the answer differs from the native core's", i, f)
 		}
 		if counter.calls.Load() != 0 {
@@ -142,14 +143,14 @@ func gcFinishesAfter(t *testing.T, p *Pool, counter *barrierCounter, req []byte)
 	typical := core.EncodeRequest(benchreq.Typical())
 	want := core.AssembleBytes(typical)
 	for round := range 3 {
-		if resp, f := p.Call(Assemble, req); f != nil || !bytes.Equal(resp, core.AssembleBytes(req)) {
+		if resp, f := p.Call(abi.CallAssemble, req); f != nil || !bytes.Equal(resp, core.AssembleBytes(req)) {
 			t.Fatalf("round %d: the large call: %v, or the answer differs from the native core's", round, f)
 		}
 		for i := range 41 {
 			if i == 0 || i == 21 {
 				counter.calls.Store(0)
 			}
-			if resp, f := p.Call(Assemble, typical); f != nil || !bytes.Equal(resp, want) {
+			if resp, f := p.Call(abi.CallAssemble, typical); f != nil || !bytes.Equal(resp, want) {
 				t.Fatalf("round %d, call %d: %v, or the answer differs from the native core's", round, i, f)
 			}
 			if n := counter.calls.Load(); i == 0 && n != 0 {

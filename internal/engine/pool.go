@@ -5,38 +5,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-)
 
-// The messages of a failed call, the same on every host (Go, Python, JS):
-// what happened and what the host did, never the engine's own words (those
-// go into Failure.Detail).
-const (
-	MsgOutOfMemory = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
-	MsgTrapped     = "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
-	MsgBadResponse = "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // Failure is a call that the module did not answer: it trapped, exited, ran
 // out of memory, or the host could not instantiate it.
 type Failure struct {
-	Message string // one of the Msg constants
+	Message string // abi.MsgOutOfMemory or abi.MsgTrapped
 	Detail  string // the engine's error and the module's stderr, bounded
 }
-
-// StderrKeep bounds the module's stderr a host keeps per instance (and in
-// a Failure's Detail), and the rule is the same on every host: the FIRST
-// StderrKeep bytes, never the last (docs/SPEC.md §7.5). The Go runtime
-// writes why it died first ("runtime: out of memory: cannot allocate …",
-// "fatal error: out of memory") and its goroutine traces after, which can
-// be long; a host that kept the end would lose the reason and name an
-// out-of-memory a trap.
-const StderrKeep = 4096
-
-// StderrOutOfMemory is what the kept stderr holds when the module's Go
-// runtime ran out of memory: a failure whose kept stderr contains it is
-// MsgOutOfMemory on every host (docs/SPEC.md §7.5). An engine's own error
-// may say so too, in its own words (each host's GAP).
-const StderrOutOfMemory = "out of memory"
 
 // Pool runs calls on at most MaxInstances instances alive at once; a call
 // waits while all are busy. An instance whose linear memory exceeds
@@ -68,21 +46,21 @@ func NewPool(e Engine, c Config) *Pool {
 // Name names the engine.
 func (p *Pool) Name() string { return p.engine.Name() }
 
-// Call runs fn on request in an instance and returns the response bytes, or
+// Call runs call c on request in an instance and returns the response bytes, or
 // the failure.
-func (p *Pool) Call(fn Export, request []byte) ([]byte, *Failure) {
-	return p.CallAppend(fn, nil, request)
+func (p *Pool) Call(c abi.Call, request []byte) ([]byte, *Failure) {
+	return p.CallAppend(c, nil, request)
 }
 
 // CallAppend is Call that appends the response to dst and returns the
 // extended slice (dst as it was on a failure): a caller that reuses one
 // buffer spares the Go heap a fresh response per call.
-func (p *Pool) CallAppend(fn Export, dst, request []byte) ([]byte, *Failure) {
+func (p *Pool) CallAppend(c abi.Call, dst, request []byte) ([]byte, *Failure) {
 	s, err := p.get()
 	if err != nil {
-		return dst, &Failure{Message: MsgTrapped, Detail: fmt.Sprintf("%s: cannot instantiate the module: %v", p.engine.Name(), err)}
+		return dst, &Failure{Message: abi.MsgTrapped, Detail: fmt.Sprintf("%s: cannot instantiate the module: %v", p.engine.Name(), err)}
 	}
-	resp, stage, err := run(s, fn, dst, request)
+	resp, stage, err := run(s, c, dst, request)
 	if err != nil {
 		f := classify(p.engine.Name(), stage, err, s.inst.Stderr())
 		p.put(s, false)
@@ -103,7 +81,7 @@ func (p *Pool) CallAppend(fn Export, dst, request []byte) ([]byte, *Failure) {
 // request is longer than the capacity the slot knows (or the instance is
 // new); write the request; call; copy the answer out, appended to dst. A
 // panic of the engine's host code is an error of the stage it happened in.
-func run(s *slot, fn Export, dst, request []byte) (resp []byte, stage string, err error) {
+func run(s *slot, c abi.Call, dst, request []byte) (resp []byte, stage string, err error) {
 	stage = "buffer"
 	defer func() {
 		if r := recover(); r != nil {
@@ -125,8 +103,8 @@ func run(s *slot, fn Export, dst, request []byte) (resp []byte, stage string, er
 	if err := s.inst.Write(s.ptr, request); err != nil {
 		return nil, stage, err
 	}
-	stage = fn.Name()
-	packed, err := s.inst.Call(fn, size)
+	stage = c.Name()
+	packed, err := s.inst.Call(c, size)
 	if err != nil {
 		return nil, stage, err
 	}
@@ -143,9 +121,9 @@ func run(s *slot, fn Export, dst, request []byte) (resp []byte, stage string, er
 // limit was hit), else a trap. Detail keeps the engine's first line, the
 // trap, and the module's stderr.
 func classify(engine, stage string, err error, stderr string) *Failure {
-	msg := MsgTrapped
-	if strings.Contains(stderr, StderrOutOfMemory) || strings.Contains(err.Error(), "out of memory") {
-		msg = MsgOutOfMemory
+	msg := abi.MsgTrapped
+	if strings.Contains(stderr, abi.StderrOutOfMemory) || strings.Contains(err.Error(), "out of memory") {
+		msg = abi.MsgOutOfMemory
 	}
 	d := fmt.Sprintf("%s: %s failed: %s", engine, stage, firstLine(err))
 	if s := strings.TrimSpace(stderr); s != "" {
@@ -246,7 +224,7 @@ func (p *Pool) Close() error {
 	return err
 }
 
-// StderrBuffer keeps the first StderrKeep bytes written to it; engines give
+// StderrBuffer keeps the first abi.StderrKeep bytes written to it; engines give
 // it to the module as its stderr.
 type StderrBuffer struct {
 	mu  sync.Mutex
@@ -256,7 +234,7 @@ type StderrBuffer struct {
 func (b *StderrBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := StderrKeep - len(b.buf); room > 0 {
+	if room := abi.StderrKeep - len(b.buf); room > 0 {
 		b.buf = append(b.buf, p[:min(room, len(p))]...)
 	}
 	return len(p), nil

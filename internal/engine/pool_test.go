@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // fake is an engine whose instances echo the request, and count how many are
@@ -46,7 +48,7 @@ func (i *fakeInstance) Buffer(size uint32) (uint32, uint32, error) {
 	}
 	return 0, uint32(len(i.mem)), nil
 }
-func (i *fakeInstance) Call(op Export, size uint32) (uint64, error) {
+func (i *fakeInstance) Call(op abi.Call, size uint32) (uint64, error) {
 	time.Sleep(time.Millisecond) // a call takes a while: callers overlap
 	if i.e.fail != nil {
 		if stderr, err := i.e.fail(i.mem[:size]); err != nil {
@@ -80,7 +82,7 @@ func TestMaxInstancesIsTheMostAlive(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			req := []byte{byte(i)}
-			resp, f := p.Call(Assemble, req)
+			resp, f := p.Call(abi.CallAssemble, req)
 			if f != nil || len(resp) != 1 || resp[0] != byte(i) {
 				t.Errorf("call %d: %v %v", i, resp, f)
 			}
@@ -110,7 +112,7 @@ func TestBufferOnlyWhenLonger(t *testing.T) {
 		for j := range req {
 			req[j] = byte(j*7 + tc.size)
 		}
-		resp, f := p.Call(Assemble, req)
+		resp, f := p.Call(abi.CallAssemble, req)
 		if f != nil || string(resp) != string(req) {
 			t.Fatalf("a request of %d bytes: got %d bytes (%v)", tc.size, len(resp), f)
 		}
@@ -134,10 +136,10 @@ func TestFailureMessages(t *testing.T) {
 	}}
 	p := NewPool(e, Config{MaxInstances: 1})
 	for _, tc := range []struct{ req, msg, detail string }{
-		{"oom", MsgOutOfMemory, "fatal error: out of memory"},
-		{"trap", MsgTrapped, "integer divide by zero"},
+		{"oom", abi.MsgOutOfMemory, "fatal error: out of memory"},
+		{"trap", abi.MsgTrapped, "integer divide by zero"},
 	} {
-		_, f := p.Call(Assemble, []byte(tc.req))
+		_, f := p.Call(abi.CallAssemble, []byte(tc.req))
 		if f == nil || f.Message != tc.msg {
 			t.Fatalf("%s: got %+v, want the message %q", tc.req, f, tc.msg)
 		}
@@ -148,13 +150,13 @@ func TestFailureMessages(t *testing.T) {
 			t.Fatalf("%s: the failed instance was kept", tc.req)
 		}
 	}
-	if resp, f := p.Call(Assemble, []byte("ok")); f != nil || string(resp) != "ok" {
+	if resp, f := p.Call(abi.CallAssemble, []byte("ok")); f != nil || string(resp) != "ok" {
 		t.Fatalf("the call after failures: %q %v", resp, f)
 	}
 }
 
 // TestStderrKeepsTheHead: the module's stderr is kept as every host keeps it
-// (docs/SPEC.md §7.5), its first StderrKeep bytes, so the Go runtime's reason
+// (docs/SPEC.md §7.5), its first abi.StderrKeep bytes, so the Go runtime's reason
 // survives however long the goroutine traces after it.
 func TestStderrKeepsTheHead(t *testing.T) {
 	var b StderrBuffer
@@ -163,10 +165,10 @@ func TestStderrKeepsTheHead(t *testing.T) {
 		fmt.Fprintf(&b, "goroutine %d [running]:\nmain.f(0x%x)\n\t/src/x.go:%d +0x1f\n", k, k, k)
 	}
 	s := b.String()
-	if len(s) != StderrKeep || !strings.HasPrefix(s, "runtime: out of memory") || strings.Contains(s, "goroutine 399") {
+	if len(s) != abi.StderrKeep || !strings.HasPrefix(s, "runtime: out of memory") || strings.Contains(s, "goroutine 399") {
 		t.Fatalf("kept %d bytes: %.80q … %q", len(s), s, s[max(0, len(s)-40):])
 	}
-	if f := classify("fake", "assemble", errors.New("wasm error: unreachable"), s); f.Message != MsgOutOfMemory {
+	if f := classify("fake", "assemble", errors.New("wasm error: unreachable"), s); f.Message != abi.MsgOutOfMemory {
 		t.Fatalf("classified %q", f.Message)
 	}
 }

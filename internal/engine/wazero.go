@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // OpenWazero compiles the module under wazero. Its compiled code is cached in
@@ -146,7 +148,7 @@ func (w *wazeroInstance) Buffer(size uint32) (ptr, capacity uint32, err error) {
 	return uint32(w.stack[0] >> 32), uint32(w.stack[0]), nil
 }
 
-func (w *wazeroInstance) Call(op Export, size uint32) (uint64, error) {
+func (w *wazeroInstance) Call(op abi.Call, size uint32) (uint64, error) {
 	w.stack[0], w.stack[1] = uint64(op), uint64(size)
 	if err := w.call.CallWithStack(w.ctx, w.stack[:]); err != nil {
 		return 0, err

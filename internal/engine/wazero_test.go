@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 )
 
@@ -37,7 +38,7 @@ func (c *exportCounter) NewFunctionListener(def api.FunctionDefinition) experime
 func listenedPool(t *testing.T, wasm []byte, f experimental.FunctionListenerFactory) *Pool {
 	t.Helper()
 	ctx := experimental.WithFunctionListenerFactory(context.Background(), f)
-	e, err := compileWazero(ctx, wasm, DefaultMemoryLimitBytes/65536, nil)
+	e, err := compileWazero(ctx, wasm, abi.DefaultMemoryLimitBytes/65536, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestWazeroOneExportCallPerRequest(t *testing.T) {
 	const n = 20
 	for i := range n {
 		q := reqs[i%len(reqs)]
-		resp, f := p.Call(Assemble, q)
+		resp, f := p.Call(abi.CallAssemble, q)
 		if f != nil || !bytes.Equal(resp, core.AssembleBytes(q)) {
 			t.Fatalf("request %d: %v, or the answer differs from the native core's", i, f)
 		}

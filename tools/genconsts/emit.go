@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // quote is s as a string literal that Python and JavaScript both read as s
@@ -41,10 +42,10 @@ func mustParse(f format) ([]string, []byte) {
 	return p, v
 }
 
-const pyDoc = `"""The error codes, limits, pool defaults and message texts of the wire and the hosts.
+const pyDoc = `"""The host contract: the module's call numbers, error codes, limits, pool defaults and messages.
 
-Generated from their one definition in Go (core/hostmsg.go, core/errors.go,
-internal/engine); regenerate with ` + "``go generate ./...``" + ` from the repository
+Generated from their one definition in Go (core/abi, and core/errors.go for
+the error codes); regenerate with ` + "``go generate ./...``" + ` from the repository
 root. A ` + "``*_FORMAT``" + ` is a Go format whose only verbs are ` + "``%d``" + ` and ` + "``%s``" + `:
 Python's ` + "``%``" + ` operator gives the same text as Go's fmt.Sprintf, and the
 function of the same name in lower case applies it.
@@ -138,11 +139,12 @@ func pythonFormat(b *strings.Builder, f format) {
 var internalMessages = [][2]string{{"outOfMemory", "MSG_OUT_OF_MEMORY"}, {"trapped", "MSG_TRAPPED"}, {"notAResponse", "MSG_BAD_RESPONSE"}}
 
 const jsDoc = `/**
- * The error codes, limits, pool defaults and message texts of the wire and
- * the hosts, generated from their one definition in Go (core/hostmsg.go,
- * core/errors.go, internal/engine); regenerate with ` + "`go generate ./...`" + `
- * from the repository root. A ` + "`*_FORMAT`" + ` is a Go format (verbs %d and %s);
- * the function of the same name in camelCase gives its text.
+ * The host contract: the module's call numbers, the error codes, limits,
+ * pool defaults and message texts, generated from their one definition in
+ * Go (core/abi, and core/errors.go for the error codes);
+ * regenerate with ` + "`go generate ./...`" + ` from the repository root. A
+ * ` + "`*_FORMAT`" + ` is a Go format (verbs %d and %s); the function of the same
+ * name in camelCase gives its text.
  *
  * @module
  */
@@ -232,13 +234,13 @@ func jsFormat(b *strings.Builder, f format) {
 }
 
 // invisibleDoc documents INVISIBLE_RANGES (JavaScript only: the preview).
-const invisibleDoc = "The code points a view of a prompt marks (core.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same."
+const invisibleDoc = "The code points a view of a prompt marks (abi.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same."
 
-// jsInvisible writes INVISIBLE_RANGES, core.InvisibleRanges, for the
+// jsInvisible writes INVISIBLE_RANGES, abi.InvisibleRanges, for the
 // JavaScript preview.
 func jsInvisible(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const INVISIBLE_RANGES = Object.freeze([\n", invisibleDoc)
-	for _, r := range core.InvisibleRanges {
+	for _, r := range abi.InvisibleRanges {
 		fmt.Fprintf(b, "  Object.freeze([0x%04x, 0x%04x]),\n", r[0], r[1])
 	}
 	b.WriteString("]);\n")

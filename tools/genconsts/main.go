@@ -1,7 +1,8 @@
-// Command genconsts writes the constants a binding must know (the wire's
-// error codes, the limits, the pool defaults and the texts of the messages a
-// host raises itself) from their one definition in Go, core/ and
-// internal/engine, into the Python and JavaScript bindings:
+// Command genconsts writes what a binding must know of the host contract
+// (the module's call numbers, the wire's error codes, the limits, the pool
+// defaults, the texts of the messages a host raises itself) from its one
+// definition in Go, core/abi (and the wire's vocabulary in core/), into the
+// Python and JavaScript bindings:
 //
 //	bindings/python/src/polyloop_assembly/_consts.py
 //	bindings/js/src/consts.js
@@ -24,8 +25,8 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/msgfmt"
-	"github.com/polyloop/assembly/internal/engine"
 )
 
 // header starts every generated file (after the comment marker).
@@ -66,42 +67,42 @@ type format struct {
 
 var ints = []intConst{
 	{"WIRE_VERSION", core.WireVersion, "The only wire version (" + spec("§2") + ")."},
-	{"MAX_REQUEST_BYTES", core.MaxRequestBytes, "The largest request the core decodes: 1 GiB; a larger one is too_large (" + spec("§4") + ")."},
-	{"MAX_RESPONSE_BYTES", core.MaxResponseBytes, "The largest response: 1.5 GiB; a larger one is too_large (" + spec("§4") + ")."},
-	{"MAX_MSGPACK_LENGTH", core.MaxMsgpackLength, "The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1."},
-	{"MAX_STRING_UNITS", core.MaxStringUnits, "The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24."},
+	{"MAX_REQUEST_BYTES", abi.MaxRequestBytes, "The largest request the core decodes: 1 GiB; a larger one is too_large (" + spec("§4") + ")."},
+	{"MAX_RESPONSE_BYTES", abi.MaxResponseBytes, "The largest response: 1.5 GiB; a larger one is too_large (" + spec("§4") + ")."},
+	{"MAX_MSGPACK_LENGTH", abi.MaxMsgpackLength, "The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1."},
+	{"MAX_STRING_UNITS", abi.MaxStringUnits, "The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24."},
 	{"EXT_UNREADABLE", core.ExtUnreadable, "The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (" + spec("§7.6") + ")."},
-	{"MAX_MODULE_BUFFER_BYTES", engine.MaxModuleBufferBytes, "The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes."},
-	{"DEFAULT_RECYCLE_ABOVE_BYTES", engine.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
-	{"DEFAULT_MEMORY_LIMIT_BYTES", engine.DefaultMemoryLimitBytes, "The cap on one instance's linear memory: its whole 32-bit address space (default and most)."},
-	{"STDERR_KEEP_BYTES", engine.StderrKeep, "Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (" + spec("§7.5") + ")."},
+	{"MAX_MODULE_BUFFER_BYTES", abi.MaxModuleBufferBytes, "The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes."},
+	{"DEFAULT_RECYCLE_ABOVE_BYTES", abi.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
+	{"DEFAULT_MEMORY_LIMIT_BYTES", abi.DefaultMemoryLimitBytes, "The cap on one instance's linear memory: its whole 32-bit address space (default and most)."},
+	{"STDERR_KEEP_BYTES", abi.StderrKeep, "Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (" + spec("§7.5") + ")."},
 }
 
 // calls are the op numbers of the module's call export (wasm/README.md,
-// "ABI"), one CALL_<NAME> per core.Call, appended to ints.
+// "ABI"), one CALL_<NAME> per row of abi.Calls, appended to ints.
 func init() {
-	for c := range core.NumCalls {
-		ints = append(ints, intConst{"CALL_" + strings.ToUpper(c.Name()), int64(c),
-			"The op number of the module's " + c.Name() + " call (wasm/README.md, in the source repository)."})
+	for _, c := range abi.Calls {
+		ints = append(ints, intConst{"CALL_" + strings.ToUpper(c.Name), int64(c.Op),
+			"The op number of the module's " + c.Name + " call (wasm/README.md, in the source repository)."})
 	}
 }
 
 var strs = []strConst{
-	{"MSG_OUT_OF_MEMORY", engine.MsgOutOfMemory, "internal: the module ran out of memory (the memory limit hit, memory.grow failed)."},
-	{"STDERR_OUT_OF_MEMORY", engine.StderrOutOfMemory, "A failure whose kept stderr (the first STDERR_KEEP_BYTES bytes) contains this is MSG_OUT_OF_MEMORY on every host (" + spec("§7.5") + ")."},
-	{"MSG_TRAPPED", engine.MsgTrapped, "internal: any other trap or exit of the module."},
-	{"MSG_BAD_RESPONSE", engine.MsgBadResponse, "internal: the module answered bytes that are not a response."},
-	{"MSG_RESPONSE_TOO_LARGE", core.MsgResponseTooLarge, "too_large at \"\": the response would be over MAX_RESPONSE_BYTES."},
+	{"MSG_OUT_OF_MEMORY", abi.MsgOutOfMemory, "internal: the module ran out of memory (the memory limit hit, memory.grow failed)."},
+	{"STDERR_OUT_OF_MEMORY", abi.StderrOutOfMemory, "A failure whose kept stderr (the first STDERR_KEEP_BYTES bytes) contains this is MSG_OUT_OF_MEMORY on every host (" + spec("§7.5") + ")."},
+	{"MSG_TRAPPED", abi.MsgTrapped, "internal: any other trap or exit of the module."},
+	{"MSG_BAD_RESPONSE", abi.MsgBadResponse, "internal: the module answered bytes that are not a response."},
+	{"MSG_RESPONSE_TOO_LARGE", abi.MsgResponseTooLarge, "too_large at \"\": the response would be over MAX_RESPONSE_BYTES."},
 }
 
 var formats = []format{
-	{"MSG_REQUEST_TOO_LARGE_FORMAT", core.MsgRequestTooLargeFormat, "too_large at \"\": a request of size bytes, over MAX_REQUEST_BYTES.",
+	{"MSG_REQUEST_TOO_LARGE_FORMAT", abi.MsgRequestTooLargeFormat, "too_large at \"\": a request of size bytes, over MAX_REQUEST_BYTES.",
 		"msg_request_too_large", "msgRequestTooLarge", []string{"size"}},
-	{"MSG_VALUE_TOO_LARGE_FORMAT", core.MsgValueTooLargeFormat, "too_large at \"\": a value (of the host's type type_name) too long for msgpack.",
+	{"MSG_VALUE_TOO_LARGE_FORMAT", abi.MsgValueTooLargeFormat, "too_large at \"\": a value (of the host's type type_name) too long for msgpack.",
 		"msg_value_too_large", "msgValueTooLarge", []string{"type_name", "size"}},
-	{"MSG_UNREADABLE_VALUE_FORMAT", core.MsgUnreadableValueFormat, "malformed_request at the value's path: reading the value raised.",
+	{"MSG_UNREADABLE_VALUE_FORMAT", abi.MsgUnreadableValueFormat, "malformed_request at the value's path: reading the value raised.",
 		"msg_unreadable_value", "msgUnreadableValue", []string{"type_name", "error_type", "error"}},
-	{"MSG_STRING_CEILING_FORMAT", core.MsgStringCeilingFormat, "too_large at the string's path: a response string longer than the engine's strings (JavaScript).",
+	{"MSG_STRING_CEILING_FORMAT", abi.MsgStringCeilingFormat, "too_large at the string's path: a response string longer than the engine's strings (JavaScript).",
 		"msg_string_ceiling", "msgStringCeiling", []string{"size", "at", "units"}},
 }
 

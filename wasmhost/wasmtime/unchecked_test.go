@@ -9,6 +9,7 @@ import (
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 	"github.com/polyloop/assembly/wasmhost"
@@ -62,13 +63,13 @@ func TestUncheckedIsFuncCall(t *testing.T) {
 		if err := i.Write(ptr, req); err != nil {
 			t.Fatal(err)
 		}
-		v, err = k.call.Call(i.store, int32(engine.Assemble), int32(len(req)))
+		v, err = k.call.Call(i.store, int32(abi.CallAssemble), int32(len(req)))
 		if err != nil {
 			t.Fatalf("%s: Func.Call of call: %v", n.Name, err)
 		}
 		packed := uint64(v.(int64))
 		viaFuncCall := bytes.Clone(k.mem.UnsafeData(i.store)[packed>>32 : packed>>32+packed&0xffffffff])
-		packed, err = i.Call(engine.Assemble, uint32(len(req)))
+		packed, err = i.Call(abi.CallAssemble, uint32(len(req)))
 		if err != nil {
 			t.Fatalf("%s: unchecked call: %v", n.Name, err)
 		}

@@ -26,6 +26,7 @@ import (
 
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasmhost"
 )
@@ -152,7 +153,7 @@ func (i *instance) Buffer(size uint32) (ptr, capacity uint32, err error) {
 	return uint32(packed >> 32), uint32(packed), err
 }
 
-func (i *instance) Call(op engine.Export, size uint32) (uint64, error) {
+func (i *instance) Call(op abi.Call, size uint32) (uint64, error) {
 	return i.calls.invoke(true, uint32(op), size)
 }
 
@@ -179,7 +180,7 @@ func (i *instance) Stderr() string {
 	if i.stderr == nil {
 		return ""
 	}
-	b := make([]byte, engine.StderrKeep)
+	b := make([]byte, abi.StderrKeep)
 	n, err := i.stderr.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return ""

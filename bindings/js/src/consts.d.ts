@@ -119,5 +119,5 @@ export const MSG_STRING_CEILING_FORMAT: string;
 /** {@link MSG_STRING_CEILING_FORMAT} applied to its arguments. */
 export function msgStringCeiling(size: number | bigint, at: string, units: number | bigint): string;
 
-/** The code points a view of a prompt marks (core.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
+/** The code points a view of a prompt marks (abi.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
 export const INVISIBLE_RANGES: readonly (readonly [number, number])[];

@@ -1,4 +1,4 @@
-package core
+package abi
 
 // InvisibleRanges are the code points a view of a prompt marks instead of
 // showing raw (docs/SPEC.md §7.8): characters that render as nothing, as

@@ -1,0 +1,126 @@
+// Package abi is the host contract of the assembly module in one place:
+// every call the module's call export answers (Calls: its name, op number,
+// the shapes of its request and answer, the host APIs it backs and its
+// doc), the limits and message texts every host uses, the code points a
+// view marks (InvisibleRanges), and the layout and seal of the compiled-
+// module cache. The module (wasm/), the Go hosts (wasmhost, internal/engine),
+// the command-line tool and tools/genconsts, which writes it into the Python
+// and JavaScript bindings (`go generate ./...`), all read it from here.
+//
+// It is data and imports nothing, so it stands at the bottom: the core
+// imports it (core.MaxRequestBytes is MaxRequestBytes) and the module links
+// it at the cost of its strings. The wire format's own vocabulary (the
+// version, the error codes, the ext type of an unreadable value) is the
+// core's, beside the codec that reads and writes it.
+//
+// A message format (Msg*Format) has only the verbs %d (an integer) and %s (a
+// string), one per argument in order, and %% for a percent sign: Go's
+// fmt.Sprintf and core/msgfmt, Python's % operator and the generated
+// JavaScript function all give the same text.
+package abi
+
+// Call numbers one of the module's calls: the op argument of its call export
+// (wasm/README.md, "ABI"). The order is fixed; a new call is added at the
+// end, before NumCalls.
+type Call uint32
+
+// The calls, in op order: the rows of Calls.
+const (
+	CallAssemble Call = iota
+	CallAssembleJSON
+	CallAddStep
+	CallAssembleView
+	CallAssembleViewJSON
+	CallPromptStart
+	CallCompare
+	CallBatch
+	NumCalls // the number of calls
+)
+
+// Arg is the shape of a call's request bytes.
+type Arg uint8
+
+// The request shapes.
+const (
+	ArgRequest Arg = iota // a msgpack request (docs/SPEC.md §2)
+	ArgJSON               // a request as JSON text, UTF-8 (docs/SPEC.md §2.3)
+	ArgAddStep            // a msgpack add_step request (docs/SPEC.md §7.3.1)
+	ArgCompare            // a msgpack compare request, a map {a, b} (docs/SPEC.md §7.9)
+	ArgBatch              // batch items: op and size (u32 little-endian each), then size bytes of request
+	NumArgs               // the number of request shapes
+)
+
+// Answer is the shape of a call's answer, ok or not: an error is answered
+// in the shape of its call (core.AppendErrorAnswer).
+type Answer uint8
+
+// The answer shapes.
+const (
+	AnswerResponse    Answer = iota // a wire response (docs/SPEC.md §3, §6), a msgpack map
+	AnswerPromptStart               // a wire response with, when ok, the prompt's state under prompt (docs/SPEC.md §7.3.1)
+	AnswerStep                      // an add_step response (docs/SPEC.md §7.3.1); an error is a wire response
+	AnswerView                      // the response's length (u32 little-endian), the response, the view as JSON text or null (docs/SPEC.md §7.8)
+	AnswerJSON                      // JSON text: the comparison, or {"error": {code, message, path}} (docs/SPEC.md §7.9)
+	AnswerBatch                     // item by item, the length of its answer (u32 little-endian) and the answer
+	NumAnswers                      // the number of answer shapes
+)
+
+// Spec is one call of the module: a row of Calls.
+type Spec struct {
+	Name   string // the call's name: the words of the docs and the messages; CALL_<NAME> in the bindings
+	Op     Call   // its op number, its index in Calls
+	Arg    Arg    // what its request is
+	Answer Answer // what it answers
+	// The API each host offers for it: Go's (package wasmhost), Python's
+	// (package polyloop_assembly) and JavaScript's (@polyloop/assembly);
+	// "" where a host offers none.
+	Go, Python, JS string
+	Doc            string // what it does, one sentence
+}
+
+// Calls is every call the module answers, indexed by its op.
+var Calls = [NumCalls]Spec{
+	{"assemble", CallAssemble, ArgRequest, AnswerResponse,
+		"Runner.AssembleBytes, Runner.Assemble, Runner.ValidateTemplate",
+		"assemble, assemble_bytes, validate_template", "Assembler.assemble, assembleBytes, validateTemplate",
+		"Assembles a msgpack request: the wire response."},
+	{"assemble_json", CallAssembleJSON, ArgJSON, AnswerResponse,
+		"Runner.AssembleJSON", "assemble_json, assemble_json_bytes", "Assembler.assembleJSON",
+		"Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response."},
+	{"add_step", CallAddStep, ArgAddStep, AnswerStep,
+		"Prompt.AddStep, Runner.AddStepBytes", "Prompt.add_step", "Prompt.addStep",
+		"Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state."},
+	{"assemble_view", CallAssembleView, ArgRequest, AnswerView,
+		"Runner.AssembleView", "", "<polyloop-prompt-view> (its worker)",
+		"Assembles a msgpack request for a host that shows the prompt: the response and its view."},
+	{"assemble_view_json", CallAssembleViewJSON, ArgJSON, AnswerView,
+		"Runner.AssembleViewJSON", "", "<polyloop-prompt-view> (its worker)",
+		"assemble_view of a request written as JSON text, judged as assemble_json judges it."},
+	{"prompt_start", CallPromptStart, ArgRequest, AnswerPromptStart,
+		"Runner.NewPrompt", "Assembler.prompt", "Assembler.prompt",
+		"Starts an incremental prompt: the assemble response with the state add_step continues from."},
+	{"compare", CallCompare, ArgCompare, AnswerJSON,
+		"Runner.Compare", "compare", "Assembler.compare",
+		"Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text."},
+	{"batch", CallBatch, ArgBatch, AnswerBatch,
+		"", "assemble_many, assemble_bytes_many, assemble_json_many", "",
+		"Runs several calls in one crossing: each item's answer, exactly what its call answers alone."},
+}
+
+// Name is the call's name (Calls), "call" for a number past the table.
+func (c Call) Name() string {
+	if c >= NumCalls {
+		return "call"
+	}
+	return Calls[c].Name
+}
+
+// String names the request shape, as the generated CALLS tables do.
+func (a Arg) String() string {
+	return [NumArgs]string{"request", "json", "add_step", "compare", "batch"}[a]
+}
+
+// String names the answer shape, as the generated CALLS tables do.
+func (a Answer) String() string {
+	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch"}[a]
+}
