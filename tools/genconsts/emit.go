@@ -42,7 +42,7 @@ func mustParse(f format) ([]string, []byte) {
 	return p, v
 }
 
-const pyDoc = `"""The host contract: the module's call numbers, error codes, limits, pool defaults and messages.
+const pyDoc = `"""The host contract: the module's calls, error codes, limits, pool defaults, messages, cache layout.
 
 Generated from their one definition in Go (core/abi, and core/errors.go for
 the error codes); regenerate with ` + "``go generate ./...``" + ` from the repository
@@ -55,7 +55,7 @@ function of the same name in lower case applies it.
 // python is _consts.py.
 func python() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\nfrom typing import Final, Literal, get_args\n\n", header, pyDoc)
+	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\nfrom typing import Final, Literal, NamedTuple, get_args\n\n", header, pyDoc)
 	b.WriteString("__all__ = [\n")
 	for _, name := range pythonNames() {
 		fmt.Fprintf(&b, "    %q,\n", name)
@@ -65,6 +65,7 @@ func python() []byte {
 		fmt.Fprintf(&b, "    %s,\n", c)
 	}
 	b.WriteString("]\n\n#: Every error code, in the order of " + spec("§6") + ".\nERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)\n")
+	pythonCalls(&b)
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n#: %s\n%s: Final = %d\n", c.doc, c.name, c.value)
 	}
@@ -80,7 +81,7 @@ func python() []byte {
 // pythonNames is __all__ of _consts.py, sorted as ruff's RUF022 wants it:
 // UPPER_CASE names, then CamelCase, then the rest, each in byte order.
 func pythonNames() []string {
-	names := []string{"ERROR_CODES", "ErrorCode"}
+	names := []string{"ERROR_CODES", "ErrorCode", "CALLS", "CallSpec", "CallArg", "CallAnswer"}
 	for _, c := range ints {
 		names = append(names, c.name)
 	}
@@ -139,9 +140,9 @@ func pythonFormat(b *strings.Builder, f format) {
 var internalMessages = [][2]string{{"outOfMemory", "MSG_OUT_OF_MEMORY"}, {"trapped", "MSG_TRAPPED"}, {"notAResponse", "MSG_BAD_RESPONSE"}}
 
 const jsDoc = `/**
- * The host contract: the module's call numbers, the error codes, limits,
- * pool defaults and message texts, generated from their one definition in
- * Go (core/abi, and core/errors.go for the error codes);
+ * The host contract: the module's calls, the error codes, limits, pool
+ * defaults, message texts and the cache's layout, generated from their one
+ * definition in Go (core/abi, and core/errors.go for the error codes);
  * regenerate with ` + "`go generate ./...`" + ` from the repository root. A
  * ` + "`*_FORMAT`" + ` is a Go format (verbs %d and %s); the function of the same
  * name in camelCase gives its text.
@@ -155,6 +156,7 @@ func javascript() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n%s\n", header, jsDoc)
 	fmt.Fprintf(&b, "/** Every error code, in the order of %s. */\nexport const ERROR_CODES = Object.freeze([\n  %s,\n]);\n", spec("§6"), strings.Join(codes(), ",\n  "))
+	jsCalls(&b)
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = %d;\n", c.doc, c.name, c.value)
 	}
@@ -179,6 +181,7 @@ func typescript() []byte {
 	fmt.Fprintf(&b, "// %s\n\n", header)
 	fmt.Fprintf(&b, "/** Every error code of the wire format (%s). */\nexport type ErrorCode =\n  | %s;\n", spec("§6"), strings.Join(codes(), "\n  | "))
 	b.WriteString("\n/** Every error code, in the order of " + spec("§6") + ". */\nexport const ERROR_CODES: readonly ErrorCode[];\n")
+	tsCalls(&b)
 	for _, c := range ints {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: number;\n", c.doc, c.name)
 	}
@@ -244,4 +247,69 @@ func jsInvisible(b *strings.Builder) {
 		fmt.Fprintf(b, "  Object.freeze([0x%04x, 0x%04x]),\n", r[0], r[1])
 	}
 	b.WriteString("]);\n")
+}
+
+// callsDoc documents CALLS, the contract's table abi.Calls.
+const callsDoc = "Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository)."
+
+// shapes are the names of the request (abi.Arg) and answer (abi.Answer)
+// shapes, quoted.
+func shapes() (args, answers []string) {
+	for a := range abi.NumArgs {
+		args = append(args, quote(a.String()))
+	}
+	for a := range abi.NumAnswers {
+		answers = append(answers, quote(a.String()))
+	}
+	return args, answers
+}
+
+// callFields is c as a row of CALLS: each field's name and value (a
+// literal of both languages), api being the binding's API for it.
+func callFields(c abi.Spec, api string) [][2]string {
+	return [][2]string{
+		{"name", quote(c.Name)}, {"op", fmt.Sprint(c.Op)}, {"arg", quote(c.Arg.String())},
+		{"answer", quote(c.Answer.String())}, {"api", quote(api)}, {"doc", quote(c.Doc)},
+	}
+}
+
+// pythonCalls writes CallArg, CallAnswer, CallSpec and CALLS to _consts.py,
+// each row exploded with a trailing comma, as ruff format keeps it.
+func pythonCalls(b *strings.Builder) {
+	args, answers := shapes()
+	fmt.Fprintf(b, "\n#: The shapes of a call's request.\nCallArg = Literal[%s]\n", strings.Join(args, ", "))
+	fmt.Fprintf(b, "\n#: The shapes of a call's answer (an error is answered in its call's shape).\nCallAnswer = Literal[%s]\n", strings.Join(answers, ", "))
+	b.WriteString("\n\nclass CallSpec(NamedTuple):\n    \"\"\"One call of the module: a row of CALLS.\"\"\"\n\n" +
+		"    name: str\n    op: int\n    arg: CallArg\n    answer: CallAnswer\n    api: str\n    doc: str\n\n")
+	fmt.Fprintf(b, "\n#: %s\nCALLS: Final[tuple[CallSpec, ...]] = (\n", callsDoc)
+	for _, c := range abi.Calls {
+		b.WriteString("    CallSpec(\n")
+		for _, f := range callFields(c, c.Python) {
+			fmt.Fprintf(b, "        %s=%s,\n", f[0], f[1])
+		}
+		b.WriteString("    ),\n")
+	}
+	b.WriteString(")\n")
+}
+
+// jsCalls writes CALLS to consts.js.
+func jsCalls(b *strings.Builder) {
+	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS = Object.freeze([\n", callsDoc)
+	for _, c := range abi.Calls {
+		b.WriteString("  Object.freeze({\n")
+		for _, f := range callFields(c, c.JS) {
+			fmt.Fprintf(b, "    %s: %s,\n", f[0], f[1])
+		}
+		b.WriteString("  }),\n")
+	}
+	b.WriteString("]);\n")
+}
+
+// tsCalls writes CallSpec and CALLS to consts.d.ts.
+func tsCalls(b *strings.Builder) {
+	args, answers := shapes()
+	fmt.Fprintf(b, "\n/** One call of the module: a row of CALLS. */\nexport interface CallSpec {\n"+
+		"  readonly name: string;\n  readonly op: number;\n  readonly arg: %s;\n  readonly answer: %s;\n  readonly api: string;\n  readonly doc: string;\n}\n",
+		strings.Join(args, " | "), strings.Join(answers, " | "))
+	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS: readonly CallSpec[];\n", callsDoc)
 }

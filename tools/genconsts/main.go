@@ -1,8 +1,8 @@
 // Command genconsts writes what a binding must know of the host contract
-// (the module's call numbers, the wire's error codes, the limits, the pool
-// defaults, the texts of the messages a host raises itself) from its one
-// definition in Go, core/abi (and the wire's vocabulary in core/), into the
-// Python and JavaScript bindings:
+// (the module's calls, the wire's error codes, the limits, the pool
+// defaults, the texts of the messages a host raises itself, the cache's
+// layout and seal) from its one definition in Go, core/abi (and the
+// wire's vocabulary in core/), into the Python and JavaScript bindings:
 //
 //	bindings/python/src/polyloop_assembly/_consts.py
 //	bindings/js/src/consts.js
@@ -76,10 +76,14 @@ var ints = []intConst{
 	{"DEFAULT_RECYCLE_ABOVE_BYTES", abi.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
 	{"DEFAULT_MEMORY_LIMIT_BYTES", abi.DefaultMemoryLimitBytes, "The cap on one instance's linear memory: its whole 32-bit address space (default and most)."},
 	{"STDERR_KEEP_BYTES", abi.StderrKeep, "Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (" + spec("§7.5") + ")."},
+	{"CACHE_KEEP", abi.CacheKeep, "Compiled modules kept in one wasmtime-<version> cache directory: the newest by modification time (a hit touches its file)."},
+	{"CACHE_FILE_LIMIT_MODULES", abi.CacheFileLimitModules, "A cached compiled module larger than CACHE_FILE_LIMIT_MODULES times its module plus CACHE_FILE_LIMIT_EXTRA_BYTES is not read."},
+	{"CACHE_FILE_LIMIT_EXTRA_BYTES", abi.CacheFileLimitExtraBytes, "See CACHE_FILE_LIMIT_MODULES."},
 }
 
 // calls are the op numbers of the module's call export (wasm/README.md,
-// "ABI"), one CALL_<NAME> per row of abi.Calls, appended to ints.
+// "ABI"), one CALL_<NAME> per row of abi.Calls, appended to ints; the
+// whole table is the bindings' CALLS.
 func init() {
 	for _, c := range abi.Calls {
 		ints = append(ints, intConst{"CALL_" + strings.ToUpper(c.Name), int64(c.Op),
@@ -93,6 +97,12 @@ var strs = []strConst{
 	{"MSG_TRAPPED", abi.MsgTrapped, "internal: any other trap or exit of the module."},
 	{"MSG_BAD_RESPONSE", abi.MsgBadResponse, "internal: the module answered bytes that are not a response."},
 	{"MSG_RESPONSE_TOO_LARGE", abi.MsgResponseTooLarge, "too_large at \"\": the response would be over MAX_RESPONSE_BYTES."},
+	{"CACHE_DIR_ENV", abi.CacheDirEnv, "The environment variable that names the compiled-module cache's directory (" + spec("§7.4") + ")."},
+	{"CACHE_DIR_NAME", abi.CacheDirName, "The cache's directory in the user cache directory when CACHE_DIR_ENV is not set."},
+	{"CACHE_DISABLED", abi.CacheDisabled, "CACHE_DIR_ENV (or a host's cache directory option) set to this turns the disk cache off."},
+	{"CACHE_FILE_SUFFIX", abi.CacheFileSuffix, "Ends a cached compiled module's file name, after its module's sha256 (hex)."},
+	{"CACHE_LOCK_SUFFIX", abi.CacheLockSuffix, "Ends the name of a cached module's lock file, after the cached module's file name."},
+	{"CACHE_SEAL_MAGIC", abi.CacheSealMagic, "Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (" + spec("§7.4") + ")."},
 }
 
 var formats = []format{
@@ -104,6 +114,8 @@ var formats = []format{
 		"msg_unreadable_value", "msgUnreadableValue", []string{"type_name", "error_type", "error"}},
 	{"MSG_STRING_CEILING_FORMAT", abi.MsgStringCeilingFormat, "too_large at the string's path: a response string longer than the engine's strings (JavaScript).",
 		"msg_string_ceiling", "msgStringCeiling", []string{"size", "at", "units"}},
+	{"CACHE_SEAL_BINDING_FORMAT", abi.CacheSealBindingFormat, "What a cached module's seal binds it to besides its bytes: its module's sha256 (hex) and the engine with its version (its directory's name, wasmtime-<version>).",
+		"cache_seal_binding", "cacheSealBinding", []string{"module_sha256", "engine"}},
 }
 
 func main() {

@@ -19,6 +19,19 @@ export type ErrorCode =
 /** Every error code, in the order of the project's docs/SPEC.md §6, in the source repository. */
 export const ERROR_CODES: readonly ErrorCode[];
 
+/** One call of the module: a row of CALLS. */
+export interface CallSpec {
+  readonly name: string;
+  readonly op: number;
+  readonly arg: "request" | "json" | "add_step" | "compare" | "batch";
+  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch";
+  readonly api: string;
+  readonly doc: string;
+}
+
+/** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository). */
+export const CALLS: readonly CallSpec[];
+
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
 export const WIRE_VERSION: number;
 
@@ -48,6 +61,15 @@ export const DEFAULT_MEMORY_LIMIT_BYTES: number;
 
 /** Bytes of the module's stderr a host keeps, the first ones (never the last: the Go runtime writes why it died first), for an internal error's classification and detail (the project's docs/SPEC.md §7.5, in the source repository). */
 export const STDERR_KEEP_BYTES: number;
+
+/** Compiled modules kept in one wasmtime-<version> cache directory: the newest by modification time (a hit touches its file). */
+export const CACHE_KEEP: number;
+
+/** A cached compiled module larger than CACHE_FILE_LIMIT_MODULES times its module plus CACHE_FILE_LIMIT_EXTRA_BYTES is not read. */
+export const CACHE_FILE_LIMIT_MODULES: number;
+
+/** See CACHE_FILE_LIMIT_MODULES. */
+export const CACHE_FILE_LIMIT_EXTRA_BYTES: number;
 
 /** The op number of the module's assemble call (wasm/README.md, in the source repository). */
 export const CALL_ASSEMBLE: number;
@@ -88,6 +110,24 @@ export const MSG_BAD_RESPONSE: "the assembly module returned bytes that are not 
 /** too_large at "": the response would be over MAX_RESPONSE_BYTES. */
 export const MSG_RESPONSE_TOO_LARGE: "the response would be over the 1.5 GiB limit; split the request (fewer steps, or a narrower template width)";
 
+/** The environment variable that names the compiled-module cache's directory (the project's docs/SPEC.md §7.4, in the source repository). */
+export const CACHE_DIR_ENV: "POLYLOOP_ASSEMBLY_CACHE_DIR";
+
+/** The cache's directory in the user cache directory when CACHE_DIR_ENV is not set. */
+export const CACHE_DIR_NAME: "polyloop-assembly";
+
+/** CACHE_DIR_ENV (or a host's cache directory option) set to this turns the disk cache off. */
+export const CACHE_DISABLED: "-";
+
+/** Ends a cached compiled module's file name, after its module's sha256 (hex). */
+export const CACHE_FILE_SUFFIX: ".cwasm";
+
+/** Ends the name of a cached module's lock file, after the cached module's file name. */
+export const CACHE_LOCK_SUFFIX: ".lock";
+
+/** Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (the project's docs/SPEC.md §7.4, in the source repository). */
+export const CACHE_SEAL_MAGIC: "polyloop-cwasm-1";
+
 /** The messages of `internal` errors: the same on every host. */
 export const INTERNAL_MESSAGES: {
   readonly outOfMemory: typeof MSG_OUT_OF_MEMORY;
@@ -118,6 +158,12 @@ export const MSG_STRING_CEILING_FORMAT: string;
 
 /** {@link MSG_STRING_CEILING_FORMAT} applied to its arguments. */
 export function msgStringCeiling(size: number | bigint, at: string, units: number | bigint): string;
+
+/** What a cached module's seal binds it to besides its bytes: its module's sha256 (hex) and the engine with its version (its directory's name, wasmtime-<version>). */
+export const CACHE_SEAL_BINDING_FORMAT: string;
+
+/** {@link CACHE_SEAL_BINDING_FORMAT} applied to its arguments. */
+export function cacheSealBinding(moduleSha256: string, engine: string): string;
 
 /** The code points a view of a prompt marks (abi.InvisibleRanges; the project's docs/SPEC.md §7.8, in the source repository): [first, last] inclusive, ascending; the CLI's --out text marks the same. */
 export const INVISIBLE_RANGES: readonly (readonly [number, number])[];
