@@ -93,6 +93,13 @@ func isResponse(kind abi.Answer, b []byte) bool {
 	return hasHead(b, keys, true) || hasHead(b, 3, false)
 }
 
+// ResponseOK reports whether the wire response b (of assemble, prompt_start
+// or add_step) is ok, read from its head as IsAnswer reads it: a host that
+// only routes the bytes (the command-line tool's exit code) needs no more.
+func ResponseOK(b []byte) bool {
+	return hasHead(b, 8, true) || hasHead(b, 9, true) || hasHead(b, 6, true)
+}
+
 func hasHead(b []byte, keys int, ok bool) bool {
 	var buf [16]byte
 	head := appendHead(buf[:0], keys, ok)

@@ -189,4 +189,7 @@ func TestIsAnswerRefuses(t *testing.T) {
 			t.Errorf("%s refuses %q", c.op.Name(), c.b)
 		}
 	}
+	if !core.ResponseOK(resp) || !core.ResponseOK(start) || core.ResponseOK(core.AssembleBytes([]byte{0xc1})) || core.ResponseOK(nil) {
+		t.Error("ResponseOK does not tell an ok response from an error response")
+	}
 }

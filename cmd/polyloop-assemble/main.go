@@ -297,7 +297,7 @@ func prepare(it item) (req, resp []byte) {
 
 // render writes resp (held in ob) in the output form o.out asks for.
 func render(it item, o options, resp []byte, view *core.View, ob *[]byte, engine string) result {
-	ok := len(resp) > 7 && resp[7] == 0xc3 // {v: 1, ok: true, ...}: the canonical layout
+	ok := core.ResponseOK(resp)
 	switch o.out {
 	case "msgpack":
 		return result{out: resp, ok: ok, buf: ob}
