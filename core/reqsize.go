@@ -92,6 +92,13 @@ func (st PromptState) grow(raw, obs int) (int, *Error) {
 	return n, checkRequestSize(n)
 }
 
+// RequestOverLimit reports whether a request of n bytes is over the limit
+// the wire functions refuse before decoding it (MaxRequestBytes; lower while
+// a test has called SetLimits). The JSON reader (core/wirejson) asks it
+// whether a request it wrote small, past its 64th level, must be written at
+// its full size.
+func RequestOverLimit(n uint64) bool { return n > uint64(maxRequest) }
+
 // checkRequestSize is too_large for a request of more than MaxRequestBytes
 // (the wire function's first check, the typed check's and a prompt's).
 func checkRequestSize(n int) *Error {

@@ -8,11 +8,18 @@
 // -2^63 .. 2^64-1), becomes a float64 (malformed_request where an int
 // belongs).
 //
-// Only JSON syntax errors are judged here. Nesting depth is not: the reader
-// keeps its own stack (no recursion), so JSON nested a million levels deep
-// becomes msgpack nested as deep, and the core reports it where it reports
-// the same msgpack (the first value that is not what the schema wants, e.g.
-// steps[0] for {"steps": [[[...]]]}). Time and memory are linear in the text.
+// Only JSON syntax errors are judged here. Nesting depth is not, and it
+// costs little: the reader keeps its own stack (no recursion), writes the
+// first fullDepth (64) levels as they are, and reads a value that opens
+// deeper with two bits per level (deep.go), writing in its place a stand-in
+// of its type: empty, or as long as the value's msgpack when the request
+// would be over the core's size limit. The core reads a request five levels
+// deep at most and judges the rest by its size, so the stand-in gets the
+// verdict the value itself would: JSON nested a million levels deep is
+// reported where the same msgpack is (the first value that is not what the
+// schema wants, e.g. steps[0] for {"steps": [[[...]]]}), and a syntax error
+// anywhere in it is found. Time is linear in the text; memory is the
+// msgpack and at most half a byte per byte of text for the deep levels.
 package wirejson
 
 import (
@@ -51,7 +58,7 @@ func (e *SyntaxError) Error() string {
 }
 
 // maxDepth bounds FromMsgpack's recursion (responses are at most five levels
-// deep); the JSON reader has no depth limit.
+// deep); the JSON reader has no depth limit (see fullDepth).
 const maxDepth = 10000
 
 // ToMsgpack converts one JSON value (surrounding white space allowed) to
@@ -66,6 +73,12 @@ const maxDepth = 10000
 // (each byte moved at most once). The output is the shortest form either
 // way.
 //
+// A value that opens deeper than fullDepth (64) levels is written as a
+// stand-in (deep.go): the msgpack says the text exactly to that depth, and
+// the core, which reads no deeper, gives it the text's verdict. (A text
+// whose msgpack would be over the core's size limit is read a second time,
+// each stand-in then written at its value's size.)
+//
 // A text over 4 GiB − 1 bytes is ErrTextTooLarge, unread.
 func ToMsgpack(dst, src []byte) ([]byte, error) {
 	if len(src) > maxTextBytes {
@@ -74,19 +87,55 @@ func ToMsgpack(dst, src []byte) ([]byte, error) {
 		return nil, ErrTextTooLarge
 	}
 	// The msgpack is rarely longer than the text (quotes and white space
-	// go; only short floats grow): room for it, and for the longer headers.
-	p := parser{src: src, out: slices.Grow(dst, len(src)+len(src)/8+16)}
+	// go; only short floats grow): room for it, and for the longer headers
+	// (restRoom), but at most firstRoom at first: deep text writes nothing.
+	p := parser{src: src, out: room(dst, min(restRoom(len(src)), firstRoom))}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
-	return p.widen(), nil
+	out := p.widen()
+	if full := uint64(len(out)-len(dst)) + p.saved; p.saved > 0 && core.RequestOverLimit(full) {
+		// Too large with its deep values as they are: written at that
+		// size (see fullDepth), so the core answers too_large for it.
+		p = parser{src: src, out: room(dst, int(full)), pad: true}
+		if err := p.run(); err != nil {
+			return nil, err
+		}
+		out = p.widen()
+	}
+	return out, nil
+}
+
+// firstRoom is the most room ToMsgpack makes for the msgpack before it
+// has written any: the rest comes once the msgpack needs it (run), so a
+// text that is mostly deep values (deep.go), which write nothing, costs
+// no room of its size.
+const firstRoom = 64 << 20
+
+// restRoom is the room for the msgpack of n bytes of text.
+func restRoom(n int) int { return n + n/8 + 16 }
+
+// room returns dst with room for n more bytes: dst itself, or a copy in a
+// new buffer that is not written beyond it (not slices.Grow, which clears
+// the room: a text's msgpack is often much shorter than the room kept for
+// it, and pages never written are never resident).
+func room(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	b := make([]byte, len(dst), len(dst)+n)
+	copy(b, dst)
+	return b
 }
 
 type parser struct {
 	src   []byte
 	i     int
 	out   []byte
-	stack []frame // the open containers, innermost last
+	stack []frame // the open containers, innermost last, fullDepth at most
+	deep  skimmer // the containers open past fullDepth
+	pad   bool    // write each stand-in at its value's size (appendStandIn)
+	saved uint64  // the bytes the stand-ins save
 	// strs holds every string of 32 bytes or more, in order; boxes every
 	// container of 16 or more members, in the order they close. Each has a
 	// one-byte header in out that widen replaces.
@@ -126,7 +175,10 @@ func (p *parser) run() error {
 	p.ws()
 	for {
 		if p.i >= len(p.src) {
-			return p.fail("unexpected end of input, expected a value")
+			return p.fail(msgNoValue)
+		}
+		if rest := restRoom(len(p.src) - p.i); cap(p.out)-len(p.out) < min(rest, 1<<20) {
+			p.out = room(p.out, rest) // past firstRoom: room for the rest, once
 		}
 		switch c := p.src[p.i]; {
 		case c == '"':
@@ -134,6 +186,12 @@ func (p *parser) run() error {
 				return err
 			}
 		case c == '{' || c == '[':
+			if len(p.stack) == fullDepth {
+				if err := p.deepValue(); err != nil {
+					return err
+				}
+				break
+			}
 			p.i++
 			p.stack = append(p.stack, frame{obj: c == '{', hdr: len(p.out)})
 			p.out = append(p.out, 0)
@@ -153,14 +211,10 @@ func (p *parser) run() error {
 			if err := p.number(); err != nil {
 				return err
 			}
-		case p.lit("true"):
-			p.out = append(p.out, 0xc3)
-		case p.lit("false"):
-			p.out = append(p.out, 0xc2)
-		case p.lit("null"):
-			p.out = append(p.out, 0xc0)
-		default:
-			return p.fail("unexpected " + p.charAt())
+		default: // true, false, null, or not a value (atom, which skim shares)
+			if err := p.atom(c); err != nil {
+				return err
+			}
 		}
 		// After a value: close containers or read the next member.
 		for {
@@ -178,16 +232,13 @@ func (p *parser) run() error {
 				close = '}'
 			}
 			p.ws()
-			if p.i >= len(p.src) {
-				return p.fail("unexpected end of input, expected ',' or '" + string(close) + "'")
-			}
-			if p.src[p.i] == close {
+			if p.i < len(p.src) && p.src[p.i] == close {
 				p.i++
 				p.close()
 				continue
 			}
-			if p.src[p.i] != ',' {
-				return p.fail("expected ',' or '" + string(close) + "'")
+			if p.i >= len(p.src) || p.src[p.i] != ',' {
+				return p.failSeparator(close)
 			}
 			p.i++
 			p.ws()
@@ -199,6 +250,36 @@ func (p *parser) run() error {
 			break
 		}
 	}
+}
+
+// msgNoValue is the syntax error where a value should start and the text ends.
+const msgNoValue = "unexpected end of input, expected a value"
+
+// atom reads the number, true, false or null that starts with c at p.i
+// (anything else is a syntax error there).
+func (p *parser) atom(c byte) error {
+	switch {
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case p.lit("true"):
+		p.out = append(p.out, 0xc3)
+	case p.lit("false"):
+		p.out = append(p.out, 0xc2)
+	case p.lit("null"):
+		p.out = append(p.out, 0xc0)
+	default:
+		return p.fail("unexpected " + p.charAt())
+	}
+	return nil
+}
+
+// failSeparator is the syntax error where a container's members go on or it
+// closes (with close), and the text ends or has anything else.
+func (p *parser) failSeparator(close byte) error {
+	if p.i >= len(p.src) {
+		return p.fail("unexpected end of input, expected ',' or '" + string(close) + "'")
+	}
+	return p.fail("expected ',' or '" + string(close) + "'")
 }
 
 // close ends the innermost container (its closing bracket is read).
