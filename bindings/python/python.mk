@@ -63,7 +63,7 @@ lint.python: python.venv
 test.limits: test.limits.python
 .PHONY: test.limits.python
 test.limits.python: python.venv python.wasm
-	@POLYLOOP_LIMITS=full $(SUITE) limits.python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py'
+	@POLYLOOP_LIMITS=full $(SUITE) limits.python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -s tests/test_limits.py tests/test_deep_json.py'
 
 # After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
 # which tests/test_batch.py and tests/test_data_rows.py need, come with them.
