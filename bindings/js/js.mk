@@ -107,7 +107,7 @@ test.js: js.deps js.wasm js.chromium js.example
 # then the full-size cases of the JavaScript host limits (several GB of
 # memory).
 test.limits.js: js.deps js.wasm
-	@POLYLOOP_LIMITS=full $(SUITE) limits.js -- bash -c 'cd $(JS_DIR) && node --test --test-reporter=tap test/limits.test.mjs'
+	@POLYLOOP_LIMITS=full $(SUITE) limits.js -- bash -c 'cd $(JS_DIR) && node --test --test-reporter=tap test/limits.test.mjs test/deep-json.test.mjs'
 	@POLYLOOP_HEAVY_TESTS=1 POLYLOOP_SKIP_BROWSER=1 $(SUITE) limits.js.host -- bash -c 'cd $(JS_DIR) && node --test --test-concurrency=1 --test-reporter=tap test/host-limits.test.mjs test/pool.test.mjs'
 
 test.js.node: js.deps js.wasm

@@ -7,10 +7,11 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { assembler } from "./common.mjs";
+import { assembler, decode } from "./common.mjs";
 import { loadCases } from "./vectorsets.mjs";
 import { serve, withPage } from "./chromium.mjs";
 import { CALL_ASSEMBLE_JSON } from "../src/consts.js";
+import { DEEP_CASES, DEEP_SOURCE, deepCase } from "./deepjson.mjs";
 
 const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
 const b64 = (u8) => Buffer.from(u8).toString("base64");
@@ -115,6 +116,30 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
           after: true,
           big: true,
         });
+      });
+
+      await t.test("deep JSON (docs/SPEC.md §2.3): a module capped at 1.5 times the text and 64 MiB answers as Node does", async (st) => {
+        for (const [name, n] of DEEP_CASES) {
+          const cap = Math.ceil((1.5 * n + (64 << 20)) / 65536) * 65536;
+          const got = await page.evaluate(
+            async ([src, name, n, op, cap]) => {
+              const { text } = new Function(`${src}\nreturn deepCase;`)()(name, n);
+              const capped = await window.pkg.loadAssembler({ memoryLimitBytes: cap, maxInstances: 1 });
+              const a = capped.run(text, op, (r) => r.slice());
+              let s = "";
+              for (let i = 0; i < a.length; i += 0x8000) s += String.fromCharCode(...a.subarray(i, i + 0x8000));
+              return btoa(s);
+            },
+            [DEEP_SOURCE, name, n, CALL_ASSEMBLE_JSON, cap],
+          );
+          const node = asm.run(deepCase(name, n).text, CALL_ASSEMBLE_JSON, (r) => r.slice());
+          assert.equal(
+            got,
+            b64(node),
+            `${name}, ${n} bytes, module capped at ${Math.floor(cap / 2 ** 20)} MiB: Chromium answers ${JSON.stringify(decode(Buffer.from(got, "base64")).error)}`,
+          );
+          st.diagnostic(`${name}, ${n} bytes, capped at ${Math.floor(cap / 2 ** 20)} MiB: ${JSON.stringify(decode(node).error)}`);
+        }
       });
 
       await t.test("a leading U+FEFF survives assemble(), assembleJSON() and addStep() in the browser", async () => {
