@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import queue
 import weakref
@@ -20,17 +21,6 @@ T = TypeVar("T")
 _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 
 
-class _Slot:
-    """The place of one instance in a pool: taken from the pool's queue for a
-    call and put back after it, holding an instance or ``None`` (the taker
-    makes one)."""
-
-    __slots__ = ("instance",)
-
-    def __init__(self) -> None:
-        self.instance: Optional[Instance] = None
-
-
 #: The argument of the one ``SimpleQueue.get(True)`` call that takes a slot.
 _BLOCK = (True,)
 
@@ -39,8 +29,8 @@ class Pool:
     """A pool of at most ``max_instances`` instances of the module.
 
     Thread-safe: each call takes a slot (waiting while all ``max_instances``
-    are busy), runs on its instance alone (made on first use) and gives it
-    back. An instance that trapped, exited or ran out of memory is discarded,
+    are busy), runs on the most recently used idle instance (or a new one)
+    alone and gives both back. An instance that trapped, exited or ran out of memory is discarded,
     as is one whose linear memory grew past ``recycle_above_bytes``.
 
     Safe under Ctrl-C: a ``KeyboardInterrupt`` (any exception a signal
@@ -87,20 +77,22 @@ class Pool:
         _pools.add(self)
 
     def _open(self) -> None:
-        self._slots = tuple(_Slot() for _ in range(self.max_instances))
-        self._queue: "queue.SimpleQueue[_Slot]" = queue.SimpleQueue()
-        for slot in self._slots:
-            self._queue.put(slot)
+        # Capacity: max_instances slot tokens in a C queue; the idle
+        # instances apart, last in first out (a warm instance serves next).
+        self._queue: "queue.SimpleQueue[bool]" = queue.SimpleQueue()
+        for _ in range(self.max_instances):
+            self._queue.put(True)
+        self._idle_instances: "collections.deque[Instance]" = collections.deque()
 
     @property
     def _idle(self) -> List[Instance]:
-        """The instances alive, for tests (at rest, all of them are idle)."""
-        return [s.instance for s in self._slots if s.instance is not None]
+        """The idle instances (at rest, every instance alive), for tests."""
+        return list(self._idle_instances)
 
     @property
     def _live(self) -> int:
-        """How many instances are alive (at most ``max_instances``)."""
-        return len(self._idle)
+        """How many instances are alive at rest (at most ``max_instances``)."""
+        return len(self._idle_instances)
 
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
         """Run one request on a pooled instance as the module's call number
@@ -128,17 +120,18 @@ class Pool:
         """``run(instance)`` on the instance of a slot taken from the pool
         and given back after (its instance discarded if the call failed, was
         interrupted, or its memory outgrew ``recycle_above_bytes``)."""
-        held: List[_Slot] = []
+        held: List[bool] = []
         keep = False
+        instance: Optional[Instance] = None
         try:
             # One C call takes a slot and holds it: an exception raised by a
             # signal handler lands before the slot is taken (SimpleQueue.get
             # waits interruptibly) or after it is held, never between.
             held.extend(map(self._queue.get, _BLOCK))
-            slot = held[0]
-            instance = slot.instance
-            if instance is None:
-                instance = slot.instance = self._new_instance(self.memory_limit_bytes)
+            try:
+                instance = self._idle_instances.pop()  # an interrupt here drops only this instance
+            except IndexError:
+                instance = self._new_instance(self.memory_limit_bytes)
             out = run(instance)
             if instance.memory_bytes > self.recycle_above_bytes:
                 self.discarded_grown += 1
@@ -149,16 +142,17 @@ class Pool:
             self.discarded_failed += 1
             raise
         finally:
-            if held:  # no call before the put: nothing can interrupt it
-                if not keep:
-                    held[0].instance = None
+            if held:
+                # The slot first: no call before this put, so nothing can
+                # interrupt it. An interrupt after it drops the instance.
                 self._queue.put(held[0])
+                if keep and len(self._idle_instances) < self.max_instances:
+                    self._idle_instances.append(instance)  # type: ignore[arg-type]
 
     def clear(self) -> None:
-        """Drop the instances: idle ones now, busy ones when given back.
+        """Drop the idle instances (a busy one is kept when given back).
         Never waits (the interpreter's exit calls it)."""
-        for slot in self._slots:
-            slot.instance = None
+        self._idle_instances.clear()
 
     def _reset_after_fork(self) -> None:
         self._open()
