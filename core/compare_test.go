@@ -408,6 +408,10 @@ func TestCompareBinSides(t *testing.T) {
 	if got := string(core.AppendCompareBytes(nil, req(msgp.AppendBytes(nil, rec), msgp.AppendBytes(nil, rec)), testFromJSON)); got != plain {
 		t.Fatalf("bin sides: %s, want %s", got, plain)
 	}
+	jsonText := msgp.AppendString(nil, "[]") // JSON text in a str, in a bin: the same as the str itself
+	if got := string(core.AppendCompareBytes(nil, req(msgp.AppendBytes(nil, jsonText), rec), testFromJSON)); got != plain {
+		t.Fatalf("JSON text in a bin: %s, want %s", got, plain)
+	}
 	for _, c := range []struct {
 		a, b       []byte
 		path, want string

@@ -97,6 +97,9 @@ func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, r
 		if len(data) == 0 {
 			return nil, rest, emptySide(0)
 		}
+		if msgp.NextType(data) == msgp.BinType {
+			return nil, rest, newError(CodeMalformedRequest, "", "this side's bytes hold bytes (a bin in a bin); give the request or message list itself")
+		}
 		after, e := msgp.Skip(data)
 		if e != nil {
 			return nil, rest, newError(CodeMalformedRequest, "", "this side's msgpack ends in the middle of a value; it was cut short")
@@ -104,7 +107,10 @@ func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, r
 		if len(after) != 0 {
 			return nil, rest, newError(CodeMalformedRequest, "", "this side's bytes go on past its msgpack value (which ends at byte "+strconv.Itoa(len(data)-len(after))+" of "+strconv.Itoa(len(data))+"); give one request or message list per side")
 		}
-		return data, rest, nil
+		// The value the bytes hold is judged as a side given directly (JSON
+		// text in a str included).
+		side, _, err := compareSideBytes(data, fromJSON)
+		return side, rest, err
 	}
 	rest, e := msgp.Skip(b)
 	if e != nil {
