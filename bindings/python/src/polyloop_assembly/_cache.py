@@ -51,6 +51,8 @@ from typing import Callable, Optional, Set, Tuple
 
 import wasmtime
 
+from . import _consts
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
@@ -69,10 +71,10 @@ __all__ = [
 
 #: Environment variable that overrides the directory of the compiled-module cache
 #: (``-`` disables the disk cache).
-CACHE_DIR_ENV = "POLYLOOP_ASSEMBLY_CACHE_DIR"
+CACHE_DIR_ENV = _consts.CACHE_DIR_ENV
 
 #: Compiled modules kept in one ``wasmtime-<version>`` directory (the newest by mtime; a hit refreshes it).
-CACHE_KEEP = 4
+CACHE_KEEP = _consts.CACHE_KEEP
 
 #: How a module was obtained: ``"warm"`` (loaded from the cache, possibly after
 #: waiting for another process to compile it), ``"cold"`` (compiled here and
@@ -90,20 +92,20 @@ def cache_dir() -> Optional[Path]:
     ``%LocalAppData%\\polyloop-assembly``, as Go's ``os.UserCacheDir``.
     """
     override = os.environ.get(CACHE_DIR_ENV)
-    if override == "-":
+    if override == _consts.CACHE_DISABLED:
         return None
     if override:
         return Path(override)
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "polyloop-assembly"
+        return Path.home() / "Library" / "Caches" / _consts.CACHE_DIR_NAME
     if sys.platform == "win32":
         local = os.environ.get("LocalAppData")
         if local:
-            return Path(local) / "polyloop-assembly"
+            return Path(local) / _consts.CACHE_DIR_NAME
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "polyloop-assembly"
-    return Path.home() / ".cache" / "polyloop-assembly"
+        return Path(xdg) / _consts.CACHE_DIR_NAME
+    return Path.home() / ".cache" / _consts.CACHE_DIR_NAME
 
 
 @lru_cache(maxsize=1)
@@ -115,12 +117,17 @@ def wasmtime_version() -> str:
         return "unknown"
 
 
+def _engine_dir() -> str:
+    """The directory of this wasmtime's compiled modules: ``wasmtime-<version>``."""
+    return "wasmtime-%s" % wasmtime_version()
+
+
 def module_cache_path(module_sha256: str) -> Optional[Path]:
     """Where the compiled module of this hash is cached; None if the cache is disabled."""
     d = cache_dir()
     if d is None:
         return None
-    return d / ("wasmtime-%s" % wasmtime_version()) / ("%s.cwasm" % module_sha256)
+    return d / _engine_dir() / (module_sha256 + _consts.CACHE_FILE_SUFFIX)
 
 
 def _notice(text: str) -> None:
@@ -135,7 +142,7 @@ def cache_file_limit(module_size: int) -> int:
     times the module (8.9 MB for this project's 2.8 MB), so no file the cache
     wrote comes near it, and a read is bounded even if a file grows without end.
     """
-    return 16 * module_size + (16 << 20)
+    return _consts.CACHE_FILE_LIMIT_MODULES * module_size + _consts.CACHE_FILE_LIMIT_EXTRA_BYTES
 
 
 #: The bound when the caller does not give the module's size.
@@ -263,17 +270,17 @@ def _evict(keep: Path) -> None:
     file of a removed module goes with it.
     """
     try:
-        others = [p for p in keep.parent.glob("*.cwasm") if p.is_file() and p != keep]
+        others = [p for p in keep.parent.glob("*" + _consts.CACHE_FILE_SUFFIX) if p.is_file() and p != keep]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         for old in others[CACHE_KEEP - 1 :]:
             old.unlink()
-            Path(str(old) + ".lock").unlink(missing_ok=True)
+            Path(str(old) + _consts.CACHE_LOCK_SUFFIX).unlink(missing_ok=True)
     except OSError:
         pass
 
 
 #: Opens the trailer that seals a ``.cwasm`` file; a SHA-256 follows it.
-_SEAL_MAGIC = b"polyloop-cwasm-1"
+_SEAL_MAGIC = _consts.CACHE_SEAL_MAGIC.encode("ascii")
 
 #: Length of the trailer: the magic, then the digest.
 SEAL_SIZE = len(_SEAL_MAGIC) + 32
@@ -281,7 +288,7 @@ SEAL_SIZE = len(_SEAL_MAGIC) + 32
 
 def _seal_digest(module_sha256: str, payload: "bytes | memoryview") -> bytes:
     """SHA-256 of the binding (the module's hash, the wasmtime version), then the serialized module."""
-    h = hashlib.sha256(b"polyloop-assembly cwasm v1\n%s\nwasmtime-%s\n" % (module_sha256.encode(), wasmtime_version().encode()))
+    h = hashlib.sha256(_consts.cache_seal_binding(module_sha256, _engine_dir()).encode("ascii"))
     h.update(payload)
     return h.digest()
 
@@ -369,7 +376,7 @@ def load_module(
     module, _ = _try_load(engine, path, module_sha256, limit)
     if module is not None:
         return module, "warm", path
-    lock_path = str(path) + ".lock"
+    lock_path = str(path) + _consts.CACHE_LOCK_SUFFIX
     try:
         # Each made 0700 (parents=True would make the root with the umask's
         # mode, maybe group-writable), then checked: another user may have
