@@ -423,6 +423,7 @@ func TestCompareBinSides(t *testing.T) {
 		{rec, msgp.AppendBytes(nil, []byte("  \n")), "b", "go on past its msgpack value (which ends at byte 1 of 3)"},
 		{rec, msgp.AppendBytes(nil, append(rec, rec...)), "b", "go on past its msgpack value (which ends at byte 1 of 2)"},
 		{msgp.AppendBytes(nil, []byte{0x92, 0x90}), rec, "a", "ends in the middle of a value"},
+		{rec, msgp.AppendBytes(nil, []byte("\r\n{\"v\": 1}")), "b", "which ends at byte 1 of 10); give one request or message list per side; these bytes look like JSON text, which goes as a str"},
 	} {
 		ans := string(core.AppendCompareBytes(nil, req(c.a, c.b), testFromJSON))
 		if !strings.Contains(ans, `"code":"malformed_request"`) || !strings.Contains(ans, `"path":"`+c.path+`"`) || !strings.Contains(ans, c.want) {

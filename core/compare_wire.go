@@ -105,7 +105,11 @@ func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, r
 			return nil, rest, newError(CodeMalformedRequest, "", "this side's msgpack ends in the middle of a value; it was cut short")
 		}
 		if len(after) != 0 {
-			return nil, rest, newError(CodeMalformedRequest, "", "this side's bytes go on past its msgpack value (which ends at byte "+strconv.Itoa(len(data)-len(after))+" of "+strconv.Itoa(len(data))+"); give one request or message list per side")
+			msg := "this side's bytes go on past its msgpack value (which ends at byte " + strconv.Itoa(len(data)-len(after)) + " of " + strconv.Itoa(len(data)) + "); give one request or message list per side"
+			if t := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n"); t != "" && (t[0] == '{' || t[0] == '[') {
+				msg += "; these bytes look like JSON text, which goes as a str (decode them first)"
+			}
+			return nil, rest, newError(CodeMalformedRequest, "", msg)
 		}
 		// The value the bytes hold is judged as a side given directly (JSON
 		// text in a str included).
