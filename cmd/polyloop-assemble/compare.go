@@ -53,8 +53,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	return writeComparison(stdout, eng.AppendCall(abi.CallCompare, nil, req), *out == "text")
 }
 
-// readSide reads one input as a side of a compare request: msgpack bytes in
-// a bin, JSON text as a str (the core judges it as assemble_json does); an
+// readSide reads one input as a side of a compare request: a msgpack map or
+// array in a bin, anything else as JSON text in a str (the core judges it as assemble_json does); an
 // empty or blank input is an error here, as for the main command.
 func readSide(arg string) ([]byte, error) {
 	path, line := arg, 0
@@ -85,11 +85,14 @@ func readSide(arg string) ([]byte, error) {
 		// As the main command says of an empty input (exit 2).
 		return nil, errors.New("it is empty; give a request or a recorded message list (JSON or msgpack)")
 	}
-	if t[0] == '{' || t[0] == '[' {
-		return msgp.AppendStringFromBytes(nil, b), nil
+	if c := b[0]; c&0xe0 == 0x80 || (c >= 0xdc && c <= 0xdf) {
+		// A msgpack map or array (every side is one), in a bin: the core
+		// judges it as one side on its own.
+		return msgp.AppendBytes(nil, b), nil
 	}
-	// msgpack bytes, in a bin: the core judges them as one side on their own.
-	return msgp.AppendBytes(nil, b), nil
+	// Anything else is JSON text (a BOM or stray bytes included), judged as
+	// the main command judges it.
+	return msgp.AppendStringFromBytes(nil, b), nil
 }
 
 func nthLine(r *bufio.Reader, n int) ([]byte, error) {

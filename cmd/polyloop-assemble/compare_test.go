@@ -73,6 +73,10 @@ func TestCompareSubcommand(t *testing.T) {
 			t.Fatalf("%s: exit %d, %q, %q", name, code, out, errText)
 		}
 	}
+	bom := writeFile(t, "bom.json", "\ufeff"+cmpReq)
+	if code, out, _ := runCLI(t, nil, "compare", a, bom); code != 2 || !strings.Contains(out, `invalid JSON at byte 0: unexpected character '\\ufeff'`) || !strings.Contains(out, `"path":"b"`) {
+		t.Fatalf("a file with a BOM: exit %d, %s", code, out)
+	}
 	two := writeFile(t, "two.msgpack", string(append(mustMsgpack(t, cmpReq), 0x90)))
 	if code, out, _ := runCLI(t, nil, "compare", two, a); code != 2 || !strings.Contains(out, `this side's bytes go on past its msgpack value`) || !strings.Contains(out, `"path":"a"`) {
 		t.Fatalf("two msgpack values in one side: exit %d, %s", code, out)
