@@ -10,7 +10,7 @@ export CGO_ENABLED ?= 1
 PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.12"; [ -x "$$p" ] && echo "$$p" || command -v python3.12)
 
 WASM := wasm/assembly.wasm
-WASM_SRC := $(wildcard core/*.go core/*/*.go) wasm/main.go go.mod go.sum
+WASM_SRC := $(shell find core wasm wirejson -name "*.go" -not -name "*_test.go" 2>/dev/null) go.mod go.sum
 
 .PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate test test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 

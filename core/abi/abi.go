@@ -34,6 +34,7 @@ const (
 	CallPromptStart
 	CallCompare
 	CallBatch
+	CallError
 	NumCalls // the number of calls
 )
 
@@ -47,6 +48,7 @@ const (
 	ArgAddStep            // a msgpack add_step request (docs/SPEC.md §7.3.1)
 	ArgCompare            // a msgpack compare request, a map {a, b} (docs/SPEC.md §7.9)
 	ArgBatch              // batch items: op and size (u32 little-endian each), then size bytes of request
+	ArgArgs               // a msgpack map of the call's arguments, keyed by its Params
 	NumArgs               // the number of request shapes
 )
 
@@ -62,6 +64,7 @@ const (
 	AnswerView                      // the response's length (u32 little-endian), the response, the view as JSON text or null (docs/SPEC.md §7.8)
 	AnswerJSON                      // JSON text: the comparison, or {"error": {code, message, path}} (docs/SPEC.md §7.9)
 	AnswerBatch                     // item by item, the length of its answer (u32 little-endian) and the answer
+	AnswerNamed                     // an error answer in the shape of the call named by the request's call argument
 	NumAnswers                      // the number of answer shapes
 )
 
@@ -71,6 +74,11 @@ type Spec struct {
 	Op     Call   // its op number, its index in Calls
 	Arg    Arg    // what its request is
 	Answer Answer // what it answers
+	// Params names the arguments of a call whose request is a map of them
+	// (ArgCompare, ArgArgs), in the order a host's facade takes them: a
+	// host's generic call packs {Params[i]: args[i]} with its codec. Nil
+	// where the request is one value (the request itself).
+	Params []string
 	// The API each host offers for it: Go's (package wasmhost), Python's
 	// (package polyloop_assembly) and JavaScript's (@polyloop/assembly);
 	// "" where a host offers none.
@@ -80,32 +88,46 @@ type Spec struct {
 
 // Calls is every call the module answers, indexed by its op.
 var Calls = [NumCalls]Spec{
-	{"assemble", CallAssemble, ArgRequest, AnswerResponse,
+	{"assemble", CallAssemble, ArgRequest, AnswerResponse, nil,
 		"Runner.AssembleBytes, Runner.Assemble, Runner.ValidateTemplate",
 		"assemble, assemble_bytes, validate_template", "Assembler.assemble, assembleBytes, validateTemplate",
 		"Assembles a msgpack request: the wire response."},
-	{"assemble_json", CallAssembleJSON, ArgJSON, AnswerResponse,
+	{"assemble_json", CallAssembleJSON, ArgJSON, AnswerResponse, nil,
 		"Runner.AssembleJSON", "assemble_json, assemble_json_bytes", "Assembler.assembleJSON",
 		"Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response."},
-	{"add_step", CallAddStep, ArgAddStep, AnswerStep,
+	{"add_step", CallAddStep, ArgAddStep, AnswerStep, nil,
 		"Prompt.AddStep, Runner.AddStepBytes", "Prompt.add_step", "Prompt.addStep",
 		"Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state."},
-	{"assemble_view", CallAssembleView, ArgRequest, AnswerView,
+	{"assemble_view", CallAssembleView, ArgRequest, AnswerView, nil,
 		"Runner.AssembleView", "", "<polyloop-prompt-view> (its worker)",
 		"Assembles a msgpack request for a host that shows the prompt: the response and its view."},
-	{"assemble_view_json", CallAssembleViewJSON, ArgJSON, AnswerView,
+	{"assemble_view_json", CallAssembleViewJSON, ArgJSON, AnswerView, nil,
 		"Runner.AssembleViewJSON", "", "<polyloop-prompt-view> (its worker)",
 		"assemble_view of a request written as JSON text, judged as assemble_json judges it."},
-	{"prompt_start", CallPromptStart, ArgRequest, AnswerPromptStart,
+	{"prompt_start", CallPromptStart, ArgRequest, AnswerPromptStart, nil,
 		"Runner.NewPrompt", "Assembler.prompt", "Assembler.prompt",
 		"Starts an incremental prompt: the assemble response with the state add_step continues from."},
-	{"compare", CallCompare, ArgCompare, AnswerJSON,
+	{"compare", CallCompare, ArgCompare, AnswerJSON, []string{"a", "b"},
 		"Runner.Compare", "compare", "Assembler.compare",
 		"Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text."},
-	{"batch", CallBatch, ArgBatch, AnswerBatch,
+	{"batch", CallBatch, ArgBatch, AnswerBatch, nil,
 		"", "assemble_many, assemble_bytes_many, assemble_json_many", "",
 		"Runs several calls in one crossing: each item's answer, exactly what its call answers alone."},
+	{"error", CallError, ArgArgs, AnswerNamed, ErrorParams,
+		"core.AppendErrorAnswer (linked: no crossing)", "every AssemblyError the binding raises itself", "every AssemblyError the binding raises itself",
+		"Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path."},
 }
+
+// ErrorParams are the arguments of the error call (docs/SPEC.md §7.10):
+// the op number of the call whose answer to make, the error (one of
+// HostErrors), and what that error needs: a size in bytes, a position in
+// the answer (an array of map keys and indexes), the number of messages
+// before an add_step answer's own, the host's name of a value's type.
+var ErrorParams = []string{"call", "error", "size", "path", "message_base", "type_name"}
+
+// HostErrors are the errors a host asks the error call for: each names
+// one of the messages in host.go.
+var HostErrors = []string{"too_large", "value_too_large", "trapped", "out_of_memory", "not_a_response", "string_ceiling"}
 
 // Name is the call's name (Calls), "call" for a number past the table.
 func (c Call) Name() string {
@@ -117,10 +139,10 @@ func (c Call) Name() string {
 
 // String names the request shape, as the generated CALLS tables do.
 func (a Arg) String() string {
-	return [NumArgs]string{"request", "json", "add_step", "compare", "batch"}[a]
+	return [NumArgs]string{"request", "json", "add_step", "compare", "batch", "args"}[a]
 }
 
 // String names the answer shape, as the generated CALLS tables do.
 func (a Answer) String() string {
-	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch"}[a]
+	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch", "named"}[a]
 }

@@ -81,7 +81,7 @@ func python() []byte {
 // pythonNames is __all__ of _consts.py, sorted as ruff's RUF022 wants it:
 // UPPER_CASE names, then CamelCase, then the rest, each in byte order.
 func pythonNames() []string {
-	names := []string{"ERROR_CODES", "ErrorCode", "CALLS", "CallSpec", "CallArg", "CallAnswer"}
+	names := []string{"ERROR_CODES", "ErrorCode", "CALLS", "CallSpec", "CallArg", "CallAnswer", "HostError"}
 	for _, c := range ints {
 		names = append(names, c.name)
 	}
@@ -252,6 +252,17 @@ func jsInvisible(b *strings.Builder) {
 // callsDoc documents CALLS, the contract's table abi.Calls.
 const callsDoc = "Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository)."
 
+// hostErrorsDoc documents HostError, the error argument of the error call.
+const hostErrorsDoc = "The errors a host asks the error call (CALLS row \"error\") to answer: the error argument."
+
+// hostErrors are abi.HostErrors, quoted.
+func hostErrors() (q []string) {
+	for _, e := range abi.HostErrors {
+		q = append(q, quote(e))
+	}
+	return q
+}
+
 // shapes are the names of the request (abi.Arg) and answer (abi.Answer)
 // shapes, quoted.
 func shapes() (args, answers []string) {
@@ -266,10 +277,21 @@ func shapes() (args, answers []string) {
 
 // callFields is c as a row of CALLS: each field's name and value (a
 // literal of both languages), api being the binding's API for it.
-func callFields(c abi.Spec, api string) [][2]string {
+func callFields(c abi.Spec, api string, python bool) [][2]string {
+	var params []string
+	for _, p := range c.Params {
+		params = append(params, quote(p))
+	}
+	list := "Object.freeze([" + strings.Join(params, ", ") + "])"
+	if python {
+		list = "(" + strings.Join(params, ", ") + ")"
+		if len(params) == 1 {
+			list = "(" + params[0] + ",)"
+		}
+	}
 	return [][2]string{
 		{"name", quote(c.Name)}, {"op", fmt.Sprint(c.Op)}, {"arg", quote(c.Arg.String())},
-		{"answer", quote(c.Answer.String())}, {"api", quote(api)}, {"doc", quote(c.Doc)},
+		{"answer", quote(c.Answer.String())}, {"params", list}, {"api", quote(api)}, {"doc", quote(c.Doc)},
 	}
 }
 
@@ -279,12 +301,13 @@ func pythonCalls(b *strings.Builder) {
 	args, answers := shapes()
 	fmt.Fprintf(b, "\n#: The shapes of a call's request.\nCallArg = Literal[%s]\n", strings.Join(args, ", "))
 	fmt.Fprintf(b, "\n#: The shapes of a call's answer (an error is answered in its call's shape).\nCallAnswer = Literal[%s]\n", strings.Join(answers, ", "))
+	fmt.Fprintf(b, "\n#: %s\nHostError = Literal[%s]\n", hostErrorsDoc, strings.Join(hostErrors(), ", "))
 	b.WriteString("\n\nclass CallSpec(NamedTuple):\n    \"\"\"One call of the module: a row of CALLS.\"\"\"\n\n" +
-		"    name: str\n    op: int\n    arg: CallArg\n    answer: CallAnswer\n    api: str\n    doc: str\n\n")
+		"    name: str\n    op: int\n    arg: CallArg\n    answer: CallAnswer\n    params: tuple[str, ...]\n    api: str\n    doc: str\n\n")
 	fmt.Fprintf(b, "\n#: %s\nCALLS: Final[tuple[CallSpec, ...]] = (\n", callsDoc)
 	for _, c := range abi.Calls {
 		b.WriteString("    CallSpec(\n")
-		for _, f := range callFields(c, c.Python) {
+		for _, f := range callFields(c, c.Python, true) {
 			fmt.Fprintf(b, "        %s=%s,\n", f[0], f[1])
 		}
 		b.WriteString("    ),\n")
@@ -297,7 +320,7 @@ func jsCalls(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS = Object.freeze([\n", callsDoc)
 	for _, c := range abi.Calls {
 		b.WriteString("  Object.freeze({\n")
-		for _, f := range callFields(c, c.JS) {
+		for _, f := range callFields(c, c.JS, false) {
 			fmt.Fprintf(b, "    %s: %s,\n", f[0], f[1])
 		}
 		b.WriteString("  }),\n")
@@ -309,7 +332,8 @@ func jsCalls(b *strings.Builder) {
 func tsCalls(b *strings.Builder) {
 	args, answers := shapes()
 	fmt.Fprintf(b, "\n/** One call of the module: a row of CALLS. */\nexport interface CallSpec {\n"+
-		"  readonly name: string;\n  readonly op: number;\n  readonly arg: %s;\n  readonly answer: %s;\n  readonly api: string;\n  readonly doc: string;\n}\n",
+		"  readonly name: string;\n  readonly op: number;\n  readonly arg: %s;\n  readonly answer: %s;\n  readonly params: readonly string[];\n  readonly api: string;\n  readonly doc: string;\n}\n",
 		strings.Join(args, " | "), strings.Join(answers, " | "))
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS: readonly CallSpec[];\n", callsDoc)
+	fmt.Fprintf(b, "\n/** %s */\nexport type HostError = %s;\n", hostErrorsDoc, strings.Join(hostErrors(), " | "))
 }

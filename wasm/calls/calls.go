@@ -25,6 +25,7 @@ var funcs = [abi.NumCalls]func(dst, request []byte) []byte{
 	abi.CallPromptStart:      core.AppendPromptStartBytes,
 	abi.CallCompare:          wirejson.AppendCompare,
 	abi.CallBatch:            nil, // appendBatch, set by init: a batch runs the others through Append
+	abi.CallError:            core.AppendErrorCallBytes,
 }
 
 func init() { funcs[abi.CallBatch] = appendBatch }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/tinylib/msgp/msgp"
@@ -44,6 +45,7 @@ func samples(t *testing.T) [abi.NumArgs][]byte {
 		abi.ArgAddStep: core.EncodeAddStepRequest("{observation}", nil, st, core.Step{RawOutput: "r2", Observation: "o2"}),
 		abi.ArgCompare: cmp,
 		abi.ArgBatch:   append(item, request()...),
+		abi.ArgArgs:    errorRequest(abi.CallAssemble, "trapped", 0, nil, 0),
 	}
 }
 
@@ -101,6 +103,9 @@ func answerError(t *testing.T, kind abi.Answer, ans []byte) *core.Error {
 func TestEveryCallHasItsFunction(t *testing.T) {
 	good := samples(t)
 	for _, c := range abi.Calls {
+		if c.Answer == abi.AnswerNamed {
+			continue // the error call: TestErrorCall
+		}
 		ans := calls.Append(c.Op, []byte("kept"), good[c.Arg])
 		if !bytes.HasPrefix(ans, []byte("kept")) {
 			t.Fatalf("%s: dst's bytes not kept", c.Name)
@@ -133,5 +138,75 @@ func TestUnknownCall(t *testing.T) {
 	_, err := core.DecodeResponse(calls.Append(abi.NumCalls, nil, request()))
 	if e, ok := err.(*core.Error); !ok || e.Code != core.CodeInternal || e.Message != calls.MsgUnknownCall {
 		t.Errorf("got %v", err)
+	}
+}
+
+// errorRequest is an error call's request, packed with the msgp library.
+func errorRequest(c abi.Call, kind string, size int64, path []any, base int) []byte {
+	b := msgp.AppendMapHeader(nil, 5)
+	b = msgp.AppendUint32(msgp.AppendString(b, "call"), uint32(c))
+	b = msgp.AppendString(msgp.AppendString(b, "error"), kind)
+	b = msgp.AppendInt64(msgp.AppendString(b, "size"), size)
+	b = msgp.AppendInt(msgp.AppendString(b, "message_base"), base)
+	b, err := msgp.AppendIntf(msgp.AppendString(b, "path"), path)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestErrorCall: the error call answers, in the shape of every call it
+// names, the error a host saw, with the texts of docs/SPEC.md §6 and §7.10
+// written out here (not the core's formats) and a position in the answer
+// written as a path; what it cannot read is an internal error.
+func TestErrorCall(t *testing.T) {
+	cases := []struct {
+		kind     string
+		size     int64
+		path     []any
+		base     int
+		code, at string
+		message  string
+	}{
+		{"too_large", 1 << 31, nil, 0, "too_large", "",
+			"the request is 2147483648 bytes, over the 1 GiB limit; split it into smaller requests"},
+		{"trapped", 0, nil, 0, "internal", "",
+			"the assembly module trapped; the instance was discarded and the next call gets a fresh one"},
+		{"out_of_memory", 0, nil, 0, "internal", "",
+			"the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"},
+		{"not_a_response", 0, nil, 0, "internal", "",
+			"the assembly module returned bytes that are not a response; is the module from the same release as this binding?"},
+		{"string_ceiling", 600 << 20, []any{"messages", 3, "content", 0, "text"}, 2, "too_large", "messages[5].content[0].text",
+			"the response holds a string of 629145600 UTF-8 bytes at messages[5].content[0].text, longer than this JavaScript engine's strings allow (V8: 536870888 UTF-16 units); assembleBytes() still returns the response bytes"},
+		{"string_ceiling", 9, []any{"prefix_digests", "a b", 1}, 0, "too_large", `prefix_digests["a b"][1]`,
+			`the response holds a string of 9 UTF-8 bytes at prefix_digests["a b"][1], longer than this JavaScript engine's strings allow (V8: 536870888 UTF-16 units); assembleBytes() still returns the response bytes`},
+		{"string_ceiling", 9, []any{}, 0, "too_large", "",
+			"the response holds a string of 9 UTF-8 bytes at the top, longer than this JavaScript engine's strings allow (V8: 536870888 UTF-16 units); assembleBytes() still returns the response bytes"},
+		{"no_such_error", 0, nil, 0, "internal", "",
+			"error call: error is not one of the host errors (is the binding from the same release as the module?)"},
+		{"string_ceiling", 9, []any{"messages", -1}, 0, "internal", "",
+			"error call: path is not an array of map keys and indexes (is the binding from the same release as the module?)"},
+	}
+	for _, named := range abi.Calls {
+		if named.Answer == abi.AnswerBatch || named.Answer == abi.AnswerNamed {
+			continue
+		}
+		for _, tc := range cases {
+			ans := calls.Append(abi.CallError, nil, errorRequest(named.Op, tc.kind, tc.size, tc.path, tc.base))
+			e := answerError(t, named.Answer, ans)
+			if e == nil || string(e.Code) != tc.code || e.Path != tc.at || e.Message != tc.message {
+				t.Errorf("%s, %s: got %+v", named.Name, tc.kind, e)
+			}
+			if !core.IsAnswer(named.Op, ans) {
+				t.Errorf("%s, %s: IsAnswer refuses it", named.Name, tc.kind)
+			}
+		}
+	}
+	for _, bad := range [][]byte{{0xc1}, msgp.AppendArrayHeader(nil, 0), errorRequest(abi.NumCalls, "trapped", 0, nil, 0),
+		append(errorRequest(abi.CallAssemble, "trapped", 0, nil, 0)[:0:0], 0x81, 0xa1, 'x', 0x01)} {
+		e := answerError(t, abi.AnswerResponse, calls.Append(abi.CallError, nil, bad))
+		if e == nil || e.Code != core.CodeInternal || !strings.HasPrefix(e.Message, "error call: ") {
+			t.Errorf("%x: got %+v", bad, e)
+		}
 	}
 }

@@ -23,14 +23,18 @@ export const ERROR_CODES: readonly ErrorCode[];
 export interface CallSpec {
   readonly name: string;
   readonly op: number;
-  readonly arg: "request" | "json" | "add_step" | "compare" | "batch";
-  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch";
+  readonly arg: "request" | "json" | "add_step" | "compare" | "batch" | "args";
+  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named";
+  readonly params: readonly string[];
   readonly api: string;
   readonly doc: string;
 }
 
 /** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository). */
 export const CALLS: readonly CallSpec[];
+
+/** The errors a host asks the error call (CALLS row "error") to answer: the error argument. */
+export type HostError = "too_large" | "value_too_large" | "trapped" | "out_of_memory" | "not_a_response" | "string_ceiling";
 
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
 export const WIRE_VERSION: number;
@@ -94,6 +98,9 @@ export const CALL_COMPARE: number;
 
 /** The op number of the module's batch call (wasm/README.md, in the source repository). */
 export const CALL_BATCH: number;
+
+/** The op number of the module's error call (wasm/README.md, in the source repository). */
+export const CALL_ERROR: number;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

@@ -34,6 +34,7 @@ export const CALLS = Object.freeze([
     op: 0,
     arg: "request",
     answer: "response",
+    params: Object.freeze([]),
     api: "Assembler.assemble, assembleBytes, validateTemplate",
     doc: "Assembles a msgpack request: the wire response.",
   }),
@@ -42,6 +43,7 @@ export const CALLS = Object.freeze([
     op: 1,
     arg: "json",
     answer: "response",
+    params: Object.freeze([]),
     api: "Assembler.assembleJSON",
     doc: "Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response.",
   }),
@@ -50,6 +52,7 @@ export const CALLS = Object.freeze([
     op: 2,
     arg: "add_step",
     answer: "step",
+    params: Object.freeze([]),
     api: "Prompt.addStep",
     doc: "Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state.",
   }),
@@ -58,6 +61,7 @@ export const CALLS = Object.freeze([
     op: 3,
     arg: "request",
     answer: "view",
+    params: Object.freeze([]),
     api: "<polyloop-prompt-view> (its worker)",
     doc: "Assembles a msgpack request for a host that shows the prompt: the response and its view.",
   }),
@@ -66,6 +70,7 @@ export const CALLS = Object.freeze([
     op: 4,
     arg: "json",
     answer: "view",
+    params: Object.freeze([]),
     api: "<polyloop-prompt-view> (its worker)",
     doc: "assemble_view of a request written as JSON text, judged as assemble_json judges it.",
   }),
@@ -74,6 +79,7 @@ export const CALLS = Object.freeze([
     op: 5,
     arg: "request",
     answer: "prompt_start",
+    params: Object.freeze([]),
     api: "Assembler.prompt",
     doc: "Starts an incremental prompt: the assemble response with the state add_step continues from.",
   }),
@@ -82,6 +88,7 @@ export const CALLS = Object.freeze([
     op: 6,
     arg: "compare",
     answer: "json",
+    params: Object.freeze(["a", "b"]),
     api: "Assembler.compare",
     doc: "Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text.",
   }),
@@ -90,8 +97,18 @@ export const CALLS = Object.freeze([
     op: 7,
     arg: "batch",
     answer: "batch",
+    params: Object.freeze([]),
     api: "",
     doc: "Runs several calls in one crossing: each item's answer, exactly what its call answers alone.",
+  }),
+  Object.freeze({
+    name: "error",
+    op: 8,
+    arg: "args",
+    answer: "named",
+    params: Object.freeze(["call", "error", "size", "path", "message_base", "type_name"]),
+    api: "every AssemblyError the binding raises itself",
+    doc: "Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
   }),
 ]);
 
@@ -157,6 +174,9 @@ export const CALL_COMPARE = 6;
 
 /** The op number of the module's batch call (wasm/README.md, in the source repository). */
 export const CALL_BATCH = 7;
+
+/** The op number of the module's error call (wasm/README.md, in the source repository). */
+export const CALL_ERROR = 8;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

@@ -31,6 +31,7 @@ __all__ = [
     "CALL_ASSEMBLE_VIEW_JSON",
     "CALL_BATCH",
     "CALL_COMPARE",
+    "CALL_ERROR",
     "CALL_PROMPT_START",
     "DEFAULT_MEMORY_LIMIT_BYTES",
     "DEFAULT_RECYCLE_ABOVE_BYTES",
@@ -56,6 +57,7 @@ __all__ = [
     "CallArg",
     "CallSpec",
     "ErrorCode",
+    "HostError",
     "cache_seal_binding",
     "msg_request_too_large",
     "msg_string_ceiling",
@@ -84,10 +86,13 @@ ErrorCode = Literal[
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 
 #: The shapes of a call's request.
-CallArg = Literal["request", "json", "add_step", "compare", "batch"]
+CallArg = Literal["request", "json", "add_step", "compare", "batch", "args"]
 
 #: The shapes of a call's answer (an error is answered in its call's shape).
-CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch"]
+CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch", "named"]
+
+#: The errors a host asks the error call (CALLS row "error") to answer: the error argument.
+HostError = Literal["too_large", "value_too_large", "trapped", "out_of_memory", "not_a_response", "string_ceiling"]
 
 
 class CallSpec(NamedTuple):
@@ -97,6 +102,7 @@ class CallSpec(NamedTuple):
     op: int
     arg: CallArg
     answer: CallAnswer
+    params: tuple[str, ...]
     api: str
     doc: str
 
@@ -108,6 +114,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=0,
         arg="request",
         answer="response",
+        params=(),
         api="assemble, assemble_bytes, validate_template",
         doc="Assembles a msgpack request: the wire response.",
     ),
@@ -116,6 +123,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=1,
         arg="json",
         answer="response",
+        params=(),
         api="assemble_json, assemble_json_bytes",
         doc="Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response.",
     ),
@@ -124,6 +132,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=2,
         arg="add_step",
         answer="step",
+        params=(),
         api="Prompt.add_step",
         doc="Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state.",
     ),
@@ -132,6 +141,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=3,
         arg="request",
         answer="view",
+        params=(),
         api="",
         doc="Assembles a msgpack request for a host that shows the prompt: the response and its view.",
     ),
@@ -140,6 +150,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=4,
         arg="json",
         answer="view",
+        params=(),
         api="",
         doc="assemble_view of a request written as JSON text, judged as assemble_json judges it.",
     ),
@@ -148,6 +159,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=5,
         arg="request",
         answer="prompt_start",
+        params=(),
         api="Assembler.prompt",
         doc="Starts an incremental prompt: the assemble response with the state add_step continues from.",
     ),
@@ -156,6 +168,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=6,
         arg="compare",
         answer="json",
+        params=("a", "b"),
         api="compare",
         doc="Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text.",
     ),
@@ -164,8 +177,18 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         op=7,
         arg="batch",
         answer="batch",
+        params=(),
         api="assemble_many, assemble_bytes_many, assemble_json_many",
         doc="Runs several calls in one crossing: each item's answer, exactly what its call answers alone.",
+    ),
+    CallSpec(
+        name="error",
+        op=8,
+        arg="args",
+        answer="named",
+        params=("call", "error", "size", "path", "message_base", "type_name"),
+        api="every AssemblyError the binding raises itself",
+        doc="Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
     ),
 )
 
@@ -231,6 +254,9 @@ CALL_COMPARE: Final = 6
 
 #: The op number of the module's batch call (wasm/README.md, in the source repository).
 CALL_BATCH: Final = 7
+
+#: The op number of the module's error call (wasm/README.md, in the source repository).
+CALL_ERROR: Final = 8
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
