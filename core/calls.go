@@ -1,13 +1,33 @@
 package core
 
 import (
+	"strconv"
+
 	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/msgfmt"
 )
 
 // The answers of the module's calls that the core makes for a host: an
 // error in the shape of a call's answer, the check of an answer's layout,
 // and a batch. The calls themselves are the contract's table, abi.Calls.
+
+// AppendArgs appends the request of call c whose request is a map of its
+// arguments (abi.Spec.Params): {Params[i]: args[i]}, each argument already
+// msgpack. A host's generic call packs with it (or, in another language,
+// with its codec and the generated CALLS row), so no host packs one call's
+// request by hand. It panics when len(args) is not len(Params).
+func AppendArgs(dst []byte, c abi.Call, args ...[]byte) []byte {
+	params := abi.Calls[c].Params
+	if len(args) != len(params) {
+		panic("core.AppendArgs: " + c.Name() + " takes " + strconv.Itoa(len(params)) + " arguments")
+	}
+	dst = msgp.AppendMapHeader(dst, uint32(len(params)))
+	for i, p := range params {
+		dst = append(msgp.AppendString(dst, p), args[i]...)
+	}
+	return dst
+}
 
 // AppendCallError appends the answer of call c to a request it could not
 // read (an unknown call, a size past the request buffer): an internal error

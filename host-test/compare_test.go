@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
@@ -23,7 +24,7 @@ func sameCompare(t *testing.T, label string, req []byte) bool {
 	t.Helper()
 	want := wirejson.AppendCompare(nil, req)
 	for _, r := range runners {
-		if got := r.Compare(req); !bytes.Equal(got, want) {
+		if got := r.AppendCall(abi.CallCompare, nil, req); !bytes.Equal(got, want) {
 			t.Fatalf("%s: %s's compare differs from native:\n native: %.300q\n %s: %.300q", label, r.Engine(), want, r.Engine(), got)
 		}
 	}
@@ -44,6 +45,12 @@ func TestCompareEveryEngine(t *testing.T) {
 		next := cases[(k+1)%len(cases)].Request
 		sameCompare(t, c.File+"/"+c.Name, comparePair(c.Request, next))
 		sameCompare(t, c.File+"/"+c.Name+" with itself", comparePair(c.Request, c.Request))
+		want := wirejson.AppendCompare(nil, comparePair(c.Request, next))
+		for _, r := range runners { // the facade packs through the table (core.AppendArgs)
+			if got := r.Compare(c.Request, next); !bytes.Equal(got, want) {
+				t.Fatalf("%s: %s's Compare(a, b) differs from the compare of {a, b}", c.Name, r.Engine())
+			}
+		}
 	}
 	r := rand.New(rand.NewPCG(2026, 21))
 	n, compared := min(randomCount(), 2000), 0

@@ -175,13 +175,19 @@ func (r *Runner) AssembleViewJSON(text []byte) []byte {
 	return r.AppendCall(abi.CallAssembleViewJSON, nil, text)
 }
 
-// Compare is core.AppendCompareBytes run inside the module (its compare
-// call, docs/SPEC.md §7.9, as wirejson.AppendCompare): a compare request
-// in, the comparison's JSON text out. A failure of the sandbox is the
-// compare answer of an internal error.
-func (r *Runner) Compare(request []byte) []byte {
-	return r.AppendCall(abi.CallCompare, nil, request)
+// Call runs call c, whose request is a map of its arguments
+// (abi.Spec.Params), on args (each msgpack, in the order of Params) and
+// returns its answer, as AppendCall does: the generic call a facade
+// forwards to.
+func (r *Runner) Call(c abi.Call, args ...[]byte) []byte {
+	return r.AppendCall(c, nil, core.AppendArgs(nil, c, args...))
 }
+
+// Compare compares two prompts inside the module (docs/SPEC.md §7.9):
+// each side the msgpack of a request, of a recorded message list, or
+// either as JSON text in a str. The answer is the comparison's JSON text,
+// or {"error": …}.
+func (r *Runner) Compare(a, b []byte) []byte { return r.Call(abi.CallCompare, a, b) }
 
 // call runs call c and appends its answer to dst; a failure is the
 // internal error to answer.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
+	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 )
 
@@ -35,14 +36,14 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return usageError(stderr, "compare: give two inputs, A and B")
 	}
-	req := msgp.AppendMapHeader(nil, 2)
+	var sides [2][]byte
 	for k, arg := range fs.Args() {
 		side, err := readSide(arg)
 		if err != nil {
 			fmt.Fprintf(stderr, "polyloop-assemble compare: %s: %v\n", "AB"[k:k+1], err)
 			return 2
 		}
-		req = append(msgp.AppendString(req, "ab"[k:k+1]), side...)
+		sides[k] = side
 	}
 	eng, err := openEngine(*engineName, *wasmPath, 1)
 	if err != nil {
@@ -50,7 +51,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	return writeComparison(stdout, eng.AppendCall(abi.CallCompare, nil, req), *out == "text")
+	return writeComparison(stdout, eng.AppendCall(abi.CallCompare, nil, core.AppendArgs(nil, abi.CallCompare, sides[:]...)), *out == "text")
 }
 
 // readSide reads one input as a side of a compare request: a msgpack map or
