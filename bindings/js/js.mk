@@ -22,8 +22,9 @@ dist: dist.js
 test.limits: test.limits.js
 bench: js.chromium js.example
 
-# The preview's Chromium tests, run by test.preview (not test.js).
-JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/preview*.test.mjs))
+# The preview's tests (preview/test/: the page and the element in Chromium,
+# the server in Node), run by test.preview (not test.js).
+JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/preview/test/*.test.mjs))
 
 # node_modules from the committed package-lock.json (npm ci: exact pins);
 # the log in artifacts/test/js.deps.log.
@@ -90,6 +91,7 @@ dist.js: js.wasm js.deps
 dist.js.run:
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs $(JS_DIST_DIR)
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
+	mkdir -p $(JS_STAGE)/preview && cp -R $(JS_DIR)/preview/element $(JS_STAGE)/preview/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
 	cd $(JS_DIR) && node_modules/.bin/esbuild src/node.js --bundle --platform=node --format=esm --target=node20 \
 		--keep-names --legal-comments=inline --log-level=warning --outfile=$(abspath $(JS_STAGE))/src/node.bundle.js
@@ -99,7 +101,7 @@ dist.js.run:
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
 # Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
-JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs -e test/preview)
+JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs)
 test.js: js.deps js.wasm js.chromium js.example
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
@@ -122,9 +124,9 @@ test.js.dist: dist.js js.deps js.chromium
 test.js.browser: js.deps js.wasm js.chromium js.example
 	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs
 
-# The prompt preview in Chromium (test/preview*.test.mjs: the page, the
-# trajectory viewer, everyday comforts and axe-core, <polyloop-prompt-view> in
-# a Vite app). One summary line (scripts/suite; the log in
+# The prompt preview (preview/test/*.test.mjs: the page, the trajectory
+# viewer, everyday comforts and axe-core in Chromium, <polyloop-prompt-view>
+# in a Vite app, the server). One summary line (scripts/suite; the log in
 # artifacts/test/preview.log), screenshots in artifacts/.
 test.preview: js.deps js.wasm js.chromium js.example cli
 	@$(CLI_PURE_ENV) $(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'

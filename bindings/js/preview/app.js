@@ -1,5 +1,5 @@
 // The prompt preview page: a CodeMirror 6 editor holding the request (JSON),
-// and <polyloop-prompt-view> (src/preview/), which assembles it in a Web
+// and <polyloop-prompt-view> (element/), which assembles it in a Web
 // Worker with the same module every other host runs and shows the prompt.
 // The editor sends the view its changes, not the whole text, so a 16 MB
 // request costs the page's thread almost nothing per keystroke; the view
@@ -12,10 +12,10 @@
 // the view's text nodes. Never innerHTML.
 
 import { definePromptView } from "@polyloop/assembly/preview";
-import { MAX_STRING_UNITS } from "../src/consts.js";
+import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
 import { ComparePanel } from "./compare.js";
-import { formatJSON, lineColumnAt, syntaxByte } from "./jsontext.js";
+import { formatJSON, lineColumnAt } from "./jsontext.js";
 
 /** Used when examples/react.json was not copied beside the page. */
 const FALLBACK_EXAMPLE = JSON.stringify(
@@ -156,7 +156,7 @@ view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   let from = Math.min(e.location.from, len);
   let to = Math.max(from, Math.min(e.location.to, len));
   let what = e.syntax ? "JSON syntax error" : `${e.code}${e.path ? ` at ${e.path}` : ""}`;
-  const place = e.syntax ? syntaxPlace(e.message) : null;
+  const place = e.syntax ? lineColumnAt(editor.state.doc.toString(), from) : null;
   if (place) {
     from = place.index;
     to = Math.min(len, from + 1);
@@ -177,19 +177,6 @@ view.addEventListener("polyloop-locate", (/** @type {any} */ ev) => {
   editor.dispatch({ selection: { anchor: Math.min(from, len), head: Math.min(to, len) }, scrollIntoView: true });
   editor.focus();
 });
-
-/**
- * The place of a JSON syntax error ("invalid JSON at byte N") in the
- * editor's text, which is the text the view's worker assembled (its UTF-8:
- * the byte offset is into it): its index, line and column. Null when the
- * message names no byte.
- * @param {string} message
- */
-function syntaxPlace(message) {
-  const byte = syntaxByte(message);
-  if (byte === null) return null;
-  return lineColumnAt(editor.state.doc.toString(), byte);
-}
 
 /** Shows (or hides, for null) the syntax error's line and column beside
  * the editor's title; a click puts the cursor there. */

@@ -3,19 +3,16 @@
 // that changes whitespace only (every number, string and key is copied as
 // written: an integer beyond 2^53 stays exact, an escape stays an escape).
 
-import { utf16Index } from "../src/preview/locate.js";
-
 /**
- * Where byte `byteOffset` of the UTF-8 form of `text` is: its UTF-16 index,
- * its line (1-based, lines split at LF, as the editor holds them) and its
- * column (1-based, in code points, as a person counts characters).
+ * Where UTF-16 index `index` of `text` is: its line (1-based, lines split
+ * at LF, as the editor holds them) and its column (1-based, in code points,
+ * as a person counts characters).
  *
  * @param {string} text
- * @param {number} byteOffset
+ * @param {number} index
  * @returns {{index: number, line: number, column: number}}
  */
-export function lineColumnAt(text, byteOffset) {
-  const index = utf16Index(text, byteOffset);
+export function lineColumnAt(text, index) {
   let line = 1;
   let start = 0;
   for (let nl = text.indexOf("\n"); nl >= 0 && nl < index; nl = text.indexOf("\n", nl + 1)) {
@@ -29,13 +26,6 @@ export function lineColumnAt(text, byteOffset) {
     column++;
   }
   return { index, line, column };
-}
-
-/** The byte offset an error message of the module names ("invalid JSON at
- * byte N: …"), or null. @param {string} message */
-export function syntaxByte(message) {
-  const m = /^invalid JSON at byte (\d+)/.exec(message);
-  return m ? Number(m[1]) : null;
 }
 
 const WS = new Set([" ", "\t", "\n", "\r"]);

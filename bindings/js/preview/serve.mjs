@@ -4,7 +4,7 @@
  *
  *   node preview/serve.mjs [--port N]      (default 8377; 0 = any free port)
  *
- * It serves, from bindings/js/: /preview/ (the page), /src/ (the package) and
+ * It serves, from bindings/js/: /preview/ (the page; not its tests), /src/ (the package) and
  * /assembly.wasm (the module, as application/wasm for streaming compilation),
  * and two bundles it builds with esbuild when it starts (kept in memory, never
  * written): /preview/app.bundle.js (the page: app.js and the
@@ -44,13 +44,13 @@ export async function buildPreview() {
     name: "polyloop-self",
     setup(b) {
       b.onResolve({ filter: /^@polyloop\/assembly(\/preview)?$/ }, (a) => ({
-        path: join(ROOT, a.path.endsWith("/preview") ? "src/preview/index.js" : "src/browser.js"),
+        path: join(ROOT, a.path.endsWith("/preview") ? "preview/element/index.js" : "src/browser.js"),
       }));
     },
   };
   const out = await build({
     absWorkingDir: ROOT,
-    entryPoints: { "preview/app.bundle": "preview/app.js", "preview/worker": "src/preview/worker.js" },
+    entryPoints: { "preview/app.bundle": "preview/app.js", "preview/worker": "preview/element/worker.js" },
     bundle: true,
     format: "esm",
     splitting: true,
@@ -97,7 +97,7 @@ async function resolveFile(urlPath) {
   const clean = normalize(rel);
   if (clean.startsWith("..") || clean.includes(`${sep}..${sep}`)) return null;
   const posix = clean.split(sep).join("/");
-  if (!ALLOWED.some((p) => posix === p || (p.endsWith("/") && posix.startsWith(p)))) return null;
+  if (!ALLOWED.some((p) => posix === p || (p.endsWith("/") && posix.startsWith(p))) || posix.startsWith("preview/test/")) return null;
   const file = join(ROOT, clean);
   const s = await stat(file).catch(() => null);
   if (!s) return null;

@@ -2,14 +2,14 @@
 // playwright-core loads the preview from `preview/serve.mjs`, and the page's
 // assembleBytes gives, for every shared vector, the same bytes as Node's (and
 // the vector's response for ok cases). The preview itself is tested by
-// test/preview*.test.mjs. POLYLOOP_SKIP_BROWSER=1 skips it.
+// preview/test/*.test.mjs. POLYLOOP_SKIP_BROWSER=1 skips it.
 
 import test from "node:test";
 import assert from "node:assert/strict";
 import { assembler } from "./common.mjs";
 import { loadCases } from "./vectorsets.mjs";
 import { requestToJs } from "./jsvalue.mjs";
-import { open, skip, withPreview } from "./preview-harness.mjs";
+import { open, skip, withPreview } from "../preview/test/harness.mjs";
 
 const b64 = (u8) => Buffer.from(u8).toString("base64");
 

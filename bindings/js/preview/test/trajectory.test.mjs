@@ -12,10 +12,10 @@ import assert from "node:assert/strict";
 import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { assembler } from "./common.mjs";
-import { encodeRequest } from "../src/encode.js";
-import { ARTIFACTS, open, pickEntry, shown, skip, withPreview } from "./preview-harness.mjs";
-import { trajectory } from "../bench/preview-requests.mjs";
+import { assembler } from "../../test/common.mjs";
+import { encodeRequest } from "../../src/encode.js";
+import { ARTIFACTS, open, pickEntry, shown, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../../bench/preview-requests.mjs";
 
 const viewTexts = (page, n) => page.evaluate((n) => Array.from({ length: n }, (_, i) => window.preview.view.messageTexts(i)), n);
 
@@ -78,7 +78,8 @@ test("the trajectory viewer in Chromium", { skip, timeout: 180_000 }, async (t) 
         await page.evaluate((i) => window.preview.view.scrollToMessage(i), first);
         await page.waitForFunction((i) => window.preview.view.shadowRoot.querySelector(`.row[data-message="${i}"] .badge.over`), first);
         await page.screenshot({ path: `${ARTIFACTS}preview-trajectory.png` });
-        if (process.env.UPDATE_DOCS_SCREENSHOT) await page.screenshot({ path: new URL("../docs/preview.png", import.meta.url).pathname });
+        if (process.env.UPDATE_DOCS_SCREENSHOT)
+          await page.screenshot({ path: new URL("../../docs/preview.png", import.meta.url).pathname });
         // Keyboard on the slider.
         await page.focus("#step");
         await page.keyboard.press("ArrowLeft");

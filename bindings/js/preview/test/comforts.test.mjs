@@ -7,8 +7,8 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { ARTIFACTS, axe, open, setText, skip, withPreview } from "./preview-harness.mjs";
-import { trajectory } from "../bench/preview-requests.mjs";
+import { ARTIFACTS, axe, open, setText, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../../bench/preview-requests.mjs";
 
 const docText = (page) => page.evaluate(() => window.preview.editor.state.doc.toString());
 

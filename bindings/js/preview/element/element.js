@@ -23,7 +23,7 @@
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, measureElement } from "@tanstack/virtual-core";
 import { CSS } from "./styles.js";
 import { blockText } from "./columns.js";
-import { INVISIBLE_RANGES } from "../consts.js";
+import { INVISIBLE_RANGES } from "./binding.js";
 
 /** Texts longer than this (UTF-16 units) or with more lines are collapsed. */
 export const COLLAPSE_CHARS = 1200;

@@ -1,4 +1,4 @@
-// The Vite build of the embedding test app (test/preview-element.test.mjs).
+// The Vite build of the embedding test app (preview/test/element.test.mjs).
 export default {
   logLevel: "error",
   worker: { format: "es" },

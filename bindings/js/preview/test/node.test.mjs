@@ -6,7 +6,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { startServer } from "../preview/serve.mjs";
+import { startServer } from "../serve.mjs";
 
 /**
  * GET path with this Host header (fetch() cannot set one).

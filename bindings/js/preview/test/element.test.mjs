@@ -1,5 +1,5 @@
 // <polyloop-prompt-view> embedded in a web app: the app in
-// test/preview-vite/ imports `@polyloop/assembly/preview` as its users would
+// test/vite/ imports `@polyloop/assembly/preview` as its users would
 // (the package is linked into a temporary project's node_modules, so its
 // `exports` map is what resolves it), Vite builds it (the element's worker
 // and the module become assets), and Chromium runs the built app:
@@ -19,12 +19,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { assembler } from "./common.mjs";
-import { serve } from "./chromium.mjs";
-import { ARTIFACTS, CHROMIUM, FLAGS, skip } from "./preview-harness.mjs";
+import { assembler } from "../../test/common.mjs";
+import { serve } from "../../test/chromium.mjs";
+import { ARTIFACTS, CHROMIUM, FLAGS, skip } from "./harness.mjs";
 
-const PKG = fileURLToPath(new URL("..", import.meta.url));
-const APP = fileURLToPath(new URL("./preview-vite/", import.meta.url));
+const PKG = fileURLToPath(new URL("../..", import.meta.url));
+const APP = fileURLToPath(new URL("./vite/", import.meta.url));
 test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_000 }, async (t) => {
   const asm = await assembler();
   const dir = mkdtempSync(join(tmpdir(), "polyloop-vite-app-"));

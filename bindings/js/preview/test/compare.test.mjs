@@ -8,9 +8,9 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { assembler, errorOf } from "./common.mjs";
-import { ARTIFACTS, axe, open, pickEntry, setText, skip, withPreview } from "./preview-harness.mjs";
-import { trajectory } from "../bench/preview-requests.mjs";
+import { assembler, errorOf } from "../../test/common.mjs";
+import { ARTIFACTS, axe, open, pickEntry, setText, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../../bench/preview-requests.mjs";
 
 /** Runs `action` and waits for the comparison it causes to be shown;
  * returns the fields the view shows, by name (a list: a name may repeat). */

@@ -17,9 +17,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { REPO, assembler } from "./common.mjs";
-import { ARTIFACTS, open, setText, shown, skip, withPreview } from "./preview-harness.mjs";
-import { trajectory } from "../bench/preview-requests.mjs";
+import { REPO, assembler } from "../../test/common.mjs";
+import { ARTIFACTS, open, setText, shown, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../../bench/preview-requests.mjs";
 
 /** Every message's block texts as the view holds them. */
 const viewTexts = (page) =>

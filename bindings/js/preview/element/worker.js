@@ -52,17 +52,14 @@
  * @module
  */
 
-import { loadAssembler, AssemblyError } from "../browser.js";
-import { decodeResponse } from "../decode.js";
-import { encodeRequest } from "../encode.js";
-import { encodeWtf8Into } from "../strings.js";
-import { CALL_ASSEMBLE_VIEW, CALL_ASSEMBLE_VIEW_JSON, INTERNAL_MESSAGES } from "../consts.js";
+import { loadAssembler, AssemblyError } from "@polyloop/assembly";
+import { callView, decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
 import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 
-/** @type {Promise<import("../assembler.js").Assembler> | null} */
+/** @type {Promise<import("@polyloop/assembly").Assembler> | null} */
 let asmReady = null;
-/** @type {import("../assembler.js").Assembler | null} */
+/** @type {import("@polyloop/assembly").Assembler | null} */
 let asm = null;
 
 /**
@@ -96,71 +93,15 @@ function clientOf(id) {
   return c;
 }
 
-const encoder = new TextEncoder();
-
-/** @param {string} s UTF-8 bytes of s; a lone surrogate as its WTF-8 bytes
- * (never U+FFFD), so the module sees and rejects it as every host does. */
-function utf8(s) {
-  if (s.isWellFormed()) return encoder.encode(s);
-  const out = new Uint8Array(s.length * 3);
-  return out.subarray(0, encodeWtf8Into(s, out, 0));
-}
-
-/**
- * One call of the module's `assemble_view` or `assemble_view_json`
- * (wasm/README.md "ABI", docs/SPEC.md §7.8) through the binding's call path
- * (pool, traps, internal errors): its answer, the response with the core's
- * view of it.
- *
- * @param {Uint8Array} bytes a msgpack request, or UTF-8 JSON text of one
- * @param {number} op CALL_ASSEMBLE_VIEW or CALL_ASSEMBLE_VIEW_JSON
- * @returns {Uint8Array}
- */
-function callView(bytes, op) {
-  return /** @type {any} */ (asm).run(bytes, op, (/** @type {Uint8Array} */ r) => r.slice());
-}
-
-/**
- * The answer of a view export split: the response's length (4 bytes,
- * little-endian), the response, the view as JSON text (null for an error
- * response). null when the answer has not that shape.
- *
- * @param {Uint8Array} ans
- * @returns {{bytes: Uint8Array, layout: any} | null}
- */
-function splitAnswer(ans) {
-  if (ans.length < 4) return null;
-  const n = new DataView(ans.buffer, ans.byteOffset, 4).getUint32(0, true);
-  if (4 + n > ans.length) return null;
-  try {
-    return { bytes: ans.subarray(4, 4 + n), layout: JSON.parse(td.decode(ans.subarray(4 + n))) };
-  } catch {
-    return null;
-  }
-}
-
 const td = new TextDecoder();
 
-/** @param {any} e @returns {{code: string, path: string, message: string, offset?: number}} */
+/** An AssemblyError (or any error: internal) as a message's plain object.
+ * @param {any} e @returns {{code: string, path: string, message: string, offset?: number}} */
 function errorOf(e) {
+  if (!(e instanceof AssemblyError)) return { code: "internal", path: "", message: String(e?.message ?? e) };
   const out = { code: String(e.code), path: String(e.path ?? ""), message: String(e.message ?? "") };
   if (typeof e.offset === "number" && e.offset >= 0) out.offset = e.offset;
   return out;
-}
-
-/**
- * A template error's code-point offset: the wire's `offset` key; from a
- * module that predates it, read from the message with care: quoted excerpts
- * (a field name may contain "at offset 7") are left out, and in "found X at
- * offset N" the offending place is the last offset named, elsewhere the first.
- * @param {{message: string, offset?: number}} err
- */
-export function templateOffset(err) {
-  if (typeof err.offset === "number") return err.offset;
-  const bare = err.message.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
-  const all = [...bare.matchAll(/ at offset (\d+)/g)].map((m) => Number(m[1]));
-  if (all.length === 0) return null;
-  return / found .* at offset \d+/.test(bare) ? all[all.length - 1] : all[0];
 }
 
 /**
@@ -232,7 +173,7 @@ export function parseExact(text) {
 function requestValue(c) {
   if (c.kind === "text") return parseExact(c.text);
   if (c.kind === "jsonBytes") return parseExact(td.decode(c.value));
-  if (c.kind === "bytes") return decodeResponse(c.value);
+  if (c.kind === "bytes") return decodeMsgpack(c.value);
   return c.value;
 }
 
@@ -255,20 +196,17 @@ function incremental(req) {
 }
 
 /**
- * The client's request through the module's view export: the split answer,
- * or the error an assembler threw.
+ * The client's request through the module's view call: the response and
+ * its view, or the error the assembler threw.
  * @param {Client} c
- * @returns {{bytes: Uint8Array, layout: any} | {thrown: any} | null}
+ * @returns {{response: Uint8Array, view: any} | {thrown: any}}
  */
 function assembleCurrent(c) {
   try {
-    if (c.kind === "text") return splitAnswer(callView(utf8(c.text), CALL_ASSEMBLE_VIEW_JSON));
-    if (c.kind === "jsonBytes") return splitAnswer(callView(c.value, CALL_ASSEMBLE_VIEW_JSON));
-    const bytes = c.kind === "bytes" ? c.value : encodeRequest(c.value);
-    return splitAnswer(callView(bytes, CALL_ASSEMBLE_VIEW));
+    const json = c.kind === "text" || c.kind === "jsonBytes";
+    return callView(asm, json ? "assemble_view_json" : "assemble_view", c.kind === "text" ? c.text : c.value);
   } catch (e) {
-    const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
-    return { thrown: err };
+    return { thrown: errorOf(e) };
   }
 }
 
@@ -281,15 +219,8 @@ function run(c) {
   const t0 = performance.now();
   const got = assembleCurrent(c);
   const ms = performance.now() - t0;
-  if (got === null) return postError(c, gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
-  if ("thrown" in got) return postError(c, gen, got.thrown, ms);
-  if (got.layout === null) {
-    /** @type {any} */
-    const resp = decodeResponse(got.bytes);
-    if (resp.ok === true) return postError(c, gen, { code: "internal", path: "", message: INTERNAL_MESSAGES.notAResponse }, ms);
-    return postRejected(c, gen, errorOf(resp.error), ms);
-  }
-  postView(c, gen, columnsOf(got.bytes, got.layout), t0, performance.now());
+  if ("thrown" in got) return got.thrown.code === "internal" ? postError(c, gen, got.thrown, ms) : postRejected(c, gen, got.thrown, ms);
+  postView(c, gen, columnsOf(got.response, got.view), t0, performance.now());
 }
 
 /** Posts a failure with no place in the request. */
@@ -307,9 +238,9 @@ function postRejected(c, gen, err, ms) {
   /** @type {any} */
   const out = { type: "result", view: c.id, gen, ok: false, error: err, ms };
   if (jsonText !== null) {
-    const m = /^invalid JSON at byte (\d+)/.exec(err.message);
-    if (err.code === "malformed_request" && err.path === "" && m) {
-      const at = utf16Index(jsonText, Number(m[1]));
+    const byte = syntaxByte(err);
+    if (byte !== null) {
+      const at = utf16Index(jsonText, byte);
       out.syntax = true;
       out.location = { from: at, to: Math.min(jsonText.length, at + 1), exact: true };
     } else {
@@ -322,7 +253,7 @@ function postRejected(c, gen, err, ms) {
 
 /** Adds the template and the error's place in it to `out`. */
 function placeTemplateError(c, out, err, jsonText) {
-  const offset = templateOffset(err);
+  const offset = err.offset ?? null;
   let template;
   try {
     template = field(requestValue(c), "observation_template");
@@ -351,8 +282,7 @@ function postView(c, gen, cols, t0, tAssembled) {
     try {
       built = incremental(requestValue(c));
     } catch (e) {
-      const err = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
-      return postError(c, gen, err, tAssembled - t0);
+      return postError(c, gen, errorOf(e), tAssembled - t0);
     }
     const stepped = columnsOfPrompt(built.prompt, cols);
     traj = {
@@ -460,7 +390,7 @@ function apply(c, m) {
     case "json": {
       const r = c.previous?.response ?? null;
       if (m.bytes) postMessage({ type: "json", view: c.id, id: m.id, bytes: r && r.slice() });
-      else postMessage({ type: "json", view: c.id, id: m.id, text: r && JSON.stringify(decodeResponse(r), jsonBigInt, 2) });
+      else postMessage({ type: "json", view: c.id, id: m.id, text: r && JSON.stringify(decodeMsgpack(r), jsonBigInt, 2) });
       return false;
     }
     default:
@@ -503,24 +433,18 @@ function startVerdicts(c, id, items) {
  * @param {Uint8Array} bytes
  */
 export function verdictOf(bytes) {
-  let got;
   try {
-    got = splitAnswer(callView(bytes, CALL_ASSEMBLE_VIEW_JSON));
+    return { code: "ok", steps: Number(callView(asm, "assemble_view_json", bytes).view.steps) };
   } catch (e) {
-    return { code: e instanceof AssemblyError ? String(e.code) : "internal", steps: -1 };
+    let steps = -1;
+    try {
+      const s = JSON.parse(td.decode(bytes))?.steps;
+      if (Array.isArray(s)) steps = s.length;
+    } catch {
+      // not JSON: the number of steps is unknown
+    }
+    return { code: errorOf(e).code, steps };
   }
-  if (got === null) return { code: "internal", steps: -1 };
-  if (got.layout !== null) return { code: "ok", steps: Number(got.layout.steps) };
-  /** @type {any} */
-  const resp = decodeResponse(got.bytes);
-  let steps = -1;
-  try {
-    const s = JSON.parse(td.decode(bytes))?.steps;
-    if (Array.isArray(s)) steps = s.length;
-  } catch {
-    // not JSON: the number of steps is unknown
-  }
-  return { code: String(resp?.error?.code ?? "internal"), steps };
 }
 
 /**
@@ -539,20 +463,7 @@ function sideInput(c, s) {
   }
   if (s.kind === "text") return /** @type {string} */ (s.text);
   const bytes = /** @type {Uint8Array} */ (s.bytes);
-  if (s.kind === "bytes") return bytes;
-  const n = bytes.length;
-  const head =
-    n < 32
-      ? [0xa0 | n]
-      : n < 256
-        ? [0xd9, n]
-        : n < 65536
-          ? [0xda, n >> 8, n & 255]
-          : [0xdb, n >>> 24, (n >> 16) & 255, (n >> 8) & 255, n & 255];
-  const out = new Uint8Array(head.length + n);
-  out.set(head);
-  out.set(bytes, head.length);
-  return out;
+  return s.kind === "bytes" ? bytes : jsonBytesSide(bytes);
 }
 
 /** Posts the module's comparison of m.a and m.b (docs/SPEC.md §7.9). @param {Client} c */
@@ -563,7 +474,7 @@ function compareSides(c, m) {
   try {
     out.answer = /** @type {any} */ (asm).compare(sideInput(c, m.a), sideInput(c, m.b));
   } catch (e) {
-    out.error = e instanceof AssemblyError ? errorOf(e) : { code: "internal", path: "", message: String(e?.message ?? e) };
+    out.error = errorOf(e);
   }
   postMessage(out);
 }

@@ -27,9 +27,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { encode as encodeMsgpack } from "@msgpack/msgpack";
-import { REPO, decode } from "./common.mjs";
-import { loadCases } from "./vectorsets.mjs";
-import { open, skip, withPreview } from "./preview-harness.mjs";
+import { REPO, decode } from "../../test/common.mjs";
+import { loadCases } from "../../test/vectorsets.mjs";
+import { open, skip, withPreview } from "./harness.mjs";
 
 const FILES = 1000;
 const SEED = 0x5eed2101;

@@ -16,8 +16,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { encode as encodeMsgpack } from "@msgpack/msgpack";
-import { assembler, errorOf } from "./common.mjs";
-import { ARTIFACTS, open, pickEntry, setText, shown, skip, withPreview } from "./preview-harness.mjs";
+import { assembler, errorOf } from "../../test/common.mjs";
+import { ARTIFACTS, open, pickEntry, setText, shown, skip, withPreview } from "./harness.mjs";
 
 const U64_MAX = "18446744073709551615";
 

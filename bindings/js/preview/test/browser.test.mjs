@@ -9,9 +9,9 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { assembler, errorOf } from "./common.mjs";
-import { ARTIFACTS, open, pickEntry, setText, shown, skip, withPreview } from "./preview-harness.mjs";
-import { trajectory } from "../bench/preview-requests.mjs";
+import { assembler, errorOf } from "../../test/common.mjs";
+import { ARTIFACTS, open, pickEntry, setText, shown, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../../bench/preview-requests.mjs";
 
 /** Opens `text` as the file `name` through the file input. */
 async function openFile(page, name, text) {

@@ -1,4 +1,4 @@
-// Shared by the preview's Chromium tests (test/preview*.test.mjs) and usable
+// Shared by the preview's Chromium tests (preview/test/*.test.mjs) and usable
 // by hand: starts preview/serve.mjs and Debian's Chromium (playwright-core,
 // a fresh profile), collects page errors, and cleans up.
 
@@ -7,9 +7,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { startServer } from "../preview/serve.mjs";
-import { REPO } from "./common.mjs";
-import { CHROMIUM, CHROMIUM_FLAGS as FLAGS } from "./chromium.mjs";
+import { startServer } from "../serve.mjs";
+import { REPO } from "../../test/common.mjs";
+import { CHROMIUM, CHROMIUM_FLAGS as FLAGS } from "../../test/chromium.mjs";
 
 export { CHROMIUM, FLAGS };
 export const skip = process.env.POLYLOOP_SKIP_BROWSER ? "POLYLOOP_SKIP_BROWSER is set" : false;
