@@ -36,7 +36,7 @@ func (st PromptState) next(a *assembly, s Step, rawChars, obsChars int) (PromptS
 		return st, err
 	}
 	a.msgs, a.promptChars = a.msgs[:0], 0
-	a.addStep(s, rawChars, obsChars)
+	a.addStep(s, rawChars, obsChars, 0) // an add_step response shares no texts
 	body := okBody(st.ResponseBytes, st.Messages, st.PromptChars)
 	for i := range a.msgs {
 		body += a.msgs[i].size()

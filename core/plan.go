@@ -25,6 +25,10 @@ type outMsg struct {
 	text   string  // kText: the text; kObs: the observation
 	chars  int64
 	nbytes int // kObs: bytes of the rendering
+	// k is the number of its (first) text among the request's texts, in
+	// the order of shared texts (shared.go): kCopy its first block's, kText
+	// and kObs the text's or the observation's.
+	k int
 }
 
 type assembly struct {
@@ -66,28 +70,35 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 	a.msgs, a.body = slices.Grow(sc.out[:0], nMsgs), 0
 	a.tmpl, a.budget = tmpl, req.MaxPromptChars
 	run, goal, steps := sc.tc.run, sc.tc.goal, sc.tc.steps
+	k := 0 // the number of the next text among the request's texts (shared.go)
 	for _, m := range req.RunMessages {
-		run = a.addCopy(m, run)
+		run = a.addCopy(m, run, k)
+		k += len(m.Content)
 	}
 	a.runEnd = len(a.msgs)
+	for i := range sc.chans { // in the request's order, before sortChannels
+		sc.chans[i].k = k
+		k += len(sc.chans[i].entries)
+	}
 	if nInj > 0 {
 		a.injected = slices.Grow(sc.injected[:0], nInj)
 		for _, c := range sortChannels(sc.chans) { // byte order = code-point order
-			for _, e := range c.entries {
+			for j, e := range c.entries {
 				a.injected = append(a.injected, Injected{Channel: c.name, EntryID: e.EntryID, MessageIndex: len(a.msgs)})
 				chars := codePoints(e.Content)
-				a.addText(RoleUser, e.Content, chars)
+				a.addText(RoleUser, e.Content, chars, c.k+j)
 				a.addSize(len(userTextHead) + strSize(len(e.Content)) + uintSize(uint64(chars)))
 			}
 		}
 	}
 	a.injEnd = len(a.msgs)
 	for _, m := range req.GoalMessages {
-		goal = a.addCopy(m, goal)
+		goal = a.addCopy(m, goal, k)
+		k += len(m.Content)
 	}
 	a.goalEnd = len(a.msgs)
 	for i, s := range req.Steps {
-		a.addStep(s, steps[2*i], steps[2*i+1])
+		a.addStep(s, steps[2*i], steps[2*i+1], k+2*i)
 	}
 	sc.out, sc.injected = a.msgs, a.injected // so that release clears what was used
 	return a
@@ -97,12 +108,13 @@ func build(req *Request, tmpl *Template, sc *scratch) *assembly {
 type channel struct {
 	name    string
 	entries []Injection
+	k       int // the number of its first entry's content among the request's texts (shared.go)
 }
 
 // appendChannels appends the channels of m to chans (in map order).
 func appendChannels(chans []channel, m map[string][]Injection) []channel {
 	for k, e := range m {
-		chans = append(chans, channel{k, e})
+		chans = append(chans, channel{name: k, entries: e})
 	}
 	return chans
 }
@@ -123,27 +135,27 @@ func sortChannels(chans []channel) []channel {
 
 // addCopy adds a run or goal message; counts starts with the code points of
 // its blocks. It returns counts past those blocks.
-func (a *assembly) addCopy(m Message, counts []int) []int {
+func (a *assembly) addCopy(m Message, counts []int, k int) []int {
 	var chars int64
 	for _, c := range counts[:len(m.Content)] {
 		chars += int64(c)
 	}
 	counts = counts[len(m.Content):]
-	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars})
+	a.msgs = append(a.msgs, outMsg{kind: kCopy, role: m.Role, blocks: m.Content, chars: chars, k: k})
 	a.promptChars = addChars(a.promptChars, chars)
 	a.addSize(a.msgs[len(a.msgs)-1].size())
 	return counts
 }
 
 // addText adds a message of one text block of chars code points.
-func (a *assembly) addText(role, text string, chars int) {
-	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars)})
+func (a *assembly) addText(role, text string, chars, k int) {
+	a.msgs = append(a.msgs, outMsg{kind: kText, role: role, text: text, chars: int64(chars), k: k})
 	a.promptChars = addChars(a.promptChars, int64(chars))
 }
 
 // addStep adds a step whose texts have rawChars and obsChars code points.
-func (a *assembly) addStep(s Step, rawChars, obsChars int) {
-	a.addText(RoleAssistant, s.RawOutput, rawChars)
+func (a *assembly) addStep(s Step, rawChars, obsChars, k int) {
+	a.addText(RoleAssistant, s.RawOutput, rawChars, k)
 	a.addSize(len(assistantTextHead) + strSize(len(s.RawOutput)) + uintSize(uint64(rawChars))) // outMsg.size, inlined
 	var nb int
 	var chars int64
@@ -153,7 +165,7 @@ func (a *assembly) addStep(s Step, rawChars, obsChars int) {
 	} else {
 		nb, chars = t.renderSize(s.Observation, int64(obsChars))
 	}
-	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb})
+	a.msgs = append(a.msgs, outMsg{kind: kObs, role: RoleUser, text: s.Observation, chars: chars, nbytes: nb, k: k + 1})
 	a.promptChars = addChars(a.promptChars, chars)
 	a.addSize(len(userTextHead) + strSize(nb) + uintSize(uint64(chars)))
 }

@@ -109,7 +109,7 @@ func (sc *scratch) hasChannel(ch string) bool {
 // addChannel appends a decoded channel to sc.chans, and to sc.inj once
 // there are more than fewChannels.
 func (sc *scratch) addChannel(ch string, entries []Injection) {
-	sc.chans = append(sc.chans, channel{ch, entries})
+	sc.chans = append(sc.chans, channel{name: ch, entries: entries})
 	if len(sc.chans) <= fewChannels {
 		return
 	}
