@@ -1,6 +1,6 @@
 // Types of `@polyloop/assembly/preview`: the <polyloop-prompt-view> element.
 
-import type { Comparison } from "../index.js";
+import type { Comparison } from "@polyloop/assembly";
 
 /** One side of {@link PromptView.compare}: JSON text, the bytes of JSON text, msgpack bytes, or the element's request as it stands. */
 export type CompareSide =
@@ -82,9 +82,9 @@ export declare class PromptView extends HTMLElement {
   setJSONBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
   /** Sets the request as msgpack bytes; `fresh` as for setText. */
   setBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
-  /** The module's verdict on each item (UTF-8 bytes of one JSON request), computed in the worker in the background, slice by slice; a newer call supersedes an older one. */
   /** The module's comparison of two sides (docs/SPEC.md §7.9), in the element's worker. */
   compare(a: CompareSide, b: CompareSide): Promise<{ answer: Comparison } | { error: { code: string; path: string; message: string } }>;
+  /** The module's verdict on each item (UTF-8 bytes of one JSON request), computed in the worker in the background, slice by slice; a newer call supersedes an older one. */
   verdicts(items: Uint8Array[], onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
