@@ -20,7 +20,6 @@ import { formatJSON, lineColumnAt } from "./jsontext.js";
 /** Used when examples/react.json was not copied beside the page. */
 const FALLBACK_EXAMPLE = JSON.stringify(
   {
-    v: 1,
     run_messages: [{ role: "system", content: [{ type: "text", text: "You are a ReAct agent. Think, then call one tool." }] }],
     injections: { memory: [{ entry_id: "mem-1", content: "The user prefers metric units." }] },
     goal_messages: [{ role: "user", content: [{ type: "text", text: "How tall is the Eiffel Tower?" }] }],
