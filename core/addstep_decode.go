@@ -3,7 +3,7 @@ package core
 import (
 	"strconv"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // The strict decoder of an add_step request (docs/SPEC.md §7.3.1), built of

@@ -4,8 +4,8 @@ import (
 	"strconv"
 
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/msgfmt"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // The answers of the module's calls that the core makes for a host: an

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // The comparison of two prompts (docs/SPEC.md §7.9): where two assembled

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // The wire form of the comparison (docs/SPEC.md §7.9): a msgpack request

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // This file is the strict wire decoder of docs/SPEC.md §2 (§2.1 the order of checks):

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/deepjson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // TestDeepJSONAtTheRequestLimit: the JSON reader writes a value past its

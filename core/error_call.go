@@ -2,8 +2,8 @@ package core
 
 import (
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/msgfmt"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // AppendErrorCallBytes is the module's error call (abi.CallError,

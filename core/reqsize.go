@@ -94,7 +94,7 @@ func (st PromptState) grow(raw, obs int) (int, *Error) {
 
 // RequestOverLimit reports whether a request of n bytes is over the limit
 // the wire functions refuse before decoding it (MaxRequestBytes; lower while
-// a test has called SetLimits). The JSON reader (core/wirejson) asks it
+// a test has called SetLimits). The JSON reader (wirejson) asks it
 // whether a request it wrote small, past its 64th level, must be written at
 // its full size.
 func RequestOverLimit(n uint64) bool { return n > uint64(maxRequest) }

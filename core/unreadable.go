@@ -2,9 +2,9 @@ package core
 
 import (
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/internal/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgfmt"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // A host that cannot read one of its own request values (a user's mapping

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // EncodeRequest returns the canonical wire encoding of req (keys in docs/SPEC.md table

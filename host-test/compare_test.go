@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
+	"github.com/polyloop/assembly/wirejson"
 	"github.com/tinylib/msgp/msgp"
 )
 

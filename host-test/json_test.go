@@ -9,12 +9,12 @@ import (
 
 	"github.com/polyloop/assembly/core"
 
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/deepjson"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
 	"github.com/polyloop/assembly/internal/testing/vectors"
 	"github.com/polyloop/assembly/wasmhost"
 	"github.com/polyloop/assembly/wasmhost/wasmtime"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // TestJSONVectorsEveryEngine runs the shared JSON-text vectors through the

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // The module's assemble_view and assemble_view_json exports (docs/SPEC.md

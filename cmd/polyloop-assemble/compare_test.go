@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 func mustMsgpack(t *testing.T, text string) []byte {

@@ -30,7 +30,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // maxJobs bounds --jobs: each worker may hold a module instance (up to 4 GiB

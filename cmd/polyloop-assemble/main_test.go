@@ -16,10 +16,10 @@ import (
 
 	assembly "github.com/polyloop/assembly"
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 func runCLI(t *testing.T, stdin []byte, args ...string) (int, string, string) {

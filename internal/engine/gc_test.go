@@ -15,8 +15,8 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // barrierCounter counts the calls of the Go runtime's write barriers in the

@@ -10,7 +10,7 @@ import (
 )
 
 // notInModule are packages the WebAssembly module must not link: the core
-// reads and writes msgpack with core/internal/msgp and formats its messages
+// reads and writes msgpack with core/msgp and formats its messages
 // with core/msgfmt so that none of these comes in (encoding/json with
 // reflect-driven decoding and generic sort, fmt with os, time and syscall),
 // and the module stays the size its code needs.

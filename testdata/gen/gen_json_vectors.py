@@ -2,7 +2,7 @@
 
 Run with CPython 3.12 (`make vectors`). The output is deterministic.
 
-The oracle is independent of the Go JSON reader (core/wirejson):
+The oracle is independent of the Go JSON reader (wirejson):
 
 1. CPython's json module parses the text (its pure-Python scanner, so that
    the hooks below see every value), with

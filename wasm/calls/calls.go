@@ -12,7 +12,7 @@ package calls
 import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // funcs is the function of each call, indexed by its op.

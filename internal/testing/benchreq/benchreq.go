@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // Template is the ReAct observation template of the examples.

@@ -7,7 +7,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // other is an ordinary request, the other side of the compare requests.

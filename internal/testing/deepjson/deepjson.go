@@ -1,7 +1,7 @@
 // Package deepjson builds JSON texts nested deep, each with the msgpack it
 // says written by tinylib/msgp (not by the JSON reader), and checks that
 // every caller of the JSON reader answers such a text as the core answers
-// that msgpack: the oracle of the reader's depth bound (core/wirejson,
+// that msgpack: the oracle of the reader's depth bound (wirejson,
 // docs/SPEC.md §2.3). Deep msgpack is fine in the core, so the oracle holds
 // at any depth.
 package deepjson

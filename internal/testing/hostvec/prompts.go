@@ -13,8 +13,8 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/vectors"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // Prompt is what the incremental prompt of a Go host offers: core.Prompt and

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 
 	"github.com/polyloop/assembly/core/jsonstr"
 )

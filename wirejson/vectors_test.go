@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/hostvec"
 	"github.com/polyloop/assembly/internal/testing/vectors"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // TestJSONVectors runs the shared JSON-text vectors natively: the msgpack the
@@ -14,7 +14,7 @@ import (
 // past the depth bound: standIns), and AppendAssemble answers what the case
 // expects.
 func TestJSONVectors(t *testing.T) {
-	cases, err := vectors.LoadJSON("../../testdata/json-vectors")
+	cases, err := vectors.LoadJSON("../testdata/json-vectors")
 	if err != nil {
 		t.Fatal(err)
 	}

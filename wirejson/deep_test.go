@@ -13,8 +13,8 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/deepjson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // skipLen is the length of the msgpack value at the start of b, read with

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // BenchmarkToMsgpack: the JSON → msgpack conversion of assemble_json,

@@ -33,7 +33,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/polyloop/assembly/core/internal/msgp"
+	"github.com/polyloop/assembly/core/msgp"
 
 	"github.com/polyloop/assembly/core"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core"
-	"github.com/polyloop/assembly/core/wirejson"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // TestTextOverTheLimitIsTooLarge: a JSON text longer than msgpack can count
