@@ -35,6 +35,9 @@ const (
 	CallCompare
 	CallBatch
 	CallError
+	CallAssembleShared
+	CallCacheReport
+	CallExport
 	NumCalls // the number of calls
 )
 
@@ -65,6 +68,7 @@ const (
 	AnswerJSON                      // JSON text: the comparison, or {"error": {code, message, path}} (docs/SPEC.md §7.9)
 	AnswerBatch                     // item by item, the length of its answer (u32 little-endian) and the answer
 	AnswerNamed                     // an error answer in the shape of the call named by the request's call argument
+	AnswerShared                    // a wire response whose texts may be the request's own, by number (docs/SPEC.md §7.11)
 	NumAnswers                      // the number of answer shapes
 )
 
@@ -116,6 +120,16 @@ var Calls = [NumCalls]Spec{
 	{"error", CallError, ArgArgs, AnswerNamed, ErrorParams,
 		"core.AppendErrorAnswer (linked: no crossing)", "every AssemblyError the binding raises itself", "every AssemblyError the binding raises itself",
 		"Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path."},
+
+	{"assemble_shared", CallAssembleShared, ArgRequest, AnswerShared, nil,
+		"", "assemble", "Assembler.assemble",
+		"assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared."},
+	{"cache_report", CallCacheReport, ArgArgs, AnswerJSON, []string{"requests", "usage"},
+		"Runner.Call(abi.CallCacheReport, requests, usage)", "cache_report", "Assembler.cacheReport",
+		"Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository)."},
+	{"export", CallExport, ArgArgs, AnswerJSON, []string{"request", "provider", "options"},
+		"Runner.Call(abi.CallExport, request, provider, options)", "export", "Assembler.export",
+		"The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository)."},
 }
 
 // ErrorParams are the arguments of the error call (docs/SPEC.md §7.10):
@@ -144,5 +158,5 @@ func (a Arg) String() string {
 
 // String names the answer shape, as the generated CALLS tables do.
 func (a Answer) String() string {
-	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch", "named"}[a]
+	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch", "named", "shared"}[a]
 }

@@ -26,6 +26,9 @@ var funcs = [abi.NumCalls]func(dst, request []byte) []byte{
 	abi.CallCompare:          wirejson.AppendCompare,
 	abi.CallBatch:            nil, // appendBatch, set by init: a batch runs the others through Append
 	abi.CallError:            core.AppendErrorCallBytes,
+	abi.CallAssembleShared:   core.AppendAssembleSharedBytes,
+	abi.CallCacheReport:      wirejson.AppendCacheReport,
+	abi.CallExport:           wirejson.AppendExport,
 }
 
 func init() { funcs[abi.CallBatch] = appendBatch }

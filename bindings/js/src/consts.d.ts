@@ -24,7 +24,7 @@ export interface CallSpec {
   readonly name: string;
   readonly op: number;
   readonly arg: "request" | "json" | "add_step" | "compare" | "batch" | "args";
-  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named";
+  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named" | "shared";
   readonly params: readonly string[];
   readonly api: string;
   readonly doc: string;
@@ -101,6 +101,15 @@ export const CALL_BATCH: number;
 
 /** The op number of the module's error call (wasm/README.md, in the source repository). */
 export const CALL_ERROR: number;
+
+/** The op number of the module's assemble_shared call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_SHARED: number;
+
+/** The op number of the module's cache_report call (wasm/README.md, in the source repository). */
+export const CALL_CACHE_REPORT: number;
+
+/** The op number of the module's export call (wasm/README.md, in the source repository). */
+export const CALL_EXPORT: number;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

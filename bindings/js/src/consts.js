@@ -110,6 +110,33 @@ export const CALLS = Object.freeze([
     api: "every AssemblyError the binding raises itself",
     doc: "Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
   }),
+  Object.freeze({
+    name: "assemble_shared",
+    op: 9,
+    arg: "request",
+    answer: "shared",
+    params: Object.freeze([]),
+    api: "Assembler.assemble",
+    doc: "assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared.",
+  }),
+  Object.freeze({
+    name: "cache_report",
+    op: 10,
+    arg: "args",
+    answer: "json",
+    params: Object.freeze(["requests", "usage"]),
+    api: "Assembler.cacheReport",
+    doc: "Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository).",
+  }),
+  Object.freeze({
+    name: "export",
+    op: 11,
+    arg: "args",
+    answer: "json",
+    params: Object.freeze(["request", "provider", "options"]),
+    api: "Assembler.export",
+    doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
+  }),
 ]);
 
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
@@ -177,6 +204,15 @@ export const CALL_BATCH = 7;
 
 /** The op number of the module's error call (wasm/README.md, in the source repository). */
 export const CALL_ERROR = 8;
+
+/** The op number of the module's assemble_shared call (wasm/README.md, in the source repository). */
+export const CALL_ASSEMBLE_SHARED = 9;
+
+/** The op number of the module's cache_report call (wasm/README.md, in the source repository). */
+export const CALL_CACHE_REPORT = 10;
+
+/** The op number of the module's export call (wasm/README.md, in the source repository). */
+export const CALL_EXPORT = 11;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

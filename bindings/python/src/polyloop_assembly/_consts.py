@@ -27,11 +27,14 @@ __all__ = [
     "CALL_ADD_STEP",
     "CALL_ASSEMBLE",
     "CALL_ASSEMBLE_JSON",
+    "CALL_ASSEMBLE_SHARED",
     "CALL_ASSEMBLE_VIEW",
     "CALL_ASSEMBLE_VIEW_JSON",
     "CALL_BATCH",
+    "CALL_CACHE_REPORT",
     "CALL_COMPARE",
     "CALL_ERROR",
+    "CALL_EXPORT",
     "CALL_PROMPT_START",
     "DEFAULT_MEMORY_LIMIT_BYTES",
     "DEFAULT_RECYCLE_ABOVE_BYTES",
@@ -89,7 +92,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 CallArg = Literal["request", "json", "add_step", "compare", "batch", "args"]
 
 #: The shapes of a call's answer (an error is answered in its call's shape).
-CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch", "named"]
+CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch", "named", "shared"]
 
 #: The errors a host asks the error call (CALLS row "error") to answer: the error argument.
 HostError = Literal["too_large", "value_too_large", "trapped", "out_of_memory", "not_a_response", "string_ceiling"]
@@ -190,6 +193,33 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         api="every AssemblyError the binding raises itself",
         doc="Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
     ),
+    CallSpec(
+        name="assemble_shared",
+        op=9,
+        arg="request",
+        answer="shared",
+        params=(),
+        api="assemble",
+        doc="assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared.",
+    ),
+    CallSpec(
+        name="cache_report",
+        op=10,
+        arg="args",
+        answer="json",
+        params=("requests", "usage"),
+        api="cache_report",
+        doc="Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository).",
+    ),
+    CallSpec(
+        name="export",
+        op=11,
+        arg="args",
+        answer="json",
+        params=("request", "provider", "options"),
+        api="export",
+        doc="The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
+    ),
 )
 
 #: The only wire version (the project's docs/SPEC.md §2, in the source repository).
@@ -257,6 +287,15 @@ CALL_BATCH: Final = 7
 
 #: The op number of the module's error call (wasm/README.md, in the source repository).
 CALL_ERROR: Final = 8
+
+#: The op number of the module's assemble_shared call (wasm/README.md, in the source repository).
+CALL_ASSEMBLE_SHARED: Final = 9
+
+#: The op number of the module's cache_report call (wasm/README.md, in the source repository).
+CALL_CACHE_REPORT: Final = 10
+
+#: The op number of the module's export call (wasm/README.md, in the source repository).
+CALL_EXPORT: Final = 11
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"

@@ -1,0 +1,417 @@
+package core
+
+import (
+	"strconv"
+
+	"github.com/polyloop/assembly/core/msgp"
+	"github.com/polyloop/assembly/core/jsonstr"
+)
+
+// The cache report of a run (docs/SPEC.md §7.12): for each call, whether
+// its prompt extends the previous call's (what a provider's prefix cache
+// can serve), the first break and its cause in the prompt's own terms, the
+// cacheable prefix; the stable prefixes shared across calls; and, given
+// the provider's recorded usage, whether each call was served as the
+// prompts predict. Every request is assembled once.
+
+// The causes of a break.
+const (
+	CauseRun          = "run_changed"        // the run segment changed
+	CauseInjections   = "injections_changed" // an injection was added, removed or edited
+	CauseGoal         = "goal_changed"       // the goal segment changed
+	CauseHistory      = "history_rewritten"  // a history message was rewritten (condensed, edited)
+	CauseStepsRemoved = "steps_removed"      // the history ends before the previous call's did
+)
+
+// The usage classes (docs/SPEC.md §7.12).
+const (
+	UsageFirst        = "first"         // the first call: nothing cached yet
+	UsageHit          = "hit"           // the provider read a cached prefix, as the prompts allow
+	UsagePrefixBreak  = "prefix_break"  // nothing read, and our prefix changed: the break says where
+	UsageProviderMiss = "provider_miss" // nothing read, though the prefix was kept (TTL, routing, minimum length)
+	UsageNone         = "no_usage"      // no usage recorded for the call
+)
+
+// CacheCall is one call of a cache report.
+type CacheCall struct {
+	Err      *Error // the request's error; the call is then left out of the run
+	Previous int    // the call it is compared with, -1 for none
+	Extends  bool
+	Break    *CacheBreak
+	// PromptChars and CacheablePrefixChars count code points, as
+	// prompt_chars does.
+	PromptChars, CacheablePrefixChars int64
+	Digests                           PrefixDigests
+	Usage                             *CacheUsage
+	stable                            int64 // code points of the run, injection and goal segments
+}
+
+// CacheBreak is where a call's prompt leaves the previous call's.
+type CacheBreak struct {
+	Segment string // run, injections, goal or history
+	Message int
+	Char    int
+	Step    int // the step of a history message; -1 otherwise
+	Cause   string
+	// Excerpts: the common text before, each prompt's text from the break.
+	Before, Previous, This string
+	HasPrevious, HasThis   bool
+}
+
+// CacheUsage is a call's recorded provider usage and its class.
+type CacheUsage struct {
+	CachedTokens int64
+	Class        string
+}
+
+// CacheGroup is the calls that share one stable prefix: run, injection and
+// goal digests.
+type CacheGroup struct {
+	Digests     PrefixDigests
+	Calls       int
+	PrefixChars int64 // code points of that prefix
+}
+
+// CacheReport is the answer of CacheReportOf.
+type CacheReport struct {
+	Calls  []CacheCall
+	Groups []CacheGroup
+}
+
+// CacheReportOf reports on requests, the calls of a run in order (each a
+// wire request); usage, when not nil, holds each call's recorded usage
+// (nil where none), as readUsage reads it.
+func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
+	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
+	groups := map[PrefixDigests]int{}
+	var prev *cmpSide
+	prevAt := -1
+	for i, req := range requests {
+		c := &r.Calls[i]
+		c.Previous = prevAt
+		side, err := requestSide(req)
+		if err != nil {
+			c.Err, c.Previous = err, -1
+			continue
+		}
+		v := side.view
+		c.PromptChars, c.Digests = v.PromptChars, v.PrefixDigests
+		for _, ch := range v.MessageChars[:v.GoalEnd] {
+			c.stable += ch
+		}
+		if prev != nil {
+			c.compare(prev, side)
+		}
+		if g, ok := groups[c.Digests]; ok {
+			r.Groups[g].Calls++
+		} else {
+			groups[c.Digests] = len(r.Groups)
+			r.Groups = append(r.Groups, CacheGroup{Digests: c.Digests, Calls: 1, PrefixChars: c.stable})
+		}
+		if usage != nil {
+			c.Usage = classify(c, usage[i])
+		}
+		prev, prevAt = side, i
+	}
+	return r
+}
+
+// compare sets what the call keeps of the previous call's prompt.
+func (c *CacheCall) compare(prev, cur *cmpSide) {
+	d := firstDifference(prev, cur)
+	if d == nil || d.Kind == DiffLength && !d.HasA { // the same prompt, or the previous one and more
+		c.Extends = true
+		for _, ch := range prev.chars {
+			c.CacheablePrefixChars += ch
+		}
+		return
+	}
+	for _, ch := range cur.chars[:min(d.Message, len(cur.chars))] {
+		c.CacheablePrefixChars += ch
+	}
+	c.CacheablePrefixChars += int64(d.Char)
+	b := &CacheBreak{Message: d.Message, Char: d.Char, Step: -1, Before: d.Before, Previous: d.A, This: d.B, HasPrevious: d.HasA, HasThis: d.HasB}
+	pd, cd := prev.view.PrefixDigests, cur.view.PrefixDigests
+	switch {
+	case pd.Run != cd.Run:
+		b.Segment, b.Cause = "run", CauseRun
+	case pd.Injections != cd.Injections:
+		b.Segment, b.Cause = "injections", CauseInjections
+	case pd.Goal != cd.Goal:
+		b.Segment, b.Cause = "goal", CauseGoal
+	default:
+		b.Segment, b.Cause = "history", CauseHistory
+		b.Step = (d.Message - cur.view.GoalEnd) / 2
+		if d.Kind == DiffLength && !d.HasB {
+			b.Cause = CauseStepsRemoved
+		}
+	}
+	c.Break = b
+}
+
+// classify is the usage class of a call that read cached tokens (nil: no
+// usage recorded).
+func classify(c *CacheCall, cached *int64) *CacheUsage {
+	switch {
+	case cached == nil:
+		return &CacheUsage{Class: UsageNone}
+	case c.Previous < 0:
+		return &CacheUsage{CachedTokens: *cached, Class: UsageFirst}
+	case *cached > 0:
+		return &CacheUsage{CachedTokens: *cached, Class: UsageHit}
+	case c.Break != nil:
+		return &CacheUsage{CachedTokens: 0, Class: UsagePrefixBreak}
+	}
+	return &CacheUsage{CachedTokens: 0, Class: UsageProviderMiss}
+}
+
+// readUsage reads one call's recorded usage: a provider's usage object, or
+// a whole response holding one under "usage"; nil for a msgpack nil. The
+// tokens read from cache are Anthropic's cache_read_input_tokens, OpenAI's
+// prompt_tokens_details.cached_tokens (Chat Completions) or
+// input_tokens_details.cached_tokens (Responses), DeepSeek's
+// prompt_cache_hit_tokens; a usage with none of them read nothing.
+func readUsage(b []byte) (*int64, []byte, *Error) {
+	v, rest, err := msgp.ReadIntfBytes(b)
+	if err != nil {
+		return nil, b, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map), which cannot be read: "+err.Error())
+	}
+	if v == nil {
+		return nil, rest, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, rest, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map) or nil for none")
+	}
+	if u, ok := m["usage"].(map[string]any); ok {
+		m = u
+	}
+	var n int64
+	for _, path := range [][2]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
+		v := any(m)
+		for _, k := range path {
+			if k == "" {
+				break
+			}
+			mm, _ := v.(map[string]any)
+			v = mm[k]
+		}
+		switch x := v.(type) {
+		case int64:
+			n = max(n, x)
+		case uint64:
+			n = max(n, int64(min(x, 1<<62)))
+		}
+	}
+	return &n, rest, nil
+}
+
+// AppendCacheReportBytes is the module's cache_report call: a map
+// {requests, usage}: requests an array of requests (each a map, or JSON
+// text in a str, or msgpack in a bin, as a compare side), usage nil or an
+// array of as many usages (readUsage). It appends the report's JSON.
+func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) (answer []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			answer = AppendCompareError(dst, newError(CodeInternal, "", "the cache report panicked; please report this request: "+panicText(r)))
+		}
+	}()
+	if err := checkRequestSize(len(request)); err != nil {
+		return AppendCompareError(dst, err)
+	}
+	reqs, errs, usage, err := readCacheArgs(request, fromJSON)
+	if err != nil {
+		return AppendCompareError(dst, err)
+	}
+	r := CacheReportOf(reqs, usage)
+	for i, e := range errs {
+		if e != nil {
+			r.Calls[i].Err, r.Calls[i].Previous = e, -1
+		}
+	}
+	return r.AppendJSON(dst)
+}
+
+// readCacheArgs reads a cache_report request: each request's msgpack (nil
+// and its error where the element cannot be made one) and the usages.
+func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*int64, _ *Error) {
+	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
+		return nil, nil, nil, wrongType(b, "a cache_report request (a map with the keys requests and usage)")
+	}
+	n, b, err := readMapHeader(b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	haveUsage := false
+	for range n {
+		var key string
+		if key, b, err = readKey(b); err != nil {
+			return nil, nil, nil, err
+		}
+		switch key {
+		case "requests":
+			var m uint32
+			if m, b, err = readArrayHeader(b); err != nil {
+				return nil, nil, nil, err.within(".requests")
+			}
+			reqs, errs = make([][]byte, m), make([]*Error, m)
+			for i := range reqs {
+				var e *Error
+				if reqs[i], b, e = compareSideBytes(b, fromJSON); e != nil {
+					if len(b) == 0 && reqs[i] == nil && e.Message == endsEarly().Message {
+						return nil, nil, nil, e.within(".requests" + indexSeg(i))
+					}
+					errs[i] = e
+				}
+			}
+		case "usage":
+			if len(b) > 0 && b[0] == 0xc0 {
+				b = b[1:]
+				continue
+			}
+			var m uint32
+			if m, b, err = readArrayHeader(b); err != nil {
+				return nil, nil, nil, err.within(".usage")
+			}
+			haveUsage, usage = true, make([]*int64, m)
+			for i := range usage {
+				if usage[i], b, err = readUsage(b); err != nil {
+					return nil, nil, nil, err.within(".usage" + indexSeg(i))
+				}
+			}
+		default:
+			return nil, nil, nil, unknownField(key, "a cache_report request", "requests, usage")
+		}
+	}
+	if len(b) != 0 {
+		return nil, nil, nil, newError(CodeMalformedRequest, "", "bytes follow the cache_report request; send one map")
+	}
+	if haveUsage && len(usage) != len(reqs) {
+		return nil, nil, nil, newError(CodeMalformedRequest, "usage", "usage holds "+strconv.Itoa(len(usage))+" entries for "+strconv.Itoa(len(reqs))+" requests; give one per request (nil where none was recorded)")
+	}
+	for i := range reqs {
+		if reqs[i] == nil && errs[i] == nil {
+			errs[i] = newError(CodeMalformedRequest, "", "this request cannot be read")
+		}
+	}
+	return reqs, errs, usage, nil
+}
+
+// AppendJSON appends the report as JSON, keys in the order docs/SPEC.md
+// §7.12 lists them.
+func (r *CacheReport) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"calls":[`...)
+	var t struct {
+		calls, errors, breaks, hits, misses int
+		prompt, cacheable                   int64
+	}
+	for i := range r.Calls {
+		c := &r.Calls[i]
+		dst = c.appendJSON(comma(dst, i))
+		if c.Err != nil {
+			t.errors++
+			continue
+		}
+		t.calls++
+		t.prompt += c.PromptChars
+		t.cacheable += c.CacheablePrefixChars
+		if c.Break != nil {
+			t.breaks++
+		}
+	}
+	dst = append(dst, `],"groups":[`...)
+	for i, g := range r.Groups {
+		dst = appendDigestsJSON(append(comma(dst, i), `{"prefix_digests":`...), g.Digests)
+		dst = appendJSONInt(append(dst, `,"calls":`...), int64(g.Calls))
+		dst = appendJSONInt(append(dst, `,"prefix_chars":`...), g.PrefixChars)
+		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.PrefixChars*int64(g.Calls-1))
+		dst = append(dst, '}')
+	}
+	dst = appendJSONInt(append(dst, `],"totals":{"calls":`...), int64(t.calls))
+	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.errors))
+	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.breaks))
+	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.prompt)
+	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.cacheable)
+	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.prompt-t.cacheable)
+	dst = appendShare(append(dst, `,"cacheable_share":`...), t.cacheable, t.prompt)
+	return append(dst, "}}"...)
+}
+
+func (c *CacheCall) appendJSON(dst []byte) []byte {
+	if c.Err != nil {
+		return AppendCompareError(dst, c.Err) // {"error": {code, message, path}}
+	}
+	dst = append(dst, `{"previous":`...)
+	if c.Previous < 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, int64(c.Previous))
+	}
+	dst = strconv.AppendBool(append(dst, `,"extends":`...), c.Extends)
+	dst = append(dst, `,"break":`...)
+	if b := c.Break; b == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonstr.Append(append(dst, `{"segment":`...), b.Segment)
+		dst = appendJSONInt(append(dst, `,"message":`...), int64(b.Message))
+		dst = appendJSONInt(append(dst, `,"char":`...), int64(b.Char))
+		dst = append(dst, `,"step":`...)
+		if b.Step < 0 {
+			dst = append(dst, "null"...)
+		} else {
+			dst = appendJSONInt(dst, int64(b.Step))
+		}
+		dst = jsonstr.Append(append(dst, `,"cause":`...), b.Cause)
+		dst = jsonstr.Append(append(dst, `,"excerpt_before":`...), b.Before)
+		dst = jsonOptStr(append(dst, `,"excerpt_previous":`...), b.Previous, b.HasPrevious)
+		dst = jsonOptStr(append(dst, `,"excerpt_this":`...), b.This, b.HasThis)
+		dst = append(dst, '}')
+	}
+	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), c.PromptChars)
+	dst = appendJSONInt(append(dst, `,"cacheable_prefix_chars":`...), c.CacheablePrefixChars)
+	dst = appendShare(append(dst, `,"cacheable_share":`...), c.CacheablePrefixChars, c.PromptChars)
+	dst = appendJSONInt(append(dst, `,"new_chars":`...), c.PromptChars-c.CacheablePrefixChars)
+	dst = appendDigestsJSON(append(dst, `,"prefix_digests":`...), c.Digests)
+	dst = append(dst, `,"usage":`...)
+	if u := c.Usage; u == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, `{"cached_tokens":`...)
+		if u.Class == UsageNone {
+			dst = append(dst, "null"...)
+		} else {
+			dst = appendJSONInt(dst, u.CachedTokens)
+		}
+		dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func appendDigestsJSON(dst []byte, d PrefixDigests) []byte {
+	dst = jsonstr.Append(append(dst, `{"run":`...), d.Run)
+	dst = jsonstr.Append(append(dst, `,"injections":`...), d.Injections)
+	dst = jsonstr.Append(append(dst, `,"goal":`...), d.Goal)
+	return append(dst, '}')
+}
+
+// appendShare writes part/whole with four decimals (0 for an empty whole),
+// rounded down so that 1 means all of it.
+func appendShare(dst []byte, part, whole int64) []byte {
+	if whole <= 0 {
+		return append(dst, '0')
+	}
+	q := part * 10000 / whole
+	if part > 1<<40 { // no overflow of part * 10000
+		q = int64(float64(part) / float64(whole) * 10000)
+	}
+	dst = strconv.AppendInt(dst, q/10000, 10)
+	if r := q % 10000; r != 0 {
+		s := strconv.FormatInt(10000+r, 10)[1:]
+		for s[len(s)-1] == '0' {
+			s = s[:len(s)-1]
+		}
+		dst = append(append(dst, '.'), s...)
+	}
+	return dst
+}

@@ -1,0 +1,174 @@
+package core_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/wirejson"
+)
+
+// plantedRun is a run of calls where call i has i+1 steps; at call 50 an
+// injection is edited, at 120 a run message gets a trailing space, at 170
+// the history is condensed (the first 100 steps become one summary step).
+func plantedRun(calls int) [][]byte {
+	text := func(role, s string) core.Message {
+		return core.Message{Role: role, Content: []core.Block{{Type: "text", Text: s}}}
+	}
+	var out [][]byte
+	for i := range calls {
+		sys := "You are a careful agent."
+		if i >= 120 {
+			sys += " "
+		}
+		memo := "Prefer metric units."
+		if i >= 50 {
+			memo = "Prefer imperial units."
+		}
+		var steps []core.Step
+		for s := range i + 1 {
+			steps = append(steps, core.Step{RawOutput: fmt.Sprintf("Thought %d.\nAction: look(%d)", s, s), Observation: fmt.Sprintf("result %d: café", s)})
+		}
+		if i >= 170 {
+			steps = append([]core.Step{{RawOutput: "Summary of steps 0-99.", Observation: "condensed"}}, steps[100:]...)
+		}
+		out = append(out, core.EncodeRequest(&core.Request{
+			RunMessages:         []core.Message{text("system", sys)},
+			Injections:          map[string][]core.Injection{"memory": {{EntryID: "m1", Content: memo}}},
+			GoalMessages:        []core.Message{text("user", "Find the price.")},
+			Steps:               steps,
+			ObservationTemplate: "Observation: {observation}",
+		}))
+	}
+	return out
+}
+
+type reportJSON struct {
+	Calls []struct {
+		Previous *int `json:"previous"`
+		Extends  bool `json:"extends"`
+		Break    *struct {
+			Segment, Cause string
+			Message, Char  int
+			Step           *int
+		} `json:"break"`
+		PromptChars int64 `json:"prompt_chars"`
+		Cacheable   int64 `json:"cacheable_prefix_chars"`
+		Usage       *struct {
+			Class  string `json:"class"`
+			Cached *int64 `json:"cached_tokens"`
+		} `json:"usage"`
+		Error *struct{ Code, Path string } `json:"error"`
+	} `json:"calls"`
+	Groups []struct {
+		Calls       int   `json:"calls"`
+		PrefixChars int64 `json:"prefix_chars"`
+	} `json:"groups"`
+	Totals struct {
+		Calls, Errors, Breaks int
+	} `json:"totals"`
+}
+
+func cacheReport(t *testing.T, reqs [][]byte, usage []any) reportJSON {
+	t.Helper()
+	var err error
+	b := msgp.AppendMapHeader(nil, 2)
+	b = msgp.AppendArrayHeader(msgp.AppendString(b, "requests"), uint32(len(reqs)))
+	for _, r := range reqs {
+		b = append(b, r...)
+	}
+	b = msgp.AppendString(b, "usage")
+	if usage == nil {
+		b = msgp.AppendNil(b)
+	} else if b, err = msgp.AppendIntf(b, usage); err != nil {
+		t.Fatal(err)
+	}
+	ans := wirejson.AppendCacheReport(nil, b)
+	var r reportJSON
+	if err := json.Unmarshal(ans, &r); err != nil || len(r.Calls) != len(reqs) {
+		t.Fatalf("not JSON: %v: %.300s", err, ans)
+	}
+	return r
+}
+
+// TestCacheReportPlantedBreaks: the report names exactly the three planted
+// calls, with their segment and cause; every other call extends the
+// previous one, its whole prompt cacheable.
+func TestCacheReportPlantedBreaks(t *testing.T) {
+	reqs := plantedRun(200)
+	r := cacheReport(t, reqs, nil)
+	want := map[int][2]string{50: {"injections", "injections_changed"}, 120: {"run", "run_changed"}, 170: {"history", "history_rewritten"}}
+	for i, c := range r.Calls {
+		if c.Error != nil {
+			t.Fatalf("call %d: %+v", i, c.Error)
+		}
+		w, planted := want[i]
+		switch {
+		case i == 0:
+			if c.Previous != nil || c.Extends || c.Break != nil || c.Cacheable != 0 {
+				t.Errorf("call 0: %+v", c)
+			}
+		case planted:
+			if c.Extends || c.Break == nil || c.Break.Segment != w[0] || c.Break.Cause != w[1] {
+				t.Errorf("call %d: extends %v, break %+v; want %v", i, c.Extends, c.Break, w)
+			}
+		default:
+			prev, _, _ := msgp.ReadIntfBytes(core.AssembleBytes(reqs[i-1]))
+			var chars int64
+			switch n := prev.(map[string]any)["prompt_chars"].(type) {
+			case int64:
+				chars = n
+			case uint64:
+				chars = int64(n)
+			}
+			if !c.Extends || c.Break != nil || c.Cacheable != chars {
+				t.Errorf("call %d: extends %v, break %+v, cacheable %d; want the previous prompt's %d", i, c.Extends, c.Break, c.Cacheable, chars)
+			}
+		}
+	}
+	if r.Totals.Breaks != 3 || r.Totals.Calls != 200 || len(r.Groups) != 3 {
+		t.Errorf("totals %+v, %d groups", r.Totals, len(r.Groups))
+	}
+	// the run break: the system message is message 0, its text differs at
+	// its end (a space appended after 24 characters)
+	if b := r.Calls[120].Break; b.Message != 0 || b.Char != 24 {
+		t.Errorf("call 120 breaks at message %d, char %d", b.Message, b.Char)
+	}
+	// the history break: the first history message (3) of step 0
+	if b := r.Calls[170].Break; b.Message != 3 || b.Step == nil || *b.Step != 0 {
+		t.Errorf("call 170 breaks at %+v", b)
+	}
+}
+
+// TestCacheReportStepsRemovedAndUsage: a history cut short is
+// steps_removed; recorded usage classifies each call (both providers'
+// shapes, a provider miss with an unchanged prefix, no usage).
+func TestCacheReportStepsRemovedAndUsage(t *testing.T) {
+	run := plantedRun(6)
+	reqs := [][]byte{run[3], run[4], run[2], run[3], run[4], []byte{0x91, 0x01}}
+	anthropic := func(read int) any {
+		return map[string]any{"input_tokens": int64(50), "cache_read_input_tokens": int64(read), "cache_creation_input_tokens": int64(10)}
+	}
+	openai := func(read int) any {
+		return map[string]any{"usage": map[string]any{"prompt_tokens": int64(900), "prompt_tokens_details": map[string]any{"cached_tokens": int64(read)}}}
+	}
+	r := cacheReport(t, reqs, []any{anthropic(0), openai(640), anthropic(0), nil, openai(0), nil})
+	if b := r.Calls[2].Break; b == nil || b.Cause != "steps_removed" || b.Segment != "history" {
+		t.Errorf("call 2: %+v", b)
+	}
+	classes := []string{"first", "hit", "prefix_break", "no_usage", "provider_miss"}
+	for i, want := range classes {
+		if u := r.Calls[i].Usage; u == nil || u.Class != want {
+			t.Errorf("call %d: usage %+v, want %s", i, u, want)
+		}
+	}
+	if e := r.Calls[5].Error; e == nil || e.Code != "malformed_request" {
+		t.Errorf("call 5 (a message list): %+v", r.Calls[5])
+	}
+	if r.Totals.Errors != 1 {
+		t.Errorf("totals %+v", r.Totals)
+	}
+}
