@@ -3,8 +3,8 @@ package core
 import (
 	"strconv"
 
-	"github.com/polyloop/assembly/core/msgp"
 	"github.com/polyloop/assembly/core/jsonstr"
+	"github.com/polyloop/assembly/core/msgp"
 )
 
 // The cache report of a run (docs/SPEC.md §7.12): for each call, whether
