@@ -86,14 +86,20 @@ func readSide(arg string) ([]byte, error) {
 		// As the main command says of an empty input (exit 2).
 		return nil, errors.New("it is empty; give a request or a recorded message list (JSON or msgpack)")
 	}
-	if c := b[0]; c&0xe0 == 0x80 || (c >= 0xdc && c <= 0xdf) {
-		// A msgpack map or array (every side is one), in a bin: the core
-		// judges it as one side on its own.
-		return msgp.AppendBytes(nil, b), nil
+	return sideOf(b), nil
+}
+
+// sideOf is an input as one side of a compare request (or an export's
+// request): a msgpack map or array in a bin, judged by the core on its
+// own; anything else JSON text in a str (a BOM or stray bytes included),
+// judged as the main command judges it.
+func sideOf(b []byte) []byte {
+	if len(b) > 0 {
+		if c := b[0]; c&0xe0 == 0x80 || (c >= 0xdc && c <= 0xdf) {
+			return msgp.AppendBytes(nil, b)
+		}
 	}
-	// Anything else is JSON text (a BOM or stray bytes included), judged as
-	// the main command judges it.
-	return msgp.AppendStringFromBytes(nil, b), nil
+	return msgp.AppendStringFromBytes(nil, b)
 }
 
 func nthLine(r *bufio.Reader, n int) ([]byte, error) {

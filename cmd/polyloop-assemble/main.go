@@ -63,6 +63,12 @@ exit status: 0 ok, 1 at least one assembly error, 2 usage or I/O error
 Compares two prompts (docs/SPEC.md §7.9): A and B are files holding a request
 or a recorded message list, JSON or msgpack; FILE#N picks line N (from 1) of
 a JSONL file. Exit status: 0 identical, 1 different, 2 error.
+
+       polyloop-assemble cache [--out json|text] [--usage FILE] [FILE]
+       polyloop-assemble export --provider anthropic|openai-chat|openai-responses [FILE]
+
+A run's cache report (docs/SPEC.md §7.12) and the provider's request body
+(§7.13); 'polyloop-assemble cache --help' says more.
 `
 
 type options struct {
@@ -78,8 +84,15 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "compare" {
-		return runCompare(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
+		case "cache":
+			return runCache(args[1:], stdin, stdout, stderr)
+		case "export":
+			return runExport(args[1:], stdin, stdout, stderr)
+		}
 	}
 	o, exit, ok := parseArgs(args, stdout, stderr)
 	if !ok {

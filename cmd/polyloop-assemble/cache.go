@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
+)
+
+// The cache and export subcommands (docs/SPEC.md §7.12, §7.13): a run's
+// cache report, and the provider's request body of one request.
+
+const cacheUsage = `usage: polyloop-assemble cache [--engine E] [--wasm PATH] [--out json|text] [--usage FILE] [FILE]
+
+Reports on the calls of a run (docs/SPEC.md §7.12): FILE (or stdin) holds its
+requests in call order, JSON one per line or msgpack concatenated. --usage
+names a JSONL file of the provider's recorded usage, one per request (null
+where none). Exit status: 0 ok, 2 usage or I/O error.
+
+       polyloop-assemble export --provider anthropic|openai-chat|openai-responses
+              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE] [FILE]
+
+Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
+msgpack in FILE or stdin; --body names a JSON file of the provider's other
+fields (model, max_tokens, tools…). Exit status: 0 ok, 1 error, 2 usage or I/O.
+`
+
+func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("polyloop-assemble cache", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	engineName := fs.String("engine", "native", "")
+	wasmPath := fs.String("wasm", "", "")
+	out := fs.String("out", "json", "")
+	usagePath := fs.String("usage", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	}
+	if *out != "json" && *out != "text" {
+		return usageError(stderr, "cache: --out must be json or text, not %q", *out)
+	}
+	if fs.NArg() > 1 {
+		return usageError(stderr, "cache: give one file of requests (or none for stdin)")
+	}
+	data, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble cache: %v\n", err)
+		return 2
+	}
+	reqs, err := splitRequests(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble cache: %v\n", err)
+		return 2
+	}
+	usage := msgp.AppendNil(nil)
+	if *usagePath != "" {
+		if usage, err = readUsage(*usagePath); err != nil {
+			fmt.Fprintf(stderr, "polyloop-assemble cache: --usage %s: %v\n", *usagePath, err)
+			return 2
+		}
+	}
+	eng, err := openEngine(*engineName, *wasmPath, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: %v\n", err)
+		return 2
+	}
+	defer eng.Close()
+	ans := eng.AppendCall(abi.CallCacheReport, nil, core.AppendArgs(nil, abi.CallCacheReport, reqs, usage))
+	if *out == "text" {
+		return writeCacheText(stdout, ans)
+	}
+	fmt.Fprintf(stdout, "%s\n", ans)
+	if bytes.HasPrefix(ans, []byte(`{"error"`)) {
+		return 1
+	}
+	return 0
+}
+
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "" || path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
+// splitRequests makes the requests argument: an array of the requests, a
+// msgpack stream's values as they are, a JSON line's text as a str.
+func splitRequests(data []byte) ([]byte, error) {
+	var items [][]byte
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0]&0xe0 == 0x80 || t[0] >= 0xdc && t[0] <= 0xdf) && len(t) == len(data) {
+		for len(data) > 0 {
+			rest, err := msgp.Skip(data)
+			if err != nil {
+				return nil, fmt.Errorf("the msgpack stream is cut short after %d requests", len(items))
+			}
+			items = append(items, data[:len(data)-len(rest)])
+			data = rest
+		}
+	} else {
+		r := bufio.NewReader(bytes.NewReader(data))
+		for {
+			line, _, err := readLine(r, nil, requestLimit)
+			if len(bytes.TrimSpace(line)) > 0 {
+				items = append(items, msgp.AppendStringFromBytes(nil, line))
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	b := msgp.AppendArrayHeader(nil, uint32(len(items)))
+	for _, it := range items {
+		b = append(b, it...)
+	}
+	return b, nil
+}
+
+// readUsage reads a JSONL file of usage objects into the usage argument.
+func readUsage(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var items []any
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		v, err := jsonValue([]byte(line))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %v", i+1, err)
+		}
+		items = append(items, v)
+	}
+	return msgp.AppendIntf(nil, items)
+}
+
+// jsonValue reads JSON text into values msgp writes: integers as int64.
+func jsonValue(text []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(text))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+// cacheText is the report as the text table reads it.
+type cacheText struct {
+	Calls []struct {
+		Previous  *int            `json:"previous"`
+		Extends   bool            `json:"extends"`
+		Prompt    int64           `json:"prompt_chars"`
+		Cacheable int64           `json:"cacheable_prefix_chars"`
+		Share     json.Number     `json:"cacheable_share"`
+		Break     *cacheTextBreak `json:"break"`
+		Usage     *struct {
+			Class string `json:"class"`
+		} `json:"usage"`
+		Error *struct{ Code, Message, Path string } `json:"error"`
+	} `json:"calls"`
+	Groups []struct{} `json:"groups"`
+	Totals struct {
+		Calls, Errors, Breaks int
+		Prompt                int64       `json:"prompt_chars"`
+		Cacheable             int64       `json:"cacheable_chars"`
+		Volatile              int64       `json:"volatile_chars"`
+		Share                 json.Number `json:"cacheable_share"`
+	} `json:"totals"`
+	Error *struct{ Code, Message, Path string } `json:"error"`
+}
+
+type cacheTextBreak struct {
+	Segment, Cause  string
+	Message, Char   int
+	Step            *int
+	ExcerptPrevious *string `json:"excerpt_previous"`
+	ExcerptThis     *string `json:"excerpt_this"`
+}
+
+func writeCacheText(w io.Writer, ans []byte) int {
+	var r cacheText
+	if err := json.Unmarshal(ans, &r); err != nil {
+		fmt.Fprintf(w, "%s\n", ans)
+		return 2
+	}
+	if e := r.Error; e != nil {
+		fmt.Fprintf(w, "error: %s at %q: %s\n", e.Code, e.Path, e.Message)
+		return 1
+	}
+	fmt.Fprintf(w, "%5s  %-7s  %12s  %12s  %6s  %s\n", "call", "extends", "prompt chars", "cacheable", "share", "break (or usage)")
+	for i, c := range r.Calls {
+		if e := c.Error; e != nil {
+			fmt.Fprintf(w, "%5d  error: %s at %q: %s\n", i, e.Code, e.Path, e.Message)
+			continue
+		}
+		ext := "yes"
+		switch {
+		case c.Previous == nil:
+			ext = "first"
+		case !c.Extends:
+			ext = "no"
+		}
+		note := ""
+		if b := c.Break; b != nil {
+			note = fmt.Sprintf("%s: %s at message %d, char %d", b.Segment, b.Cause, b.Message, b.Char)
+			if b.Step != nil {
+				note += " (step " + strconv.Itoa(*b.Step) + ")"
+			}
+			note += ": " + quoteVisible(b.ExcerptPrevious) + " → " + quoteVisible(b.ExcerptThis)
+		}
+		if u := c.Usage; u != nil {
+			note = strings.TrimPrefix(note+"; usage: "+u.Class, "; ")
+		}
+		fmt.Fprintf(w, "%5d  %-7s  %12s  %12s  %6s  %s\n", i, ext, group(c.Prompt), group(c.Cacheable), c.Share, note)
+	}
+	t := r.Totals
+	fmt.Fprintf(w, "%d calls (%d errors), %d breaks, %d stable prefixes: %s of %s prompt chars cacheable (share %s), %s volatile\n",
+		t.Calls, t.Errors, t.Breaks, len(r.Groups), group(t.Cacheable), group(t.Prompt), t.Share, group(t.Volatile))
+	return 0
+}
+
+func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("polyloop-assemble export", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	engineName := fs.String("engine", "native", "")
+	wasmPath := fs.String("wasm", "", "")
+	provider := fs.String("provider", "", "")
+	ttl := fs.String("ttl", "", "")
+	maxBP := fs.Int("max-breakpoints", -1, "")
+	lookback := fs.Int("lookback", -1, "")
+	bodyPath := fs.String("body", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	}
+	if *provider == "" || fs.NArg() > 1 {
+		return usageError(stderr, "export: give --provider anthropic, openai-chat or openai-responses, and one request file (or none for stdin)\n\n%s", cacheUsage)
+	}
+	var req []byte
+	var err error
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
+		req, err = readSide(fs.Arg(0))
+	} else {
+		var data []byte
+		if data, err = io.ReadAll(stdin); err == nil {
+			req = sideOf(data)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
+		return 2
+	}
+	opts := map[string]any{}
+	if *ttl != "" {
+		opts["ttl"] = *ttl
+	}
+	if *maxBP >= 0 {
+		opts["max_breakpoints"] = int64(*maxBP)
+	}
+	if *lookback >= 0 {
+		opts["lookback"] = int64(*lookback)
+	}
+	if *bodyPath != "" {
+		data, err := os.ReadFile(*bodyPath)
+		if err == nil {
+			opts["body"], err = jsonValue(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "polyloop-assemble export: --body %s: %v\n", *bodyPath, err)
+			return 2
+		}
+	}
+	o, err := msgp.AppendIntf(nil, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
+		return 2
+	}
+	eng, err := openEngine(*engineName, *wasmPath, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble: %v\n", err)
+		return 2
+	}
+	defer eng.Close()
+	ans := eng.AppendCall(abi.CallExport, nil, core.AppendArgs(nil, abi.CallExport, req, msgp.AppendString(nil, *provider), o))
+	fmt.Fprintf(stdout, "%s\n", ans)
+	if bytes.HasPrefix(ans, []byte(`{"error"`)) {
+		return 1
+	}
+	return 0
+}
