@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/polyloop/assembly/core/msgp"
 )
@@ -128,11 +129,16 @@ func requestSide(b []byte) (*cmpSide, *Error) {
 	}
 	n := len(v.Role)
 	s := &cmpSide{roles: make([]string, n), texts: make([][]string, n), chars: v.MessageChars, view: v}
+	// The texts are slices of the response, which AssembleView made for
+	// this side alone and nothing writes again.
+	whole := unsafe.String(unsafe.SliceData(resp), len(resp))
+	all := make([]string, v.BlockStart[n])
+	for blk := range all {
+		all[blk] = whole[v.Texts[2*blk]:v.Texts[2*blk+1]]
+	}
 	for i := range n {
 		s.roles[i] = v.Roles[v.Role[i]]
-		for blk := v.BlockStart[i]; blk < v.BlockStart[i+1]; blk++ {
-			s.texts[i] = append(s.texts[i], string(resp[v.Texts[2*blk]:v.Texts[2*blk+1]]))
-		}
+		s.texts[i] = all[v.BlockStart[i]:v.BlockStart[i+1]:v.BlockStart[i+1]]
 	}
 	return s, nil
 }
@@ -264,6 +270,9 @@ func firstDifference(a, b *cmpSide) *Difference {
 	n := min(len(a.roles), len(b.roles))
 	for i := range n {
 		ja, jb := strings.Join(a.texts[i], ""), strings.Join(b.texts[i], "")
+		if a.roles[i] == b.roles[i] && ja == jb && len(a.texts[i]) == 1 && len(b.texts[i]) == 1 {
+			continue // the common case of a run: one block, the same
+		}
 		d := &Difference{Message: i, RoleA: a.roles[i], RoleB: b.roles[i], HasA: true, HasB: true}
 		switch p := commonPrefix(ja, jb); {
 		case a.roles[i] != b.roles[i]:
