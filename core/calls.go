@@ -83,6 +83,13 @@ func IsAnswer(c abi.Call, b []byte) bool {
 		return isResponse(abi.AnswerResponse, b[4:4+le32(b)])
 	case abi.AnswerJSON:
 		return len(b) > 2 && b[0] == '{' && b[len(b)-1] == '}'
+	case abi.AnswerNamed: // the error call: an answer of any other call's shape
+		for k := range abi.NumCalls {
+			if a := abi.Calls[k].Answer; a != abi.AnswerNamed && a != abi.AnswerBatch && IsAnswer(k, b) {
+				return true
+			}
+		}
+		return false
 	case abi.AnswerBatch:
 		if hasHead(b, 3, false) {
 			return true // a batch the module could not read at all
