@@ -19,7 +19,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec, _consts, _errors
+from polyloop_assembly import _codec, _consts
 from polyloop_assembly._errors import InstanceFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
@@ -227,16 +227,14 @@ def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.
     consuming thread decodes each response just before yielding it: dicts
     queued between threads cost the cyclic GC and the caches several times
     their making. The answers are the serial ones, errors in their places."""
-    from polyloop_assembly import _batch
-
     threads: List[int] = []
-    real = _batch._decode_ok
+    real = pa.Assembler._decode
 
     def decode(*args: Any) -> Any:
         threads.append(threading.get_ident())
         return real(*args)
 
-    monkeypatch.setattr(_batch, "_decode_ok", decode)
+    monkeypatch.setattr(pa.Assembler, "_decode", decode)
     reqs: List[Any] = REQUESTS[:200]
     if many == "assemble_json_many":
         reqs = [json.dumps(r) for r in reqs]
@@ -359,7 +357,7 @@ def test_a_batch_answer_of_the_wrong_shape_is_internal(monkeypatch: pytest.Monke
 
         monkeypatch.setattr(_instance.Instance, "_crossing", short)
         got = list(pa.assemble_bytes_many(wires, workers=1, assembler=pa.Assembler()))
-        assert [(e.code, e.message) for e in got] == [("internal", _errors.MSG_BAD_RESPONSE)] * 4
+        assert [(e.code, e.message) for e in got] == [("internal", _consts.MSG_BAD_RESPONSE)] * 4
 
 
 @pytest.mark.parametrize("workers", [1, 2])

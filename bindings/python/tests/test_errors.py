@@ -10,7 +10,7 @@ import pytest
 import wasmtime
 
 import polyloop_assembly as pa
-from polyloop_assembly import _errors, _runtime
+from polyloop_assembly import _consts, _runtime
 
 from conftest import load_reference
 
@@ -48,7 +48,8 @@ def test_template_offset_follows_the_wire(template: str) -> None:
 
 def _answering(monkeypatch: pytest.MonkeyPatch, response: bytes) -> pa.Assembler:
     asm = pa.Assembler(max_instances=1)
-    monkeypatch.setattr(asm.pool, "call", lambda request, export="assemble": response)
+    real = asm.pool.call  # the error call answers; every other call answers ``response``
+    monkeypatch.setattr(asm.pool, "call", lambda request, op=0: real(request, op) if op == _consts.CALL_ERROR else response)
     return asm
 
 
@@ -63,9 +64,7 @@ def test_offset_is_read_from_the_error_map(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(
         prompt_asm.pool,
         "call",
-        lambda request, export="add_step": msgpack.packb(
-            {"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}
-        ),
+        lambda request, op=0: msgpack.packb({"v": 1, "ok": False, "error": dict(error, path="steps[0].observation")}),
     )
     with pytest.raises(pa.AssemblyError) as info:
         prompt.add_step("a", "b")
@@ -90,19 +89,19 @@ def test_bytes_that_are_not_a_response(monkeypatch: pytest.MonkeyPatch, response
     with pytest.raises(pa.AssemblyError) as info:
         asm.assemble({"observation_template": "{observation}"})
     e = info.value
-    assert (e.code, e.path, e.message) == ("internal", "", _errors.MSG_BAD_RESPONSE)
+    assert (e.code, e.path, e.message) == ("internal", "", _consts.MSG_BAD_RESPONSE)
     assert e.detail  # what was wrong, for whoever asks
 
 
 def test_a_trap_that_is_not_out_of_memory() -> None:
     inst = _runtime.get_runtime().new_instance()
     failure = inst._failure(wasmtime.Trap("wasm `unreachable` instruction executed"))
-    e = failure.to_error()
-    assert (e.code, e.path, e.message) == ("internal", "", _errors.MSG_TRAPPED)
+    e = pa.default_assembler()._error(_consts.CALL_ASSEMBLE, failure.kind, failure.detail)
+    assert (e.code, e.path, e.message) == ("internal", "", _consts.MSG_TRAPPED)
     assert e.detail is not None and "unreachable" in e.detail and "unreachable" not in e.message
     inst._on_stderr(b"fatal error: out of memory\n")
     # the Go runtime's stderr names the kind: out of memory
-    assert inst._failure(wasmtime.Trap("x")).to_error().message == _errors.MSG_OUT_OF_MEMORY
+    assert inst._failure(wasmtime.Trap("x")).kind == "out_of_memory"
 
 
 def test_out_of_memory_is_named_however_long_the_trace_after_it() -> None:
@@ -112,18 +111,19 @@ def test_out_of_memory_is_named_however_long_the_trace_after_it() -> None:
     inst._on_stderr(b"runtime: out of memory: cannot allocate 8192-byte block\nfatal error: out of memory\n\n")
     for k in range(400):  # ~20 KB of goroutine trace, in the chunks the runtime writes
         inst._on_stderr(b"goroutine %d [running]:\nmain.f(0x%x)\n\t/src/x.go:%d +0x1f\n" % (k, k, k))
-    e = inst._failure(wasmtime.Trap("wasm trap: wasm `unreachable` instruction executed")).to_error()
-    assert (e.code, e.message) == ("internal", _errors.MSG_OUT_OF_MEMORY)
+    failure = inst._failure(wasmtime.Trap("wasm trap: wasm `unreachable` instruction executed"))
+    e = pa.default_assembler()._error(_consts.CALL_ASSEMBLE, failure.kind, failure.detail)
+    assert (e.code, e.message) == ("internal", _consts.MSG_OUT_OF_MEMORY)
     assert e.detail is not None and "fatal error: out of memory" in e.detail
     assert "goroutine 399" not in e.detail  # the tail past the kept bytes is dropped
 
 
 def test_messages_of_internal_errors_are_the_shared_ones() -> None:
     # docs/SPEC.md §6: exactly these words in every host
-    assert _errors.MSG_OUT_OF_MEMORY == (
+    assert _consts.MSG_OUT_OF_MEMORY == (
         "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
     )
-    assert _errors.MSG_TRAPPED == "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
-    assert _errors.MSG_BAD_RESPONSE == (
+    assert _consts.MSG_TRAPPED == "the assembly module trapped; the instance was discarded and the next call gets a fresh one"
+    assert _consts.MSG_BAD_RESPONSE == (
         "the assembly module returned bytes that are not a response; is the module from the same release as this binding?"
     )

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec
+from polyloop_assembly import _codec, _consts
 
 from conftest import load_reference
 from strategies import STEP, request
@@ -183,9 +183,10 @@ def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
     sent: List[bytes] = []
 
     class Recording(pa.Assembler):
-        def _add_step_bytes(self, request: bytes) -> bytes:
-            sent.append(bytes(request))
-            return super()._add_step_bytes(request)
+        def _run(self, op: int, prepared: Any) -> bytes:
+            if op == _consts.CALL_ADD_STEP:
+                sent.append(prepared[1])
+            return super()._run(op, prepared)
 
     asm = Recording()
     prompt = asm.prompt(_base())
@@ -219,9 +220,10 @@ def test_add_step_sends_the_budget() -> None:
     sent: List[bytes] = []
 
     class Recording(pa.Assembler):
-        def _add_step_bytes(self, request: bytes) -> bytes:
-            sent.append(bytes(request))
-            return super()._add_step_bytes(request)
+        def _run(self, op: int, prepared: Any) -> bytes:
+            if op == _consts.CALL_ADD_STEP:
+                sent.append(prepared[1])
+            return super()._run(op, prepared)
 
     prompt = Recording().prompt(_base(max_prompt_chars=2**64 - 1))
     prompt.add_step("r", "o")

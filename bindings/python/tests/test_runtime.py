@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _cache, _errors, _instance, _runtime
+from polyloop_assembly import _cache, _consts, _instance, _runtime
 
 from conftest import load_reference
 
@@ -105,7 +105,7 @@ def test_memory_exhaustion_raises_internal_then_recovers(fast: bool, monkeypatch
         asm.assemble_bytes(_too_big_for(limit))
     assert info.value.code == "internal"
     assert info.value.path == ""
-    assert info.value.message == _errors.MSG_OUT_OF_MEMORY  # the same words in every host
+    assert info.value.message == _consts.MSG_OUT_OF_MEMORY  # the same words in every host
     assert info.value.detail is not None and "out of memory" in info.value.detail  # the Go runtime's stderr
     assert info.value.offset is None
     assert asm.pool.discarded_failed == 1
@@ -122,7 +122,7 @@ def test_memory_exhaustion_through_assemble_and_prompt() -> None:
     before = prompt.response()
     with pytest.raises(pa.AssemblyError) as info:
         prompt.add_step("x" * (limit + (8 << 20)), "o")
-    assert (info.value.code, info.value.message) == ("internal", _errors.MSG_OUT_OF_MEMORY)
+    assert (info.value.code, info.value.message) == ("internal", _consts.MSG_OUT_OF_MEMORY)
     assert prompt.response() == before  # unchanged
     prompt.add_step("ok", "fine")
     assert prompt.step_count == 2
@@ -347,9 +347,10 @@ def test_import_and_first_call_with_no_network_and_a_cold_cache(tmp_path: Path) 
 
 
 def test_too_large_is_answered_before_copying_into_the_module() -> None:
-    """A request over 1 GiB is answered too_large by the binding with the core's
-    exact bytes (from the reference), without an instance ever seeing it (the
-    pool stays empty); bytes, bytearray and memoryview alike."""
+    """A request over 1 GiB is answered too_large with the core's exact bytes
+    (from the reference), made by the module's error call without the request
+    ever being copied into an instance (none grows); bytes, bytearray and
+    memoryview alike."""
     asm = pa.Assembler(max_instances=1)
     n = 1 << 30
     request = b"\x81\xdb" + n.to_bytes(4, "big") + bytes(n)  # a str of 1 GiB: 1 GiB + 6 bytes
@@ -362,7 +363,7 @@ def test_too_large_is_answered_before_copying_into_the_module() -> None:
     assert asm.assemble_bytes(request) == want
     assert asm.assemble_bytes(memoryview(request)) == want
     assert asm.assemble_bytes(memoryview(request).cast("B", (1, len(request)))) == want  # nbytes, not len
-    assert asm.pool._live == 0 and asm.pool.discarded_grown == 0  # never copied into an instance
+    assert asm.pool.discarded_grown == 0 and all(i.memory_bytes < n for i in asm.pool._idle)  # never copied in
     del request
     assert asm.assemble(TINY)["ok"] is True
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import polyloop_assembly as pa
-from polyloop_assembly._assembler import _decode_ok  # what assemble() does with the response bytes
 
 from conftest import REPO
 
@@ -68,7 +67,7 @@ def load(set_name: str) -> List[Case]:
 def error_of(response: bytes) -> pa.AssemblyError:
     """The AssemblyError the binding raises for these response bytes."""
     try:
-        _decode_ok(response)
+        pa.default_assembler()._decode(0, response)  # what assemble() does with the response bytes
     except pa.AssemblyError as e:
         return e
     raise AssertionError("an ok response where an error was expected: %s" % response[:200].hex(" "))

@@ -2,42 +2,26 @@
 
 Turns run messages, injected entries, goal messages and step history into the
 message list an agent loop sends to a model, byte for byte as every other host
-does: it runs the one Go core, compiled to WebAssembly, under wasmtime.
-
-Entry points (the README's "API"):
-
-- :func:`assemble` ``(request: AssembleRequest) -> AssembleResponse`` — raises
-  :class:`AssemblyError`.
-- :func:`assemble_bytes` ``(bytes) -> bytes`` — the msgpack wire function.
-- :func:`assemble_json` ``(str | bytes) -> dict`` — a request written as JSON
-  text, judged as the command-line tool judges it (``assemble_json_bytes``:
-  the response bytes).
-- :func:`validate_template` ``(str) -> None`` — check a template before a run.
-- :class:`Prompt` ``(request)`` with ``add_step(raw_output, observation)`` — the
-  incremental form for agent loops (``add_step`` returns the prompt;
-  ``response()`` and ``step_count`` read it).
-- :class:`Assembler` — the same functions on a pool with its own settings.
-- :func:`warm` (or ``python -m polyloop_assembly warm``) — compile the module
-  into the disk cache ahead of the first call.
-- ``__version__`` (the release) and ``module_sha256`` (the hash of the
-  packaged WebAssembly module).
-
-Everything is thread-safe: calls run on a pool of WebAssembly instances, one
-call per instance at a time (a :class:`Prompt` itself belongs to one loop).
+does: the one Go core, compiled to WebAssembly, run under wasmtime. The API
+(the README's "API"): :func:`assemble`, :func:`assemble_bytes` (the msgpack
+wire function), :func:`assemble_json`, :func:`validate_template`,
+:class:`Prompt` (the incremental form), :func:`compare`, the batch functions,
+:class:`Assembler` (all of them on a pool of its own) and :func:`warm`.
+Everything is thread-safe (a :class:`Prompt` belongs to one loop).
 """
 
 from ._assembler import (
     Assembler,
     AssemblyError,
+    Prompt,
     assemble,
     assemble_bytes,
     assemble_json,
     assemble_json_bytes,
+    compare,
     default_assembler,
     validate_template,
 )
-from ._prompt import Prompt
-from ._compare import compare
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
@@ -56,8 +40,6 @@ from ._types import (
     Message,
     PrefixDigests,
     PrefixDigestsMatch,
-    Request,
-    Response,
     Role,
     Step,
 )
@@ -97,8 +79,6 @@ __all__ = [
     "Message",
     "PrefixDigests",
     "Prompt",
-    "Request",
-    "Response",
     "Role",
     "Step",
     "assemble",

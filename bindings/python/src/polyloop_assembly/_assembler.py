@@ -1,28 +1,51 @@
-"""The public functions and :class:`Assembler`: assemble, assemble_bytes,
-assemble_json, validate_template (the incremental :class:`Prompt` is in ``_prompt``)."""
+"""The API (the README's "API"): :class:`Assembler`, whose one generic call every
+facade forwards to by its row of ``CALLS``; the incremental :class:`Prompt`;
+:func:`compare`; and the module-level functions on the process-wide assembler.
+
+Every error answer, those only this host sees included (a request it will not
+copy in, a value too long for msgpack, a failed instance, an answer that is
+not one), is made by the core: the module's ``error`` call (the project's
+docs/SPEC.md §7.10, in the source repository).
+"""
 
 from __future__ import annotations
 
+import copy as _copy
 import itertools
+import json
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
-from . import _codec, _consts, _fork
-from ._errors import MAX_REQUEST_BYTES, MSG_BAD_RESPONSE, AssemblyError, InstanceFailure, error_of_response, too_large_response
-from ._pool import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, Pool
-from ._types import AssembleRequest, AssembleResponse
-
-if TYPE_CHECKING:
-    from ._prompt import Prompt
+from . import _codec, _fork, _runtime
+from ._consts import (
+    CALL_ADD_STEP,
+    CALL_ASSEMBLE,
+    CALL_ASSEMBLE_JSON,
+    CALL_ERROR,
+    CALL_PROMPT_START,
+    CALLS,
+    DEFAULT_MEMORY_LIMIT_BYTES,
+    DEFAULT_RECYCLE_ABOVE_BYTES,
+    MAX_MODULE_BUFFER_BYTES,
+    MAX_REQUEST_BYTES,
+    MSG_UNREADABLE_VALUE_FORMAT,
+    WIRE_VERSION,
+    HostError,
+)
+from ._errors import AssemblyError, InstanceFailure, error_of
+from ._pool import Pool
+from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
 
 __all__ = [
-    "AssemblyError",
     "Assembler",
+    "AssemblyError",
+    "Prompt",
     "assemble",
     "assemble_bytes",
     "assemble_json",
     "assemble_json_bytes",
+    "compare",
     "default_assembler",
     "validate_template",
 ]
@@ -30,15 +53,56 @@ __all__ = [
 BytesLike = Union[bytes, bytearray, memoryview]
 JSONText = Union[str, bytes, bytearray, memoryview]
 
-#: The largest buffer the module's 32-bit ABI can be handed (JSON text up to
-#: this size goes into the module: only after reading it is it known whether
-#: the request it says is over 1 GiB).
-_MAX_MODULE_BUFFER = _consts.MAX_MODULE_BUFFER_BYTES
+#: A call ready to cross: its op and request bytes (an error only the host saw: the error call's).
+Prepared = Tuple[int, bytes]
 
-#: The op of a prepared call answered without the module (too large to copy in).
-ANSWERED = -1
+_BY_NAME = {c.name: c for c in CALLS}
+#: The most request bytes each call is handed: a msgpack request past 1 GiB is too_large without
+#: being copied in; anything else (JSON text, compare sides) up to the module's 32-bit buffer.
+_LIMIT = tuple(MAX_REQUEST_BYTES if c.arg in ("request", "add_step") else MAX_MODULE_BUFFER_BYTES for c in CALLS)
+_JSON_ANSWER = tuple(c.answer == "json" for c in CALLS)
+_UNREADABLE = MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
 #: Requests per batch crossing at most, in bytes (linear memory holds a batch and its answers at once).
 _BATCH_BYTES = 1 << 20
+
+
+def _host_error(op: int, error: HostError, **args: Any) -> Prepared:
+    """The error call that answers, in call ``op``'s shape, an error only the host saw."""
+    return CALL_ERROR, _codec.encode({"call": op, "error": error, **args})
+
+
+def _prepare(op: int, data: BytesLike) -> Prepared:
+    """Request bytes for call ``op``, or its ``too_large`` (checked before any copy, as the Go hosts do)."""
+    size = data.nbytes if isinstance(data, memoryview) else len(data)
+    if size > _LIMIT[op]:
+        return _host_error(op, "too_large", size=size)
+    return op, data if isinstance(data, bytes) else bytes(data)
+
+
+def _prepare_value(op: int, value: Any, caught: List[BaseException]) -> Prepared:
+    """A Python value encoded for call ``op`` by the codec (unreadable values' exceptions to ``caught``)."""
+    try:
+        return _prepare(op, _codec.encode(value, caught))
+    except _codec.EncodeError as e:
+        return _host_error(op, "value_too_large", size=e.size, type_name=e.type_name)
+
+
+def _prepare_json(text: JSONText) -> Prepared:
+    if isinstance(text, str):  # surrogatepass: a lone surrogate reaches the core as the CLI would read it
+        return _prepare(CALL_ASSEMBLE_JSON, text.encode("utf-8", "surrogatepass"))
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return _prepare(CALL_ASSEMBLE_JSON, text)
+    raise TypeError(
+        "assemble_json() takes the JSON text of one request as str, bytes, bytearray or memoryview, not %s" % type(text).__name__
+    )
+
+
+def _prepare_bytes(request: BytesLike) -> Prepared:
+    if not isinstance(request, (bytes, bytearray, memoryview)):
+        hint = "; to assemble JSON text, call assemble_json(text)" if isinstance(request, str) else ""
+        raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
+    return _prepare(CALL_ASSEMBLE, request)
+
 
 _tokens = itertools.count(1)
 #: Assemblers of this process by token: unpickling one gives back the same object.
@@ -46,30 +110,18 @@ _by_token: "weakref.WeakValueDictionary[Tuple[int, int], Assembler]" = weakref.W
 
 
 class Assembler:
-    """Runs the assembly core (the WebAssembly module under wasmtime).
+    """Runs the core (the WebAssembly module under wasmtime) on a pool of instances.
 
-    Thread-safe: calls run on a pool of instances of the module, at most
-    ``max_instances`` at once, each instance serving one call at a time;
-    further callers wait for a free instance. All assemblers of a process
-    share one wasmtime engine and one compiled module, which is cached on disk
-    (see :func:`polyloop_assembly.warm`).
-
-    An assembler pickles by reference: unpickled in another process (a
-    ``multiprocessing`` worker, ``datasets.map``, Ray), it is re-created there
-    with the same settings, once per process; unpickled in the process that
-    made it, it is the same object. So a function that uses one can be
-    shipped to workers.
+    Thread-safe: at most ``max_instances`` instances at once, one call each;
+    further callers wait. All assemblers of a process share one engine and
+    one compiled module, cached on disk (:func:`polyloop_assembly.warm`). An
+    assembler pickles by reference: in another process it is re-created with
+    the same settings, once; in its own process it is the same object.
 
     Args:
-        max_instances: most instances alive at once (a call waits when all
-            are busy); default: the number of CPUs.
-        recycle_above_bytes: an instance whose linear memory exceeds this
-            after a call is discarded, so one huge request does not pin its
-            memory for the life of the process; default 256 MiB.
-        memory_limit_bytes: cap on one instance's linear memory; a call that
-            needs more raises ``AssemblyError(code="internal")`` (out of
-            memory) and the instance is replaced; default 4 GiB (the module's
-            whole address space).
+        max_instances: most instances alive at once; default: the number of CPUs.
+        recycle_above_bytes: an instance whose linear memory exceeds this after a call is discarded; default 256 MiB.
+        memory_limit_bytes: cap on one instance's linear memory (past it: ``internal``, out of memory); default 4 GiB.
     """
 
     def __init__(
@@ -79,9 +131,7 @@ class Assembler:
         recycle_above_bytes: int = DEFAULT_RECYCLE_ABOVE_BYTES,
         memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
     ) -> None:
-        self._pool = Pool(
-            max_instances=max_instances, recycle_above_bytes=recycle_above_bytes, memory_limit_bytes=memory_limit_bytes
-        )
+        self._pool = Pool(max_instances, recycle_above_bytes, memory_limit_bytes)
         self._token = (os.getpid(), next(_tokens))
         _by_token[self._token] = self
 
@@ -102,45 +152,79 @@ class Assembler:
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Assembler":
         return self
 
-    def assemble_bytes(self, request: BytesLike) -> bytes:
-        """The wire function: msgpack request bytes in, canonical msgpack response out.
+    # the generic call: every facade forwards to it ------------------------
 
-        An assembly error is returned as an error response, not raised, exactly
-        as ``core.AssembleBytes`` returns it. A request over 1 GiB is answered
-        ``too_large`` without copying it into the module.
+    def call(self, name: str, *args: Any) -> Any:
+        """Run the module's call ``name`` (a row of ``CALLS``, generated from the core's table) and return its answer decoded.
+
+        The request is the map of the row's ``params`` to ``args``; for a call
+        of one value, ``args[0]``: bytes-like as msgpack, a str as JSON text for
+        a call of JSON text, anything else encoded by the codec.
 
         Raises:
-            TypeError: ``request`` is not bytes-like (JSON text in a ``str``
-                goes to :meth:`assemble_json`).
-            AssemblyError: ``code="internal"`` if the instance trapped, exited or
-                ran out of memory (the next call gets a fresh instance).
+            AssemblyError: the error the answer carries (for a value that could
+                not be read, its exception is the ``__cause__``).
         """
-        return self._run(*self._prepared_bytes(request))
-
-    def _prepared_bytes(self, request: BytesLike) -> Tuple[int, bytes]:
-        """:meth:`assemble_bytes` up to the module: ``(op, request bytes)``, or
-        ``(ANSWERED, response)`` for an answer given without it."""
-        if isinstance(request, bytes):
-            size = len(request)
-        elif isinstance(request, (bytearray, memoryview)):
-            size = request.nbytes if isinstance(request, memoryview) else len(request)
+        spec = _BY_NAME[name]
+        caught: List[BaseException] = []
+        if spec.params:
+            if len(args) != len(spec.params):
+                raise TypeError(
+                    "%s() takes %d arguments (%s), got %d" % (name, len(spec.params), ", ".join(spec.params), len(args))
+                )
+            prepared = _prepare_value(spec.op, dict(zip(spec.params, args)), caught)
+        elif len(args) != 1:
+            raise TypeError("%s() takes 1 argument, got %d" % (name, len(args)))
+        elif isinstance(args[0], (bytes, bytearray, memoryview)):
+            prepared = _prepare(spec.op, args[0])
+        elif isinstance(args[0], str) and spec.arg == "json":
+            prepared = _prepare(spec.op, args[0].encode("utf-8", "surrogatepass"))
         else:
-            hint = "; to assemble JSON text, call assemble_json(text)" if isinstance(request, str) else ""
-            raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
-        if size > MAX_REQUEST_BYTES:  # checked before any copy, as the Go hosts do
-            return ANSWERED, too_large_response(size)
-        return _consts.CALL_ASSEMBLE, request if isinstance(request, bytes) else bytes(request)
+            prepared = _prepare_value(spec.op, args[0], caught)
+        return self._decode(spec.op, self._run(spec.op, prepared), caught)
 
-    def _run(self, op: int, data: bytes) -> bytes:
-        """The module's answer to a prepared call (``data`` itself if ANSWERED)."""
-        return data if op == ANSWERED else self._call(data, op)
+    def _run(self, op: int, prepared: Prepared) -> bytes:
+        """The module's answer to a prepared call of call ``op`` (an instance failure: ``op``'s error, raised)."""
+        try:
+            return self._pool.call(prepared[1], prepared[0])
+        except InstanceFailure as e:
+            raise self._error(op, e.kind, e.detail) from None
 
-    def _call_batch(self, items: Sequence[Tuple[int, bytes]]) -> List[Union[bytes, AssemblyError]]:
-        """The answers of prepared calls, in order, each the bytes its own call
-        would answer or its :class:`AssemblyError` (``internal``): calls go to
-        the module's ``batch`` call, up to ``_BATCH_BYTES`` of requests per
-        crossing, so that threads meet the GIL once per batch, not per request
-        (the module's wasm/README.md, "Batches")."""
+    def _decode(self, op: int, answer: bytes, caught: Sequence[BaseException] = ()) -> Any:
+        """An answer of call ``op``, decoded by its shape (JSON text or msgpack), or raise the error it carries."""
+        try:
+            value = json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer)
+        except Exception as e:
+            raise self._error(op, "not_a_response", "%s: %s" % (type(e).__name__, e)) from None
+        if value.__class__ is dict and ("error" not in value if _JSON_ANSWER[op] else value.get("ok") is True):
+            return value
+        error = error_of(value)
+        if error is None:
+            raise self._error(op, "not_a_response", "the answer decodes to %.200r" % (value,))
+        if caught and error.code == "malformed_request" and error.message.startswith(_UNREADABLE):
+            raise error from caught[0]
+        raise error
+
+    def _error(self, op: int, error: HostError, detail: str) -> AssemblyError:
+        """The core's error, in call ``op``'s shape, for a failed instance or an answer that is not one
+        (asked of a working instance: a failed one is discarded), with the engine's ``detail``."""
+        request = _host_error(op, error)[1]
+        try:
+            answer = self._pool.call(request, CALL_ERROR)
+        except InstanceFailure:  # no instance of this pool starts (its memory limit): one of the runtime's own
+            answer = _runtime.new_instance().call(request, CALL_ERROR)
+        e = error_of(json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer))
+        if e is None:
+            raise RuntimeError(
+                "polyloop_assembly: the module's error call answered %.200r; is assembly.wasm from this release?" % answer
+            )
+        e.detail = detail
+        return e
+
+    def _call_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
+        """The answers of prepared calls of call ``op``, in order (each the bytes it answers alone, or
+        its ``internal`` error), through the module's ``batch`` call, up to ``_BATCH_BYTES`` a crossing,
+        so that threads meet the GIL once per batch (the module's wasm/README.md, "Batches")."""
         out: List[Union[bytes, AssemblyError]] = []
         i = 0
         while i < len(items):
@@ -148,164 +232,83 @@ class Assembler:
             while j < len(items) and size + len(items[j][1]) + 8 * (j - i + 1) <= _BATCH_BYTES:
                 size += len(items[j][1])
                 j += 1
-            out.extend(self._one_batch(items[i:j]) if j - i > 1 else [self._call_caught(*items[i])])
+            out.extend(self._one_batch(op, items[i:j]) if j - i > 1 else [self._caught(op, items[i])])
             i = j
         return out
 
-    def _one_batch(self, items: Sequence[Tuple[int, bytes]]) -> List[Union[bytes, AssemblyError]]:
+    def _one_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
         try:
             answers = self._pool.call_batch(items)
-        except InstanceFailure:  # a trap: the items one by one, each its own answer or internal error
-            return [self._call_caught(op, data) for op, data in items]
+        except InstanceFailure:  # a trap: the items one by one, each its own answer or error
+            return [self._caught(op, p) for p in items]
         if answers is None:  # never from this module: not a batch answer
-            return [AssemblyError("internal", "", MSG_BAD_RESPONSE) for _ in items]
+            return [self._error(op, "not_a_response", "not a batch answer of %d items" % len(items)) for _ in items]
         return cast(List[Union[bytes, AssemblyError]], answers)
 
-    def _call_caught(self, op: int, data: bytes) -> Union[bytes, AssemblyError]:
+    def _caught(self, op: int, prepared: Prepared) -> Union[bytes, AssemblyError]:
         try:
-            return self._run(op, data)
+            return self._run(op, prepared)
         except AssemblyError as e:
             return e
 
-    def _add_step_bytes(self, request: bytes) -> bytes:
-        """The module's ``add_step`` export: an add_step request in, its response
-        out (the README's "API", ``Prompt``; the project's docs/SPEC.md §7.3.1, in
-        the source repository). Errors are returned as error responses."""
-        if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
-            return too_large_response(len(request))
-        return self._call(request, _consts.CALL_ADD_STEP)
-
-    def _prompt_start_bytes(self, request: bytes) -> bytes:
-        """The module's ``prompt_start`` export: a request in, its assemble
-        response with the prompt state (key ``prompt``) out (the project's
-        docs/SPEC.md §7.3.1, in the source repository). Errors are returned as error responses."""
-        if len(request) > MAX_REQUEST_BYTES:  # as assemble_bytes: too_large, not copied
-            return too_large_response(len(request))
-        return self._call(request, _consts.CALL_PROMPT_START)
-
-    def _call(self, data: bytes, op: int) -> bytes:
-        try:
-            return self._pool.call(data, op)
-        except InstanceFailure as e:
-            raise e.to_error() from None
-
-    def assemble_json_bytes(self, text: JSONText) -> bytes:
-        """The wire function for a request written as JSON text: the canonical
-        msgpack response bytes, with the command-line tool's verdict on JSON.
-
-        The text is read inside the module by the project's one JSON reader
-        (the module's ``assemble_json`` export, the same Go code as the
-        command-line tool's), not by Python's ``json``: a repeated key is
-        ``duplicate_key`` (never "the last one wins"), ``1.0`` or ``1e2``
-        where an integer belongs is ``malformed_request``, integers are exact
-        to 64 bits, and a syntax error is ``malformed_request`` at path ``""``
-        whose message starts ``invalid JSON at byte N``. For JSON that says a
-        valid request, the response is byte for byte that of
-        :meth:`assemble_bytes` of the same request in msgpack.
-
-        Args:
-            text: the JSON text of one request: ``bytes``-like (UTF-8; any
-                bytes are judged as they are), or a ``str``, encoded as UTF-8
-                with ``surrogatepass`` so a lone surrogate reaches the module as
-                the same bytes the command-line tool would read
-                (``invalid_utf8`` at its path).
-
-        Errors are returned as error responses, not raised. Text over
-        4 GiB - 1 bytes (the module's 32-bit ABI) is answered ``too_large``
-        at once; below that it goes into the module, since whether the
-        request it says is over the 1 GiB limit is known only after reading
-        it (text much larger than 1 GiB can run the module out of memory:
-        ``internal``).
-
-        Raises:
-            TypeError: ``text`` is neither str nor bytes-like.
-            AssemblyError: ``code="internal"`` if the instance failed.
-        """
-        return self._run(*self._prepared_json(text))
-
-    def _prepared_json(self, text: JSONText) -> Tuple[int, bytes]:
-        """:meth:`assemble_json_bytes` up to the module, as :meth:`_prepared_bytes`."""
-        if isinstance(text, str):
-            data = text.encode("utf-8", "surrogatepass")
-        elif isinstance(text, bytes):
-            data = text
-        elif isinstance(text, (bytearray, memoryview)):
-            if (text.nbytes if isinstance(text, memoryview) else len(text)) > _MAX_MODULE_BUFFER:
-                return ANSWERED, too_large_response(text.nbytes if isinstance(text, memoryview) else len(text))
-            data = bytes(text)
-        else:
-            raise TypeError(
-                "assemble_json() takes the JSON text of one request as str, bytes, bytearray or memoryview, not %s"
-                % type(text).__name__
-            )
-        if len(data) > _MAX_MODULE_BUFFER:
-            return ANSWERED, too_large_response(len(data))
-        return _consts.CALL_ASSEMBLE_JSON, data
-
-    def assemble_json(self, text: JSONText) -> AssembleResponse:
-        """Assemble a request written as JSON text and return the response.
-
-        The JSON is judged by the module, as the command-line tool judges it
-        (see :meth:`assemble_json_bytes`): use this, not ``json.loads`` and
-        :meth:`assemble`, when requests come as JSON (a JSON-lines file).
-
-        Raises:
-            AssemblyError: the text is not JSON (``malformed_request`` at ``""``,
-                ``invalid JSON at byte N: ...``) or the request is invalid (the
-                same code and path as the request in msgpack), or the instance
-                failed (``internal``).
-            TypeError: ``text`` is neither str nor bytes-like.
-        """
-        return cast(AssembleResponse, _decode_ok(self.assemble_json_bytes(text)))
+    # the facades ---------------------------------------------------------
 
     def assemble(self, request: AssembleRequest) -> AssembleResponse:
-        """Assemble a request and return the response (the README's "API").
+        """Assemble a request and return the response (``v``, ``ok``, ``messages``, ``message_chars``,
+        ``prompt_chars``, ``context_overflow``, ``injected``, ``prefix_digests``).
 
-        The request is typed as :class:`AssembleRequest` so a type checker
-        catches a misspelt key; at run time any mapping is accepted (a request
-        built dynamically: annotate it as ``AssembleRequest`` or
-        ``typing.cast`` it). It is
-        encoded as it is and judged by the core alone, so a bad Python value
-        gets the same code and path as the same mistake on the wire (a lone
-        surrogate: ``invalid_utf8``; a bool or float where an int belongs:
-        ``malformed_request``; a value whose reading raised:
+        Any mapping is accepted at run time; it is encoded as it is and judged
+        by the core alone, so a bad Python value gets the code and path of the
+        same mistake on the wire (a value whose reading raised:
         ``malformed_request`` at its path, the exception as ``__cause__``).
 
-        Returns:
-            The decoded response: ``v``, ``ok`` (True), ``messages``,
-            ``message_chars``, ``prompt_chars``, ``context_overflow``,
-            ``injected``, ``prefix_digests``.
-
         Raises:
-            AssemblyError: the request is invalid (code, path and, for a
-                template, offset), or the instance failed (``code="internal"``).
+            AssemblyError: the request is invalid, or the instance failed (``internal``).
         """
         caught: List[BaseException] = []
-        return cast(AssembleResponse, _decode_ok(self.assemble_bytes(_encode(request, caught)), caught))
+        answer = self._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, caught))
+        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught))
 
-    def validate_template(self, template: str) -> None:
-        """Check an observation template before a run starts.
+    def assemble_bytes(self, request: BytesLike) -> bytes:
+        """The wire function: msgpack request bytes in, the canonical msgpack response out; an
+        assembly error is returned as an error response (over 1 GiB: ``too_large``, not copied in).
 
         Raises:
-            AssemblyError: ``invalid_template`` at ``observation_template``, with
-                the code-point offset of the problem in :attr:`AssemblyError.offset`
-                (or ``malformed_request``/``invalid_utf8`` if ``template`` is not
-                a valid str).
+            TypeError: ``request`` is not bytes-like (JSON text goes to :meth:`assemble_json`).
+            AssemblyError: ``internal``, the instance failed (the next call gets a fresh one).
         """
+        return self._run(CALL_ASSEMBLE, _prepare_bytes(request))
+
+    def assemble_json_bytes(self, text: JSONText) -> bytes:
+        """:meth:`assemble_bytes` for a request written as JSON text (str, or UTF-8 bytes-like),
+        read inside the module by the command-line tool's JSON reader: a repeated key is
+        ``duplicate_key``, ``1.0`` for an int ``malformed_request``, a syntax error
+        ``malformed_request`` at ``""`` (``invalid JSON at byte N``).
+
+        Raises:
+            TypeError: ``text`` is neither str nor bytes-like.
+            AssemblyError: ``internal``, the instance failed.
+        """
+        return self._run(CALL_ASSEMBLE_JSON, _prepare_json(text))
+
+    def assemble_json(self, text: JSONText) -> AssembleResponse:
+        """:meth:`assemble` of a request written as JSON text, judged as :meth:`assemble_json_bytes` judges it."""
+        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE_JSON, self.assemble_json_bytes(text)))
+
+    def validate_template(self, template: str) -> None:
+        """Raise :class:`AssemblyError` (``invalid_template`` at ``observation_template``, with
+        :attr:`AssemblyError.offset`) unless ``template`` is a valid observation template."""
         self.assemble({"observation_template": template})
 
     def prompt(self, request: AssembleRequest) -> "Prompt":
         """An incremental :class:`Prompt` that runs on this assembler."""
-        from ._prompt import Prompt  # _prompt imports this module
-
         return Prompt(request, assembler=self)
 
 
 def _assembler_by_token(
     token: Tuple[int, int], max_instances: int, recycle_above_bytes: int, memory_limit_bytes: int
 ) -> Assembler:
-    """Unpickle an :class:`Assembler`: the same object in its own process, else
-    one re-created with the same settings (once per process and token)."""
+    """Unpickle an :class:`Assembler`: the same object in its own process, else one re-created (once per token)."""
     asm = _by_token.get(token)
     if asm is None:
         asm = Assembler(
@@ -317,40 +320,6 @@ def _assembler_by_token(
 
 
 _keep: List[Assembler] = []
-
-
-#: How the core's message for a value the binding could not read starts.
-_UNREADABLE_PREFIX = _consts.MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
-
-
-def _decode_ok(response_bytes: bytes, caught: Sequence[BaseException] = ()) -> Any:
-    """The decoded ok response (a dict: of ``assemble`` or of ``add_step``), or
-    raise its error (or ``internal`` if it is neither).
-
-    ``caught``: the exceptions of the values the encoder could not read; the
-    first is chained as ``__cause__`` of the core's error for such a value.
-    """
-    try:
-        response = _codec.decode(response_bytes)
-    except Exception as e:
-        raise AssemblyError("internal", "", MSG_BAD_RESPONSE, detail="msgpack: %s" % e) from None
-    if isinstance(response, dict) and response.get("ok") is True:
-        return response
-    error = error_of_response(response)
-    if caught and error.code == "malformed_request" and error.message.startswith(_UNREADABLE_PREFIX):
-        raise error from caught[0]
-    raise error
-
-
-def _encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
-    """The request's msgpack bytes (``_codec.encode``), or ``too_large`` for a
-    str/bytes over msgpack's 4 GiB."""
-    try:
-        return _codec.encode(request, caught)
-    except _codec.EncodeError as e:
-        raise AssemblyError(e.code, "", e.message) from None
-
-
 _default_assembler: "_fork.Lazy[Assembler]" = _fork.Lazy(Assembler)
 
 
@@ -359,46 +328,161 @@ def default_assembler() -> Assembler:
     return _default_assembler.get()
 
 
-def assemble(request: AssembleRequest) -> AssembleResponse:
-    """Assemble a request and return the response (the README's "API").
+class Prompt:
+    """The incremental form for agent loops (the project's docs/SPEC.md §7.3.1, in the source repository).
 
-    Thread-safe (a pool of WebAssembly instances). See :meth:`Assembler.assemble`.
+    ``Prompt(request)`` assembles ``request`` once; ``add_step(raw_output,
+    observation)`` then appends a step at a cost independent of the history:
+    the module's ``add_step`` is sent the template, the budget, the prompt's
+    state and the step, and judges it as ``steps[k]`` of the whole request.
+    After k steps every property equals that of one :func:`assemble` of the
+    request with those steps appended.
+
+    A Prompt belongs to one loop (not to several threads at once); to branch,
+    :meth:`copy` it. It pickles (its assembler by reference).
 
     Raises:
-        AssemblyError: with ``code``, ``path``, ``message`` (and ``offset``
-            for a template error).
+        AssemblyError: from the constructor if ``request`` is invalid.
     """
+
+    def __init__(self, request: AssembleRequest, *, assembler: Optional[Assembler] = None) -> None:
+        asm = self._assembler = assembler if assembler is not None else default_assembler()
+        caught: List[BaseException] = []
+        answer = asm._run(CALL_PROMPT_START, _prepare_value(CALL_PROMPT_START, request, caught))
+        response = asm._decode(CALL_PROMPT_START, answer, caught)
+        self._head: Dict[str, Any] = {"v": WIRE_VERSION, "observation_template": request["observation_template"]}
+        if request.get("max_prompt_chars") is not None:
+            self._head["max_prompt_chars"] = request["max_prompt_chars"]
+        self._messages: List[Message] = response["messages"]
+        self._message_chars: List[int] = response["message_chars"]
+        self._injected: List[Injected] = response["injected"]
+        self._prefix_digests: PrefixDigests = response["prefix_digests"]
+        self._overflow: bool = response["context_overflow"]
+        self._state: Dict[str, int] = response["prompt"]
+
+    def add_step(self, raw_output: str, observation: str) -> "Prompt":
+        """Append one completed step: the assistant message ``raw_output``, then the user message
+        ``observation`` rendered through the request's template. Returns this prompt.
+
+        Raises:
+            AssemblyError: a bad value, at the step's real path (``steps[7].observation``), or
+                ``too_large`` exactly when one :func:`assemble` of it all would be; the Prompt is then unchanged.
+        """
+        caught: List[BaseException] = []
+        request = {**self._head, "prompt": self._state, "step": {"raw_output": raw_output, "observation": observation}}
+        asm = self._assembler
+        response = asm._decode(CALL_ADD_STEP, asm._run(CALL_ADD_STEP, _prepare_value(CALL_ADD_STEP, request, caught)), caught)
+        try:
+            messages, chars, overflow, state = (response[k] for k in ("messages", "message_chars", "context_overflow", "prompt"))
+        except KeyError:
+            raise asm._error(CALL_ADD_STEP, "not_a_response", "add_step answered %.200r" % (response,)) from None
+        # Committed by in-place operators and stores alone (no call): an exception a signal
+        # handler raises (Ctrl-C) lands before or after the commit, never inside it.
+        self._messages += messages
+        self._message_chars += chars
+        self._state = state
+        self._overflow = overflow
+        return self
+
+    def copy(self) -> "Prompt":
+        """An independent copy to branch from, on the same assembler (O(messages): the messages are shared, never changed)."""
+        other = Prompt.__new__(Prompt)
+        other.__dict__.update(self.__dict__, _messages=list(self._messages), _message_chars=list(self._message_chars))
+        return other
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Prompt":
+        other = Prompt.__new__(Prompt)
+        other.__dict__.update({k: v if k == "_assembler" else _copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
+        return other
+
+    @property
+    def messages(self) -> List[Message]:
+        """The assembled messages: a copy the caller may edit (new dicts and lists, the same strings)."""
+        return [cast(Message, {**m, "content": [dict(b) for b in m["content"]]}) for m in self._messages]
+
+    @property
+    def message_chars(self) -> List[int]:
+        """The size of each message in code points, parallel to :attr:`messages`."""
+        return list(self._message_chars)
+
+    @property
+    def prompt_chars(self) -> int:
+        """The sum of :attr:`message_chars`."""
+        return self._state["prompt_chars"]
+
+    @property
+    def context_overflow(self) -> bool:
+        """True iff the request gave ``max_prompt_chars`` and :attr:`prompt_chars` exceeds it (the core's verdict)."""
+        return self._overflow
+
+    @property
+    def injected(self) -> List[Injected]:
+        """What the injection slot pasted (steps never change it): a copy."""
+        return [cast(Injected, dict(i)) for i in self._injected]
+
+    @property
+    def prefix_digests(self) -> PrefixDigests:
+        """Digests of the run, injection and goal prefixes (steps never change them)."""
+        return cast(PrefixDigests, dict(self._prefix_digests))
+
+    @property
+    def step_count(self) -> int:
+        """The number of steps held: those of the request plus those added."""
+        return self._state["steps"]
+
+    def response(self) -> AssembleResponse:
+        """What one :func:`assemble` of the request with all steps so far returns: a copy the caller may edit."""
+        out = {"v": WIRE_VERSION, "ok": True, "messages": self.messages, "message_chars": self.message_chars}
+        out.update(prompt_chars=self.prompt_chars, context_overflow=self._overflow, injected=self.injected)
+        out["prefix_digests"] = self.prefix_digests
+        return cast(AssembleResponse, out)
+
+    def _response_size(self) -> int:
+        """The length of :meth:`response`'s canonical bytes (kept by the core in the state)."""
+        return self._state["response_bytes"]
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __repr__(self) -> str:
+        return "<Prompt steps=%d messages=%d prompt_chars=%d context_overflow=%s>" % (
+            self.step_count,
+            len(self._messages),
+            self.prompt_chars,
+            self._overflow,
+        )
+
+
+def compare(a: Any, b: Any, *, assembler: Optional[Assembler] = None) -> Comparison:
+    """Compare two prompts, each a request, a recorded message list (``[{"role", "content"}]``) or either as
+    JSON text (str) or msgpack (bytes): the first difference, the prefix digests that still match and the
+    cacheable prefix ``b`` keeps (the project's docs/SPEC.md §7.9, in the source repository). Raises
+    :class:`AssemblyError` for an invalid side, its path prefixed ``a`` or ``b`` (``"b.steps[0].raw_output"``)."""
+    return cast(Comparison, (assembler or default_assembler()).call("compare", a, b))
+
+
+def assemble(request: AssembleRequest) -> AssembleResponse:
+    """:meth:`Assembler.assemble` on the process-wide assembler (thread-safe). Raises :class:`AssemblyError`."""
     return default_assembler().assemble(request)
 
 
 def assemble_bytes(request: BytesLike) -> bytes:
-    """The wire function: msgpack request bytes in, canonical msgpack response bytes out.
-
-    Assembly errors come back as error responses, never raised. Thread-safe (a
-    pool of WebAssembly instances). See :meth:`Assembler.assemble_bytes`.
-    """
+    """:meth:`Assembler.assemble_bytes` (the wire function; errors as error responses) on the process-wide assembler."""
     return default_assembler().assemble_bytes(request)
 
 
 def assemble_json(text: JSONText) -> AssembleResponse:
-    """Assemble a request written as JSON text (str or UTF-8 bytes), with the
-    command-line tool's verdict on JSON (a repeated key is ``duplicate_key``,
-    ``1.0`` for an int ``malformed_request``, a syntax error
-    ``malformed_request`` at ``""``). Thread-safe. See :meth:`Assembler.assemble_json`.
-
-    Raises:
-        AssemblyError: with ``code``, ``path`` and ``message``.
-    """
+    """:meth:`Assembler.assemble_json` (a request written as JSON text) on the process-wide assembler."""
     return default_assembler().assemble_json(text)
 
 
 def assemble_json_bytes(text: JSONText) -> bytes:
-    """JSON text of one request in, canonical msgpack response bytes out
-    (errors as error responses). Thread-safe. See :meth:`Assembler.assemble_json_bytes`."""
+    """:meth:`Assembler.assemble_json_bytes` on the process-wide assembler."""
     return default_assembler().assemble_json_bytes(text)
 
 
 def validate_template(template: str) -> None:
-    """Raise :class:`AssemblyError` (``invalid_template``) if ``template`` is not
-    a valid observation template; return None otherwise. Thread-safe."""
+    """:meth:`Assembler.validate_template` on the process-wide assembler."""
     default_assembler().validate_template(template)

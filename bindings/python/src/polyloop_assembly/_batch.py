@@ -44,15 +44,16 @@ from typing import (
 from . import _fork
 from ._assembler import (
     _BATCH_BYTES,
-    ANSWERED,
     AssemblyError,
     Assembler,
     BytesLike,
     JSONText,
-    _decode_ok,
-    _encode,
+    _prepare_bytes,
+    _prepare_json,
+    _prepare_value,
     default_assembler,
 )
+from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
 from ._types import AssembleRequest, AssembleResponse
 
 __all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
@@ -87,9 +88,8 @@ class _Raised:
 _KEPT = (AssemblyError, _Raised)
 
 
-#: A call prepared for a batch: ``(op, request bytes, extra)``, or ``(ANSWERED,
-#: the answer, extra)`` for one answered without the module; the worker's result
-#: is the module's answer, or ``(answer, extra)`` when extra is not None.
+#: A call prepared for a batch: ``(op, request bytes, extra)``; the worker's
+#: result is the module's answer, or ``(answer, extra)`` when extra is not None.
 Prepared = Tuple[int, bytes, Any]
 
 
@@ -108,10 +108,9 @@ def _caught(f: Callable[[Any], Any], x: Any) -> Any:
         return _Raised(e)
 
 
-def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
-    """The results of a chunk of prepared requests (:func:`_caught`), its
-    calls made in one crossing of the module's ``batch`` call
-    (``Assembler._call_batch``); a kept exception stays in its place."""
+def _run_batch(asm: Assembler, op: int, chunk: List[Any]) -> List[Any]:
+    """The results of a chunk of prepared calls of call ``op`` (:func:`_caught`), made in one
+    crossing of the module's ``batch`` call; a kept exception stays in its place."""
     out: List[Any] = [None] * len(chunk)
     calls: List[Tuple[int, Any]] = []
     items: List[Tuple[int, bytes]] = []
@@ -119,13 +118,9 @@ def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
         if isinstance(p, _KEPT):
             out[i] = p
             continue
-        op, data, extra = p
-        if op == ANSWERED:
-            out[i] = data if extra is None else (data, extra)
-        else:
-            calls.append((i, extra))
-            items.append((op, data))
-    for (i, extra), answer in zip(calls, asm._call_batch(items)):
+        calls.append((i, p[2]))
+        items.append((p[0], p[1]))
+    for (i, extra), answer in zip(calls, asm._call_batch(op, items)):
         out[i] = answer if extra is None or isinstance(answer, AssemblyError) else (answer, extra)
     return out
 
@@ -137,7 +132,7 @@ def _run_batch(asm: Assembler, chunk: List[Any]) -> List[Any]:
 #: alive while queued, cost several times their making (the cyclic GC promotes
 #: the queued ones, caches miss): built by the consumer, they live only until
 #: yielded.
-Halves = Tuple[Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
+Halves = Tuple[int, Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
 
 
 def _emit(result: Any, errors: ErrorMode) -> Any:
@@ -180,8 +175,8 @@ def _generate(
 ) -> Iterator[Any]:
     chunk = _CHUNK if window is None else max(1, min(_CHUNK, window // (2 * n)))
     ahead = max(1, (window if window is not None else 2 * n * _CHUNK) // chunk)  # chunks in flight
-    prepare, finish = halves
-    run = functools.partial(_run_batch, asm)
+    op, prepare, finish = halves
+    run = functools.partial(_run_batch, asm, op)
     reader = _Reader((_caught(prepare, item) for item in it), chunk)
     done = 0
     # One worker: the chunks run here, in the consuming thread. The results'
@@ -365,7 +360,7 @@ class _Many(Protocol[In, Out]):
 
 def _bytes_halves(asm: Assembler) -> Halves:
     """:meth:`Assembler.assemble_bytes` in halves: the call, nothing after."""
-    return lambda request: (*asm._prepared_bytes(request), None), None
+    return CALL_ASSEMBLE, lambda request: (*_prepare_bytes(request), None), None
 
 
 def _dict_halves(asm: Assembler) -> Halves:
@@ -373,14 +368,14 @@ def _dict_halves(asm: Assembler) -> Halves:
 
     def prepare(request: Any) -> Prepared:
         caught: List[BaseException] = []
-        return (*asm._prepared_bytes(_encode(request, caught)), caught)
+        return (*_prepare_value(CALL_ASSEMBLE, request, caught), caught)
 
-    return prepare, lambda out: _decode_ok(*out)
+    return CALL_ASSEMBLE, prepare, lambda out: asm._decode(CALL_ASSEMBLE, *out)
 
 
 def _json_halves(asm: Assembler) -> Halves:
     """:meth:`Assembler.assemble_json` in halves: the call, then decode."""
-    return lambda text: (*asm._prepared_json(text), None), _decode_ok
+    return CALL_ASSEMBLE_JSON, lambda text: (*_prepare_json(text), None), lambda out: asm._decode(CALL_ASSEMBLE_JSON, out)
 
 
 def _many(name: str, doc: str, halves: Callable[[Assembler], Halves]) -> Any:

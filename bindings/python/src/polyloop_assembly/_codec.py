@@ -1,46 +1,16 @@
-"""msgpack encoding of Python values, faithful enough that the core judges them.
+"""The codec: Python values to msgpack, faithful enough that the core judges them (the binding validates nothing).
 
-The binding never validates a request itself. It encodes what it is given and
-lets the WebAssembly core answer, so a bad Python value gets exactly the code
-and path that the same mistake gets on the wire:
-
-- a lone surrogate (e.g. from ``surrogateescape``) is encoded with
-  ``surrogatepass``: invalid UTF-8 inside a msgpack str, which the core reports
-  as ``invalid_utf8`` at its path;
-- ``bool`` packs as msgpack bool, ``float`` as float, ``None`` as nil,
-  ``bytes``, ``bytearray`` and ``memoryview`` (contiguous or not) as bin; the
-  core decides where each is allowed;
-- an ``int`` in [-2**63, 2**64) packs as a msgpack int. An ``int`` outside that
-  range has no msgpack form: it packs as the float nearest to it (±inf beyond
-  the float range), which the core rejects as ``malformed_request`` at its
-  path ("expected an int, found a float"), as the JavaScript binding does for
-  such a bigint. It is never clamped (ints are 64-bit: the project's
-  docs/SPEC.md §2, in the source repository);
-- any other ``Mapping`` packs as a map, any other non-text ``Sequence`` as an
-  array, an object with ``__index__`` (e.g. a NumPy integer) as an int;
-- anything msgpack cannot represent (a set, a datetime, an arbitrary object)
-  packs as an ext value, which the core reports as ``malformed_request`` at its
-  path;
-- containers nested deeper than msgpack's recursion limit (or cyclic ones) are
-  cut at depth 64 with the same ext value; no valid request is that deep, and
-  the core meets a shallower problem first in its forward pass;
-- a value whose reading raised (a user's ``Mapping`` or ``Sequence`` whose
-  ``items()``, ``__iter__`` or ``__len__`` raised, a released ``memoryview``)
-  packs, in its place, as the ext value :data:`EXT_UNREADABLE` carrying the
-  value's type name, the exception's type name and its text; the core answers
-  ``malformed_request`` at that value's path with the message (the project's
-  docs/SPEC.md §7.6, in the source repository). The exceptions are handed
-  back to the caller, which chains the first as ``__cause__``.
-
-One thing is refused here, before the core, as :class:`EncodeError`: a str or
-bytes value too large for msgpack (4 GiB), ``too_large`` at ``""``, as the core
-says for any request over 1 GiB.
-
-Speed: a request is packed by a per-thread msgpack packer that encodes str
-with CPython's UTF-8 cache (no ``surrogatepass`` pass); only a request it
-cannot pack (a lone surrogate, a non-contiguous memoryview, a failing
-container, a cycle...) goes the slow way below, which gives the same bytes for
-every value the fast way packs.
+A lone surrogate is written with ``surrogatepass`` (the core: ``invalid_utf8``);
+bool, float, None and bytes-like values as themselves; an int beyond 64 bits
+as the nearest float (``malformed_request``, never clamped); any other
+``Mapping`` as a map, ``Sequence`` as an array, ``__index__`` as an int;
+anything else, and containers deeper than 64 (or cyclic), as an ext value the
+core rejects at its path; a value whose reading raised as the ext value
+:data:`EXT_UNREADABLE` (the project's docs/SPEC.md §7.6, in the source
+repository), its exception handed back to be chained as ``__cause__``. A
+str or bytes too long for msgpack raises :class:`EncodeError`. The fast way
+is one per-thread packer; only what it cannot pack takes the slow walk below,
+which writes the same bytes for every value the fast way packs.
 """
 
 from __future__ import annotations
@@ -53,8 +23,7 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH, msg_value_too_large
-from ._types import ErrorCode
+from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH
 
 __all__ = ["EncodeError", "decode", "encode", "new_fast_packer", "new_packer"]
 
@@ -67,15 +36,11 @@ _KEEP_PACKER_BELOW = 1 << 20  # a per-thread packer whose buffer grew past this 
 
 
 class EncodeError(Exception):
-    """A request that cannot be encoded at all: a value over msgpack's 4 GiB.
+    """A str or bytes value of ``size`` bytes (host type ``type_name``) too long for msgpack."""
 
-    The API raises it as ``AssemblyError(code, "", message)``.
-    """
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(code, message)
-        self.code = code
-        self.message = message
+    def __init__(self, type_name: str, size: int) -> None:
+        super().__init__(type_name, size)
+        self.type_name, self.size = type_name, size
 
 
 def _float_of(n: int) -> float:
@@ -117,9 +82,7 @@ def new_packer(autoreset: bool = True) -> msgpack.Packer:
 
 
 def new_fast_packer() -> msgpack.Packer:
-    # Without unicode_errors msgpack takes CPython's cached UTF-8 of a str and
-    # raises UnicodeEncodeError on a lone surrogate: the same bytes as
-    # surrogatepass for every str it accepts.
+    # Without unicode_errors: CPython's cached UTF-8, and UnicodeEncodeError on a lone surrogate.
     return msgpack.Packer(default=_default, use_bin_type=True, strict_types=False, datetime=False)
 
 
@@ -127,15 +90,10 @@ _local = threading.local()
 
 
 def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
-    """Encode a Python request as msgpack bytes for the core (see module docstring).
-
-    Args:
-        caught: where the exceptions of values whose reading raised are
-            appended, in the order they were written (each is written as an
-            :data:`EXT_UNREADABLE` value).
+    """``request`` as msgpack; the exceptions of unreadable values go to ``caught``, in order.
 
     Raises:
-        EncodeError: a str/bytes is over msgpack's 4 GiB (``too_large``).
+        EncodeError: a str or bytes is over msgpack's 4 GiB.
     """
     local = _local
     packer = getattr(local, "packer", None)
@@ -168,7 +126,7 @@ def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
 
 
 class _Walk:
-    """One slow encoding: the packer and the exceptions caught on the way."""
+    """One slow encoding: its packer and the exceptions caught on the way."""
 
     def __init__(self, caught: Optional[List[BaseException]]) -> None:
         self.pk = new_packer(autoreset=False)
@@ -186,9 +144,7 @@ class _Walk:
             return msgpack.ExtType(EXT_UNREADABLE, new_packer().pack(names))
 
     def write(self, o: Any, depth: int) -> None:
-        """Append o to the buffer as msgpack's own _pack would (same type order,
-        same hook), with containers at depth _CUT_DEPTH cut, and unreadable
-        values written as :data:`EXT_UNREADABLE`."""
+        """Append o as msgpack's own _pack would, containers at depth _CUT_DEPTH cut, unreadable values marked."""
         pk = self.pk
         if o is None or o is True or o is False or isinstance(o, (float, msgpack.ExtType)):
             pk.pack(o)
@@ -242,7 +198,7 @@ def _text_of(e: BaseException) -> str:
 
 def _check_size(what: str, size: int) -> None:
     if size > _MSGPACK_MAX:
-        raise EncodeError("too_large", msg_value_too_large(what, size))
+        raise EncodeError(what, size)
 
 
 def _encode_slow(request: Any, caught: Optional[List[BaseException]]) -> bytes:

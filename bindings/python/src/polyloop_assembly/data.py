@@ -91,16 +91,14 @@ import json
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _codec, _runtime
-from ._consts import MSG_BAD_RESPONSE
-from ._assembler import AssemblyError, Assembler
-from ._compare import (
-    COMPARE_COLUMNS as COMPARE_COLUMNS,
-    CompareRecorded as CompareRecorded,
-)  # the migration check (docs/SPEC.md §7.9, in the source repository)
+from . import _runtime
+from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
+from ._assembler import AssemblyError, Assembler, _prepare_value, compare
 
 __all__ = [
     "COLUMNS",
+    "COMPARE_COLUMNS",
+    "CompareRecorded",
     "REQUEST_FIELDS",
     "RenderBatch",
     "arrow_schema",
@@ -150,28 +148,26 @@ def _error_row(code: str, path: str, message: str, response: Optional[bytes]) ->
     return row
 
 
-def _response_row(response: bytes, messages: str) -> Dict[str, Any]:
-    resp = _codec.decode(response)
-    if isinstance(resp, dict) and resp.get("ok") is True:
-        digests = resp["prefix_digests"]
-        row = dict(_NONE_ROW)
-        row.update(
-            ok=True,
-            messages=json.dumps(resp["messages"], ensure_ascii=False) if messages == "json" else resp["messages"],
-            message_chars=resp["message_chars"],
-            prompt_chars=resp["prompt_chars"],
-            context_overflow=resp["context_overflow"],
-            injected=resp["injected"],
-            prefix_digest_run=digests["run"],
-            prefix_digest_injections=digests["injections"],
-            prefix_digest_goal=digests["goal"],
-            response=response,
-        )
-        return row
-    err = resp.get("error") if isinstance(resp, dict) else None
-    if not isinstance(err, Mapping):
-        return _error_row("internal", "", MSG_BAD_RESPONSE, None)
-    return _error_row(str(err.get("code")), str(err.get("path")), str(err.get("message")), response)
+def _response_row(assembler: Assembler, op: int, response: bytes, messages: str) -> Dict[str, Any]:
+    try:
+        resp = assembler._decode(op, response)
+    except AssemblyError as e:  # an error response; not one (detail set): no response bytes
+        return _error_row(e.code, e.path, e.message, response if e.detail is None else None)
+    digests = resp["prefix_digests"]
+    row = dict(_NONE_ROW)
+    row.update(
+        ok=True,
+        messages=json.dumps(resp["messages"], ensure_ascii=False) if messages == "json" else resp["messages"],
+        message_chars=resp["message_chars"],
+        prompt_chars=resp["prompt_chars"],
+        context_overflow=resp["context_overflow"],
+        injected=resp["injected"],
+        prefix_digest_run=digests["run"],
+        prefix_digest_injections=digests["injections"],
+        prefix_digest_goal=digests["goal"],
+        response=response,
+    )
+    return row
 
 
 def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dict[str, Any]:
@@ -179,16 +175,12 @@ def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dic
     Mapping); ``messages="json"`` gives the messages as JSON text."""
     try:
         if isinstance(request, str):  # JSON text: judged inside the module, as the CLI judges it
-            return _response_row(assembler.assemble_json_bytes(request), messages)
+            return _response_row(assembler, CALL_ASSEMBLE_JSON, assembler.assemble_json_bytes(request), messages)
         if isinstance(request, (bytes, bytearray, memoryview)):
-            wire = bytes(request)
-        else:
-            try:
-                wire = _codec.encode(request)
-            except _codec.EncodeError as e:  # a str/bytes over msgpack's 4 GiB
-                return _error_row(e.code, "", e.message, None)
-        return _response_row(assembler.assemble_bytes(wire), messages)
-    except AssemblyError as e:  # internal (the instance failed) or too_large
+            return _response_row(assembler, CALL_ASSEMBLE, assembler.assemble_bytes(request), messages)
+        answer = assembler._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, []))
+        return _response_row(assembler, CALL_ASSEMBLE, answer, messages)
+    except AssemblyError as e:  # internal: the instance failed
         return _error_row(e.code, e.path, e.message, None)
 
 
@@ -524,3 +516,80 @@ def _numpy_table(batch: Dict[str, Any]) -> Any:
         import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         return pa.table(batch)
+
+
+#: The columns :class:`CompareRecorded` adds to each row.
+COMPARE_COLUMNS = (
+    "identical",
+    "first_message",
+    "first_char",
+    "segment",
+    "step",
+    "cacheable_prefix_chars",
+    "compare_error",
+)
+
+
+class CompareRecorded:
+    """The migration check as one ``map``: per row, compare the recorded
+    prompt (the messages a legacy loop sent) with the rendered one and add
+    :data:`COMPARE_COLUMNS`: ``identical``, the first differing message and
+    character (``first_message``, ``first_char``), its ``segment`` and
+    ``step``, ``cacheable_prefix_chars``, and ``compare_error`` (the error's
+    code, path and message when a side is invalid: such a row is not
+    identical, and no exception fails the job).
+
+    ``recorded`` names the column of recorded message lists (lists of
+    ``{role, content}``, or their JSON text); ``request`` the column of
+    requests (mappings, JSON text or msgpack bytes, as ``RenderBatch`` takes
+    them). Batched, as ``RenderBatch``::
+
+        ds = ds.map(CompareRecorded(recorded="sent", request="request"), batched=True)
+        changed = ds.filter(lambda row: not row["identical"])
+
+    The instance carries the package version and the module's sha256, so a
+    cache keyed by its hash (``datasets``) recomputes after an upgrade.
+    """
+
+    def __init__(self, recorded: str = "recorded", request: str = "request") -> None:
+        self.recorded, self.request = recorded, request
+        self.fingerprint = (_runtime.version(), _runtime.module_sha256())
+
+    def __call__(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
+        for name in (self.recorded, self.request):
+            if name not in batch:
+                raise KeyError(
+                    "CompareRecorded: the batch has no column %r (columns: %s); name it with recorded= and request="
+                    % (name, sorted(batch))
+                )
+        recorded, requests = list(batch[self.recorded]), list(batch[self.request])
+        if isinstance(batch[self.recorded], str) or (recorded and isinstance(recorded[0], Mapping)):
+            raise TypeError("CompareRecorded got one row, not a batch: call map(..., batched=True)")
+        out: Dict[str, Any] = {k: list(v) for k, v in batch.items()}
+        rows = [self._row(r, q) for r, q in zip(recorded, requests)]
+        for k in COMPARE_COLUMNS:
+            out[k] = [row[k] for row in rows]
+        return out
+
+    def _row(self, recorded: Any, request: Any) -> Dict[str, Any]:
+        row: Dict[str, Any] = dict.fromkeys(COMPARE_COLUMNS)
+        if hasattr(recorded, "__array__"):  # a NumPy array of message dicts (a data set's numpy format)
+            recorded = list(recorded)
+        try:
+            c = compare(recorded, request)
+        except (ValueError, TypeError) as e:  # AssemblyError is a ValueError
+            row["identical"], row["compare_error"] = (
+                False,
+                "%s at %r: %s" % (getattr(e, "code", "type_error"), getattr(e, "path", ""), e),
+            )
+            return row
+        row["identical"], row["cacheable_prefix_chars"] = c["identical"], c["cacheable_prefix_chars"]
+        d = c["first_difference"]
+        if d is not None:
+            row["first_message"], row["first_char"], row["segment"], row["step"] = (
+                d["message"],
+                d["char"],
+                d["segment"],
+                d["step"],
+            )
+        return row
