@@ -8,6 +8,10 @@
 //	bindings/js/src/consts.js
 //	bindings/js/src/consts.d.ts
 //
+// and the wire's request and response types, from core's Go types
+// (types.go), into bindings/python/src/polyloop_assembly/_types.py and
+// bindings/js/src/types.d.ts.
+//
 // Run it with `go generate ./...` from the repository root (generate.go);
 // TestGeneratedFilesAreCurrent fails while a generated file is stale.
 //
@@ -139,7 +143,8 @@ func files() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	return map[string][]byte{pyPath: python(), jsPath: javascript(), tsPath: typescript()}, nil
+	out := map[string][]byte{pyPath: python(), jsPath: javascript(), tsPath: typescript()}
+	return out, addTypes(out)
 }
 
 // parse splits f's format at its verbs (msgfmt.Split: the literal pieces,

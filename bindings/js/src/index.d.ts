@@ -32,84 +32,13 @@ declare global {
   }
 }
 
-export type Role = "system" | "user" | "assistant";
-
-/** A content block; `text` is the only block type of wire version 1. */
-export interface TextBlock {
-  type: "text";
-  text: string;
-}
-
-export interface Message {
-  role: Role;
-  content: TextBlock[];
-}
-
-/** One entry of an injection channel. */
-export interface Injection {
-  /** Non-empty identifier recorded in the trajectory. */
-  entry_id: string;
-  /** The text pasted as one user message. */
-  content: string;
-}
-
-/** One completed step of the loop. */
-export interface Step {
-  /** The text the decision interpreter hands back, pasted as given. */
-  raw_output: string;
-  /** Rendered through `observation_template`. */
-  observation: string;
-}
-
-/**
- * A request (docs/SPEC.md §2). Plain objects, arrays and strings; `injections` may
- * also be a `Map`. Any other JavaScript value is encoded faithfully (or as a
- * value the core rejects) so that a mistake gets the core's own error code and
- * path; see README "JavaScript values".
- */
-export interface AssembleRequest {
-  /** Wire version; 1 (the default). */
-  v?: number | bigint;
-  run_messages?: Message[];
-  /** Channel name → entries. Channels are pasted in code-point order of their names. */
-  injections?: Record<string, Injection[]> | Map<string, Injection[]>;
-  goal_messages?: Message[];
-  steps?: Step[];
-  /** A CPython `str.format` template with at least one `{observation}` field. */
-  observation_template: string;
-  /** Budget in code points; `null` or absent: no budget. */
-  max_prompt_chars?: number | bigint | null;
-}
-
-/** What the injection slot pasted. */
-export interface Injected {
-  channel: string;
-  entry_id: string;
-  /** Index of the pasted message in `messages`. */
-  message_index: number;
-}
-
-/** Lowercase hex SHA-256 of the canonical encoding of `messages` up to the end of each segment. */
-export interface PrefixDigests {
-  run: string;
-  injections: string;
-  goal: string;
-}
-
-/** A successful response (docs/SPEC.md §6). */
-export interface AssembleResponse {
-  v: 1;
-  ok: true;
-  messages: Message[];
-  /** Code points of each message, parallel to `messages`. */
-  message_chars: number[];
-  /** Sum of `message_chars` (code points, not UTF-16 units). */
-  prompt_chars: number;
-  /** A budget was given and `prompt_chars` exceeds it. */
-  context_overflow: boolean;
-  injected: Injected[];
-  prefix_digests: PrefixDigests;
-}
+// The wire's request and response types (Role, TextBlock, Message, Injection,
+// Step, AssembleRequest, Injected, PrefixDigests, AssembleResponse,
+// ErrorDetail, ErrorResponse, CompareSide, Difference, PrefixDigestsMatch,
+// Comparison, RecordedMessage, CompareInput), generated from the core's Go
+// types into types.d.ts by tools/genconsts.
+export * from "./types.js";
+import type { AssembleRequest, AssembleResponse, CompareInput, Comparison, Injected, Message, PrefixDigests } from "./types.js";
 
 /** The error of every failed assembly. */
 export class AssemblyError extends Error {
@@ -177,8 +106,6 @@ export class Prompt {
   addStep(rawOutput: string, observation: string): this;
   /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
   response(): AssembleResponse;
-  /** @deprecated Use {@link Prompt.response} (the same name on every host). */
-  toResponse(): AssembleResponse;
   toJSON(): AssembleResponse;
 }
 
@@ -225,36 +152,6 @@ export class Assembler {
    * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`).
    */
   compare(a: CompareInput, b: CompareInput): Comparison;
-}
-
-/** A recorded message: what a legacy loop sent. */
-export interface RecordedMessage {
-  role: string;
-  content: string | TextBlock[];
-}
-/** One side of {@link Assembler.compare}. */
-export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
-/** Where two prompts first differ (docs/SPEC.md §7.9). */
-export interface Difference {
-  message: number;
-  char: number;
-  kind: "role" | "text" | "blocks" | "length";
-  segment: "run" | "injections" | "goal" | "history" | null;
-  step: number | null;
-  role_a: string | null;
-  role_b: string | null;
-  excerpt_before: string;
-  excerpt_a: string | null;
-  excerpt_b: string | null;
-}
-/** The answer of {@link Assembler.compare}. */
-export interface Comparison {
-  identical: boolean;
-  a: { kind: "request" | "messages"; messages: number; prompt_chars: number };
-  b: { kind: "request" | "messages"; messages: number; prompt_chars: number };
-  first_difference: Difference | null;
-  prefix_digests: { run: boolean | null; injections: boolean | null; goal: boolean | null };
-  cacheable_prefix_chars: number;
 }
 
 /** The module packaged with this binding. */

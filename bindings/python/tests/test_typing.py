@@ -40,3 +40,8 @@ def test_mistakes_are_caught(tmp_path: Path) -> None:
     want = {i for i, line in enumerate(script.read_text().splitlines(), 1) if "# E:" in line}
     got = {int(m.group(1)) for m in (re.match(r".*misspelt\.py:(\d+): error", line) for line in lines) if m}
     assert got == want, "\n".join(lines)
+
+
+def test_the_generated_types_are_the_hand_written_ones(tmp_path: Path) -> None:
+    status, lines = _mypy(tmp_path, str(HERE / "typing" / "shapes_0_2.py"))
+    assert status == 0, "\n".join(lines)

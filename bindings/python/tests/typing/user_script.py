@@ -8,21 +8,21 @@ from typing import List, Optional
 
 import polyloop_assembly as pa
 
-request: pa.Request = {
+request: pa.AssembleRequest = {
     "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are an agent."}]}],
     "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Find the file."}]}],
     "observation_template": "Observation: {observation}",
     "max_prompt_chars": 60_000,
 }
 
-response: pa.Response = pa.assemble(request)
+response: pa.AssembleResponse = pa.assemble(request)
 first: pa.Message = response["messages"][0]
 text: str = first["content"][0]["text"]
 chars: List[int] = response["message_chars"]
 
 pa.assemble({"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "b"}]})
 raw: bytes = pa.assemble_bytes(b"\x81\xb4observation_template\xad{observation}")
-from_json: pa.Response = pa.assemble_json('{"observation_template": "{observation}"}')
+from_json: pa.AssembleResponse = pa.assemble_json('{"observation_template": "{observation}"}')
 raw_json: bytes = pa.assemble_json_bytes(b'{"observation_template": "{observation}"}')
 for line_response in pa.assemble_json_many(['{"observation_template": "{observation}"}'], errors="raise"):
     line_messages: List[pa.Message] = line_response["messages"]

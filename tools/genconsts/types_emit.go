@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// aliases are the literal types written once under their own name.
+var aliases = []struct {
+	t   *texpr
+	doc string
+}{{roleType, "The roles of a message."}}
+
+const typesPyDoc = `"""Typed shapes of the wire format v1 as TypedDicts (the README's "Types"; the
+requests of the project's docs/SPEC.md §2, in the source repository, and the
+responses of its §6).
+
+Generated from the Go types of the core (core/core.go, core/compare.go,
+core/errors.go) by tools/genconsts; regenerate with ` + "``go generate ./...``" + `.
+They describe well-formed values for type checkers only: at run time any
+mapping is accepted and the WebAssembly core alone decides what is valid.
+"""
+`
+
+const typesTsDoc = `/**
+ * Typed shapes of the wire format v1 (requests: the project's docs/SPEC.md §2, in the source repository; responses: its §6),
+ * generated from the Go types of the core (core/core.go, core/compare.go, core/errors.go) by tools/genconsts.
+ * They describe well-formed values for type checkers only: at run time any value is accepted and the
+ * WebAssembly core alone decides what is valid.
+ */
+`
+
+// pyWords and tsWords spell the docs' null, true and false and core's
+// function names in each language.
+var (
+	pyWords = strings.NewReplacer("null", "None", "true", "True", "false", "False")
+	docWord = regexp.MustCompile(`\b(null|true|false|[A-Z][a-z]+[A-Z][A-Za-z]*)\b`)
+)
+
+// langDoc is doc in Python's words (python) or TypeScript's.
+func langDoc(doc string, python bool) string {
+	return docWord.ReplaceAllStringFunc(doc, func(w string) string {
+		if n, ok := goNames[w]; ok {
+			if python {
+				return "``" + n[0] + "``"
+			}
+			return "`" + n[1] + "`"
+		}
+		if python {
+			return pyWords.Replace(w)
+		}
+		return w
+	})
+}
+
+// pyText is doc in Python's words, as reStructuredText: `x` is a literal,
+// “x“.
+func pyText(doc string) string {
+	return langDoc(strings.ReplaceAll(doc, "`", "``"), true)
+}
+
+// quoted is each of values as a literal.
+func quoted(values []string) []string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = quote(v)
+	}
+	return q
+}
+
+// pyType is t in Python.
+func pyType(t *texpr, shapes []shape) string {
+	if t.py != "" {
+		return t.py
+	}
+	switch t.kind {
+	case "str", "int", "bool":
+		return t.kind
+	case "list":
+		return "List[" + pyType(t.elem, shapes) + "]"
+	case "dict":
+		return "Dict[str, " + pyType(t.elem, shapes) + "]"
+	case "null":
+		return "Optional[" + pyType(t.elem, shapes) + "]"
+	case "named":
+		return t.name
+	case "lit":
+		if t.alias != "" {
+			return t.alias
+		}
+		return "Literal[" + strings.Join(quoted(t.lits), ", ") + "]"
+	}
+	panic("no Python type " + t.kind)
+}
+
+// tsType is t in TypeScript.
+func tsType(t *texpr, shapes []shape) string {
+	if t.ts != "" {
+		return t.ts
+	}
+	switch t.kind {
+	case "str":
+		return "string"
+	case "int":
+		return "number"
+	case "bool":
+		return "boolean"
+	case "list":
+		e := tsType(t.elem, shapes)
+		if strings.Contains(e, " ") {
+			e = "(" + e + ")"
+		}
+		return e + "[]"
+	case "dict":
+		return "Record<string, " + tsType(t.elem, shapes) + ">"
+	case "null":
+		return tsType(t.elem, shapes) + " | null"
+	case "named":
+		for _, s := range shapes {
+			if s.py == t.name {
+				return s.ts
+			}
+		}
+		panic("no type " + t.name)
+	case "lit":
+		if t.alias != "" {
+			return t.alias
+		}
+		return strings.Join(quoted(t.lits), " | ")
+	}
+	panic("no TypeScript type " + t.kind)
+}
+
+// pythonTypes is _types.py.
+func pythonTypes(shapes []shape) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\n", header, typesPyDoc)
+	b.WriteString("from typing import Dict, List, Literal, Optional, TypedDict\n\nfrom ._consts import ErrorCode\n\n__all__ = [\n")
+	names := []string{"ErrorCode"}
+	for _, a := range aliases {
+		names = append(names, a.t.alias)
+	}
+	for _, s := range shapes {
+		if s.py != "" {
+			names = append(names, s.py)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "    %q,\n", n)
+	}
+	b.WriteString("]\n")
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "\n#: %s\n%s = %s\n", pyText(a.doc), a.t.alias, pyType(&texpr{kind: "lit", lits: a.t.lits}, shapes))
+	}
+	for _, s := range shapes {
+		if s.py == "" {
+			continue
+		}
+		var required, optional []field
+		for _, f := range s.fields {
+			if f.optional {
+				optional = append(optional, f)
+			} else {
+				required = append(required, f)
+			}
+		}
+		head := "class " + s.py + "(TypedDict):"
+		if len(optional) > 0 {
+			// Python 3.9 has no NotRequired: the required keys are a base's.
+			base := "_" + s.py + "Required"
+			fmt.Fprintf(&b, "\n\nclass %s(TypedDict):\n", base)
+			pyFields(&b, required, shapes)
+			head, required = "class "+s.py+"("+base+", total=False):", optional
+		}
+		fmt.Fprintf(&b, "\n\n%s\n    \"\"\"%s\"\"\"\n\n", head, pyText(s.doc))
+		pyFields(&b, required, shapes)
+	}
+	return []byte(b.String())
+}
+
+func pyFields(b *strings.Builder, fields []field, shapes []shape) {
+	for _, f := range fields {
+		if f.doc != "" {
+			fmt.Fprintf(b, "    #: %s\n", pyText(f.doc))
+		}
+		fmt.Fprintf(b, "    %s: %s\n", f.wire, pyType(f.typ, shapes))
+	}
+}
+
+// typescriptTypes is types.d.ts.
+func typescriptTypes(shapes []shape) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n\n%s\nimport type { ErrorCode } from \"./consts.js\";\n", header, typesTsDoc)
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "\n/** %s */\nexport type %s = %s;\n", langDoc(a.doc, false), a.t.alias, tsType(&texpr{kind: "lit", lits: a.t.lits}, shapes))
+	}
+	for _, s := range shapes {
+		if s.ts == "" {
+			continue
+		}
+		doc := langDoc(s.doc, false)
+		if s.tsDoc != "" {
+			doc += " " + s.tsDoc
+		}
+		fmt.Fprintf(&b, "\n/** %s */\nexport interface %s {\n", doc, s.ts)
+		for _, f := range s.fields {
+			if f.doc != "" {
+				fmt.Fprintf(&b, "  /** %s */\n", langDoc(f.doc, false))
+			}
+			opt := ""
+			if f.optional {
+				opt = "?"
+			}
+			fmt.Fprintf(&b, "  %s%s: %s;\n", f.wire, opt, tsType(f.typ, shapes))
+		}
+		b.WriteString("}\n")
+	}
+	for _, a := range tsAliases {
+		fmt.Fprintf(&b, "\n/** %s */\nexport type %s = %s;\n", a[1], a[0], a[2])
+	}
+	return []byte(b.String())
+}
