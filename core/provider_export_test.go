@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -246,5 +247,55 @@ func TestExportErrors(t *testing.T) {
 	ans := exportOf(t, req, "openai-chat", map[string]any{"body": map[string]any{"model": "gpt-x", "temperature": 0.5, "tools": []any{map[string]any{"type": "function"}}}})
 	if !strings.HasPrefix(string(ans), `{"model":"gpt-x","temperature":0.5,"tools":[{"type":"function"}],"messages":[`) {
 		t.Errorf("body: %.200s", ans)
+	}
+}
+
+// exportVector is a case of testdata/export-vectors/export.json, written by
+// the independent Python reference testdata/gen/gen_export_vectors.py.
+type exportVector struct {
+	Name     string `json:"name"`
+	Request  []byte `json:"request"`
+	Provider string `json:"provider"`
+	Options  []byte `json:"options"`
+	Answer   string `json:"answer"`
+	Error    *struct{ Code, Path string }
+}
+
+// LoadExportVectors reads the export vectors.
+func loadExportVectors(t *testing.T) []exportVector {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/export-vectors/export.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Cases []exportVector }
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) < 200 {
+		t.Fatalf("%d export vectors", len(doc.Cases))
+	}
+	return doc.Cases
+}
+
+// TestExportVectors: the core answers every export vector as the
+// reference does: an ok body byte for byte, an error by code and path.
+func TestExportVectors(t *testing.T) {
+	for _, c := range loadExportVectors(t) {
+		b := msgp.AppendMapHeader(nil, 3)
+		b = append(msgp.AppendString(b, "request"), c.Request...)
+		b = msgp.AppendString(msgp.AppendString(b, "provider"), c.Provider)
+		b = append(msgp.AppendString(b, "options"), c.Options...)
+		got := wirejson.AppendExport(nil, b)
+		if c.Error != nil {
+			var e exportBody
+			if json.Unmarshal(got, &e) != nil || e.Error == nil || e.Error.Code != c.Error.Code || e.Error.Path != c.Error.Path {
+				t.Errorf("%s: %.300s, want the error %+v", c.Name, got, *c.Error)
+			}
+			continue
+		}
+		if string(got) != c.Answer {
+			t.Errorf("%s:\n got %.400s\nwant %.400s", c.Name, got, c.Answer)
+		}
 	}
 }
