@@ -199,7 +199,7 @@ func TestExportBreakpoints(t *testing.T) {
 	if !equalInts(msgs, []int{0, 1, 41, 61}) {
 		t.Errorf("long history: system %v, messages %v", sys, msgs)
 	}
-	sys, msgs = marked(exportOf(t, req(false, 30), "anthropic", map[string]any{"max_breakpoints": 2, "lookback": 0}))
+	_, msgs = marked(exportOf(t, req(false, 30), "anthropic", map[string]any{"max_breakpoints": 2, "lookback": 0}))
 	if !equalInts(msgs, []int{0, 61}) {
 		t.Errorf("two breakpoints: %v", msgs)
 	}
