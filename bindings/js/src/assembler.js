@@ -1,45 +1,34 @@
 /**
- * The Assembler: the host-independent API of the binding over a pool of
- * module instances (src/instance.js). `node.js` and `browser.js` only differ
- * in how they obtain the compiled WebAssembly.Module.
+ * The Assembler: the binding's API over a pool of module instances
+ * (src/instance.js). Every method forwards to {@link Assembler#call}, which
+ * crosses into the module by the call's row of the contract table (consts.js
+ * `CALLS`, generated from core/abi): the codec packs the arguments, the
+ * module answers, the answer is decoded by its shape. Every error response,
+ * those only the host saw included, is made by the core (its `error` call,
+ * docs/SPEC.md §7.10). `node.js` and `browser.js` differ only in how they
+ * obtain the compiled module.
  *
  * @module
  */
 import { AssemblyError } from "./errors.js";
-import { MAX_REQUEST_BYTES, RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
+import { RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
 import { encodeWtf8Into, wtf8Length } from "./strings.js";
 import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "./decode.js";
 import { InstancePool, STDERR_KEEP, poolOptions } from "./instance.js";
 import { Prompt } from "./prompt.js";
 import * as consts from "./consts.js";
 
-export { MAX_REQUEST_BYTES };
+export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./consts.js";
 
-/** The largest buffer the module's 32-bit ABI can be handed. */
-const MAX_MODULE_REQUEST = consts.MAX_MODULE_BUFFER_BYTES;
+/** The contract table's rows by name. @type {Record<string, import("./consts.js").CallSpec>} */
+const CALL = Object.fromEntries(consts.CALLS.map((c) => [c.name, c]));
+/** assemble() answers through `assemble_shared` when the module has it (docs/SPEC.md §7.11). */
+const ASSEMBLE_OBJECT = CALL.assemble_shared ?? CALL.assemble;
 
-/** The `internal` messages, the same on every host (docs/SPEC.md §7). */
-export const INTERNAL_MESSAGES = consts.INTERNAL_MESSAGES;
-
-/**
- * The core's own `too_large` response for a request of `size` bytes (docs/SPEC.md
- * §4), answered without copying the request into the module.
- *
- * @param {number} size
- * @returns {Uint8Array}
- */
-export function tooLargeResponse(size) {
-  return encodeRequest({
-    v: 1,
-    ok: false,
-    error: { code: "too_large", message: consts.msgRequestTooLarge(size), path: "" },
-  });
-}
-
+const textDecoder = new TextDecoder();
+const textEncoder = new TextEncoder();
 /** @param {Uint8Array} bytes */
 const copyOf = (bytes) => bytes.slice();
-
-const textEncoderJSON = new TextEncoder();
 
 /**
  * Assembles prompts with the WebAssembly build of the core. Obtain one with
@@ -49,7 +38,7 @@ const textEncoderJSON = new TextEncoder();
 export class Assembler {
   /**
    * @param {WebAssembly.Module} module
-   * @param {AssemblerOptions} [options]
+   * @param {import("./index.js").AssemblerOptions} [options]
    */
   constructor(module, options = {}) {
     const o = poolOptions(options);
@@ -75,10 +64,47 @@ export class Assembler {
   }
 
   /**
+   * The generic call: `name` is a row of the contract table (consts.js
+   * `CALLS`; wasm/README.md). The request is the map `{params[i]: args[i]}`
+   * for a call with params, else `args[0]` (msgpack bytes as they are, a
+   * string as JSON text for a call that reads JSON). The answer is decoded
+   * by the row's shape: a response object, the comparison, `{response,
+   * view}` for a view; an error answer is thrown as its AssemblyError.
+   *
+   * @param {string} name
+   * @param {...unknown} args
+   * @returns {any}
+   * @throws {AssemblyError}
+   */
+  call(name, ...args) {
+    const row = CALL[name];
+    if (row === undefined || row.answer === "batch" || row.answer === "named") {
+      const names = consts.CALLS.filter((c) => c.answer !== "batch" && c.answer !== "named").map((c) => c.name);
+      throw new TypeError(`the module has no call ${JSON.stringify(name)} to make this way; the calls are ${names.join(", ")}`);
+    }
+    /** @type {Record<string, unknown>} */
+    const request = {};
+    row.params.forEach((p, i) => (request[p] = args[i]));
+    return this.forward(row, row.params.length ? request : args[0], 0, true);
+  }
+
+  /**
+   * @private
+   * {@link Assembler#call} of one request.
+   * @param {import("./consts.js").CallSpec} row
+   * @param {unknown} request
+   * @param {number} [messageBase] where an add_step answer's messages go in the whole prompt
+   * @param {boolean} [asIs] msgpack bytes (and JSON text) go as they are, not encoded as a value
+   */
+  forward(row, request, messageBase = 0, asIs = false) {
+    return this.send(row, request, (r, texts) => this.answer(row, r, texts), messageBase, asIs);
+  }
+
+  /**
    * The wire function: msgpack request bytes in, the core's canonical msgpack
-   * response bytes out (ok or error, exactly as every other host returns them).
-   * A request over 1 GiB gets the core's `too_large` response without being
-   * copied into the module.
+   * response bytes out (ok or error, exactly as every other host returns
+   * them). A request over 1 GiB gets the core's `too_large` response without
+   * being copied into the module.
    *
    * @param {Uint8Array} request
    * @returns {Uint8Array}
@@ -89,15 +115,12 @@ export class Assembler {
     if (!(request instanceof Uint8Array)) {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
     }
-    if (request.length > MAX_REQUEST_BYTES) return tooLargeResponse(request.length);
-    return this.run(request, consts.CALL_ASSEMBLE, copyOf);
+    return this.send(CALL.assemble, request, copyOf, 0, true);
   }
 
   /**
-   * Assembles a request object (docs/SPEC.md §2; see README for how JavaScript values
-   * map to msgpack) and returns the response object
-   * `{v, ok: true, messages, message_chars, prompt_chars, context_overflow,
-   * injected, prefix_digests}`.
+   * Assembles a request object (docs/SPEC.md §2; README, "JavaScript values")
+   * and returns the response object.
    *
    * @param {object} request
    * @returns {import("./index.js").AssembleResponse}
@@ -106,106 +129,39 @@ export class Assembler {
    *   allows (`assembleBytes` still works then)
    */
   assemble(request) {
-    return this.assembleSized(request, undefined);
-  }
-
-  /**
-   * @private
-   * assemble(), and the size of the response bytes in `sized.bytes` (set
-   * before they are decoded, so also when decoding throws).
-   * @param {object} request
-   * @param {{bytes: number} | undefined} sized
-   * @returns {import("./index.js").AssembleResponse}
-   */
-  assembleSized(request, sized) {
-    return this.send(request, consts.CALL_ASSEMBLE, templateOf(request), sized, 0);
-  }
-
-  /**
-   * @private
-   * One request object through an entry point of the module: encoded with the
-   * shared encoder, run, its response decoded (reusing the request's strings).
-   * @param {unknown} request
-   * @param {import("./instance.js").Op} op consts.CALL_ASSEMBLE, CALL_ADD_STEP or CALL_PROMPT_START
-   * @param {unknown} template the request's observation_template (for the strings it renders)
-   * @param {{bytes: number} | undefined} sized receives the size of the response bytes
-   * @param {number} messageBase where the response's messages go in the whole prompt (see {@link Assembler#read})
-   * @returns {any} the ok response
-   */
-  send(request, op, template, sized, messageBase) {
-    const encoder = acquireEncoder();
-    try {
-      let bytes;
-      try {
-        bytes = encoder.encodeShared(request);
-      } catch (e) {
-        if (e instanceof RequestTooLarge) return this.read(tooLargeResponse(e.size));
-        throw e;
-      }
-      const source = encoder.requestStrings(bytes, template);
-      return this.run(bytes, op, (r) => {
-        if (sized) sized.bytes = r.length;
-        return this.read(r, source, messageBase);
-      });
-    } finally {
-      encoder.done();
-    }
+    return this.forward(ASSEMBLE_OBJECT, request);
   }
 
   /**
    * Assembles a request written as JSON text (UTF-8 bytes, or a string), with
-   * the same verdict on JSON text as the command-line tool: a repeated key is
-   * `duplicate_key`, `1.0` or `1e2` where an integer belongs is
-   * `malformed_request`, integers are exact to 64 bits, and a syntax error is
-   * `malformed_request` at path "" with `invalid JSON at byte N: …`.
+   * the command-line tool's verdict on JSON text (docs/SPEC.md §2.3).
    *
    * @param {string | Uint8Array} text
    * @returns {import("./index.js").AssembleResponse}
    * @throws {AssemblyError}
    */
   assembleJSON(text) {
-    let bytes;
-    if (typeof text === "string") {
-      // A lone surrogate goes in as its WTF-8 bytes, so the core says
-      // invalid_utf8 as it does for assemble(); TextEncoder would change it
-      // into U+FFFD.
-      if (text.isWellFormed?.() ?? !/[\uD800-\uDFFF]/.test(text)) {
-        bytes = textEncoderJSON.encode(text);
-      } else {
-        bytes = new Uint8Array(wtf8Length(text));
-        encodeWtf8Into(text, bytes, 0);
-      }
-    } else if (text instanceof Uint8Array) {
-      bytes = text;
-    } else {
+    if (typeof text !== "string" && !(text instanceof Uint8Array)) {
       throw new TypeError("assembleJSON takes the JSON text of one request, as a string or a Uint8Array of UTF-8");
     }
-    if (bytes.length > MAX_MODULE_REQUEST) return this.read(tooLargeResponse(bytes.length));
-    return this.run(bytes, consts.CALL_ASSEMBLE_JSON, (r) => this.read(r));
+    return this.call("assemble_json", text);
   }
 
   /**
-   * Checks an observation template the way assemble() does (it is assembled as
-   * `{observation_template: template}`), so a host can fail before a run
+   * Checks an observation template the way assemble() does (it is assembled
+   * as `{observation_template: template}`), so a host can fail before a run
    * starts.
    *
    * @param {string} template
-   * @throws {AssemblyError} `invalid_template` (`offset` is the code-point
-   *   offset), or `malformed_request` / `invalid_utf8` for a value that is
-   *   not a valid string
+   * @throws {AssemblyError} `invalid_template` (`offset` is the code-point offset)
    */
   validateTemplate(template) {
     this.assemble({ observation_template: template });
   }
 
   /**
-   * Compares two prompts (docs/SPEC.md §7.9): where they first differ
-   * (message, character, segment, an excerpt of each side), which prefix
-   * digests still match, and how many characters of cacheable prefix `b`
-   * keeps. Each side is a request object (assembled first), a recorded
-   * message list (`[{role, content}]`, content a string or text blocks),
-   * either as JSON text (a string), or msgpack bytes (a Uint8Array). The
-   * answer is the core's, field for field as the CLI's and Python's.
+   * Compares two prompts (docs/SPEC.md §7.9): each side a request object, a
+   * recorded message list, either as JSON text (a string) or msgpack bytes.
    *
    * @param {unknown} a
    * @param {unknown} b
@@ -213,19 +169,7 @@ export class Assembler {
    * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`)
    */
   compare(a, b) {
-    // Bytes go as a bin: the core judges them as one side on their own.
-    const sa = encodeRequest(a);
-    const sb = encodeRequest(b);
-    const request = new Uint8Array(5 + sa.length + sb.length);
-    request.set([0x82, 0xa1, 0x61]);
-    request.set(sa, 3);
-    request.set([0xa1, 0x62], 3 + sa.length);
-    request.set(sb, 5 + sa.length);
-    return this.run(request, consts.CALL_COMPARE, (r) => {
-      const answer = JSON.parse(textDecoder.decode(r));
-      if (answer.error) throw toError(answer);
-      return answer;
-    });
+    return this.call("compare", a, b);
   }
 
   /**
@@ -238,125 +182,180 @@ export class Assembler {
    * @throws {AssemblyError}
    */
   prompt(request) {
-    const response = this.send(request, consts.CALL_PROMPT_START, templateOf(request), undefined, 0);
-    return new Prompt(this, request, response);
+    return new Prompt(this, request, this.forward(CALL.prompt_start, request));
   }
 
   /**
    * @private
-   * Response bytes to the response object, or the AssemblyError it carries.
-   * @param {Uint8Array} bytes
-   * @param {import("./strings.js").RequestStrings} [source] the request's strings, reused where they come back unchanged
-   * @param {number} [messageBase] the number of messages before the response's own (an add_step response)
-   */
-  read(bytes, source, messageBase = 0) {
-    let r;
-    try {
-      r = decodeResponse(bytes, { source, maxStringUnits: this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits });
-    } catch (e) {
-      if (e instanceof StringCeiling) throw ceilingError(e, messageBase);
-      throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes: ${describe(e)}` });
-    }
-    if (r !== null && typeof r === "object" && r.ok === true) return r;
-    if (r !== null && typeof r === "object" && r.ok === false && r.error && typeof r.error === "object") throw toError(r);
-    throw new AssemblyError("internal", "", INTERNAL_MESSAGES.notAResponse, { detail: `${bytes.length} bytes that decode to no response` });
-  }
-
-  /**
-   * @private
-   * One call into an instance (one export call, wasm/README.md "ABI");
-   * `read` gets the answer in place, before the next call into the instance.
+   * Encodes `request` for call `row` (with `asIs`, msgpack bytes and, for a
+   * JSON call, a string pass as they are), runs it and reads the answer in place with
+   * `read(answer, texts)` (texts: the request's texts, docs/SPEC.md §7.11).
    * @template T
-   * @param {Uint8Array} request
-   * @param {import("./instance.js").Op} op one of consts.js `CALL_*`
-   * @param {(response: Uint8Array) => T} read
+   * @param {import("./consts.js").CallSpec} row
+   * @param {unknown} request
+   * @param {(answer: Uint8Array, texts: string[] | undefined) => T} read
+   * @param {number} [messageBase] where an add_step answer's messages go in the prompt
+   * @param {boolean} [asIs]
    * @returns {T}
    */
-  run(request, op, read) {
-    let inst;
-    try {
-      inst = this.pool.acquire();
-    } catch (e) {
-      throw failure(e, null, "could not instantiate the module");
+  send(row, request, read, messageBase = 0, asIs = false) {
+    const json = row.arg === "json";
+    if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
+      const bytes = typeof request === "string" ? utf8(request) : request;
+      const limit = json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES;
+      if (bytes.length > limit) return this.hostError(row, read, { error: "too_large", size: bytes.length });
+      return this.run(bytes, row.op, read, undefined, messageBase);
     }
+    const encoder = acquireEncoder();
+    try {
+      let bytes;
+      try {
+        bytes = encoder.encodeShared(request);
+      } catch (e) {
+        if (e instanceof RequestTooLarge) return this.hostError(row, read, { error: "too_large", size: e.size });
+        throw e;
+      }
+      return this.run(bytes, row.op, read, row.answer === "shared" ? encoder.texts() : undefined, messageBase);
+    } finally {
+      encoder.done();
+    }
+  }
+
+  /**
+   * @private
+   * One call into an instance (one export call, wasm/README.md "ABI"); `read`
+   * gets the answer in place, before the next call into the instance. What
+   * goes wrong on the host's side (a trap, bytes that are no answer, a
+   * string the engine cannot make) is answered by the core's error call.
+   * @template T
+   * @param {Uint8Array} request
+   * @param {number} op the call's op number (consts.js `CALL_*`)
+   * @param {(answer: Uint8Array, texts: string[] | undefined) => T} read
+   * @param {string[]} [texts]
+   * @param {number} [messageBase]
+   * @returns {T}
+   */
+  run(request, op, read, texts, messageBase = 0) {
+    const row = consts.CALLS[op];
+    let inst;
     let resp;
     try {
+      inst = this.pool.acquire();
       resp = inst.invoke(request, op);
     } catch (e) {
-      this.pool.discard(inst);
-      throw failure(e, inst.stderr, `a request of ${request.length} bytes`);
+      if (inst) this.pool.discard(inst);
+      const said = inst ? inst.stderr.text.trim() : "";
+      // GAP: the engine's own words for a failed allocation are V8's.
+      const oom = inst?.stderr.outOfMemory || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
+      const what = inst ? `a request of ${request.length} bytes` : "could not instantiate the module";
+      const detail = `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${STDERR_KEEP} bytes):\n${said}` : "");
+      return this.hostError(row, read, { error: oom ? "out_of_memory" : "trapped" }, detail);
     }
+    let args;
     try {
-      return read(resp);
+      return read(resp, texts);
+    } catch (e) {
+      if (e instanceof AssemblyError) throw e;
+      if (!(e instanceof StringCeiling)) {
+        this.pool.discard(inst);
+        inst = undefined;
+        return this.hostError(row, read, { error: "not_a_response" }, `${resp.length} bytes: ${describe(e)}`);
+      }
+      args = { error: "string_ceiling", size: e.bytes, path: e.path, message_base: messageBase };
     } finally {
-      this.pool.release(inst);
+      if (inst) this.pool.release(inst);
+    }
+    return this.hostError(row, read, args);
+  }
+
+  /**
+   * @private
+   * The core's answer to an error only the host saw (docs/SPEC.md §7.10), in
+   * the shape of call `row`, read as its own answers are; an internal error
+   * is thrown whatever `read` does, with `detail` (what the engine and the
+   * module said). When the error call itself fails, the host raises it.
+   * @template T
+   * @param {import("./consts.js").CallSpec} row
+   * @param {(answer: Uint8Array) => T} read
+   * @param {Record<string, unknown>} args
+   * @param {string} [detail]
+   * @returns {T}
+   */
+  hostError(row, read, args, detail) {
+    if (row === CALL.error) {
+      const message =
+        { out_of_memory: consts.MSG_OUT_OF_MEMORY, trapped: consts.MSG_TRAPPED }[String(args.error)] ?? consts.MSG_BAD_RESPONSE;
+      throw new AssemblyError("internal", "", message, { detail });
+    }
+    const request = encodeRequest({ call: row.op, ...args });
+    try {
+      return this.run(request, consts.CALL_ERROR, detail === undefined && args.error === "too_large" ? read : (r) => this.answer(row, r));
+    } catch (e) {
+      if (e instanceof AssemblyError && detail !== undefined) e.detail = detail;
+      throw e;
     }
   }
-}
 
-/**
- * The `internal` error of a module that failed: out of memory when the Go
- * runtime or the engine said so, a trap otherwise; what they said goes into
- * `detail`, never the message.
- *
- * @param {unknown} e
- * @param {import("./instance.js").StderrHead | null} stderr what the module wrote, kept as every host keeps it
- * @param {string} what
- */
-function failure(e, stderr, what) {
-  const said = stderr ? stderr.text.trim() : "";
-  // GAP: the engine's own words for a failed allocation are V8's.
-  const oom = (stderr !== null && stderr.outOfMemory) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
-  return new AssemblyError("internal", "", oom ? INTERNAL_MESSAGES.outOfMemory : INTERNAL_MESSAGES.trapped, {
-    detail: `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${STDERR_KEEP} bytes):\n${said}` : ""),
-  });
-}
+  /**
+   * @private
+   * An answer of call `row` decoded by its shape (CALLS `answer`), or the
+   * AssemblyError it carries.
+   * @param {import("./consts.js").CallSpec} row
+   * @param {Uint8Array} bytes
+   * @param {string[]} [texts] the request's texts (an `assemble_shared` answer)
+   */
+  answer(row, bytes, texts) {
+    if (row.answer === "json") return checked(JSON.parse(textDecoder.decode(bytes)), bytes);
+    if (row.answer !== "view") return this.read(bytes, texts);
+    const n = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
+    const response = bytes.slice(4, 4 + n);
+    const view = JSON.parse(textDecoder.decode(bytes.subarray(4 + n)));
+    if (view !== null) return { response, view };
+    this.read(response); // throws the error the response carries
+    throw new Error("a view answer of an ok response without its view");
+  }
 
-/**
- * The `too_large` error of a response string this engine cannot make.
- *
- * GAP: a host rule, not the core's. The string ceiling is V8's (2^29 − 24
- * UTF-16 units), which the core cannot know; the response is valid and
- * assembleBytes() returns it. The path is built while decoding
- * (src/decode.js) in the core's path syntax (docs/SPEC.md §2.2; a test
- * compares it with the core's paths for the same positions), and a step's
- * messages are numbered in the whole prompt: the response of add_step holds
- * only the step's two, after `messageBase` others.
- *
- * @param {StringCeiling} e
- * @param {number} messageBase
- */
-function ceilingError(e, messageBase) {
-  const path = messageBase ? e.path.replace(/^messages\[(\d+)\]/, (_, k) => `messages[${messageBase + Number(k)}]`) : e.path;
-  return new AssemblyError("too_large", path, consts.msgStringCeiling(e.bytes, path || "the top", MAX_STRING_UNITS));
-}
-
-/**
- * The request's observation_template, read again for the strings it
- * renders (undefined when it cannot be read: the core has judged it then).
- * @param {unknown} request
- */
-function templateOf(request) {
-  try {
-    return request instanceof Map ? request.get("observation_template") : /** @type {any} */ (request)?.observation_template;
-  } catch {
-    return undefined;
+  /**
+   * @private
+   * Response bytes (msgpack) to the response object, or the AssemblyError it carries.
+   * @param {Uint8Array} bytes
+   * @param {string[]} [texts] the request's texts, for an answer that names them
+   */
+  read(bytes, texts) {
+    const max = this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits;
+    return checked(decodeResponse(bytes, { texts, maxStringUnits: max }), bytes);
   }
 }
 
-/** @param {any} response */
-const textDecoder = new TextDecoder();
+/**
+ * A decoded answer, or the AssemblyError its `error` carries.
+ * @param {any} r @param {Uint8Array} bytes
+ */
+function checked(r, bytes) {
+  if (r !== null && typeof r === "object") {
+    const e = r.error;
+    if (e === undefined && r.ok !== false) return r;
+    if (e !== null && typeof e === "object") {
+      const offset = typeof e.offset === "bigint" ? Number(e.offset) : e.offset;
+      throw new AssemblyError(String(e.code), String(e.path ?? ""), String(e.message ?? ""), { offset });
+    }
+  }
+  throw new Error(`${bytes.length} bytes that decode to no answer`);
+}
 
-function toError(response) {
-  const e = response.error;
-  const offset = e.offset;
-  return new AssemblyError(String(e.code), String(e.path ?? ""), String(e.message ?? ""), {
-    offset: typeof offset === "number" ? offset : typeof offset === "bigint" ? Number(offset) : undefined,
-  });
+/**
+ * JSON text as UTF-8; a lone surrogate as its WTF-8 bytes, so the core says
+ * invalid_utf8 as it does for assemble() (TextEncoder would write U+FFFD).
+ * @param {string} s
+ */
+function utf8(s) {
+  if (s.isWellFormed?.() ?? !/[\uD800-\uDFFF]/.test(s)) return textEncoder.encode(s);
+  const bytes = new Uint8Array(wtf8Length(s));
+  encodeWtf8Into(s, bytes, 0);
+  return bytes;
 }
 
 /** @param {unknown} e */
 function describe(e) {
-  if (e instanceof Error) return `${e.name}: ${e.message}`;
-  return String(e);
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }

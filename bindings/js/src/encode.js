@@ -38,7 +38,6 @@ import {
   forgetWriteView,
   holdsReplacement,
   isWellFormed,
-  RequestStrings,
   remember,
   writeUtf8,
   wtf8Length,
@@ -165,6 +164,10 @@ export class RequestEncoder extends Encoder {
     this.strict = false;
     /** What reading a property threw last ({@link RequestEncoder#readProperty}). */
     this.thrown = undefined;
+    /** The request's texts by section, the section of the entry being written and the step's number ({@link RequestEncoder#noteText}). @type {string[][]} */
+    this.textLists = [[], [], [], []];
+    this.section = -1;
+    this.step = -1;
   }
 
   /** A fresh encoder of this class, for a re-entrant call (a getter of the
@@ -216,6 +219,7 @@ export class RequestEncoder extends Encoder {
     this.recordUnits = 0;
     this.nFresh = 0;
     this.unsure = false;
+    this.forgetTexts();
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
       const size = this.counted + this.pos;
@@ -261,6 +265,7 @@ export class RequestEncoder extends Encoder {
   done() {
     this.busy = false;
     this.thrown = undefined;
+    this.forgetTexts();
     this.release();
     if (this.lastBytes !== this.bytes) {
       // No request after this one can use the record: its strings are let go.
@@ -270,14 +275,36 @@ export class RequestEncoder extends Encoder {
   }
 
   /**
-   * The strings of the request this encoder encoded last, with its bytes
-   * (valid until {@link RequestEncoder#done}).
-   *
-   * @param {Uint8Array} bytes what encodeShared returned
-   * @param {unknown} template the request's observation_template
+   * The texts of the request encoded last, numbered as docs/SPEC.md §7.11
+   * numbers them: run blocks, injection contents, goal blocks, then each
+   * step's raw_output and observation (valid until {@link RequestEncoder#done}).
+   * @returns {string[]}
    */
-  requestStrings(bytes, template) {
-    return new RequestStrings(bytes, this.strings, this.nStrings, template);
+  texts() {
+    const [run, injections, goal, steps] = this.textLists;
+    return run.concat(injections, goal, steps);
+  }
+
+  /**
+   * Notes the string `v` of the entry `key` of a map at `depth` when it is
+   * one of the request's texts (see {@link RequestEncoder#texts}).
+   * @param {string} key @param {string} v @param {number} depth
+   */
+  noteText(key, v, depth) {
+    const section = this.section;
+    if (section === STEPS) {
+      if (depth === 3 && (key === "raw_output" || key === "observation"))
+        this.textLists[STEPS][2 * this.step + (key === "observation" ? 1 : 0)] = v;
+    } else if (section === INJECTIONS ? depth === 4 && key === "content" : depth === 5 && key === "text") {
+      this.textLists[section].push(v);
+    }
+  }
+
+  /** Lets go of the texts of the last request. */
+  forgetTexts() {
+    for (const list of this.textLists) list.length = 0;
+    this.section = -1;
+    this.step = -1;
   }
 
   /** Drops a buffer that grew past {@link KEEP_BUFFER_BYTES}, once the bytes
@@ -435,6 +462,7 @@ export class RequestEncoder extends Encoder {
       return;
     }
     const n = keys.length;
+    if (depth === 3 && this.section === STEPS) this.step++;
     if (n >= 16) {
       this.encodeLargeMap(object, keys, depth);
       return;
@@ -494,6 +522,8 @@ export class RequestEncoder extends Encoder {
    * @param {string} key @param {unknown} v @param {unknown} error @param {number} depth
    */
   writeEntry(key, v, error, depth) {
+    if (depth === 1) this.section = SECTIONS[key] ?? -1;
+    else if (typeof v === "string" && this.section >= 0) this.noteText(key, v, depth);
     this.encodeKey(key);
     if (v === UNREADABLE) this.writeUnreadable("Object property", error);
     else this.doEncode(v, depth + 1);
@@ -594,8 +624,13 @@ export class RequestEncoder extends Encoder {
     let size = 0;
     for (const [, v] of entries) if (v !== undefined) size++;
     this.writeContainerHeader(size, 0x80, 0xde);
+    if (depth === 3 && this.section === STEPS) this.step++;
     for (const [k, v] of entries) {
       if (v === undefined) continue;
+      if (typeof k === "string") {
+        this.writeEntry(k, v, undefined, depth);
+        continue;
+      }
       this.doEncode(k, depth + 1);
       this.doEncode(v, depth + 1);
     }
@@ -783,6 +818,11 @@ const MET_MAX_UNITS = 8 * 1024 * 1024;
 /** The bytes of property names met before (a few hundred at most). @type {Map<string, Uint8Array>} */
 const keyBytes = new Map();
 const KEY_CACHE_SIZE = 512;
+
+/** The sections of the request's texts, by the request's key (docs/SPEC.md §7.11). */
+const SECTIONS = { __proto__: null, run_messages: 0, injections: 1, goal_messages: 2, steps: 3 };
+const INJECTIONS = 1;
+const STEPS = 3;
 
 /** Marks, among the values of an object being encoded, one whose reading threw. */
 const UNREADABLE = Object.freeze({});

@@ -152,6 +152,14 @@ export class Assembler {
    * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`).
    */
   compare(a: CompareInput, b: CompareInput): Comparison;
+  /**
+   * The generic call: a call of the module by its name in the contract table (`CALLS`, wasm/README.md).
+   * The request is `{params[i]: args[i]}` for a call with params, else `args[0]` (msgpack bytes and, for a
+   * JSON call, a string go as they are); the answer is decoded by the call's answer shape (a view call:
+   * `{response, view}`).
+   * @throws {AssemblyError} the error the answer carries; TypeError for a name that is no such call.
+   */
+  call(name: string, ...args: unknown[]): any;
 }
 
 /** The module packaged with this binding. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { CALL_ADD_STEP } from "./consts.js";
+import { CALLS, CALL_ADD_STEP, WIRE_VERSION } from "./consts.js";
 
 /** @typedef {{steps: number, messages: number, prompt_chars: number, response_bytes: number, request_bytes: number}} PromptState */
 
@@ -106,16 +106,16 @@ export class Prompt {
    */
   addStep(rawOutput, observation) {
     const request = {
-      v: 1,
+      v: WIRE_VERSION,
       observation_template: this.template,
       max_prompt_chars: this.budget,
       prompt: this.state,
       step: { raw_output: rawOutput, observation },
     };
     const own = this.own;
-    const r = this.assembler.send(request, CALL_ADD_STEP, this.template, undefined, own.messages.length);
-    own.messages.push(r.messages[0], r.messages[1]);
-    own.message_chars.push(r.message_chars[0], r.message_chars[1]);
+    const r = this.assembler.forward(CALLS[CALL_ADD_STEP], request, own.messages.length);
+    own.messages.push(...r.messages);
+    own.message_chars.push(...r.message_chars);
     own.context_overflow = r.context_overflow;
     this.state = r.prompt;
     return this;
@@ -139,7 +139,7 @@ export class Prompt {
    */
   response() {
     return {
-      v: 1,
+      v: WIRE_VERSION,
       ok: true,
       messages: this.messages,
       message_chars: this.message_chars,
@@ -148,14 +148,6 @@ export class Prompt {
       injected: this.injected,
       prefix_digests: this.prefix_digests,
     };
-  }
-
-  /**
-   * @deprecated Use {@link Prompt#response} (the same name on every host).
-   * @returns {import("./index.js").AssembleResponse}
-   */
-  toResponse() {
-    return this.response();
   }
 
   toJSON() {

@@ -220,7 +220,7 @@ test("prompt: incremental steps equal one assemble, counted by hand", () => {
   assert.deepEqual(JSON.parse(JSON.stringify(p)), JSON.parse(JSON.stringify(full)));
 });
 
-test("prompt vocabulary (shared by every host): response(), toResponse() its deprecated alias, addStep returns the prompt, stepCount", () => {
+test("prompt vocabulary (shared by every host): response(), addStep returns the prompt, stepCount; toResponse() is gone (deprecated at 0.2.0)", () => {
   const req = { observation_template: T, steps: [{ raw_output: "a", observation: "b" }] };
   const p = asm.prompt(req);
   assert.equal(typeof p.response, "function");
@@ -229,8 +229,8 @@ test("prompt vocabulary (shared by every host): response(), toResponse() its dep
   assert.equal(p.stepCount, 2);
   const whole = asm.assemble({ ...req, steps: [...req.steps, { raw_output: "c", observation: "d" }] });
   assert.deepEqual(p.response(), whole);
-  assert.deepEqual(p.toResponse(), p.response());
-  assert.notEqual(p.toResponse().messages, p.response().messages, "fresh arrays each time");
+  assert.equal(p.toResponse, undefined);
+  assert.notEqual(p.response().messages, p.response().messages, "fresh arrays each time");
   assert.deepEqual(p.toJSON(), whole);
 });
 

@@ -13,6 +13,7 @@ import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
 import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "../src/decode.js";
 import { RequestEncoder, RequestTooLarge, encodeRequest } from "../src/encode.js";
+import { CALL_ASSEMBLE, CALL_ERROR } from "../src/consts.js";
 
 const asm = await assembler();
 const heavy = !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (make test.limits): over 2 GB of memory";
@@ -49,27 +50,27 @@ test("a response string over the engine's ceiling: too_large at its path, and as
   assert.equal(a.instancesCreated, 1);
 });
 
-test("decodeResponse names the path of a string over the ceiling", () => {
+test("decodeResponse gives the position of a string over the ceiling as keys and indexes, for the core to spell", () => {
   const long = W.str("y".repeat(100));
   const cases = [
-    [W.map(["messages", W.arr(W.map(["content", W.arr(W.map(["text", long]))]))]), "messages[0].content[0].text"],
-    [W.map(["error", W.map(["message", long])]), "error.message"],
-    [W.map(["odd key", long]), '["odd key"]'],
-    [long, ""],
-    [W.arr(W.str("a"), W.arr(long)), "[1][0]"],
-    // The core's message and block shapes (decoded as object literals).
+    [W.map(["messages", W.arr(W.map(["content", W.arr(W.map(["text", long]))]))]), ["messages", 0, "content", 0, "text"]],
+    [W.map(["error", W.map(["message", long])]), ["error", "message"]],
+    [W.map(["odd key", long]), ["odd key"]],
+    [long, []],
+    [W.arr(W.str("a"), W.arr(long)), [1, 0]],
     [
       W.map(["messages", W.arr(W.map(["role", W.str("user")], ["content", W.arr(W.map(["type", W.str("text")], ["text", long]))]))]),
-      "messages[0].content[0].text",
+      ["messages", 0, "content", 0, "text"],
     ],
-    [W.map(["messages", W.arr(W.map(["role", long], ["content", W.arr()]))]), "messages[0].role"],
-    [W.arr(W.map(["type", long], ["text", W.str("t")])), "[0].type"],
-    [W.arr(W.map(["role", W.str("user")], ["contents", long])), "[0].contents"],
+    [W.map(["messages", W.arr(W.map(["role", long], ["content", W.arr()]))]), ["messages", 0, "role"]],
+    [W.arr(W.map(["type", long], ["text", W.str("t")])), [0, "type"]],
+    [W.arr(W.map(["role", W.str("user")], ["contents", long])), [0, "contents"]],
   ];
   for (const [bytes, path] of cases) {
     const e = errorOf(() => decodeResponse(bytes, { maxStringUnits: 50 }));
     assert.ok(e instanceof StringCeiling, String(e));
-    assert.equal(e.path, path);
+    assert.deepEqual(e.path, path);
+    assert.equal(e.bytes, 100);
     assert.deepEqual(decodeResponse(bytes, { maxStringUnits: 100 }), decode(bytes));
   }
   assert.equal(MAX_STRING_UNITS, 2 ** 29 - 24);
@@ -135,7 +136,11 @@ test("the ceiling's paths are spelled as the core spells the same positions (doc
     assert.ok(e instanceof AssemblyError && e.code === "invalid_utf8", String(e));
     const ceiling = errorOf(() => decodeResponse(encodeRequest(req("y".repeat(100))), { maxStringUnits: 50 }));
     assert.ok(ceiling instanceof StringCeiling, String(ceiling));
-    assert.equal(ceiling.path, e.path);
+    // The core's error call spells the position the decoder found.
+    const args = { call: CALL_ASSEMBLE, error: "string_ceiling", size: ceiling.bytes, path: ceiling.path };
+    const spelled = errorOf(() => asm.run(encodeRequest(args), CALL_ERROR, (r) => asm.read(r)));
+    assert.equal(spelled.code, "too_large");
+    assert.equal(spelled.path, e.path);
     paths.push(e.path);
   }
   assert.equal(new Set(paths).size, requests.length, `five positions: ${paths}`);
