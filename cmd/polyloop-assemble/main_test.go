@@ -276,18 +276,20 @@ sys.stdout.buffer.write("".join(out).encode())
 // stay layout.
 func TestTextViewShowsControlCharacters(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
-		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`}, // a carriage return hiding a command
-		{`\u001b[2J\u001b[Hclean`, `^[[2J^[[Hclean`},                 // clear screen
-		{`\u001b]0;title\u0007`, `^[]0;title^G`},                     // window title
-		{`\u001b]52;c;cm0gLXJmIH4=\u0007`, `^[]52;c;cm0gLXJmIH4=^G`}, // OSC 52 clipboard write
-		{`\u009b31mred\u0085`, `<U+009B>31mred<U+0085>`},             // C1 CSI and NEL
-		{`nul\u0000del\u007f bs\b ff\f`, `nul^@del^? bs^H ff^L`},     // other C0 and DEL
-		{`tab\there`, "tab\there"},                                   // tab stays
-		{`é ✓ 😀 ‐`, "é ✓ 😀 ‐"},                                       // printable text untouched
-		{`RLO[\u202e]abc`, `RLO[<U+202E>]abc`},                       // a bidi override reversing what follows
+		{`rm -rf ~/x\rNothing to see`, `rm -rf ~/x^MNothing to see`},                     // a carriage return hiding a command
+		{`\u001b[2J\u001b[Hclean`, `^[[2J^[[Hclean`},                                     // clear screen
+		{`\u001b]0;title\u0007`, `^[]0;title^G`},                                         // window title
+		{`\u001b]52;c;cm0gLXJmIH4=\u0007`, `^[]52;c;cm0gLXJmIH4=^G`},                     // OSC 52 clipboard write
+		{`\u009b31mred\u0085`, `<U+009B>31mred<U+0085>`},                                 // C1 CSI and NEL
+		{`nul\u0000del\u007f bs\b ff\f`, `nul^@del^? bs^H ff^L`},                         // other C0 and DEL
+		{`tab\there`, "tab^Ihere"},                                                       // a tab, as cat -A shows it
+		{`ok\udb40\udc48\udb40\udc69\udb40\udc21.`, `ok<hidden text: "Hi!">.`},           // tag characters spell hidden ASCII
+		{`\udb40\udc01x\udb40\udc7f\ufe0f\u17b4`, `<U+E0001>x<U+E007F><U+FE0F><U+17B4>`}, // a language tag, cancel tag, variation selector
+		{`é ✓ 😀 ‐`, "é ✓ 😀 ‐"},                                                           // printable text untouched
+		{`RLO[\u202e]abc`, `RLO[<U+202E>]abc`},                                           // a bidi override reversing what follows
 		{`\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069`, `<U+202A><U+202B><U+202C><U+202D><U+2066><U+2067><U+2068><U+2069>`},
-		{`z\u200bw\u200cj\u200dw\u2060`, `z<U+200B>w<U+200C>j<U+200D>w<U+2060>`}, // zero-width characters
-		{`\ufeffbom`, `<U+FEFF>bom`}, // a byte-order mark
+		{`z\u200bw\u200cj\u200dw\u2060`, `z<U+200B>w<U+200C>j<U+200D>w<U+2060>`},                 // zero-width characters
+		{`\ufeffbom`, `<U+FEFF>bom`},                                                             // a byte-order mark
 		{`a\u00a0b\u2000c\u200ad\u3000e\u2028`, `a<U+00A0>b<U+2000>c<U+200A>d<U+3000>e<U+2028>`}, // spaces that look like a space
 	} {
 		req := `{"observation_template": "{observation}", "steps": [{"raw_output": "` + tc.raw + `", "observation": "a\nb"}]}`

@@ -119,13 +119,15 @@ func writeBudget(w *bufio.Writer, resp *core.Response, budget *int64) {
 // drive the terminal that shows it (clear the screen, set the window title,
 // write the clipboard with OSC 52, or hide a line behind a carriage return)
 // nor hide or reorder text from its reader (bidi controls, zero-width
-// characters, a byte-order mark, spaces that look like a space). A C0
-// character is shown as cat -v and less show it, ^ and a letter (ESC ^[,
-// CR ^M, NUL ^@), DEL as ^?, every other character of abi.InvisibleRanges
-// (the set the JavaScript preview marks too, docs/SPEC.md §7.8) as <U+202E>.
-// Newline and tab are layout and stay; the caller splits lines at newlines.
-// Like cat -v, the view is for reading: a literal "^[" in the text looks the
-// same as an escaped ESC (--out json is exact).
+// characters, a byte-order mark, spaces that look like a space, tag
+// characters that spell instructions no one sees). A C0 character is shown
+// as cat -A shows it, ^ and a letter (ESC ^[, CR ^M, tab ^I, NUL ^@), DEL as
+// ^?, a run of tag characters spelling ASCII as <hidden text: "…">, every
+// other character of abi.InvisibleRanges (the set the JavaScript preview
+// marks too, docs/SPEC.md §7.8) as <U+202E>. Newline is layout and stays;
+// the caller splits lines at newlines. Like cat -A, the view is for
+// reading: a literal "^[" in the text looks the same as an escaped ESC
+// (--out json is exact).
 func visible(s string) string {
 	clean := true
 	for _, c := range s {
@@ -138,7 +140,16 @@ func visible(s string) string {
 		return s
 	}
 	var b strings.Builder
+	var tags []byte
 	for _, c := range s {
+		if t, ok := abi.TagText(c); ok {
+			tags = append(tags, t)
+			continue
+		}
+		if tags != nil {
+			fmt.Fprintf(&b, "<hidden text: %s>", strconv.Quote(string(tags)))
+			tags = nil
+		}
 		switch {
 		case !isControl(c):
 			b.WriteRune(c)
@@ -150,6 +161,9 @@ func visible(s string) string {
 		default:
 			fmt.Fprintf(&b, "<U+%04X>", c)
 		}
+	}
+	if tags != nil {
+		fmt.Fprintf(&b, "<hidden text: %s>", strconv.Quote(string(tags)))
 	}
 	return b.String()
 }

@@ -243,7 +243,7 @@ const invisibleDoc = "The code points a view of a prompt marks (abi.InvisibleRan
 // JavaScript preview.
 func jsInvisible(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const INVISIBLE_RANGES = Object.freeze([\n", invisibleDoc)
-	for _, r := range abi.InvisibleRanges {
+	for _, r := range invisibleRanges() {
 		fmt.Fprintf(b, "  Object.freeze([0x%04x, 0x%04x]),\n", r[0], r[1])
 	}
 	b.WriteString("]);\n")

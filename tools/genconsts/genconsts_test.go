@@ -93,6 +93,9 @@ func TestSpecCitationsSayWhere(t *testing.T) {
 	}
 	cite := regexp.MustCompile(`docs/SPEC\.md §[0-9.]+, in the source repository`)
 	for path, b := range out {
+		if strings.HasSuffix(path, ".go") {
+			continue // the core's own source, beside docs/
+		}
 		all, said := strings.Count(string(b), "docs/SPEC.md"), len(cite.FindAll(b, -1))
 		if all == 0 || said != all {
 			t.Errorf("%s: %d of its %d citations of docs/SPEC.md say it is in the source repository", path, said, all)

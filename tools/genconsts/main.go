@@ -143,7 +143,7 @@ func files() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	out := map[string][]byte{pyPath: python(), jsPath: javascript(), tsPath: typescript()}
+	out := map[string][]byte{pyPath: python(), jsPath: javascript(), tsPath: typescript(), invisiblePath: goInvisible()}
 	return out, addTypes(out)
 }
 
