@@ -10,9 +10,9 @@ wire function), :func:`assemble_json`, :func:`validate_template`,
 Everything is thread-safe (a :class:`Prompt` belongs to one loop).
 """
 
+from ._errors import AssemblyError
 from ._assembler import (
     Assembler,
-    AssemblyError,
     Prompt,
     assemble,
     assemble_bytes,

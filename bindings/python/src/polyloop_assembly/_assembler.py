@@ -1,12 +1,7 @@
-"""The API (the README's "API"): :class:`Assembler`, whose one generic call every
-facade forwards to by its row of ``CALLS``; the incremental :class:`Prompt`;
-:func:`compare`; and the module-level functions on the process-wide assembler.
-
-Every error answer, those only this host sees included (a request it will not
-copy in, a value too long for msgpack, a failed instance, an answer that is
-not one), is made by the core: the module's ``error`` call (the project's
-docs/SPEC.md §7.10, in the source repository).
-"""
+"""The API (the README's "API"): :class:`Assembler`, whose generic call every facade forwards to by its
+row of ``CALLS``; :class:`Prompt`; :func:`compare`; the module-level functions. Every error answer, those
+only this host sees included, is made by the core's ``error`` call (the project's docs/SPEC.md §7.10, in
+the source repository)."""
 
 from __future__ import annotations
 
@@ -18,37 +13,12 @@ import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _codec, _fork, _runtime
-from ._consts import (
-    CALL_ADD_STEP,
-    CALL_ASSEMBLE,
-    CALL_ASSEMBLE_JSON,
-    CALL_ERROR,
-    CALL_PROMPT_START,
-    CALLS,
-    DEFAULT_MEMORY_LIMIT_BYTES,
-    DEFAULT_RECYCLE_ABOVE_BYTES,
-    MAX_MODULE_BUFFER_BYTES,
-    MAX_REQUEST_BYTES,
-    MSG_UNREADABLE_VALUE_FORMAT,
-    WIRE_VERSION,
-    HostError,
-)
+from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ERROR, CALL_PROMPT_START, CALLS, HostError
+from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
+from ._consts import MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
-
-__all__ = [
-    "Assembler",
-    "AssemblyError",
-    "Prompt",
-    "assemble",
-    "assemble_bytes",
-    "assemble_json",
-    "assemble_json_bytes",
-    "compare",
-    "default_assembler",
-    "validate_template",
-]
 
 BytesLike = Union[bytes, bytearray, memoryview]
 JSONText = Union[str, bytes, bytearray, memoryview]
@@ -110,13 +80,9 @@ _by_token: "weakref.WeakValueDictionary[Tuple[int, int], Assembler]" = weakref.W
 
 
 class Assembler:
-    """Runs the core (the WebAssembly module under wasmtime) on a pool of instances.
-
-    Thread-safe: at most ``max_instances`` instances at once, one call each;
-    further callers wait. All assemblers of a process share one engine and
-    one compiled module, cached on disk (:func:`polyloop_assembly.warm`). An
-    assembler pickles by reference: in another process it is re-created with
-    the same settings, once; in its own process it is the same object.
+    """Runs the core (the WebAssembly module under wasmtime) on a pool of instances, thread-safe: at most
+    ``max_instances`` at once, one call each. It pickles by reference: in another process it is re-created
+    with the same settings, once; in its own process it is the same object.
 
     Args:
         max_instances: most instances alive at once; default: the number of CPUs.
@@ -152,19 +118,10 @@ class Assembler:
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Assembler":
         return self
 
-    # the generic call: every facade forwards to it ------------------------
-
     def call(self, name: str, *args: Any) -> Any:
-        """Run the module's call ``name`` (a row of ``CALLS``, generated from the core's table) and return its answer decoded.
-
-        The request is the map of the row's ``params`` to ``args``; for a call
-        of one value, ``args[0]``: bytes-like as msgpack, a str as JSON text for
-        a call of JSON text, anything else encoded by the codec.
-
-        Raises:
-            AssemblyError: the error the answer carries (for a value that could
-                not be read, its exception is the ``__cause__``).
-        """
+        """The answer, decoded, of the module's call ``name`` (a row of ``CALLS``, from the core's table) on the
+        map of the row's ``params`` to ``args``, or on ``args[0]`` (bytes-like: msgpack; a str for a call of
+        JSON text: the text; else encoded). Raises the :class:`AssemblyError` it carries."""
         spec = _BY_NAME[name]
         caught: List[BaseException] = []
         if spec.params:
@@ -206,8 +163,7 @@ class Assembler:
         raise error
 
     def _error(self, op: int, error: HostError, detail: str) -> AssemblyError:
-        """The core's error, in call ``op``'s shape, for a failed instance or an answer that is not one
-        (asked of a working instance: a failed one is discarded), with the engine's ``detail``."""
+        """The core's error, in call ``op``'s shape, for a failed instance or an answer that is not one."""
         request = _host_error(op, error)[1]
         try:
             answer = self._pool.call(request, CALL_ERROR)
@@ -222,9 +178,7 @@ class Assembler:
         return e
 
     def _call_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
-        """The answers of prepared calls of call ``op``, in order (each the bytes it answers alone, or
-        its ``internal`` error), through the module's ``batch`` call, up to ``_BATCH_BYTES`` a crossing,
-        so that threads meet the GIL once per batch (the module's wasm/README.md, "Batches")."""
+        """The answers (or ``internal`` errors) of prepared calls of call ``op``, ``_BATCH_BYTES`` a crossing."""
         out: List[Union[bytes, AssemblyError]] = []
         i = 0
         while i < len(items):
@@ -251,44 +205,23 @@ class Assembler:
         except AssemblyError as e:
             return e
 
-    # the facades ---------------------------------------------------------
-
     def assemble(self, request: AssembleRequest) -> AssembleResponse:
-        """Assemble a request and return the response (``v``, ``ok``, ``messages``, ``message_chars``,
-        ``prompt_chars``, ``context_overflow``, ``injected``, ``prefix_digests``).
-
-        Any mapping is accepted at run time; it is encoded as it is and judged
-        by the core alone, so a bad Python value gets the code and path of the
-        same mistake on the wire (a value whose reading raised:
-        ``malformed_request`` at its path, the exception as ``__cause__``).
-
-        Raises:
-            AssemblyError: the request is invalid, or the instance failed (``internal``).
-        """
+        """Assemble a request and return the response. Any mapping is encoded as it is and judged by the
+        core alone: a bad value gets the code and path of the same mistake on the wire (one whose reading
+        raised: ``malformed_request``, the exception as ``__cause__``). Raises :class:`AssemblyError`."""
         caught: List[BaseException] = []
         answer = self._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, caught))
         return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught))
 
     def assemble_bytes(self, request: BytesLike) -> bytes:
-        """The wire function: msgpack request bytes in, the canonical msgpack response out; an
-        assembly error is returned as an error response (over 1 GiB: ``too_large``, not copied in).
-
-        Raises:
-            TypeError: ``request`` is not bytes-like (JSON text goes to :meth:`assemble_json`).
-            AssemblyError: ``internal``, the instance failed (the next call gets a fresh one).
-        """
+        """The wire function: msgpack request bytes in, the canonical response out, errors as error
+        responses (over 1 GiB: ``too_large``, not copied in); raises only ``internal``, and TypeError."""
         return self._run(CALL_ASSEMBLE, _prepare_bytes(request))
 
     def assemble_json_bytes(self, text: JSONText) -> bytes:
-        """:meth:`assemble_bytes` for a request written as JSON text (str, or UTF-8 bytes-like),
-        read inside the module by the command-line tool's JSON reader: a repeated key is
-        ``duplicate_key``, ``1.0`` for an int ``malformed_request``, a syntax error
-        ``malformed_request`` at ``""`` (``invalid JSON at byte N``).
-
-        Raises:
-            TypeError: ``text`` is neither str nor bytes-like.
-            AssemblyError: ``internal``, the instance failed.
-        """
+        """:meth:`assemble_bytes` for a request written as JSON text (str or UTF-8 bytes), read in the module
+        by the command-line tool's JSON reader (a repeated key: ``duplicate_key``; ``1.0`` for an int or a
+        syntax error: ``malformed_request``)."""
         return self._run(CALL_ASSEMBLE_JSON, _prepare_json(text))
 
     def assemble_json(self, text: JSONText) -> AssembleResponse:
@@ -329,20 +262,10 @@ def default_assembler() -> Assembler:
 
 
 class Prompt:
-    """The incremental form for agent loops (the project's docs/SPEC.md §7.3.1, in the source repository).
-
-    ``Prompt(request)`` assembles ``request`` once; ``add_step(raw_output,
-    observation)`` then appends a step at a cost independent of the history:
-    the module's ``add_step`` is sent the template, the budget, the prompt's
-    state and the step, and judges it as ``steps[k]`` of the whole request.
-    After k steps every property equals that of one :func:`assemble` of the
-    request with those steps appended.
-
-    A Prompt belongs to one loop (not to several threads at once); to branch,
-    :meth:`copy` it. It pickles (its assembler by reference).
-
-    Raises:
-        AssemblyError: from the constructor if ``request`` is invalid.
+    """The incremental form for agent loops (the project's docs/SPEC.md §7.3.1, in the source repository):
+    ``add_step`` costs the same whatever the history (the core is sent the template, the budget, the state
+    and the step), and every property equals that of one :func:`assemble` of the request with the steps
+    added. A Prompt belongs to one loop; to branch, :meth:`copy` it. It pickles (its assembler by reference).
     """
 
     def __init__(self, request: AssembleRequest, *, assembler: Optional[Assembler] = None) -> None:
@@ -361,13 +284,8 @@ class Prompt:
         self._state: Dict[str, int] = response["prompt"]
 
     def add_step(self, raw_output: str, observation: str) -> "Prompt":
-        """Append one completed step: the assistant message ``raw_output``, then the user message
-        ``observation`` rendered through the request's template. Returns this prompt.
-
-        Raises:
-            AssemblyError: a bad value, at the step's real path (``steps[7].observation``), or
-                ``too_large`` exactly when one :func:`assemble` of it all would be; the Prompt is then unchanged.
-        """
+        """Append a step (the assistant's ``raw_output``, the ``observation`` through the template); return
+        this prompt. :class:`AssemblyError` at the step's real path leaves the Prompt unchanged."""
         caught: List[BaseException] = []
         request = {**self._head, "prompt": self._state, "step": {"raw_output": raw_output, "observation": observation}}
         asm = self._assembler
@@ -376,8 +294,7 @@ class Prompt:
             messages, chars, overflow, state = (response[k] for k in ("messages", "message_chars", "context_overflow", "prompt"))
         except KeyError:
             raise asm._error(CALL_ADD_STEP, "not_a_response", "add_step answered %.200r" % (response,)) from None
-        # Committed by in-place operators and stores alone (no call): an exception a signal
-        # handler raises (Ctrl-C) lands before or after the commit, never inside it.
+        # Committed by in-place operators and stores alone: Ctrl-C lands before or after, never inside.
         self._messages += messages
         self._message_chars += chars
         self._state = state
@@ -385,7 +302,7 @@ class Prompt:
         return self
 
     def copy(self) -> "Prompt":
-        """An independent copy to branch from, on the same assembler (O(messages): the messages are shared, never changed)."""
+        """An independent copy to branch from, on the same assembler (O(messages))."""
         other = Prompt.__new__(Prompt)
         other.__dict__.update(self.__dict__, _messages=list(self._messages), _message_chars=list(self._message_chars))
         return other
@@ -399,7 +316,7 @@ class Prompt:
 
     @property
     def messages(self) -> List[Message]:
-        """The assembled messages: a copy the caller may edit (new dicts and lists, the same strings)."""
+        """The assembled messages: a copy the caller may edit."""
         return [cast(Message, {**m, "content": [dict(b) for b in m["content"]]}) for m in self._messages]
 
     @property
@@ -414,7 +331,7 @@ class Prompt:
 
     @property
     def context_overflow(self) -> bool:
-        """True iff the request gave ``max_prompt_chars`` and :attr:`prompt_chars` exceeds it (the core's verdict)."""
+        """True iff :attr:`prompt_chars` exceeds the request's ``max_prompt_chars``."""
         return self._overflow
 
     @property
@@ -456,10 +373,8 @@ class Prompt:
 
 
 def compare(a: Any, b: Any, *, assembler: Optional[Assembler] = None) -> Comparison:
-    """Compare two prompts, each a request, a recorded message list (``[{"role", "content"}]``) or either as
-    JSON text (str) or msgpack (bytes): the first difference, the prefix digests that still match and the
-    cacheable prefix ``b`` keeps (the project's docs/SPEC.md §7.9, in the source repository). Raises
-    :class:`AssemblyError` for an invalid side, its path prefixed ``a`` or ``b`` (``"b.steps[0].raw_output"``)."""
+    """Compare two prompts, each a request, a recorded message list or either as JSON text or msgpack
+    (the project's docs/SPEC.md §7.9, in the source repository); an invalid side's path starts ``a`` or ``b``."""
     return cast(Comparison, (assembler or default_assembler()).call("compare", a, b))
 
 

@@ -1,20 +1,12 @@
-"""Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`
-and :func:`assemble_bytes_many`.
+"""Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`, :func:`assemble_bytes_many`.
 
-A chunk of up to 32 requests (at most 1 MiB of them) costs one call into the
-module, its ``batch`` call, and the GIL is released around that call alone
-(wasmtime's C API through ``ctypes.CDLL``; the copies in and out and the
-memory queries keep it: ``_capi`` says why), so the worker threads run the
-module on their instances at the same time and meet the GIL once per chunk,
-not once per request: threads add cores to the module's share of the work. What holds the GIL does not spread:
-the binding's own few microseconds per request, and, for :func:`assemble_many`
-and :func:`assemble_json_many`, encoding the request and decoding the
-response into dicts, which for a typical request takes longer than the
-module itself; :func:`assemble_bytes_many` (bytes in, bytes out) gains the
-most. For every core whatever the work, use processes
-(``datasets.map(num_proc=N)``, Ray, ``multiprocessing``). Input is read
-lazily, at most ``window`` requests ahead of the response being yielded, so
-an unbounded stream runs in bounded memory."""
+A chunk of up to 64 requests (at most 1 MiB of them) costs one crossing, the
+module's ``batch`` call, around which alone the GIL is released (``_capi``
+says why), so worker threads meet the GIL once per chunk: threads add cores
+to the module's share of the work, not to encoding and decoding dicts (for
+every core, use processes). Input is read lazily, at most ``window`` requests
+ahead of the result being yielded: an unbounded stream runs in bounded memory.
+"""
 
 from __future__ import annotations
 
@@ -24,27 +16,12 @@ import functools
 import itertools
 import os
 import queue
-from typing import (
-    Any,
-    Callable,
-    Deque,
-    Iterable,
-    Iterator,
-    List,
-    Literal,
-    Optional,
-    Protocol,
-    Tuple,
-    TypeVar,
-    Union,
-    cast,
-    overload,
-)
+from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple
+from typing import TypeVar, Union, cast, overload
 
 from . import _fork
 from ._assembler import (
     _BATCH_BYTES,
-    AssemblyError,
     Assembler,
     BytesLike,
     JSONText,
@@ -54,12 +31,10 @@ from ._assembler import (
     default_assembler,
 )
 from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
+from ._errors import AssemblyError
 from ._types import AssembleRequest, AssembleResponse
 
-__all__ = ["assemble_bytes_many", "assemble_json_many", "assemble_many"]
-
 T = TypeVar("T")
-R = TypeVar("R")
 In = TypeVar("In", contravariant=True)
 Out = TypeVar("Out", covariant=True)
 
@@ -68,11 +43,6 @@ Out = TypeVar("Out", covariant=True)
 ErrorMode = Literal["return", "raise"]
 
 _CHUNK = 64  # requests per task at most: a task's own cost (~10 µs) and hand-offs stay small beside its calls
-
-
-def _default_workers(assembler: Assembler) -> int:
-    cap = getattr(assembler.pool, "max_instances", None) or os.cpu_count() or 1
-    return max(1, min(os.cpu_count() or 1, cap))
 
 
 class _Raised:
@@ -87,19 +57,20 @@ class _Raised:
 #: What stands in a result's place for an error kept there.
 _KEPT = (AssemblyError, _Raised)
 
-
 #: A call prepared for a batch: ``(op, request bytes, extra)``; the worker's
 #: result is the module's answer, or ``(answer, extra)`` when extra is not None.
 Prepared = Tuple[int, bytes, Any]
 
+#: A call in two halves: the op whose answers it takes; what prepares a request
+#: as it is read (in the reading thread, so a caller that yields one dict again,
+#: edited, gets each state it yielded); and what the consumer runs on the answer
+#: just before yielding it (decoding: dicts made in one thread and dropped in
+#: another, queued meanwhile, cost several times their making), or None.
+Halves = Tuple[int, Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
+
 
 def _caught(f: Callable[[Any], Any], x: Any) -> Any:
-    """``f(x)``, or its exception kept in the item's place (:class:`AssemblyError`,
-    or :class:`_Raised`, e.g. TypeError for a non-bytes item). Used for both
-    halves of a call: a request is prepared (encoded, or copied) as it is read,
-    in the reading thread, before the next one is read, so a caller that
-    yields one dict (or bytearray) again, edited, gets each state it yielded;
-    a result is finished (decoded) by the consumer just before it is yielded."""
+    """``f(x)``, or its exception kept in the item's place (:class:`AssemblyError` or :class:`_Raised`)."""
     try:
         return f(x)
     except AssemblyError as e:
@@ -109,8 +80,7 @@ def _caught(f: Callable[[Any], Any], x: Any) -> Any:
 
 
 def _run_batch(asm: Assembler, op: int, chunk: List[Any]) -> List[Any]:
-    """The results of a chunk of prepared calls of call ``op`` (:func:`_caught`), made in one
-    crossing of the module's ``batch`` call; a kept exception stays in its place."""
+    """The results of a chunk of prepared calls of call ``op``, in one crossing; a kept exception stays in its place."""
     out: List[Any] = [None] * len(chunk)
     calls: List[Tuple[int, Any]] = []
     items: List[Tuple[int, bytes]] = []
@@ -125,19 +95,8 @@ def _run_batch(asm: Assembler, op: int, chunk: List[Any]) -> List[Any]:
     return out
 
 
-#: A call in two halves: what prepares the request as it is read (encoding:
-#: :func:`_caught`; the module call then runs on the workers, batched, bytes
-#: out), and what the consumer runs on that just before yielding (decoding into
-#: dicts), or None. Objects built in one thread and dropped in another, and kept
-#: alive while queued, cost several times their making (the cyclic GC promotes
-#: the queued ones, caches miss): built by the consumer, they live only until
-#: yielded.
-Halves = Tuple[int, Callable[[Any], Prepared], Optional[Callable[[Any], Any]]]
-
-
 def _emit(result: Any, errors: ErrorMode) -> Any:
-    """A kept error at its place: raised (an exception other than
-    AssemblyError always, an AssemblyError with ``errors="raise"``), or returned."""
+    """A kept error at its place: raised (any but an AssemblyError always; that with ``errors="raise"``), or returned."""
     if isinstance(result, _Raised):
         raise result.exc
     if errors == "raise" and isinstance(result, AssemblyError):
@@ -156,7 +115,8 @@ def _ordered(
 ) -> Iterator[Any]:
     if errors not in ("return", "raise"):
         raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
-    n = _default_workers(assembler) if workers is None else workers
+    cap = getattr(assembler.pool, "max_instances", None) or os.cpu_count() or 1
+    n = max(1, min(os.cpu_count() or 1, cap)) if workers is None else workers
     if n < 1:
         raise ValueError("workers must be at least 1, got %d" % n)
     if window is not None and window < 1:
@@ -179,11 +139,9 @@ def _generate(
     run = functools.partial(_run_batch, asm, op)
     reader = _Reader((_caught(prepare, item) for item in it), chunk)
     done = 0
-    # One worker: the chunks run here, in the consuming thread. The results'
-    # iterator is not bound to a local: a traceback of an exception raised
-    # here keeps the frame's locals alive, and the threads' generator must
-    # finish (shut its threads down) when this one does, not at a later
-    # collection.
+    # One worker: the chunks run in this thread. The results' iterator is not
+    # bound to a local: a traceback would keep it alive, and the threads must
+    # shut down when this generator finishes, not at a later collection.
     for result in _serial(run, reader) if n == 1 else _threaded(run, reader, n, ahead):
         if finish is not None and not isinstance(result, _KEPT):
             result = _caught(finish, result)
@@ -196,8 +154,7 @@ def _generate(
 
 
 def _serial(run: Callable[[List[Any]], List[Any]], reader: "_Reader") -> Iterator[Any]:
-    """The results of ``run`` over the reader's chunks, in this thread; an
-    exception raised by the input after the results of every item read before it."""
+    """The results over the reader's chunks in this thread; the input's exception after those read before it."""
     while True:
         batch, failed = reader.read()
         yield from run(batch)
@@ -208,12 +165,9 @@ def _serial(run: Callable[[List[Any]], List[Any]], reader: "_Reader") -> Iterato
 
 
 class _Reader:
-    """Reads prepared items (:func:`_caught`) in chunks of up to ``chunk``,
-    fewer where the next request would take the chunk's requests past
-    ``_BATCH_BYTES`` (what one crossing of the batch call carries): that one
-    starts the next chunk. So a chunk is one crossing, and what is in flight
-    is bounded in bytes as well as in requests. ``more`` turns False when the
-    input ends or raises."""
+    """Reads prepared items in chunks of up to ``chunk``, fewer where the next would take the chunk
+    past ``_BATCH_BYTES`` (one crossing): in flight is bounded in bytes as in requests. ``more``
+    turns False when the input ends or raises."""
 
     __slots__ = ("_it", "_chunk", "_carry", "more")
 
@@ -224,8 +178,7 @@ class _Reader:
         self.more = True
 
     def read(self) -> Tuple[List[Any], Optional[BaseException]]:
-        """The next chunk, and the exception reading the input raised (the
-        items read before it are in the chunk: their results are owed)."""
+        """The next chunk, and the exception reading the input raised (the chunk's results are owed first)."""
         batch, self._carry = self._carry, []
         size = sum(8 + len(p[1]) for p in batch if p.__class__ is tuple)
         try:
@@ -246,17 +199,13 @@ class _Reader:
 
 
 def _threaded(run: Callable[[List[Any]], List[Any]], reader: _Reader, n: int, ahead: int) -> Iterator[Any]:
-    """The results of ``run`` over the reader's chunks from ``n`` threads, ``ahead`` chunks
-    in flight, in input order. An exception raised by the input is raised
-    after the results of every item read before it.
+    """The results over the reader's chunks from ``n`` threads, ``ahead`` chunks in flight, in input order.
 
-    Safe under Ctrl-C: this thread (the one signal handlers run in) only
-    starts threads (``_thread.start_new_thread``, which waits for nothing)
-    and puts and gets on ``queue.SimpleQueue``s, which are C and wait
-    interruptibly, so an exception raised by a handler leaves no lock held;
-    ``concurrent.futures`` and ``threading.Thread.start`` wait on
-    ``threading.Condition``, which a ``KeyboardInterrupt`` can leave broken
-    ("release unlocked lock", a worker stuck setting a result)."""
+    Safe under Ctrl-C: this thread (where signal handlers run) only starts
+    threads with ``_thread.start_new_thread`` and puts and gets on C
+    ``queue.SimpleQueue``s, so an exception a handler raises leaves no lock
+    held (``concurrent.futures`` and ``threading.Thread.start`` wait on a
+    ``threading.Condition``, which it can leave broken)."""
     tasks: "queue.SimpleQueue[Optional[Tuple[List[Any], queue.SimpleQueue[Any]]]]" = queue.SimpleQueue()
     done: "queue.SimpleQueue[None]" = queue.SimpleQueue()
     stop = [False]
@@ -287,9 +236,8 @@ def _threaded(run: Callable[[List[Any]], List[Any]], reader: _Reader, n: int, ah
                 raise value
             yield from value
     finally:
-        # The consumer stopped early, a request raised, or Ctrl-C: the chunks
-        # not begun are skipped, and every worker gets its end in one C call
-        # (n of them: one more thread may have started than was counted).
+        # Stopped early, raised, or Ctrl-C: the chunks not begun are skipped, and
+        # every worker gets its end in one C call (one more may have started than counted).
         stop[0] = True
         collections.deque(map(tasks.put, itertools.repeat(None, n)), maxlen=0)
         if _fork.generation() == born:  # in a forked child the threads are the parent's
@@ -303,8 +251,7 @@ def _work(
     done: "queue.SimpleQueue[None]",
     stop: List[bool],
 ) -> None:
-    """A worker of :func:`_threaded`: runs chunks until its end (``None``),
-    putting ``(True, results)`` or ``(False, exception)`` in each chunk's box."""
+    """A worker: runs chunks until its end (``None``), putting ``(True, results)`` or ``(False, exception)`` in each box."""
     try:
         while True:
             item = tasks.get()
@@ -329,9 +276,7 @@ _FORKED = (
 
 
 class _Many(Protocol[In, Out]):
-    """The signature of the three batch functions: requests of type ``In``,
-    results of type ``Out`` (or the :class:`AssemblyError` in a failed
-    request's place, unless ``errors="raise"``)."""
+    """The three batch functions: requests ``In``, results ``Out`` (or the error in its place unless ``errors="raise"``)."""
 
     @overload
     def __call__(
@@ -358,14 +303,7 @@ class _Many(Protocol[In, Out]):
     ) -> Iterator[Out]: ...
 
 
-def _bytes_halves(asm: Assembler) -> Halves:
-    """:meth:`Assembler.assemble_bytes` in halves: the call, nothing after."""
-    return CALL_ASSEMBLE, lambda request: (*_prepare_bytes(request), None), None
-
-
 def _dict_halves(asm: Assembler) -> Halves:
-    """:meth:`Assembler.assemble` in halves: encode and call, then decode."""
-
     def prepare(request: Any) -> Prepared:
         caught: List[BaseException] = []
         return (*_prepare_value(CALL_ASSEMBLE, request, caught), caught)
@@ -373,15 +311,8 @@ def _dict_halves(asm: Assembler) -> Halves:
     return CALL_ASSEMBLE, prepare, lambda out: asm._decode(CALL_ASSEMBLE, *out)
 
 
-def _json_halves(asm: Assembler) -> Halves:
-    """:meth:`Assembler.assemble_json` in halves: the call, then decode."""
-    return CALL_ASSEMBLE_JSON, lambda text: (*_prepare_json(text), None), lambda out: asm._decode(CALL_ASSEMBLE_JSON, out)
-
-
 def _many(name: str, doc: str, halves: Callable[[Assembler], Halves]) -> Any:
-    """The batch form of an :class:`Assembler` method, in ``halves``: a
-    function named ``name`` with the docstring ``doc`` and the signature of
-    :class:`_Many`."""
+    """The batch form of an :class:`Assembler` method, in ``halves``, with the signature of :class:`_Many`."""
 
     def many(
         requests: Iterable[Any],
@@ -404,42 +335,23 @@ assemble_many = cast(
     "_Many[AssembleRequest, AssembleResponse]",
     _many(
         "assemble_many",
-        """Assemble many requests on a pool of threads; yield the responses in input order.
-
-    Each request is what :func:`assemble` takes; each result is what it
-    returns, equal to a serial ``assemble`` of the same request.
+        """Assemble many requests on a pool of threads; yield the responses in input order, each what
+    :func:`assemble` returns for its request.
 
     Args:
-        requests: any iterable, read lazily (a generator over a file of any
-            size is fine): at most ``window`` requests are read ahead of the
-            response being yielded. If reading it raises, the results of
-            every request read before are yielded first, in order, then the
-            exception is raised.
-        workers: threads running calls (default: the number of CPUs, at most
-            the pool's ``max_instances``); ``1`` runs every call in the
-            consuming thread.
-        window: requests in flight at most (default ``128 × workers``, and
-            at most about 2 MiB of requests per worker, however large they
-            are); it bounds memory to about ``window`` requests and responses.
-        errors: ``"return"`` (default) yields the :class:`AssemblyError` of an
-            invalid request in its place and goes on, so a data set gets one
-            row per request; ``"raise"`` raises it there and stops (requests
-            read ahead are dropped).
+        requests: any iterable, read lazily (at most ``window`` ahead of the response yielded). If
+            reading it raises, the results of the requests read before are yielded first.
+        workers: threads running calls (default: the CPUs, at most the pool's ``max_instances``);
+            ``1`` runs every call in the consuming thread.
+        window: requests in flight at most (default ``128 × workers``, about 2 MiB a worker at most).
+        errors: ``"return"`` yields an invalid request's :class:`AssemblyError` in its place and goes
+            on (a data set gets one row per request); ``"raise"`` raises it there and stops.
         progress: called with the number of results yielded so far, after each.
-            (Or wrap the iterator: ``tqdm(assemble_many(reqs), total=n)``.)
-        assembler: the :class:`Assembler` whose pool runs the calls (default:
-            the process-wide one).
-
-    Yields:
-        The :data:`AssembleResponse` of each request, or its :class:`AssemblyError`
-        (``errors="return"``).
+        assembler: the :class:`Assembler` whose pool runs the calls (default: the process-wide one).
 
     Raises:
-        AssemblyError: with ``errors="raise"``, the first invalid request's.
-        ValueError: ``workers`` < 1 or an unknown ``errors``.
-        RuntimeError: the iterator (``workers`` > 1) was started before an
-            ``os.fork`` and is continued in the child, where its threads are
-            not: start a new one there.
+        ValueError: ``workers`` or ``window`` < 1, or an unknown ``errors``.
+        RuntimeError: continued in an ``os.fork`` child (``workers`` > 1), where its threads are not.
     """,
         _dict_halves,
     ),
@@ -449,19 +361,10 @@ assemble_bytes_many = cast(
     "_Many[BytesLike, bytes]",
     _many(
         "assemble_bytes_many",
-        """The wire form of :func:`assemble_many`: msgpack request bytes in, response
-    bytes out, in input order, each equal to ``assemble_bytes`` of its request.
-
-    An invalid request is answered by its error response bytes, as
-    :func:`assemble_bytes` does; only an instance failure (``internal``) or a
-    request over 4 GiB (``too_large``) is an :class:`AssemblyError`, yielded in
-    its place (``errors="return"``) or raised (``errors="raise"``). The other
-    arguments are those of :func:`assemble_many`.
-
-    Raises:
-        TypeError: an item is not bytes-like (raised at its place).
-    """,
-        _bytes_halves,
+        """The wire form of :func:`assemble_many`: msgpack request bytes in, response bytes out, each
+    what :func:`assemble_bytes` answers (an invalid request: its error response; only ``internal``
+    is an :class:`AssemblyError`; an item not bytes-like: TypeError at its place).""",
+        lambda asm: (CALL_ASSEMBLE, lambda request: (*_prepare_bytes(request), None), None),
     ),
 )
 
@@ -469,16 +372,13 @@ assemble_json_many = cast(
     "_Many[JSONText, AssembleResponse]",
     _many(
         "assemble_json_many",
-        """:func:`assemble_many` for requests written as JSON text (str or UTF-8
-    bytes), each judged as :func:`assemble_json` judges it (the command-line
-    tool's verdict on JSON: a repeated key is ``duplicate_key``, a syntax
-    error ``malformed_request`` at ``""``). The lines of a JSON-lines file
-    can be passed as they are read (``open(path, encoding="utf-8")``): the
-    white space around a request, its newline included, is allowed; a blank
-    line is a syntax error in its place, as in the command-line tool's
-    ``--batch``. The other arguments and the results are those of
-    :func:`assemble_many`.
-    """,
-        _json_halves,
+        """:func:`assemble_many` for requests written as JSON text, each judged as :func:`assemble_json`
+    judges it. The lines of a JSON-lines file can be passed as they are read: the white space around
+    a request is allowed; a blank line is a syntax error in its place (as the command-line tool's ``--batch``).""",
+        lambda asm: (
+            CALL_ASSEMBLE_JSON,
+            lambda text: (*_prepare_json(text), None),
+            lambda out: asm._decode(CALL_ASSEMBLE_JSON, out),
+        ),
     ),
 )

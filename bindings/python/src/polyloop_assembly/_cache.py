@@ -1,40 +1,14 @@
-"""The compiled-module cache on disk, shared with the Go hosts (one layout).
+"""The compiled-module cache on disk, one layout with the Go hosts (the project's docs/SPEC.md §7.4, in the source repository).
 
-::
-
-    <dir>/wasmtime-<wasmtime version>/<module sha256>.cwasm        the serialized module
-    <dir>/wasmtime-<wasmtime version>/<module sha256>.cwasm.lock   the cross-process compile lock
-
-``<dir>`` is ``$POLYLOOP_ASSEMBLY_CACHE_DIR``, else the platform's user cache
-directory + ``/polyloop-assembly`` (Linux: ``$XDG_CACHE_HOME`` or
-``~/.cache``); ``-`` disables the disk cache. A module is written atomically
-(a temporary file renamed into place) and only ever replaced whole, never
-rewritten in place: processes map the file they loaded. Under the lock
-(``fcntl.flock``), N processes starting on a cold cache compile once: the first
-compiles and writes, the others wait and then load its file. After a compile,
-the 4 newest ``.cwasm`` of that ``wasmtime-<version>`` directory are kept, by
-mtime, which a load from the cache refreshes: the 4 most recently used.
-An unusable or unwritable cache falls back to compiling in memory, and the
-notice on stderr says so.
-
-wasmtime checks only a serialized module's header, so each ``.cwasm`` seals
-its own bytes (the project's docs/SPEC.md §7.4, in the source repository):
-the serialized module, then a trailer of ``polyloop-cwasm-1`` and
-SHA-256(binding + the serialized module), where the binding names the module's sha256 and ``wasmtime-<version>``. The trailer is
-checked before wasmtime sees the file; a file that fails is never loaded but
-compiled afresh and replaced, with one notice line on stderr. So is anything
-at that path that is not a regular file (a symbolic link, a named pipe, a
-device: opened with ``O_NOFOLLOW | O_NONBLOCK`` and checked with ``fstat``),
-a file another user could have written, or one larger than
-:func:`cache_file_limit`.
-
-The seal is unkeyed: it catches corruption, truncation and files of another
-module, wasmtime or release, not someone who can write the cache. So, as ssh
-treats its keys, a cache directory (``<dir>`` or ``wasmtime-<version>``) not
-owned by you (or root), or writable by its group or others, is not used at
-all: the module is compiled in memory, with one notice line saying why and
-what to do. The directories above ``<dir>`` are not checked. Without
-``os.geteuid`` (Windows) there is no owner or mode check.
+``<dir>/wasmtime-<version>/<module sha256>.cwasm``, sealed by a trailer of
+``polyloop-cwasm-1`` and SHA-256(binding + the serialized module), checked
+before wasmtime sees the file; ``<dir>`` is ``$POLYLOOP_ASSEMBLY_CACHE_DIR``
+(``-``: no disk cache), else the user cache directory's ``polyloop-assembly``.
+Written atomically, compiled once across processes under ``.cwasm.lock``, the
+4 most recently used kept. A file that fails its seal, is not a regular file,
+is too large or writable by another user is compiled afresh and replaced; a
+directory not yours or writable by others is not used (the seal is unkeyed).
+Every fallback compiles in memory with one notice line on stderr.
 """
 
 from __future__ import annotations
@@ -58,39 +32,19 @@ try:
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "CACHE_DIR_ENV",
-    "CACHE_KEEP",
-    "Status",
-    "cache_dir",
-    "cache_file_limit",
-    "load_module",
-    "module_cache_path",
-    "wasmtime_version",
-]
-
-#: Environment variable that overrides the directory of the compiled-module cache
-#: (``-`` disables the disk cache).
+#: The environment variable naming the cache's directory (``-``: no disk cache).
 CACHE_DIR_ENV = _consts.CACHE_DIR_ENV
 
 #: Compiled modules kept in one ``wasmtime-<version>`` directory (the newest by mtime; a hit refreshes it).
 CACHE_KEEP = _consts.CACHE_KEEP
 
-#: How a module was obtained: ``"warm"`` (loaded from the cache, possibly after
-#: waiting for another process to compile it), ``"cold"`` (compiled here and
-#: written to the cache), ``"uncached"`` (compiled here; the cache could not be
-#: written) or ``"disabled"`` (compiled here; the cache is disabled).
+#: How a module was obtained: ``"warm"`` (from the cache), ``"cold"`` (compiled
+#: and cached), ``"uncached"`` (compiled; not cached) or ``"disabled"``.
 Status = str
 
 
 def cache_dir() -> Optional[Path]:
-    """Directory of the compiled-module cache; None if disabled (``$POLYLOOP_ASSEMBLY_CACHE_DIR=-``).
-
-    ``$POLYLOOP_ASSEMBLY_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/polyloop-assembly``
-    (an absolute ``$XDG_CACHE_HOME``), else ``~/.cache/polyloop-assembly``; on
-    macOS ``~/Library/Caches/polyloop-assembly`` and on Windows
-    ``%LocalAppData%\\polyloop-assembly``, as Go's ``os.UserCacheDir``.
-    """
+    """The cache's directory (None: disabled): ``$POLYLOOP_ASSEMBLY_CACHE_DIR``, else Go's ``os.UserCacheDir`` + ``polyloop-assembly``."""
     override = os.environ.get(CACHE_DIR_ENV)
     if override == _consts.CACHE_DISABLED:
         return None
@@ -110,7 +64,7 @@ def cache_dir() -> Optional[Path]:
 
 @lru_cache(maxsize=1)
 def wasmtime_version() -> str:
-    """The installed wasmtime's version (the cache's directory name)."""
+    """The installed wasmtime's version."""
     try:
         return metadata.version("wasmtime")
     except metadata.PackageNotFoundError:  # pragma: no cover - vendored wasmtime
@@ -118,7 +72,7 @@ def wasmtime_version() -> str:
 
 
 def _engine_dir() -> str:
-    """The directory of this wasmtime's compiled modules: ``wasmtime-<version>``."""
+    """``wasmtime-<version>``: the directory of this wasmtime's modules."""
     return "wasmtime-%s" % wasmtime_version()
 
 
@@ -136,12 +90,7 @@ def _notice(text: str) -> None:
 
 
 def cache_file_limit(module_size: int) -> int:
-    """The size past which a ``.cwasm`` of a module of ``module_size`` bytes is not read.
-
-    16 times the module, plus 16 MiB: wasmtime's serialized code is about 3.2
-    times the module (8.9 MB for this project's 2.8 MB), so no file the cache
-    wrote comes near it, and a read is bounded even if a file grows without end.
-    """
+    """The size past which a ``.cwasm`` of a module of ``module_size`` bytes is not read (wasmtime's is ~3.2 times it)."""
     return _consts.CACHE_FILE_LIMIT_MODULES * module_size + _consts.CACHE_FILE_LIMIT_EXTRA_BYTES
 
 
@@ -151,18 +100,13 @@ _DEFAULT_FILE_LIMIT = 256 << 20
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_SAFE = _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
-#: The phrase for a symbolic link where the cache keeps a file: the cache
-#: never makes one, so where it points is not looked at.
+#: A symbolic link where the cache keeps a file: the cache never makes one.
 _SYMLINK_PROBLEM = "is a symbolic link, not a file this cache wrote"
 
 
 def _untrusted(st: os.stat_result) -> Optional[Tuple[str, str]]:
-    """Why a cache directory or file must not be trusted, and what to do; None if it may be.
-
-    Not owned by this process's effective user (nor by root, who can replace
-    any of your files anyway), or writable by its group or others: whoever
-    can write the cache can seal code of their own (the seal is unkeyed).
-    """
+    """Why a cache directory or file must not be trusted (owned by another user than you or root, or
+    writable by others: they could seal code of their own), and what to do; None if it may be."""
     geteuid = getattr(os, "geteuid", None)
     if geteuid is None:  # pragma: no cover - Windows: no uid, no mode bits
         return None
@@ -179,7 +123,7 @@ _noticed: Set[str] = set()
 
 
 def _distrusted(directory: Path, problem: str, fix: str) -> None:
-    """The one notice line for a cache directory not used (the Go hosts print the same words)."""
+    """The notice line for a cache directory not used (the Go hosts' words)."""
     text = (
         "not using the module cache %s: %s; compiling the module in memory. To use the cache, %s, "
         "or set %s to a directory of your own" % (directory, problem, fix, CACHE_DIR_ENV)
@@ -190,8 +134,7 @@ def _distrusted(directory: Path, problem: str, fix: str) -> None:
 
 
 def _trusted_dirs(*dirs: Path) -> bool:
-    """Whether the cache directories may be used: each that exists is yours and
-    writable by no other user. Otherwise prints the notice (:func:`_distrusted`)."""
+    """Whether the cache directories that exist may be used; else the notice (:func:`_distrusted`)."""
     for d in dirs:
         try:
             st = os.stat(d)
@@ -219,7 +162,7 @@ def _file_kind(mode: int) -> str:
 
 
 def _file_problem(st: os.stat_result) -> Optional[str]:
-    """Why an opened cache file must not be used: not a regular file, or another user could have written it."""
+    """Why an opened cache file must not be used, or None."""
     if not stat.S_ISREG(st.st_mode):
         return "is %s, not a regular file" % _file_kind(st.st_mode)
     why = _untrusted(st)
@@ -227,9 +170,8 @@ def _file_problem(st: os.stat_result) -> Optional[str]:
 
 
 def _open_safely(path: str, flags: int, mode: int = 0o600) -> Tuple[Optional[int], Optional[str]]:
-    """A descriptor of path opened without following a symbolic link or waiting
-    on a named pipe, if it is a regular file you may trust; else why not (None:
-    there is no file). Other errors are raised."""
+    """A descriptor of path (no symbolic link followed, no pipe waited on) if it is a regular file you
+    may trust; else why not (None: no file)."""
     if not _O_NOFOLLOW and os.path.islink(path):  # pragma: no cover - no O_NOFOLLOW (Windows)
         return None, _SYMLINK_PROBLEM
     try:
@@ -264,11 +206,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 def _evict(keep: Path) -> None:
-    """Keep the CACHE_KEEP newest ``.cwasm`` of keep's directory (keep included).
-
-    Unlinking is safe for processes that still map a removed file. The lock
-    file of a removed module goes with it.
-    """
+    """Keep the CACHE_KEEP newest ``.cwasm`` of keep's directory (keep included), with their lock files."""
     try:
         others = [p for p in keep.parent.glob("*" + _consts.CACHE_FILE_SUFFIX) if p.is_file() and p != keep]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
@@ -279,22 +217,21 @@ def _evict(keep: Path) -> None:
         pass
 
 
-#: Opens the trailer that seals a ``.cwasm`` file; a SHA-256 follows it.
 _SEAL_MAGIC = _consts.CACHE_SEAL_MAGIC.encode("ascii")
 
-#: Length of the trailer: the magic, then the digest.
+#: The trailer's length: the magic, then the digest.
 SEAL_SIZE = len(_SEAL_MAGIC) + 32
 
 
 def _seal_digest(module_sha256: str, payload: "bytes | memoryview") -> bytes:
-    """SHA-256 of the binding (the module's hash, the wasmtime version), then the serialized module."""
+    """SHA-256 of the binding (the module's hash, the engine), then the serialized module."""
     h = hashlib.sha256(_consts.cache_seal_binding(module_sha256, _engine_dir()).encode("ascii"))
     h.update(payload)
     return h.digest()
 
 
 def seal(module_sha256: str, payload: bytes) -> bytes:
-    """The ``.cwasm`` file of a serialized module: it, then the trailer (the project's docs/SPEC.md §7.4, in the source repository)."""
+    """The ``.cwasm`` file of a serialized module: it, then the trailer."""
     return payload + _SEAL_MAGIC + _seal_digest(module_sha256, payload)
 
 
@@ -313,10 +250,8 @@ def seal_problem(module_sha256: str, data: bytes) -> Optional[str]:
 def _try_load(
     engine: wasmtime.Engine, path: Path, module_sha256: str, limit: int
 ) -> Tuple[Optional[wasmtime.Module], Optional[str]]:
-    """The cached module if its file is a regular file of at most limit bytes that
-    no other user could have written and its seal verifies; else why not (None
-    if there is no file). A hit refreshes the file's time (eviction keeps the
-    most recently used, as the Go hosts do)."""
+    """The cached module if its file may be trusted, is at most ``limit`` bytes and its seal holds;
+    else why not (None: no file). A hit refreshes the file's time (eviction keeps the most recently used)."""
     try:
         fd, problem = _open_safely(str(path), os.O_RDONLY)
     except OSError as e:
@@ -334,9 +269,7 @@ def _try_load(
         problem = seal_problem(module_sha256, data)
         if problem is not None:
             return None, problem  # never handed to wasmtime
-        # deserialize_file maps the file (about 1 ms, against 10-60 ms to copy
-        # 8 MB of code in); through /proc it maps the very file checked, even
-        # if another process renamed a new one over it meanwhile.
+        # deserialize_file maps the file (1 ms, not 10-60 to copy it in); through /proc, the very file checked.
         fd_path = "/proc/self/fd/%d" % fd
         try:
             module = wasmtime.Module.deserialize_file(engine, fd_path if os.path.exists(fd_path) else str(path))
@@ -356,15 +289,8 @@ def load_module(
     compile_module: Callable[[], wasmtime.Module],
     module_size: Optional[int] = None,
 ) -> Tuple[wasmtime.Module, Status, Optional[Path]]:
-    """The compiled module: from the cache, else compiled (once across processes) and cached.
-
-    Args:
-        module_size: the module's size in bytes, which bounds the cache file
-            read (:func:`cache_file_limit`); None: 256 MiB.
-
-    Returns:
-        (module, status, cache path or None if the cache is disabled).
-    """
+    """``(module, status, cache path or None)``: from the cache, else compiled (once across processes) and
+    cached; ``module_size`` bounds the file read (:func:`cache_file_limit`; None: 256 MiB)."""
     path = module_cache_path(module_sha256)
     if path is None:
         _notice("compiling the WebAssembly module in memory (a few seconds): the disk cache is disabled (%s=-)" % CACHE_DIR_ENV)
@@ -378,9 +304,7 @@ def load_module(
         return module, "warm", path
     lock_path = str(path) + _consts.CACHE_LOCK_SUFFIX
     try:
-        # Each made 0700 (parents=True would make the root with the umask's
-        # mode, maybe group-writable), then checked: another user may have
-        # made them meanwhile.
+        # Each made 0700 (not the umask's mode), then checked: another user may have made them meanwhile.
         root.parent.mkdir(parents=True, exist_ok=True)
         root.mkdir(exist_ok=True, mode=0o700)
         d.mkdir(exist_ok=True, mode=0o700)

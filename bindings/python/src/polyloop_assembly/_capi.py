@@ -1,29 +1,14 @@
 """The private parts of the ``wasmtime`` package the fast call path uses, all here.
 
-The fast call path (``_instance``) calls the C API of the wasmtime library the
-``wasmtime`` package ships, instead of its Python wrappers (``Func.__call__``
-re-reads the function type and converts every value on each call, about
-25 µs). It needs, from that package:
-
-- ``wasmtime._ffi.dll``: the loaded library, whose path (``_name``) is opened
-  here twice more. Through ``ctypes.CDLL`` for ``wasmtime_func_call_unchecked``:
-  ctypes releases the GIL around it, so other threads run Python while the
-  module runs. Through ``ctypes.PyDLL`` for the two memory queries, which keep
-  the GIL: a release costs nothing alone, but with two threads every one is a
-  hand-off (a futex wake and sleep), so a call releases it once, around the
-  module's work, and nowhere else. (wasmtime-py's own functions are ``CDLL``
-  ones: every one of them releases the GIL.)
-- ``wasmtime._bindings``: the C types ``wasmtime_val_raw_t``,
-  ``wasmtime_context_t``, ``wasmtime_func_t``, ``wasmtime_memory_t``,
-  ``wasmtime_error_t`` and ``wasm_trap_t``.
-- ``Store._context()``, ``Func._func``, ``Memory._memory``: the C handles of
-  the objects; ``WasmtimeError._from_ptr`` and ``Trap._from_ptr``: a failed
-  call's error as the exception wasmtime-py raises for it.
-
-If a name is missing or its type is not the one these calls rely on,
-:data:`MISSING` (or :class:`Handles`, per instance) says which, and calls take
-the public API (``_instance`` warns once). Pure ctypes, no compiled code: the
-wheel stays ``py3-none-any``.
+The library's path (``wasmtime._ffi.dll._name``), opened twice more: through
+``ctypes.CDLL`` for ``wasmtime_func_call_unchecked``, around which ctypes
+releases the GIL (the module's work), and through ``ctypes.PyDLL`` for the
+two memory queries, which keep it (with two threads every release is a
+hand-off). Also the C types of ``wasmtime._bindings``, the handles
+``Store._context()``, ``Func._func``, ``Memory._memory``, and
+``WasmtimeError._from_ptr`` and ``Trap._from_ptr``. If any is missing or not
+what these calls rely on, :data:`MISSING` (or :class:`Handles`) says which and
+calls take the public API. Pure ctypes: the wheel stays ``py3-none-any``.
 """
 
 from __future__ import annotations
@@ -32,8 +17,6 @@ import ctypes
 from typing import Any, Optional
 
 import wasmtime
-
-__all__ = ["AVAILABLE", "MISSING", "Handles", "call_unchecked", "error", "memory_data", "memory_data_size"]
 
 _P = ctypes.c_void_p
 
@@ -79,15 +62,9 @@ def _attr(obj: Any, name: str, want: Any) -> Any:
 
 
 class Handles:
-    """The C handles of one instance: its store's context, the ``buffer`` and
-    ``call`` exports, the memory, and the argument and trap slots of a call,
-    each as an address (ctypes converts an int argument fastest). It keeps the
-    objects they belong to alive.
-
-    Raises:
-        TypeError, AttributeError: wasmtime-py's objects no longer hold what
-            they did (a wasmtime this binding was not tested with).
-    """
+    """The C handles of one instance (its store's context, ``buffer``, ``call``, memory, a call's argument
+    and trap slots), each as an address, the objects kept alive. TypeError, AttributeError: wasmtime-py's
+    objects no longer hold what they did."""
 
     def __init__(self, store: wasmtime.Store, buffer: wasmtime.Func, call: wasmtime.Func, memory: wasmtime.Memory) -> None:
         context = store._context()
@@ -108,8 +85,7 @@ class Handles:
         self.trap_address: int = ctypes.addressof(self.trap)
 
     def take_trap(self) -> Optional[wasmtime.Trap]:
-        """The trap the last call left in the trap slot (the Trap owns it now;
-        the slot is a fresh one), or None."""
+        """The trap the last call left (the Trap owns it; the slot is fresh), or None."""
         if not self.trap:
             return None
         trap = wasmtime.Trap._from_ptr(self.trap)
@@ -118,6 +94,5 @@ class Handles:
 
 
 def error(address: int) -> wasmtime.WasmtimeError:
-    """The exception wasmtime-py raises for the ``wasmtime_error_t`` at ``address``
-    (an ExitTrap for a WASI exit); it owns the error now."""
+    """The exception wasmtime-py raises for the ``wasmtime_error_t`` at ``address`` (it owns the error)."""
     return wasmtime.WasmtimeError._from_ptr(ctypes.cast(address, _error_p))

@@ -25,8 +25,6 @@ import msgpack  # type: ignore[import-untyped]
 
 from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH
 
-__all__ = ["EncodeError", "decode", "encode", "new_fast_packer", "new_packer"]
-
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
@@ -69,21 +67,11 @@ def _default(obj: Any) -> Any:
     return _UNPACKABLE
 
 
-def new_packer(autoreset: bool = True) -> msgpack.Packer:
-    """A packer with the binding's rules (not thread-safe: one per call or thread)."""
-    return msgpack.Packer(
-        default=_default,
-        use_bin_type=True,
-        unicode_errors="surrogatepass",
-        strict_types=False,
-        datetime=False,
-        autoreset=autoreset,
-    )
-
-
-def new_fast_packer() -> msgpack.Packer:
-    # Without unicode_errors: CPython's cached UTF-8, and UnicodeEncodeError on a lone surrogate.
-    return msgpack.Packer(default=_default, use_bin_type=True, strict_types=False, datetime=False)
+def _packer(autoreset: bool = True, errors: Optional[str] = "surrogatepass") -> msgpack.Packer:
+    """A packer with the binding's rules, for one thread; ``errors=None``: CPython's cached UTF-8 (fast), and
+    UnicodeEncodeError on a lone surrogate."""
+    rules = {"default": _default, "use_bin_type": True, "strict_types": False, "datetime": False}
+    return msgpack.Packer(unicode_errors=errors, autoreset=autoreset, **rules)
 
 
 _local = threading.local()
@@ -98,7 +86,7 @@ def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
     local = _local
     packer = getattr(local, "packer", None)
     if packer is None:
-        packer = new_fast_packer()
+        packer = _packer(errors=None)
     else:
         local.packer = None  # taken: a nested call (from a user's container) makes its own
     try:
@@ -108,7 +96,7 @@ def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
     except UnicodeEncodeError:
         local.packer = packer
         try:
-            out = new_packer().pack(request)
+            out = _packer().pack(request)
         except MemoryError:
             raise
         except Exception:
@@ -122,14 +110,14 @@ def encode(request: Any, caught: Optional[List[BaseException]] = None) -> bytes:
     return out
 
 
-# --- the slow way: a walk that mirrors msgpack's ------------------------------
+# The slow way: a walk that mirrors msgpack's.
 
 
 class _Walk:
     """One slow encoding: its packer and the exceptions caught on the way."""
 
     def __init__(self, caught: Optional[List[BaseException]]) -> None:
-        self.pk = new_packer(autoreset=False)
+        self.pk = _packer(autoreset=False)
         self.caught: List[BaseException] = [] if caught is None else caught
 
     def read(self, value: Any, read: Callable[[], Any]) -> Any:
@@ -141,7 +129,7 @@ class _Walk:
         except Exception as e:
             self.caught.append(e)
             names = [type(value).__name__, type(e).__name__, _text_of(e)]
-            return msgpack.ExtType(EXT_UNREADABLE, new_packer().pack(names))
+            return msgpack.ExtType(EXT_UNREADABLE, _packer().pack(names))
 
     def write(self, o: Any, depth: int) -> None:
         """Append o as msgpack's own _pack would, containers at depth _CUT_DEPTH cut, unreadable values marked."""

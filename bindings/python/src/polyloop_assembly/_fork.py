@@ -1,18 +1,11 @@
-"""Fork handling: what a child process created by ``os.fork`` must reset.
-
-Locks held by other threads at the fork stay locked forever in the child, and
-the parent's idle instances must not be shared with it. Each module that owns
-such state registers a reset here; the resets run in the child right after
-the fork, before any other code of it.
-"""
+"""Fork handling: what a child made by ``os.fork`` resets (locks held by other threads, the parent's
+idle instances), right after the fork, before any other code of it."""
 
 from __future__ import annotations
 
 import os
 import threading
 from typing import Callable, Generic, List, Optional, TypeVar
-
-__all__ = ["Lazy", "generation", "reset_in_child"]
 
 T = TypeVar("T")
 
@@ -21,9 +14,8 @@ _generation = 0
 
 
 def generation() -> int:
-    """How many forks separate this process from the one that imported the
-    package: state stamped with another generation (threads, futures) was
-    made in an ancestor and is not there in this process."""
+    """How many forks separate this process from the one that imported the package (state of another
+    generation, such as threads, is not in this process)."""
     return _generation
 
 
@@ -44,9 +36,7 @@ if hasattr(os, "register_at_fork"):
 
 
 class Lazy(Generic[T]):
-    """A process-wide value created on first use, once, under a lock that a
-    forked child gets afresh (a lock held by another thread at the fork would
-    stay held forever in the child)."""
+    """A process-wide value created on first use, once, under a lock a forked child gets afresh."""
 
     def __init__(self, create: Callable[[], T]) -> None:
         self._create = create

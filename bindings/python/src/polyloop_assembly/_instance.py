@@ -1,25 +1,13 @@
-"""One instance of the module in its own store, and the fast call path.
+"""One instance of the module in its own store, and the one crossing (the module's wasm/README.md, "ABI").
 
-Module ABI (``wasm/README.md``, "ABI"): ``_initialize`` once per instance;
-then a request costs one export call: the request is written into the
-module's request buffer (``buffer(size) -> ptr << 32 | capacity``, called
-only when a request is longer than the capacity known), ``call(op, size) ->
-resp_ptr << 32 | resp_len`` runs call number ``op`` (``CALL_*`` in
-``_consts``: assemble, assemble_json, add_step, prompt_start, compare; the
-project's docs/SPEC.md §7.3.1 and §7.9, in the source repository) and the
-answer is copied out of the module's response buffer. Nothing is allocated
-or freed per request.
-
-The fast call path: wasmtime's ``Func.__call__`` re-reads the function type and
-converts every value on each call (about 25 µs); ``call`` goes through the C
-API's ``wasmtime_func_call_unchecked`` instead, after the exports' signatures
-were checked once per instance, and is the only place a call releases the GIL:
-the memory queries keep it and the bytes are copied in and out through a
-``memoryview`` of linear memory (``_capi`` says why). It uses private names of
-the ``wasmtime`` package (all in ``_capi``), so it is tied to the versions it
-was tested with (:data:`FAST_PATH_TESTED`, the same bound as the package's
-dependency); if the names are missing, calls take the public API with a
-:class:`RuntimeWarning` saying so, once per process.
+``_initialize`` once; then a call writes the request into the module's buffer
+(``buffer(size)``, only when it outgrows the capacity known), runs ``call(op,
+size)`` and copies the answer out: nothing is allocated per call. The call
+goes through the C API's ``wasmtime_func_call_unchecked`` (wasmtime-py's
+``Func.__call__`` costs ~25 µs), after the exports' signatures were checked,
+and releases the GIL around that alone; it uses private names of the
+``wasmtime`` package (all in ``_capi``), tested with :data:`FAST_PATH_TESTED`:
+where they are missing, calls take the public API, with one warning.
 """
 
 from __future__ import annotations
@@ -37,8 +25,6 @@ from ._consts import CALL_ASSEMBLE, CALL_BATCH
 from ._consts import STDERR_KEEP_BYTES as _STDERR_KEEP
 from ._consts import STDERR_OUT_OF_MEMORY as _STDERR_OOM
 from ._errors import InstanceFailure
-
-__all__ = ["FAST_PATH_TESTED", "Instance", "fast_path_available"]
 
 #: The wasmtime versions the fast call path was tested with (the dependency's bound).
 FAST_PATH_TESTED = ">=50.0.1,<51"
@@ -107,13 +93,8 @@ def _i32(x: int) -> int:
 
 
 class Instance:
-    """One instantiated module in its own store. Not thread-safe: the pool
-    hands each instance to one thread at a time.
-
-    Attributes:
-        memory_bytes: the size of its linear memory after the last call.
-        fast: calls take the fast call path.
-    """
+    """One instantiated module in its own store, for one thread at a time; ``memory_bytes``: its linear
+    memory's size after the last call; ``fast``: calls take the fast call path."""
 
     def __init__(self, engine: wasmtime.Engine, pre: wasmtime.InstancePre, memory_limit_bytes: Optional[int] = None) -> None:
         store = wasmtime.Store(engine)
@@ -159,15 +140,13 @@ class Instance:
         return funcs, memory
 
     def _on_stderr(self, data: bytes) -> None:
-        # The first STDERR_KEEP_BYTES, as every host keeps (the project's
-        # docs/SPEC.md §7.5, in the source repository): the Go runtime
-        # writes why it died before its traces.
+        # The first STDERR_KEEP_BYTES, as every host: the Go runtime writes why it died before its traces.
         room = _STDERR_KEEP - len(self._stderr)
         if room > 0:
             self._stderr += data[:room]
 
     def _failure(self, exc: BaseException) -> InstanceFailure:
-        """The InstanceFailure for an engine failure: out of memory or a trap, with the detail."""
+        """The InstanceFailure of an engine failure, with its detail."""
         stderr = bytes(self._stderr).decode("utf-8", "replace").strip()
         detail = _engine_text(exc)
         if stderr:
@@ -175,8 +154,6 @@ class Instance:
         # GAP: wasmtime's own words for a failed memory.grow are the engine's.
         oom = _STDERR_OOM in stderr or "out of memory" in str(exc).lower()
         return InstanceFailure(detail, out_of_memory=oom)
-
-    # the fast path -------------------------------------------------------
 
     def _setup_fast(self) -> None:
         """Take the fast call path if this wasmtime has what it needs; else warn once."""
@@ -203,13 +180,12 @@ class Instance:
         )
 
     def _fast_failure(self, h: _capi.Handles, err: Optional[int]) -> InstanceFailure:
-        """The InstanceFailure of a fast call that returned an error or left a trap."""
+        """The InstanceFailure of a fast call that failed."""
         trap = h.take_trap()
         return self._failure(_capi.error(err) if err else trap if trap is not None else wasmtime.WasmtimeError("no trap"))
 
     def _export(self, func: wasmtime.Func, address: int, *args: int) -> int:
-        """Call an export with i32 arguments (at its C ``address`` on the fast
-        path) and return its i64 result, unsigned."""
+        """An export's i64 result, unsigned, for i32 arguments (at its C ``address`` on the fast path)."""
         h = self._fast
         if h is None:
             try:
@@ -226,10 +202,7 @@ class Instance:
         return int(raw[0].i64) & _MASK64
 
     def _sync_memory(self) -> int:
-        """Linear memory's size, after a call into the module (which may have
-        grown it); the view of it is re-made when the size changed (memory
-        moves only when it grows). The size and the base are read without
-        releasing the GIL on the fast path."""
+        """Linear memory's size after a call (which may have grown it: then the view of it is re-made)."""
         h = self._fast
         if h is not None:
             size = int(_capi.memory_data_size(h.context, h.memory))
@@ -253,15 +226,8 @@ class Instance:
             raise InstanceFailure("buffer returned a request buffer outside linear memory")
         self._request_ptr, self._capacity = ptr, capacity
 
-    # the call ------------------------------------------------------------
-
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
-        """Run call number ``op`` (``CALL_*`` of ``_consts``) on one request (at
-        most 4 GiB - 1 bytes); return the answer's bytes.
-
-        Raises:
-            InstanceFailure: the instance trapped, exited or ran out of memory; discard it.
-        """
+        """The answer of call ``op`` to one request (at most 4 GiB - 1 bytes); InstanceFailure: discard the instance."""
         n = len(request)
         if n > self._capacity:
             self._request_buffer(n)
@@ -271,17 +237,9 @@ class Instance:
         return self._view[rptr : rptr + rlen].tobytes()
 
     def call_batch(self, items: Sequence[Tuple[int, bytes]]) -> Optional[List[bytes]]:
-        """Run the module's ``batch`` call on ``items`` (``(op, request)``; at
-        most 4 GiB - 1 bytes framed): each item is framed straight into the
-        request buffer and each answer copied straight out of linear memory
-        (one copy each way, no joined request or whole answer in between; the
-        module's wasm/README.md, "Batches"). Returns the answers in order, or
-        None if the answer is not a batch answer of as many items (never from
-        this module).
-
-        Raises:
-            InstanceFailure: as :meth:`call`.
-        """
+        """The answers of the module's ``batch`` call on ``(op, request)`` items, framed straight into its
+        buffer and copied straight out (the module's wasm/README.md, "Batches"); None if it is not a batch
+        answer of as many items. InstanceFailure: as :meth:`call`."""
         n = 8 * len(items) + sum(len(data) for _, data in items)
         if n > self._capacity:
             self._request_buffer(n)
@@ -305,11 +263,9 @@ class Instance:
         return out if at == end and len(out) == len(items) else None
 
     def _crossing(self, op: int, n: int) -> Tuple[int, int]:
-        """The module's ``call(op, n)`` on the ``n`` request bytes already in
-        its buffer: the answer's place and length, checked against linear
-        memory (whose view is re-made if it grew)."""
+        """The module's ``call(op, n)`` on the request in its buffer: the answer's place and length."""
         h = self._fast
-        if h is not None:  # the one crossing, inline: the GIL is released around it alone
+        if h is not None:  # the one crossing, inline
             raw = h.raw
             raw[0].i32 = op
             raw[1].i32 = _i32(n)

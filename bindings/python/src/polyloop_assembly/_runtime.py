@@ -1,10 +1,5 @@
-"""The process-wide runtime: one wasmtime engine, the compiled module and a
-pre-linked WASI instance template; the package's data (module, version).
-
-Its parts live beside it: the disk cache in ``_cache``, one instance and the
-fast call path in ``_instance``, the pool in ``_pool``, fork handling in
-``_fork``.
-"""
+"""The process-wide runtime: one wasmtime engine, the compiled module (``_cache``) and a pre-linked WASI
+instance template; the package's data (module, version)."""
 
 from __future__ import annotations
 
@@ -19,8 +14,6 @@ import wasmtime
 
 from . import _cache, _fork
 from ._instance import Instance
-
-__all__ = ["CacheInfo", "Runtime", "get_runtime", "module_sha256", "new_instance", "version", "warm"]
 
 _MODULE_RESOURCE = "assembly.wasm"
 _VERSION_RESOURCE = "VERSION"
@@ -50,17 +43,8 @@ def module_sha256() -> str:
 
 
 class Runtime:
-    """The engine, compiled module and pre-linked WASI instance template.
-
-    Attributes:
-        module_sha256: hex SHA-256 of the module bytes (the cache key).
-        cache_path: where the compiled module is (or would be) cached; None
-            if the cache is disabled.
-        cache_status: ``"warm"`` (loaded from the cache), ``"cold"`` (compiled,
-            then written to the cache), ``"uncached"`` (compiled; the cache
-            could not be written) or ``"disabled"``.
-        load_seconds: how long obtaining the compiled module took.
-    """
+    """The engine, compiled module and pre-linked WASI instance template; ``module_sha256``,
+    ``cache_path``, ``cache_status`` (``_cache.Status``) and ``load_seconds`` say how it was obtained."""
 
     def __init__(self, wasm: Optional[bytes] = None) -> None:
         if wasm is None:
@@ -112,12 +96,8 @@ class CacheInfo(NamedTuple):
 
 
 def warm() -> CacheInfo:
-    """Compile the module into the disk cache now, unless it is there already.
-
-    Call it (or run ``python -m polyloop_assembly warm``) at install or
-    deploy time, so no process pays the compile (a few seconds) on its first
-    call. It also loads the module into this process. Safe to run from many
-    processes at once: they compile once.
-    """
+    """Compile the module into the disk cache now unless it is there (and load it here): run it (or
+    ``python -m polyloop_assembly warm``) at install or deploy time, so no process pays the compile
+    (a few seconds) on its first call. Many processes at once compile once."""
     rt = get_runtime()
     return CacheInfo(rt.cache_status, rt.cache_path, rt.load_seconds)

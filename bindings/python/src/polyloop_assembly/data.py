@@ -93,7 +93,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from . import _runtime
 from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
-from ._assembler import AssemblyError, Assembler, _prepare_value, compare
+from ._assembler import Assembler, _prepare_value, compare
+from ._errors import AssemblyError
 
 __all__ = [
     "COLUMNS",
