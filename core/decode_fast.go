@@ -66,7 +66,7 @@ func (k *keyLit) at(b []byte, off int) bool {
 }
 
 // fastStr reads a str value of valid UTF-8 at b[off:]; chars < 0 when it is
-// anything else. The header is decoded here (strHeader is not inlined), so
+// anything else. The header is decoded here (msgp.StrHeader is not inlined), so
 // that a value costs one call, utf8Count's.
 func fastStr(b []byte, off int) (s string, chars, next int) {
 	if off >= len(b) {

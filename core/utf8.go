@@ -40,3 +40,25 @@ func validUTF8(b []byte) bool {
 	_, ok := utf8Count(b)
 	return ok
 }
+
+// shortASCII reports whether b starts with a fixstr of at most 16 ASCII
+// bytes that b holds whole (most keys and short values), and its length:
+// two word loads and masks, no call. It needs 17 readable bytes (a value
+// follows a key, so b seldom ends that soon); the callers decode anything
+// else the general way.
+func shortASCII(b []byte) (int, bool) {
+	if len(b) < 17 || b[0]-0xa0 > 16 { // fixstr headers are 0xa0-0xbf
+		return 0, false
+	}
+	m := &strMasks[b[0]&0x1f]
+	p := unsafe.Pointer(&b[1])
+	return int(b[0] & 0x1f), (load64(p)&m[0]|load64(unsafe.Add(p, 8))&m[1])&0x8080808080808080 == 0
+}
+
+// strMasks[n] keeps the first n bytes of two words (n ≤ 16).
+var strMasks = func() (m [32][2]uint64) {
+	for n := range 17 {
+		m[n] = [2]uint64{1<<(8*min(n, 8)) - 1, 1<<(8*max(n-8, 0)) - 1}
+	}
+	return m
+}()

@@ -1,9 +1,10 @@
 // Package msgp is the core's msgpack reader and writer: the functions of
 // github.com/tinylib/msgp/msgp that the core and its JSON layer (wirejson)
 // call, with the same names, signatures, results and errors (error texts
-// included), and nothing else. It is no general msgpack library: it lives
-// outside core/internal only so that wirejson, a layer above the core, can
-// read and write the same bytes the same way.
+// included), and the core's readers of the forms a request holds most
+// (fast.go), held to those functions. It is no general msgpack library:
+// it lives outside core/internal only so that wirejson, a layer above the
+// core, can read and write the same bytes the same way.
 //
 // The core reads and writes the wire format of docs/SPEC.md §2 through it
 // rather than through tinylib/msgp because that package also links

@@ -85,12 +85,15 @@ var floats = []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1e300, -1e-300, math
 
 func clone(b []byte) []byte { return append(b[:len(b):len(b)], nil...) }
 
-// readers pairs each reader with its reference, each giving (value, rest,
-// error).
-var readers = []struct {
+// reader is a reader and its reference, each giving (value, rest, error).
+type reader struct {
 	name     string
 	got, ref func([]byte) (any, []byte, error)
-}{
+}
+
+// readers pairs each reader with its reference (fast_test.go adds the
+// readers of fast.go).
+var readers = []reader{
 	{"ReadMapHeaderBytes", wrap(ReadMapHeaderBytes), wrap(ref.ReadMapHeaderBytes)},
 	{"ReadArrayHeaderBytes", wrap(ReadArrayHeaderBytes), wrap(ref.ReadArrayHeaderBytes)},
 	{"ReadStringZC", wrap(ReadStringZC), wrap(ref.ReadStringZC)},
