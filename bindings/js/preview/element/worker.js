@@ -53,7 +53,7 @@
  */
 
 import { loadAssembler, AssemblyError } from "@polyloop/assembly";
-import { callView, decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
+import { decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
 import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 
@@ -204,7 +204,7 @@ function incremental(req) {
 function assembleCurrent(c) {
   try {
     const json = c.kind === "text" || c.kind === "jsonBytes";
-    return callView(asm, json ? "assemble_view_json" : "assemble_view", c.kind === "text" ? c.text : c.value);
+    return /** @type {any} */ (asm).call(json ? "assemble_view_json" : "assemble_view", c.kind === "text" ? c.text : c.value);
   } catch (e) {
     return { thrown: errorOf(e) };
   }
@@ -434,7 +434,7 @@ function startVerdicts(c, id, items) {
  */
 export function verdictOf(bytes) {
   try {
-    return { code: "ok", steps: Number(callView(asm, "assemble_view_json", bytes).view.steps) };
+    return { code: "ok", steps: Number(/** @type {any} */ (asm).call("assemble_view_json", bytes).view.steps) };
   } catch (e) {
     let steps = -1;
     try {
