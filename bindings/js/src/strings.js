@@ -161,25 +161,6 @@ export function forgetWriteView() {
   writeBuffer = null;
 }
 
-/** U+FFFD in UTF-8. */
-const REPLACEMENT = Uint8Array.of(0xef, 0xbf, 0xbd);
-
-/**
- * Whether bytes[start, end) hold U+FFFD (what TextEncoder makes of a lone
- * surrogate). Node's entry point swaps in Buffer#indexOf (a native search)
- * for {@link holdsReplacement}.
- *
- * @param {Uint8Array} bytes @param {number} start @param {number} end
- */
-export function holdsReplacementScan(bytes, start, end) {
-  const v = bytes.subarray(start, end);
-  for (let i = v.indexOf(0xef); i >= 0 && i + 2 < v.length; i = v.indexOf(0xef, i + 1)) {
-    if (v[i + 1] === 0xbf && v[i + 2] === 0xbd) return true;
-  }
-  return false;
-}
-export let holdsReplacement = holdsReplacementScan;
-
 /** UTF-8 decoding of a long string: TextDecoder without `ignoreBOM` would
  * drop a leading U+FEFF (a lost code point); this one keeps it. */
 export const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -202,6 +183,4 @@ export function useNodeBuffer(Buffer) {
     return writeBuffer.utf8Write(s, start, max);
   };
   decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
-  const replacement = Buffer.from(REPLACEMENT);
-  holdsReplacement = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).indexOf(replacement) >= 0;
 }
