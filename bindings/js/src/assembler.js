@@ -1,18 +1,16 @@
 /**
- * The Assembler: the binding's API over a pool of module instances
- * (src/instance.js). Every method forwards to {@link Assembler#call}, which
- * crosses into the module by the call's row of the contract table (consts.js
- * `CALLS`, generated from core/abi): the codec packs the arguments, the
- * module answers, the answer is decoded by its shape. Every error response,
- * those only the host saw included, is made by the core (its `error` call,
- * docs/SPEC.md §7.10). `node.js` and `browser.js` differ only in how they
- * obtain the compiled module.
+ * The Assembler: the binding's API, each method a facade that forwards to
+ * one generic call by its row of the contract table (consts.js `CALLS`,
+ * generated from core/abi; wasm/README.md "ABI"): the codec packs the
+ * request, the runtime crosses (src/instance.js), the answer is decoded by
+ * its shape. Every error, those only the host saw included, is the core's
+ * answer (its `error` call, docs/SPEC.md §7.10).
  *
  * @module
  */
 import { AssemblyError } from "./errors.js";
 import { RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
-import { encodeWtf8Into, wtf8Length } from "./strings.js";
+import { encodeWtf8Into, isWellFormed, wtf8Length } from "./strings.js";
 import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "./decode.js";
 import { InstancePool, STDERR_KEEP, poolOptions } from "./instance.js";
 import { Prompt } from "./prompt.js";
@@ -20,35 +18,28 @@ import * as consts from "./consts.js";
 
 export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./consts.js";
 
-/** The contract table's rows by name. @type {Record<string, import("./consts.js").CallSpec>} */
+/** @typedef {import("./consts.js").CallSpec} CallSpec */
+/** The contract table's rows by name. @type {Record<string, CallSpec>} */
 const CALL = Object.fromEntries(consts.CALLS.map((c) => [c.name, c]));
-/** assemble() answers through `assemble_shared` when the module has it (docs/SPEC.md §7.11). */
+/** What assemble(object) calls: the answer names the request's texts (docs/SPEC.md §7.11). */
 const ASSEMBLE_OBJECT = CALL.assemble_shared ?? CALL.assemble;
-
 const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
-/** @param {Uint8Array} bytes */
-const copyOf = (bytes) => bytes.slice();
 
 /**
- * Assembles prompts with the WebAssembly build of the core. Obtain one with
- * `await loadAssembler()`. Every method is synchronous, safe to call from any
+ * Assembles prompts with the WebAssembly build of the core; `await
+ * loadAssembler()` makes one. Every method is synchronous, safe from any
  * number of async tasks, and gives the same bytes as every other host.
  */
 export class Assembler {
-  /**
-   * @param {WebAssembly.Module} module
-   * @param {import("./index.js").AssemblerOptions} [options]
-   */
+  /** @param {WebAssembly.Module} module @param {import("./index.js").AssemblerOptions} [options] */
   constructor(module, options = {}) {
     const o = poolOptions(options);
-    /** The compiled module (share it with workers: loadAssembler({module})). */
     this.module = module;
-    /** The pool options in effect. */
     this.options = Object.freeze(o);
     /** @private */
     this.pool = new InstancePool(module, o.maxInstances, o.recycleAboveBytes);
-    /** @private Lower string ceiling, for tests of the too_large path. */
+    /** @private A lower string ceiling, for tests. */
     this.maxStringUnits = MAX_STRING_UNITS;
   }
 
@@ -58,23 +49,16 @@ export class Assembler {
     return this;
   }
 
-  /** Number of module instances created so far (a trap makes one more). */
   get instancesCreated() {
     return this.pool.created;
   }
 
   /**
-   * The generic call: `name` is a row of the contract table (consts.js
-   * `CALLS`; wasm/README.md). The request is the map `{params[i]: args[i]}`
-   * for a call with params, else `args[0]` (msgpack bytes as they are, a
-   * string as JSON text for a call that reads JSON). The answer is decoded
-   * by the row's shape: a response object, the comparison, `{response,
-   * view}` for a view; an error answer is thrown as its AssemblyError.
-   *
+   * The generic call (index.d.ts): `{params[i]: args[i]}` for a call with
+   * params, else `args[0]` (bytes, and a JSON call's string, as they are).
    * @param {string} name
    * @param {...unknown} args
    * @returns {any}
-   * @throws {AssemblyError}
    */
   call(name, ...args) {
     const row = CALL[name];
@@ -82,64 +66,24 @@ export class Assembler {
       const names = consts.CALLS.filter((c) => c.answer !== "batch" && c.answer !== "named").map((c) => c.name);
       throw new TypeError(`the module has no call ${JSON.stringify(name)} to make this way; the calls are ${names.join(", ")}`);
     }
-    /** @type {Record<string, unknown>} */
-    const request = {};
-    row.params.forEach((p, i) => (request[p] = args[i]));
-    return this.forward(row, row.params.length ? request : args[0], 0, true);
+    if (row.params.length === 0) return this.forward(row, args[0], 0, true);
+    return this.forward(row, Object.fromEntries(row.params.map((p, i) => [p, args[i]])));
   }
 
-  /**
-   * @private
-   * {@link Assembler#call} of one request.
-   * @param {import("./consts.js").CallSpec} row
-   * @param {unknown} request
-   * @param {number} [messageBase] where an add_step answer's messages go in the whole prompt
-   * @param {boolean} [asIs] msgpack bytes (and JSON text) go as they are, not encoded as a value
-   */
-  forward(row, request, messageBase = 0, asIs = false) {
-    return this.send(row, request, (r, texts) => this.answer(row, r, texts), messageBase, asIs);
-  }
-
-  /**
-   * The wire function: msgpack request bytes in, the core's canonical msgpack
-   * response bytes out (ok or error, exactly as every other host returns
-   * them). A request over 1 GiB gets the core's `too_large` response without
-   * being copied into the module.
-   *
-   * @param {Uint8Array} request
-   * @returns {Uint8Array}
-   * @throws {AssemblyError} code `internal` only when the module itself failed
-   *   (a trap, out of memory); the next call runs on a fresh instance.
-   */
+  /** @param {Uint8Array} request msgpack request bytes @returns {Uint8Array} the response bytes */
   assembleBytes(request) {
     if (!(request instanceof Uint8Array)) {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
     }
-    return this.send(CALL.assemble, request, copyOf, 0, true);
+    return this.send(CALL.assemble, request, (r) => r.slice(), 0, true);
   }
 
-  /**
-   * Assembles a request object (docs/SPEC.md §2; README, "JavaScript values")
-   * and returns the response object.
-   *
-   * @param {object} request
-   * @returns {import("./index.js").AssembleResponse}
-   * @throws {AssemblyError} with the core's code, path and message; `too_large`
-   *   also when the response holds a string longer than this JavaScript engine
-   *   allows (`assembleBytes` still works then)
-   */
+  /** @param {object} request @returns {import("./index.js").AssembleResponse} */
   assemble(request) {
     return this.forward(ASSEMBLE_OBJECT, request);
   }
 
-  /**
-   * Assembles a request written as JSON text (UTF-8 bytes, or a string), with
-   * the command-line tool's verdict on JSON text (docs/SPEC.md §2.3).
-   *
-   * @param {string | Uint8Array} text
-   * @returns {import("./index.js").AssembleResponse}
-   * @throws {AssemblyError}
-   */
+  /** @param {string | Uint8Array} text @returns {import("./index.js").AssembleResponse} */
   assembleJSON(text) {
     if (typeof text !== "string" && !(text instanceof Uint8Array)) {
       throw new TypeError("assembleJSON takes the JSON text of one request, as a string or a Uint8Array of UTF-8");
@@ -147,63 +91,52 @@ export class Assembler {
     return this.call("assemble_json", text);
   }
 
-  /**
-   * Checks an observation template the way assemble() does (it is assembled
-   * as `{observation_template: template}`), so a host can fail before a run
-   * starts.
-   *
-   * @param {string} template
-   * @throws {AssemblyError} `invalid_template` (`offset` is the code-point offset)
-   */
+  /** @param {string} template */
   validateTemplate(template) {
     this.assemble({ observation_template: template });
   }
 
-  /**
-   * Compares two prompts (docs/SPEC.md §7.9): each side a request object, a
-   * recorded message list, either as JSON text (a string) or msgpack bytes.
-   *
-   * @param {unknown} a
-   * @param {unknown} b
-   * @returns {import("./index.js").Comparison}
-   * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`)
-   */
+  /** @param {unknown} a @param {unknown} b @returns {import("./index.js").Comparison} */
   compare(a, b) {
     return this.call("compare", a, b);
   }
 
-  /**
-   * Starts an incremental prompt: assembles `request` once, then
-   * {@link Prompt#addStep} appends one step at a cost independent of the
-   * history.
-   *
-   * @param {object} request
-   * @returns {Prompt}
-   * @throws {AssemblyError}
-   */
+  /** @param {object} request */
   prompt(request) {
     return new Prompt(this, request, this.forward(CALL.prompt_start, request));
   }
 
   /**
    * @private
-   * Encodes `request` for call `row` (with `asIs`, msgpack bytes and, for a
-   * JSON call, a string pass as they are), runs it and reads the answer in place with
-   * `read(answer, texts)` (texts: the request's texts, docs/SPEC.md §7.11).
-   * @template T
-   * @param {import("./consts.js").CallSpec} row
+   * One request through call `row`, its answer decoded.
+   * @param {CallSpec} row
    * @param {unknown} request
-   * @param {(answer: Uint8Array, texts: string[] | undefined) => T} read
-   * @param {number} [messageBase] where an add_step answer's messages go in the prompt
-   * @param {boolean} [asIs]
+   * @param {number} [messageBase] the prompt's messages before an add_step answer's own
+   * @param {boolean} [asIs] bytes (and a JSON call's string) go as they are
+   */
+  forward(row, request, messageBase = 0, asIs = false) {
+    return this.send(row, request, (r, texts) => this.answer(row, r, texts), messageBase, asIs);
+  }
+
+  /**
+   * @private
+   * Encodes `request`, crosses, and reads the answer in place with
+   * `read(answer, texts)` (the request's texts, for a shared answer).
+   * @template T
+   * @param {CallSpec} row
+   * @param {unknown} request
+   * @param {(answer: Uint8Array, texts?: string[]) => T} read
+   * @param {number} messageBase
+   * @param {boolean} asIs
    * @returns {T}
    */
-  send(row, request, read, messageBase = 0, asIs = false) {
+  send(row, request, read, messageBase, asIs) {
     const json = row.arg === "json";
     if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
       const bytes = typeof request === "string" ? utf8(request) : request;
-      const limit = json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES;
-      if (bytes.length > limit) return this.hostError(row, read, { error: "too_large", size: bytes.length });
+      if (bytes.length > (json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES)) {
+        return this.hostError(row, read, { error: "too_large", size: bytes.length });
+      }
       return this.run(bytes, row.op, read, undefined, messageBase);
     }
     const encoder = acquireEncoder();
@@ -223,14 +156,13 @@ export class Assembler {
 
   /**
    * @private
-   * One call into an instance (one export call, wasm/README.md "ABI"); `read`
-   * gets the answer in place, before the next call into the instance. What
-   * goes wrong on the host's side (a trap, bytes that are no answer, a
-   * string the engine cannot make) is answered by the core's error call.
+   * One call into an instance; `read` gets the answer in place. A trap, bytes
+   * that are no answer and a string the engine cannot make are answered by
+   * the core's error call.
    * @template T
    * @param {Uint8Array} request
-   * @param {number} op the call's op number (consts.js `CALL_*`)
-   * @param {(answer: Uint8Array, texts: string[] | undefined) => T} read
+   * @param {number} op consts.js `CALL_*`
+   * @param {(answer: Uint8Array, texts?: string[]) => T} read
    * @param {string[]} [texts]
    * @param {number} [messageBase]
    * @returns {T}
@@ -270,12 +202,12 @@ export class Assembler {
 
   /**
    * @private
-   * The core's answer to an error only the host saw (docs/SPEC.md §7.10), in
-   * the shape of call `row`, read as its own answers are; an internal error
-   * is thrown whatever `read` does, with `detail` (what the engine and the
-   * module said). When the error call itself fails, the host raises it.
+   * The core's answer, in the shape of call `row`, to an error only the host
+   * saw; an internal one is thrown whatever `read` does, with `detail` (what
+   * the engine and the module said). When the error call fails too, the host
+   * raises it.
    * @template T
-   * @param {import("./consts.js").CallSpec} row
+   * @param {CallSpec} row
    * @param {(answer: Uint8Array) => T} read
    * @param {Record<string, unknown>} args
    * @param {string} [detail]
@@ -283,9 +215,8 @@ export class Assembler {
    */
   hostError(row, read, args, detail) {
     if (row === CALL.error) {
-      const message =
-        { out_of_memory: consts.MSG_OUT_OF_MEMORY, trapped: consts.MSG_TRAPPED }[String(args.error)] ?? consts.MSG_BAD_RESPONSE;
-      throw new AssemblyError("internal", "", message, { detail });
+      const message = { out_of_memory: consts.MSG_OUT_OF_MEMORY, trapped: consts.MSG_TRAPPED }[String(args.error)];
+      throw new AssemblyError("internal", "", message ?? consts.MSG_BAD_RESPONSE, { detail });
     }
     const request = encodeRequest({ call: row.op, ...args });
     try {
@@ -298,11 +229,8 @@ export class Assembler {
 
   /**
    * @private
-   * An answer of call `row` decoded by its shape (CALLS `answer`), or the
-   * AssemblyError it carries.
-   * @param {import("./consts.js").CallSpec} row
-   * @param {Uint8Array} bytes
-   * @param {string[]} [texts] the request's texts (an `assemble_shared` answer)
+   * An answer decoded by its shape (CALLS `answer`), or the AssemblyError it carries.
+   * @param {CallSpec} row @param {Uint8Array} bytes @param {string[]} [texts]
    */
   answer(row, bytes, texts) {
     if (row.answer === "json") return checked(JSON.parse(textDecoder.decode(bytes)), bytes);
@@ -317,9 +245,8 @@ export class Assembler {
 
   /**
    * @private
-   * Response bytes (msgpack) to the response object, or the AssemblyError it carries.
-   * @param {Uint8Array} bytes
-   * @param {string[]} [texts] the request's texts, for an answer that names them
+   * msgpack answer bytes to their value, or the AssemblyError they carry.
+   * @param {Uint8Array} bytes @param {string[]} [texts]
    */
   read(bytes, texts) {
     const max = this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits;
@@ -327,10 +254,7 @@ export class Assembler {
   }
 }
 
-/**
- * A decoded answer, or the AssemblyError its `error` carries.
- * @param {any} r @param {Uint8Array} bytes
- */
+/** A decoded answer, or the AssemblyError its `error` carries. @param {any} r @param {Uint8Array} bytes */
 function checked(r, bytes) {
   if (r !== null && typeof r === "object") {
     const e = r.error;
@@ -343,19 +267,13 @@ function checked(r, bytes) {
   throw new Error(`${bytes.length} bytes that decode to no answer`);
 }
 
-/**
- * JSON text as UTF-8; a lone surrogate as its WTF-8 bytes, so the core says
- * invalid_utf8 as it does for assemble() (TextEncoder would write U+FFFD).
- * @param {string} s
- */
+/** JSON text's UTF-8, a lone surrogate as WTF-8 (the core says invalid_utf8). @param {string} s */
 function utf8(s) {
-  if (s.isWellFormed?.() ?? !/[\uD800-\uDFFF]/.test(s)) return textEncoder.encode(s);
+  if (isWellFormed(s)) return textEncoder.encode(s);
   const bytes = new Uint8Array(wtf8Length(s));
   encodeWtf8Into(s, bytes, 0);
   return bytes;
 }
 
 /** @param {unknown} e */
-function describe(e) {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
+const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));

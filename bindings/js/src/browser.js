@@ -21,11 +21,8 @@ export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
 const compiled = new Map();
 
 /**
- * Fetches and compiles the module at `url` once per page. Uses
- * WebAssembly.compileStreaming when the server sends `application/wasm` (and
- * no memory limit below 4 GiB is asked for), and compiles the downloaded bytes
- * otherwise.
- *
+ * Fetches and compiles the module at `url` once per page and memory limit:
+ * streaming when the server sends `application/wasm` and no limit is asked for.
  * @param {string | URL} url
  * @param {{memoryLimitBytes?: number}} [options]
  * @returns {Promise<WebAssembly.Module>}
@@ -59,15 +56,7 @@ export function compileModule(url = DEFAULT_WASM_URL, options = {}) {
   return p;
 }
 
-/**
- * Loads the assembler.
- *
- * @param {import("./index.js").AssemblerOptions} [options]
- *   `url`: where assembly.wasm is served (default: beside the package);
- *   `module`: an already compiled WebAssembly.Module (for workers);
- *   `maxInstances`, `recycleAboveBytes`, `memoryLimitBytes`: see README.
- * @returns {Promise<Assembler>}
- */
+/** Loads the assembler (index.d.ts). @param {import("./index.js").AssemblerOptions} [options] @returns {Promise<Assembler>} */
 export async function loadAssembler(options = {}) {
   const o = poolOptions(options);
   const module = options.module ?? (await compileModule(options.url ?? DEFAULT_WASM_URL, { memoryLimitBytes: o.memoryLimitBytes }));

@@ -13,11 +13,7 @@ import { decodeUtf8Long, textDecoder, wtf8Length } from "./strings.js";
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 − 24. */
 export { MAX_STRING_UNITS };
 
-/**
- * Thrown while decoding when a string of the answer cannot be a JavaScript
- * string: `path` is its position, map keys and indexes, for the core's
- * error call to spell (docs/SPEC.md §7.10).
- */
+/** A string of the answer the engine cannot make; `path`: its keys and indexes, for the core to spell (docs/SPEC.md §7.10). */
 export class StringCeiling extends Error {
   /** @param {number} bytes its size in UTF-8 */
   constructor(bytes) {
@@ -28,12 +24,11 @@ export class StringCeiling extends Error {
   }
 }
 
-/** Short strings met again and again (keys, roles, "text"): decoded once. */
+/** Short strings met again and again (keys, roles, "text"), decoded once; up to 32 bytes in JavaScript. */
 const SHORT_CACHE_BYTES = 16;
 /** @type {{bytes: Uint8Array, s: string}[][]} */
 const shortCache = Array.from({ length: SHORT_CACHE_BYTES + 1 }, () => []);
 const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
-/** Strings up to this many bytes are decoded in JavaScript. */
 const SHORT_UTF8 = 32;
 const units = new Uint16Array(SHORT_UTF8);
 const NO_BYTES = new Uint8Array(0);
@@ -168,12 +163,7 @@ class AnswerDecoder {
     return s;
   }
 
-  /**
-   * A string of at most {@link SHORT_CACHE_BYTES} bytes, from the cache of
-   * those met before when its bytes are there (16 per length; when full, the
-   * oldest gives way).
-   * @param {number} start @param {number} n
-   */
+  /** A short string from the cache (16 per length, the oldest gives way). @param {number} start @param {number} n */
   cachedShort(start, n) {
     const bytes = this.bytes;
     const bucket = shortCache[n];
@@ -189,7 +179,7 @@ class AnswerDecoder {
     return s;
   }
 
-  /** A short string: ASCII in JavaScript, anything else by TextDecoder. @param {number} start @param {number} n */
+  /** ASCII in JavaScript, anything else by TextDecoder. @param {number} start @param {number} n */
   short(start, n) {
     const bytes = this.bytes;
     for (let i = 0; i < n; i++) {
@@ -242,17 +232,18 @@ class AnswerDecoder {
 const big = (n) => (n >= -SAFE && n <= SAFE ? Number(n) : n);
 
 /**
- * The pieces of a rendering, joined.
+ * The pieces of a rendering, joined (by `+`: V8 makes a rope, where join
+ * would copy every piece).
  * @param {unknown[]} pieces @param {number} max
  */
 function joined(pieces, max) {
-  let n = 0;
+  let s = "";
   for (const p of pieces) {
     if (typeof p !== "string") throw new Error("a piece of a text is not a string");
-    n += p.length;
+    s += p;
   }
-  if (n > max) throw new StringCeiling(pieces.reduce((size, p) => size + wtf8Length(/** @type {string} */ (p)), 0));
-  return pieces.join("");
+  if (s.length > max) throw new StringCeiling(wtf8Length(s));
+  return s;
 }
 
 const sharedDecoder = new AnswerDecoder(MAX_STRING_UNITS);

@@ -10,15 +10,9 @@ import { ERROR_CODES } from "./consts.js";
 export { ERROR_CODES };
 
 /**
- * The error of every failed assembly: `code` is one of the wire codes of docs/SPEC.md
- * §6 (`malformed_request`, `invalid_utf8`, `invalid_template`, …, `internal`),
- * `path` names the offending value (`steps[3].observation`; empty for the whole
- * request) and `message` is the core's message, unchanged. `offset` is the
- * code-point offset of an `invalid_template` error in its template (from the
- * wire's `offset` key; undefined when the response has none). `detail` is
- * what the host knows beyond the message of an `internal` error (the engine's
- * trap, the first 4 KiB of the module's stderr); never part of the message, so the
- * message is the same on every host and every run.
+ * The error of every failed call (index.d.ts): the wire's `code`, `path`,
+ * `message` and `offset` (docs/SPEC.md §6), and for `internal` the `detail`
+ * the host knows (the engine's trap, the module's stderr), never in the message.
  */
 export class AssemblyError extends Error {
   /**

@@ -1,9 +1,7 @@
 /**
- * Reading and compiling the packaged assembly.wasm in Node, once per process.
- * node.js imports this module before anything else, so that the compile of
- * the packaged module starts while the rest of the binding and its
- * dependencies are still being evaluated (V8 decodes and validates the module
- * on background threads), not after.
+ * Compiling assembly.wasm in Node, once per process. node.js imports this
+ * first, so the packaged module compiles (on V8's background threads) while
+ * the rest of the binding is evaluated.
  *
  * @module
  */
@@ -18,7 +16,7 @@ export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
 /** @type {Map<string, Promise<WebAssembly.Module>>} */
 const compiled = new Map();
 
-/** The cache key of the compile started at import, and whether anyone has asked for it yet. */
+/** The compile started at import, and whether anyone asked for it. */
 const EARLY = `${DEFAULT_MEMORY_LIMIT_BYTES} ${DEFAULT_WASM_URL}`;
 let earlyClaimed = false;
 
@@ -26,12 +24,9 @@ let earlyClaimed = false;
 const view = (bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /**
- * Compiles the module at `source` once per process (later calls with the same
- * source and memory limit share the compiled module).
- *
+ * Compiles the module at `source` once per process and memory limit.
  * @param {string | URL} source a file path or file: URL
- * @param {{memoryLimitBytes?: number}} [options] a cap on each instance's
- *   linear memory (default 4 GiB, all a 32-bit module can address)
+ * @param {{memoryLimitBytes?: number}} [options]
  * @returns {Promise<WebAssembly.Module>}
  */
 export function compileModule(source = DEFAULT_WASM_URL, options = {}) {
@@ -60,22 +55,16 @@ function remember(key, p) {
   compiled.set(key, p);
 }
 
-/**
- * Lets the compile started at import go (to the garbage collector) if no one
- * asked for it: loadAssembler({module}) calls this, as a worker thread handed
- * the compiled module does.
- */
+/** Lets the compile started at import go if no one asked for it (loadAssembler({module}) in a worker). */
 export function dropEarlyCompile() {
   if (!earlyClaimed) compiled.delete(EARLY);
   earlyClaimed = true;
 }
 
 /**
- * Starts compiling the packaged module for the default memory limit, which
- * is what loadAssembler() asks for. The file is read synchronously: an
- * asynchronous read would not progress until the synchronous evaluation of
- * the rest of the binding is over. A file that cannot be read or compiled is
- * left to compileModule, which reads it again and says why.
+ * Starts compiling the packaged module for the default limit. The read is
+ * synchronous (an asynchronous one would wait for the evaluation of the rest);
+ * a file that cannot be read is left to compileModule, which says why.
  */
 function compileEarly() {
   let bytes;

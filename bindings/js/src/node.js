@@ -21,16 +21,7 @@ export { version, moduleSha256 } from "./version.js";
 
 useNodeBuffer(Buffer);
 
-/**
- * Loads the assembler.
- *
- * @param {import("./index.js").AssemblerOptions} [options]
- *   `wasm` (or `url`): a path or file: URL of assembly.wasm (default: the
- *   packaged one); `module`: an already compiled WebAssembly.Module (for
- *   worker threads); `maxInstances`, `recycleAboveBytes`, `memoryLimitBytes`:
- *   see README.
- * @returns {Promise<Assembler>}
- */
+/** Loads the assembler (index.d.ts). @param {import("./index.js").AssemblerOptions} [options] @returns {Promise<Assembler>} */
 export async function loadAssembler(options = {}) {
   const o = poolOptions({ maxInstances: availableParallelism(), ...options });
   if (options.module) dropEarlyCompile();

@@ -1,28 +1,21 @@
 /**
- * The strings the request encoder and the response decoder share: WTF-8
- * (how a JavaScript string with a lone surrogate goes on the wire), the cache
- * of the UTF-8 of recently encoded long strings, the request's strings a
- * response decoder reuses, and the byte helpers Node's entry point swaps for
- * native ones ({@link useNodeBuffer}).
+ * The strings of the codec: WTF-8 (a lone surrogate on the wire), the cache
+ * of the UTF-8 of long strings, and the byte helpers Node's entry point swaps
+ * for native ones ({@link useNodeBuffer}).
  *
  * @module
  */
 
-/** A lone surrogate anywhere in a string (fallback where
- * String.prototype.isWellFormed is missing). */
+/** A lone surrogate (where String.prototype.isWellFormed is missing). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** @type {(s: string) => boolean} */
 export const isWellFormed = typeof String.prototype.isWellFormed === "function" ? (s) => s.isWellFormed() : (s) => !LONE_SURROGATE.test(s);
 
 /**
- * Encodes `s` as WTF-8: UTF-8 for every code point, and each lone surrogate as
- * the three bytes UTF-8 would give its code unit (so U+D800 is ED A0 80). The
- * output needs at most 3 bytes per UTF-16 unit.
- *
- * @param {string} s
- * @param {Uint8Array} out
- * @param {number} pos where to start writing
+ * Writes `s` as WTF-8 (a lone surrogate as the three bytes UTF-8 would give
+ * its unit: U+D800 is ED A0 80) at `out[pos]`, at most 3 bytes per unit.
+ * @param {string} s @param {Uint8Array} out @param {number} pos
  * @returns {number} the number of bytes written
  */
 export function encodeWtf8Into(s, out, pos) {
@@ -56,12 +49,7 @@ export function encodeWtf8Into(s, out, pos) {
   return pos - start;
 }
 
-/**
- * The number of bytes {@link encodeWtf8Into} writes for `s`.
- *
- * @param {string} s
- * @returns {number}
- */
+/** The number of bytes {@link encodeWtf8Into} writes for `s`. @param {string} s */
 export function wtf8Length(s) {
   const n = s.length;
   let len = n;
@@ -81,19 +69,10 @@ export function wtf8Length(s) {
 }
 
 /**
- * The UTF-8 of recently encoded long strings: an agent loop sends the same
- * history (the same strings) again with every step, and copying their bytes
- * costs a fraction of encoding them. A string's bytes are kept when the
- * encoder meets it a second time, in the request after the one it was new
- * in (src/encode.js): a one-off request pays neither a copy nor an entry.
- * Only strings up to {@link CACHE_MAX_UNITS} units (V8 hashes longer strings
- * by length alone, so a lookup would compare contents);
- * {@link CACHE_MAX_BYTES} in all, then the cache starts over. Keys are string values, so a hit is
- * exact by definition. The bytes are copied into chunks of
- * {@link CACHE_CHUNK_BYTES} (a copy of its own per string would cost an
- * allocation each), which the cache reuses when it starts over; a string's
- * value is a view of its bytes there.
- *
+ * The UTF-8 of long strings met in two requests in a row (src/encode.js): an
+ * agent loop sends its history again with every step. Strings up to
+ * CACHE_MAX_UNITS units (V8 hashes longer ones by length alone), 8 MiB in
+ * all, then it starts over; the bytes live in reused 1 MiB chunks.
  * @type {Map<string, Uint8Array>}
  */
 export const encodedStrings = new Map();
@@ -107,15 +86,14 @@ let chunkIndex = -1;
 let chunk = new Uint8Array(0);
 let chunkUsed = 0;
 
-/** How many times the cache started over (encoders forget the strings they met before then). */
+/** How many times the cache started over. */
 export let cacheEpoch = 0;
 
-/** Empties the cache of encoded strings (benchmarks measure the cold path with it). */
+/** Empties the cache (benchmarks measure the cold path with it). */
 export function forgetEncodedStrings() {
   encodedStrings.clear();
   cacheEpoch++;
   cachedBytes = 0;
-  // The views into the chunks went with the map: they are written again.
   chunkIndex = -1;
   chunk = new Uint8Array(0);
   chunkUsed = 0;
@@ -140,40 +118,30 @@ export function remember(s, bytes, start, n) {
 const textEncoder = new TextEncoder();
 
 /**
- * Writes `s` as UTF-8 into `bytes` from `start` (at most `max` bytes, which
- * the caller makes enough: 3 per unit) and returns the number written; a
- * lone surrogate becomes U+FFFD. TextEncoder.encodeInto; Node's entry point
- * swaps in Buffer#utf8Write ({@link useNodeBuffer}), which needs no view per
- * string.
- *
+ * Writes the well-formed `s` as UTF-8 at `bytes[start]` (room for `max`
+ * bytes): the number written.
  * @type {(s: string, bytes: Uint8Array, start: number, max: number) => number}
  */
 export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes.subarray(start, start + max)).written;
 
-/** @type {Uint8Array | null} the buffer Node's {@link writeUtf8} wrote into last */
+/** The buffer Node's {@link writeUtf8} wrote into last, and its Buffer. @type {Uint8Array | null} */
 let writeBytes = null;
-/** @type {any} its Buffer view */
+/** @type {any} */
 let writeBuffer = null;
 
-/** Lets go of the buffer {@link writeUtf8} wrote into last (a huge one is dropped). */
+/** Lets go of that buffer (a huge one is dropped). */
 export function forgetWriteView() {
   writeBytes = null;
   writeBuffer = null;
 }
 
-/** UTF-8 decoding of a long string: TextDecoder without `ignoreBOM` would
- * drop a leading U+FEFF (a lost code point); this one keeps it. */
+/** Keeps a leading U+FEFF (without ignoreBOM a code point is lost). */
 export const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** @type {(bytes: Uint8Array, start: number, end: number) => string} */
 export let decodeUtf8Long = (bytes, start, end) => textDecoder.decode(bytes.subarray(start, end));
 
-/**
- * Node's entry point hands its Buffer here: Buffer#toString("utf8") is about
- * a third faster than TextDecoder there, and keeps a U+FEFF too.
- *
- * @param {any} Buffer
- */
+/** Node's entry point hands its Buffer here: faster than TextEncoder and TextDecoder there. @param {any} Buffer */
 export function useNodeBuffer(Buffer) {
   writeUtf8 = (s, bytes, start, max) => {
     if (bytes !== writeBytes) {
