@@ -25,24 +25,8 @@ from ._assembler import (
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
 from ._runtime import CacheInfo, warm
-from ._types import (
-    AssembleRequest,
-    AssembleResponse,
-    Block,
-    CompareSide,
-    Comparison,
-    Difference,
-    ErrorCode,
-    ErrorDetail,
-    ErrorResponse,
-    Injected,
-    Injection,
-    Message,
-    PrefixDigests,
-    PrefixDigestsMatch,
-    Role,
-    Step,
-)
+from . import _types
+from ._types import *  # noqa: F403 - the wire format's TypedDicts, generated: all of _types.__all__
 
 from ._runtime import module_sha256 as _module_sha256
 from ._runtime import version as _version
@@ -59,28 +43,11 @@ def __getattr__(name: str) -> str:
 
 
 __all__ = [
-    "compare",
-    "CompareSide",
-    "Comparison",
-    "Difference",
-    "PrefixDigestsMatch",
     "CACHE_DIR_ENV",
-    "AssembleRequest",
-    "AssembleResponse",
     "Assembler",
     "AssemblyError",
-    "Block",
     "CacheInfo",
-    "ErrorCode",
-    "ErrorDetail",
-    "ErrorResponse",
-    "Injected",
-    "Injection",
-    "Message",
-    "PrefixDigests",
     "Prompt",
-    "Role",
-    "Step",
     "assemble",
     "assemble_bytes",
     "assemble_bytes_many",
@@ -89,8 +56,10 @@ __all__ = [
     "assemble_json_many",
     "assemble_many",
     "cache_dir",
+    "compare",
     "default_assembler",
-    "module_sha256",
+    "module_sha256",  # noqa: F405 - made on first use by __getattr__
     "validate_template",
     "warm",
 ]
+__all__ += _types.__all__

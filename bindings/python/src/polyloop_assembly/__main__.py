@@ -8,20 +8,16 @@ from typing import List, Optional
 
 from . import _cache, _runtime
 
-_USAGE = """python -m polyloop_assembly COMMAND
-
-commands:
-  warm     compile the WebAssembly module into the disk cache now (run it at
-           install or deploy time, so no process pays the compile on its
-           first call); exits 1 if the cache cannot be written
-  version  print the package version, the module's sha256 and wasmtime's version
-"""
-
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m polyloop_assembly", usage=_USAGE, add_help=True)
-    parser.add_argument("command", choices=["warm", "version"])
+    parser = argparse.ArgumentParser(prog="python -m polyloop_assembly")
+    parser.add_argument(
+        "command",
+        choices=["warm", "version"],
+        help="warm: compile the WebAssembly module into the disk cache now, at install or deploy time (exits 1 if "
+        "the cache cannot be written); version: the package version, the module's sha256 and wasmtime's version",
+    )
     args = parser.parse_args(argv)
     if args.command == "version":
         print(

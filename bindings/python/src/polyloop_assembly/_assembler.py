@@ -32,8 +32,6 @@ _BY_NAME = {c.name: c for c in CALLS}
 _LIMIT = tuple(MAX_REQUEST_BYTES if c.arg in ("request", "add_step") else MAX_MODULE_BUFFER_BYTES for c in CALLS)
 _JSON_ANSWER = tuple(c.answer == "json" for c in CALLS)
 _UNREADABLE = MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
-#: Requests per batch crossing at most, in bytes (linear memory holds a batch and its answers at once).
-_BATCH_BYTES = 1 << 20
 
 
 def _host_error(op: int, error: HostError, **args: Any) -> Prepared:
@@ -178,19 +176,9 @@ class Assembler:
         return e
 
     def _call_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
-        """The answers (or ``internal`` errors) of prepared calls of call ``op``, ``_BATCH_BYTES`` a crossing."""
-        out: List[Union[bytes, AssemblyError]] = []
-        i = 0
-        while i < len(items):
-            j, size = i + 1, len(items[i][1])
-            while j < len(items) and size + len(items[j][1]) + 8 * (j - i + 1) <= _BATCH_BYTES:
-                size += len(items[j][1])
-                j += 1
-            out.extend(self._one_batch(op, items[i:j]) if j - i > 1 else [self._caught(op, items[i])])
-            i = j
-        return out
-
-    def _one_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
+        """The answers (or ``internal`` errors) of prepared calls of call ``op``, in one crossing of the batch call."""
+        if len(items) < 2:
+            return [self._caught(op, p) for p in items]
         try:
             answers = self._pool.call_batch(items)
         except InstanceFailure:  # a trap: the items one by one, each its own answer or error
@@ -291,7 +279,8 @@ class Prompt:
         asm = self._assembler
         response = asm._decode(CALL_ADD_STEP, asm._run(CALL_ADD_STEP, _prepare_value(CALL_ADD_STEP, request, caught)), caught)
         try:
-            messages, chars, overflow, state = (response[k] for k in ("messages", "message_chars", "context_overflow", "prompt"))
+            messages, chars, overflow = response["messages"], response["message_chars"], response["context_overflow"]
+            state = response["prompt"]
         except KeyError:
             raise asm._error(CALL_ADD_STEP, "not_a_response", "add_step answered %.200r" % (response,)) from None
         # Committed by in-place operators and stores alone: Ctrl-C lands before or after, never inside.

@@ -21,7 +21,6 @@ from typing import TypeVar, Union, cast, overload
 
 from . import _fork
 from ._assembler import (
-    _BATCH_BYTES,
     Assembler,
     BytesLike,
     JSONText,
@@ -42,6 +41,8 @@ Out = TypeVar("Out", covariant=True)
 #: the failed request's place; ``"raise"`` raises it there and stops.
 ErrorMode = Literal["return", "raise"]
 
+#: Requests per batch crossing at most, in bytes (linear memory holds a batch and its answers at once).
+_BATCH_BYTES = 1 << 20
 _CHUNK = 64  # requests per task at most: a task's own cost (~10 µs) and hand-offs stay small beside its calls
 
 
@@ -102,26 +103,6 @@ def _emit(result: Any, errors: ErrorMode) -> Any:
     if errors == "raise" and isinstance(result, AssemblyError):
         raise result
     return result
-
-
-def _ordered(
-    halves: Halves,
-    items: Iterable[T],
-    workers: Optional[int],
-    window: Optional[int],
-    errors: ErrorMode,
-    progress: Optional[Callable[[int], None]],
-    assembler: Assembler,
-) -> Iterator[Any]:
-    if errors not in ("return", "raise"):
-        raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
-    cap = getattr(assembler.pool, "max_instances", None) or os.cpu_count() or 1
-    n = max(1, min(os.cpu_count() or 1, cap)) if workers is None else workers
-    if n < 1:
-        raise ValueError("workers must be at least 1, got %d" % n)
-    if window is not None and window < 1:
-        raise ValueError("window must be at least 1, got %d" % window)
-    return _generate(assembler, halves, iter(items), n, window, errors, progress)
 
 
 def _generate(
@@ -324,7 +305,15 @@ def _many(name: str, doc: str, halves: Callable[[Assembler], Halves]) -> Any:
         assembler: Optional[Assembler] = None,
     ) -> Iterator[Any]:
         asm = assembler if assembler is not None else default_assembler()
-        return _ordered(halves(asm), requests, workers, window, errors, progress, asm)
+        if errors not in ("return", "raise"):
+            raise ValueError('errors must be "return" or "raise", not %r' % (errors,))
+        cap = getattr(asm.pool, "max_instances", None) or os.cpu_count() or 1
+        n = max(1, min(os.cpu_count() or 1, cap)) if workers is None else workers
+        if n < 1:
+            raise ValueError("workers must be at least 1, got %d" % n)
+        if window is not None and window < 1:
+            raise ValueError("window must be at least 1, got %d" % window)
+        return _generate(asm, halves(asm), iter(requests), n, window, errors, progress)
 
     many.__name__ = many.__qualname__ = name
     many.__doc__ = doc

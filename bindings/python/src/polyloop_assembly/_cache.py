@@ -13,6 +13,7 @@ Every fallback compiles in memory with one notice line on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -149,16 +150,11 @@ def _trusted_dirs(*dirs: Path) -> bool:
     return True
 
 
+_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory"))
+
+
 def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
+    return next((kind for test, kind in _KINDS if test(mode)), "a socket" if stat.S_ISSOCK(mode) else "a special file")
 
 
 def _file_problem(st: os.stat_result) -> Optional[str]:
@@ -198,10 +194,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

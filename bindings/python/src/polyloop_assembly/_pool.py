@@ -116,13 +116,10 @@ class Pool:
         """Drop the idle instances (a busy one is kept when given back); never waits."""
         self._idle_instances.clear()
 
-    def _reset_after_fork(self) -> None:
-        self._open()
-
 
 def _reset_pools() -> None:
     for pool in list(_pools):
-        pool._reset_after_fork()
+        pool._open()
 
 
 _fork.reset_in_child(_reset_pools)

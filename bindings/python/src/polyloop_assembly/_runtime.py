@@ -47,9 +47,7 @@ class Runtime:
     ``cache_path``, ``cache_status`` (``_cache.Status``) and ``load_seconds`` say how it was obtained."""
 
     def __init__(self, wasm: Optional[bytes] = None) -> None:
-        if wasm is None:
-            wasm = _read_resource(_MODULE_RESOURCE)
-        module_bytes = wasm
+        module_bytes = _read_resource(_MODULE_RESOURCE) if wasm is None else wasm
         t0 = time.perf_counter()
         self.engine = wasmtime.Engine()
         self.module_sha256 = hashlib.sha256(module_bytes).hexdigest()
