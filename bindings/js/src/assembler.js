@@ -19,6 +19,7 @@ import * as consts from "./consts.js";
 export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./consts.js";
 
 /** @typedef {import("./consts.js").CallSpec} CallSpec */
+/** @template T @typedef {(answer: Uint8Array, texts?: string[]) => T} Reader */
 /** The contract table's rows by name. @type {Record<string, CallSpec>} */
 const CALL = Object.fromEntries(consts.CALLS.map((c) => [c.name, c]));
 /** What assemble(object) calls: the answer names the request's texts (docs/SPEC.md §7.11). */
@@ -53,21 +54,15 @@ export class Assembler {
     return this.pool.created;
   }
 
-  /**
-   * The generic call (index.d.ts): `{params[i]: args[i]}` for a call with
-   * params, else `args[0]` (bytes, and a JSON call's string, as they are).
-   * @param {string} name
-   * @param {...unknown} args
-   * @returns {any}
-   */
+  /** The generic call (index.d.ts). @param {string} name @param {...unknown} args @returns {any} */
   call(name, ...args) {
     const row = CALL[name];
     if (row === undefined || row.answer === "batch" || row.answer === "named") {
       const names = consts.CALLS.filter((c) => c.answer !== "batch" && c.answer !== "named").map((c) => c.name);
       throw new TypeError(`the module has no call ${JSON.stringify(name)} to make this way; the calls are ${names.join(", ")}`);
     }
-    if (row.params.length === 0) return this.forward(row, args[0], 0, true);
-    return this.forward(row, Object.fromEntries(row.params.map((p, i) => [p, args[i]])));
+    if (row.params.length === 0) return this.send(row, args[0], undefined, 0, true);
+    return this.send(row, Object.fromEntries(row.params.map((p, i) => [p, args[i]])));
   }
 
   /** @param {Uint8Array} request msgpack request bytes @returns {Uint8Array} the response bytes */
@@ -80,7 +75,7 @@ export class Assembler {
 
   /** @param {object} request @returns {import("./index.js").AssembleResponse} */
   assemble(request) {
-    return this.forward(ASSEMBLE_OBJECT, request);
+    return this.send(ASSEMBLE_OBJECT, request);
   }
 
   /** @param {string | Uint8Array} text @returns {import("./index.js").AssembleResponse} */
@@ -103,34 +98,21 @@ export class Assembler {
 
   /** @param {object} request */
   prompt(request) {
-    return new Prompt(this, request, this.forward(CALL.prompt_start, request));
+    return new Prompt(this, request, this.send(CALL.prompt_start, request));
   }
 
   /**
    * @private
-   * One request through call `row`, its answer decoded.
-   * @param {CallSpec} row
-   * @param {unknown} request
-   * @param {number} [messageBase] the prompt's messages before an add_step answer's own
-   * @param {boolean} [asIs] bytes (and a JSON call's string) go as they are
-   */
-  forward(row, request, messageBase = 0, asIs = false) {
-    return this.send(row, request, (r, texts) => this.answer(row, r, texts), messageBase, asIs);
-  }
-
-  /**
-   * @private
-   * Encodes `request`, crosses, and reads the answer in place with
-   * `read(answer, texts)` (the request's texts, for a shared answer).
+   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's
+   * string go as they are), crosses, and reads the answer in place: `read`,
+   * or decoded by its shape.
    * @template T
-   * @param {CallSpec} row
-   * @param {unknown} request
-   * @param {(answer: Uint8Array, texts?: string[]) => T} read
-   * @param {number} messageBase
-   * @param {boolean} asIs
+   * @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read]
+   * @param {number} [messageBase] the prompt's messages before an add_step answer's own
+   * @param {boolean} [asIs]
    * @returns {T}
    */
-  send(row, request, read, messageBase, asIs) {
+  send(row, request, read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false) {
     const json = row.arg === "json";
     if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
       const bytes = typeof request === "string" ? utf8(request) : request;
@@ -160,11 +142,7 @@ export class Assembler {
    * that are no answer and a string the engine cannot make are answered by
    * the core's error call.
    * @template T
-   * @param {Uint8Array} request
-   * @param {number} op consts.js `CALL_*`
-   * @param {(answer: Uint8Array, texts?: string[]) => T} read
-   * @param {string[]} [texts]
-   * @param {number} [messageBase]
+   * @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
    * @returns {T}
    */
   run(request, op, read, texts, messageBase = 0) {
@@ -207,10 +185,7 @@ export class Assembler {
    * the engine and the module said). When the error call fails too, the host
    * raises it.
    * @template T
-   * @param {CallSpec} row
-   * @param {(answer: Uint8Array) => T} read
-   * @param {Record<string, unknown>} args
-   * @param {string} [detail]
+   * @param {CallSpec} row @param {Reader<T>} read @param {Record<string, unknown>} args @param {string} [detail]
    * @returns {T}
    */
   hostError(row, read, args, detail) {
@@ -227,11 +202,7 @@ export class Assembler {
     }
   }
 
-  /**
-   * @private
-   * An answer decoded by its shape (CALLS `answer`), or the AssemblyError it carries.
-   * @param {CallSpec} row @param {Uint8Array} bytes @param {string[]} [texts]
-   */
+  /** @private An answer decoded by its shape, or the AssemblyError it carries. @param {CallSpec} row @param {Uint8Array} bytes @param {string[]} [texts] */
   answer(row, bytes, texts) {
     if (row.answer === "json") return checked(JSON.parse(textDecoder.decode(bytes)), bytes);
     if (row.answer !== "view") return this.read(bytes, texts);
@@ -243,11 +214,7 @@ export class Assembler {
     throw new Error("a view answer of an ok response without its view");
   }
 
-  /**
-   * @private
-   * msgpack answer bytes to their value, or the AssemblyError they carry.
-   * @param {Uint8Array} bytes @param {string[]} [texts]
-   */
+  /** @private A msgpack answer's value, or the AssemblyError it carries. @param {Uint8Array} bytes @param {string[]} [texts] */
   read(bytes, texts) {
     const max = this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits;
     return checked(decodeResponse(bytes, { texts, maxStringUnits: max }), bytes);

@@ -34,7 +34,17 @@ const units = new Uint16Array(SHORT_UTF8);
 const NO_BYTES = new Uint8Array(0);
 /** The ext type of a request's text in an answer (docs/SPEC.md §7.11). */
 const EXT_TEXT = 2;
-const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER); // beyond it, an int stays a bigint
+/** @type {Record<number, [number, "getFloat32" | "getFloat64" | "getBigUint64" | "getInt8" | "getInt16" | "getInt32" | "getBigInt64"]>} */
+const NUMBERS = {
+  0xca: [4, "getFloat32"],
+  0xcb: [8, "getFloat64"],
+  0xcf: [8, "getBigUint64"],
+  0xd0: [1, "getInt8"],
+  0xd1: [2, "getInt16"],
+  0xd2: [4, "getInt32"],
+  0xd3: [8, "getBigInt64"],
+};
 
 /** A msgpack decoder of the core's answers (and of any other msgpack, for robustness). */
 class AnswerDecoder {
@@ -59,8 +69,8 @@ class AnswerDecoder {
       if (this.pos !== bytes.length) throw new Error(`${bytes.length - this.pos} bytes after the answer`);
       return v;
     } finally {
-      // Nothing of the answer is held after the call.
-      this.bytes = NO_BYTES;
+      this.bytes = NO_BYTES; // nothing of the answer is held
+
       this.view = new DataView(NO_BYTES.buffer);
       this.texts = undefined;
     }
@@ -88,53 +98,18 @@ class AnswerDecoder {
     if (b < 0xa0) return this.array(b & 0x0f);
     if (b < 0xc0) return this.str(b & 0x1f);
     if (b >= 0xe0) return b - 0x100;
-    const v = this.view;
-    switch (b) {
-      case 0xc0:
-        return null;
-      case 0xc2:
-        return false;
-      case 0xc3:
-        return true;
-      case 0xc4:
-      case 0xc5:
-      case 0xc6: {
-        const n = this.size(1 << (b - 0xc4));
-        return this.bytes.slice(this.take(n), this.pos);
-      }
-      case 0xca:
-        return v.getFloat32(this.take(4));
-      case 0xcb:
-        return v.getFloat64(this.take(8));
-      case 0xcc:
-      case 0xcd:
-      case 0xce:
-        return this.size(1 << (b - 0xcc));
-      case 0xcf:
-        return big(v.getBigUint64(this.take(8)));
-      case 0xd0:
-        return v.getInt8(this.take(1));
-      case 0xd1:
-        return v.getInt16(this.take(2));
-      case 0xd2:
-        return v.getInt32(this.take(4));
-      case 0xd3:
-        return big(v.getBigInt64(this.take(8)));
-      case 0xd6:
-        if (this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(v.getUint32(this.take(4)));
-        break;
-      case 0xd9:
-      case 0xda:
-      case 0xdb:
-        return this.str(this.size(1 << (b - 0xd9)));
-      case 0xdc:
-      case 0xdd:
-        return this.array(this.size(2 << (b - 0xdc)));
-      case 0xde:
-      case 0xdf:
-        return this.map(this.size(2 << (b - 0xde)));
-    }
-    throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
+    if (b >= 0xd9 && b <= 0xdb) return this.str(this.size(1 << (b - 0xd9)));
+    if (b >= 0xcc && b <= 0xce) return this.size(1 << (b - 0xcc));
+    if (b === 0xdc || b === 0xdd) return this.array(this.size(2 << (b - 0xdc)));
+    if (b === 0xde || b === 0xdf) return this.map(this.size(2 << (b - 0xde)));
+    if (b === 0xc0 || b === 0xc2 || b === 0xc3) return b === 0xc0 ? null : b === 0xc3;
+    if (b >= 0xc4 && b <= 0xc6) return this.bytes.slice(this.take(this.size(1 << (b - 0xc4))), this.pos);
+    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT)
+      return this.text(this.view.getUint32(this.take(4)));
+    const number = NUMBERS[b];
+    if (number === undefined) throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
+    const r = this.view[number[1]](this.take(number[0]));
+    return typeof r === "bigint" ? (r >= -SAFE && r <= SAFE ? Number(r) : r) : r;
   }
 
   /** The request's text `k`. @param {number} k */
@@ -228,14 +203,7 @@ class AnswerDecoder {
   }
 }
 
-/** @param {bigint} n a number when it is exact as one */
-const big = (n) => (n >= -SAFE && n <= SAFE ? Number(n) : n);
-
-/**
- * The pieces of a rendering, joined (by `+`: V8 makes a rope, where join
- * would copy every piece).
- * @param {unknown[]} pieces @param {number} max
- */
+/** A rendering's pieces joined by `+` (a rope; join would copy). @param {unknown[]} pieces @param {number} max */
 function joined(pieces, max) {
   let s = "";
   for (const p of pieces) {
@@ -249,14 +217,11 @@ function joined(pieces, max) {
 const sharedDecoder = new AnswerDecoder(MAX_STRING_UNITS);
 
 /**
- * Decodes answer bytes (msgpack from the core).
- *
- * @param {Uint8Array} bytes
- * @param {{maxStringUnits?: number, texts?: string[]}} [options]
- *   `maxStringUnits`: a lower string ceiling (tests); `texts`: the request's
- *   texts, for an answer that names them (docs/SPEC.md §7.11)
+ * Decodes answer bytes: `texts` are the request's, for an answer that names
+ * them; `maxStringUnits` a lower ceiling (tests).
+ * @param {Uint8Array} bytes @param {{maxStringUnits?: number, texts?: string[]}} [options]
  * @returns {any}
- * @throws {StringCeiling} when a string is longer than the engine allows
+ * @throws {StringCeiling}
  */
 export function decodeResponse(bytes, options) {
   const max = options?.maxStringUnits;

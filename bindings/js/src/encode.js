@@ -22,34 +22,25 @@ import {
   wtf8Length,
 } from "./strings.js";
 
-/**
- * Values nested deeper are written as the opaque value: a valid request is 5
- * levels deep and the core rejects a container of the wrong type at its
- * header, so this never changes an answer, and a cycle ends.
- */
+// Deeper values are the opaque value (a valid request is 5 deep; a cycle ends).
 export const MAX_ENCODE_DEPTH = 32;
-/** Strings up to this many units go through the library's loop (WTF-8 already). */
-const SHORT_STRING = 50;
-/** The fixext 1 value (type 0x7f, payload 0) written for what msgpack cannot carry. */
-const OPAQUE = Uint8Array.of(0xd4, 0x7f, 0x00);
+const SHORT_STRING = 50; // units: the library's loop writes WTF-8 already
+const OPAQUE = Uint8Array.of(0xd4, 0x7f, 0x00); // fixext 1, type 0x7f: what msgpack cannot carry
 const UINT64_END = 1n << 64n;
 const INT64_MIN = -(1n << 63n);
-/** The buffer starts this big; one grown past KEEP_BUFFER_BYTES is dropped after its call. */
 const INITIAL_BUFFER_BYTES = 64 * 1024;
-export const KEEP_BUFFER_BYTES = 8 * 1024 * 1024;
-/** The most UTF-16 units of new strings an encoder remembers for its next request. */
-const MET_MAX_UNITS = 8 * 1024 * 1024;
-/** The sections of the request's texts by the request's key (docs/SPEC.md §7.11). */
+export const KEEP_BUFFER_BYTES = 8 * 1024 * 1024; // a buffer grown past it is dropped after its call
+const MET_MAX_UNITS = 8 * 1024 * 1024; // of new strings remembered for the next request
+// The sections of the request's texts by its key (docs/SPEC.md §7.11).
 const SECTIONS = { __proto__: null, run_messages: 0, injections: 1, goal_messages: 2, steps: 3 };
 const INJECTIONS = 1;
 const STEPS = 3;
-/** Marks, among the values of an object being encoded, one whose reading threw. */
-const UNREADABLE = Object.freeze({});
-/** The bytes (header included) of property names met before, a few hundred at most. @type {Map<string, Uint8Array>} */
+const UNREADABLE = Object.freeze({}); // a value whose reading threw
+/** @type {Map<string, Uint8Array>} the bytes of property names met before */
 const keyBytes = new Map();
 const KEY_CACHE_SIZE = 512;
 
-/** @param {number} n the size of the shortest str header for n bytes */
+/** @param {number} n bytes: the size of the shortest str header */
 const strHeaderSize = (n) => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
 
 /** Thrown when the request would be over the limit: `size` is its exact size. */
@@ -62,62 +53,55 @@ export class RequestTooLarge extends Error {
 }
 
 /**
- * @msgpack/msgpack's Encoder with the mapping above, and what makes an agent
- * loop's requests cheap to encode again: a long string the request before
- * wrote at the same place keeps its bytes in the buffer ({@link
- * RequestEncoder#sameAsLast}), one met in two requests in a row is copied
- * from the cache of encoded strings (src/strings.js). Past the limit (1 GiB)
- * nothing more is written, only counted.
+ * @msgpack/msgpack's Encoder with that mapping. An agent loop's next request
+ * is cheap: a long string the request before wrote at the same place stays
+ * (sameAsLast), one met in two requests in a row is copied from the cache
+ * (src/strings.js). Past the limit (1 GiB) nothing is written, only counted.
  */
 export class RequestEncoder extends Encoder {
   /** @param {number} [limit] the most bytes written (tests use less than 1 GiB) */
   constructor(limit = MAX_REQUEST_BYTES) {
     super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
     this.limit = limit;
-    /** The long strings written, with where: string, start, length, … (flat); and their units. @type {any[]} */
+    // The long strings written (string, start, length, … flat) and their
+    // units; the same of the request before, the buffer its bytes are in and
+    // the cache's epoch then; whether this pass may leave them in place.
+    /** @type {any[]} */
     this.strings = [];
     this.nStrings = 0;
     this.recordUnits = 0;
-    /** The same of the request before, the buffer its bytes are in (null: gone) and the cache's epoch then. @type {any[]} */
+    /** @type {any[]} */
     this.last = [];
     this.nLast = 0;
     /** @type {Uint8Array | null} */
     this.lastBytes = null;
     this.lastEpoch = -1;
-    /** Whether this pass may leave a string where the request before wrote it. */
     this.skipping = false;
-    /** Held by a call, between encoding and the end of decoding. */
-    this.busy = false;
-    /** Bytes counted, not written, once over the limit. */
-    this.counted = 0;
+    this.busy = false; // held by a call, from encoding to the end of decoding
+    this.counted = 0; // bytes counted, not written, once over the limit
     this.counting = false;
-    /** The long strings this request wrote fresh: string, start, length, met in the request before (flat). @type {any[]} */
+    // The strings written fresh (string, start, length, met before: flat);
+    // those new in the request before, in order, and where to look next.
+    /** @type {any[]} */
     this.fresh = [];
-    /** The long strings new in the request before, in order, and where the next is looked for. @type {string[]} */
+    /** @type {string[]} */
     this.met = [];
     this.nMet = 0;
     this.metAt = 0;
     this.metEpoch = -1;
-    /** What reading a property threw last. */
-    this.thrown = undefined;
-    /** The request's texts by section, the section being written, the step's number. @type {string[][]} */
+    this.thrown = undefined; // what reading a property threw last
+    /** @type {string[][]} the request's texts by section; the section being written; the step's number */
     this.textLists = [[], [], [], []];
     this.section = -1;
     this.step = -1;
   }
 
-  /** A fresh encoder for a re-entrant call (a getter of the request that encodes another). @override */
+  /** For a re-entrant call (a getter of the request encodes another). @override */
   clone() {
     return new RequestEncoder(this.limit);
   }
 
-  /**
-   * Encodes `value`: a view of the encoder's buffer, valid until its next
-   * encode; {@link RequestEncoder#done} when the call is over.
-   * @param {unknown} value
-   * @returns {Uint8Array}
-   * @throws {RequestTooLarge}
-   */
+  /** A view of the encoder's buffer, valid until its next encode; done() after the call. @param {unknown} value @returns {Uint8Array} */
   encodeShared(value) {
     if (this.entered) return this.clone().encodeShared(value);
     const last = this.strings;
@@ -152,8 +136,7 @@ export class RequestEncoder extends Encoder {
         this.release();
         throw new RequestTooLarge(size);
       }
-      // Within a header's slack of the limit (room was asked for the longest
-      // header): it fits after all; written again.
+      // Within a header's slack of the limit: it fits after all.
       const limit = this.limit;
       this.limit += 8;
       this.skipping = false;
@@ -167,7 +150,6 @@ export class RequestEncoder extends Encoder {
     return out;
   }
 
-  /** Marks the encoder as held by a call. */
   take() {
     this.busy = true;
     return this;
@@ -185,11 +167,7 @@ export class RequestEncoder extends Encoder {
     }
   }
 
-  /**
-   * The texts of the request encoded last, numbered as docs/SPEC.md §7.11
-   * numbers them, whatever the order of its keys.
-   * @returns {string[]}
-   */
+  /** The request's texts numbered as docs/SPEC.md §7.11 numbers them. @returns {string[]} */
   texts() {
     const [run, injections, goal, steps] = this.textLists;
     return run.concat(injections, goal, steps);
@@ -212,7 +190,7 @@ export class RequestEncoder extends Encoder {
     this.step = -1;
   }
 
-  /** Drops a buffer grown past {@link KEEP_BUFFER_BYTES}, once its bytes are no longer needed. */
+  /** Drops a buffer grown past KEEP_BUFFER_BYTES. */
   release() {
     if (this.bytes.byteLength > KEEP_BUFFER_BYTES) {
       const buf = new ArrayBuffer(Math.min(INITIAL_BUFFER_BYTES, this.limit + 8));
@@ -223,7 +201,6 @@ export class RequestEncoder extends Encoder {
     }
   }
 
-  /** Capacity of the buffer kept between calls (for tests). */
   get bufferBytes() {
     return this.bytes.byteLength;
   }
@@ -233,11 +210,7 @@ export class RequestEncoder extends Encoder {
     return !this.counting && this.counted + this.pos + n <= this.limit;
   }
 
-  /**
-   * Room for `size` more bytes up to the limit; past it, counting: what is
-   * written from then on lands at the start of the buffer, never read.
-   * @override @param {number} size
-   */
+  /** Room for `size` more bytes; past the limit, counting (bytes land at the start, never read). @override @param {number} size */
   ensureBufferSizeToWrite(size) {
     const need = this.pos + size;
     if (need <= this.bytes.byteLength) return;
@@ -275,21 +248,11 @@ export class RequestEncoder extends Encoder {
       case "undefined":
         return this.encodeNil();
       case "bigint":
-        if (object >= 0n && object < UINT64_END) return this.writeInt64(0xcf, object);
-        if (object < 0n && object >= INT64_MIN) return this.writeInt64(0xd3, object);
-        return this.encodeNumberAsFloat(Number(object));
+        return object < UINT64_END && object >= INT64_MIN ? this.encodeBigInt64(object) : this.encodeNumberAsFloat(Number(object));
       case "object":
         return object === null ? this.encodeNil() : this.encodeObject(object, depth);
     }
     this.writeOpaque(); // function, symbol
-  }
-
-  /** @param {number} format @param {bigint} n */
-  writeInt64(format, n) {
-    this.ensureBufferSizeToWrite(9);
-    this.writeU8(format);
-    if (format === 0xcf) this.writeBigUint64(n);
-    else this.writeBigInt64(n);
   }
 
   /** An object by its kind; one whose kind cannot be read (a Proxy's trap throws) is unreadable. @override @param {object} object @param {number} depth */
@@ -328,11 +291,7 @@ export class RequestEncoder extends Encoder {
     }
   }
 
-  /**
-   * A plain object: its own enumerable string keys in property order, each
-   * value read once, an undefined one left out.
-   * @override @param {Record<string, unknown>} object @param {number} depth
-   */
+  /** Own enumerable keys in order, each value read once, undefined left out. @override @param {Record<string, unknown>} object @param {number} depth */
   encodeMap(object, depth) {
     let keys;
     try {
@@ -398,16 +357,9 @@ export class RequestEncoder extends Encoder {
 
   /** @param {number} n entries @param {number} fix 0x90 (array) or 0x80 (map) @param {number} wide its 16-bit form */
   writeContainerHeader(n, fix, wide) {
-    this.ensureBufferSizeToWrite(5);
-    if (n < 16) {
-      this.writeU8(fix + n);
-    } else if (n < 0x10000) {
-      this.writeU8(wide);
-      this.writeU16(n);
-    } else {
-      this.writeU8(wide + 1);
-      this.writeU32(n);
-    }
+    this.writeU8(n < 16 ? fix + n : n < 0x10000 ? wide : wide + 1);
+    if (n >= 0x10000) this.writeU32(n);
+    else if (n >= 16) this.writeU16(n);
   }
 
   /** The ExtUnreadable value of a value whose reading threw `e` (the core says where). @param {string} type @param {unknown} e */
@@ -416,7 +368,6 @@ export class RequestEncoder extends Encoder {
   }
 
   writeOpaque() {
-    this.ensureBufferSizeToWrite(OPAQUE.length);
     this.writeU8a(OPAQUE);
   }
 
@@ -440,12 +391,7 @@ export class RequestEncoder extends Encoder {
     }
   }
 
-  /**
-   * A long string: left where the request before wrote it, copied from the
-   * cache, or written as UTF-8 (as WTF-8 when it has a lone surrogate; neither
-   * adds nor strips a byte-order mark).
-   * @override @param {string} s
-   */
+  /** A long string: left in place, copied from the cache, or written (WTF-8 for a lone surrogate). @override @param {string} s */
   encodeString(s) {
     const n = s.length;
     if (n <= SHORT_STRING) return super.encodeString(s);
@@ -480,11 +426,7 @@ export class RequestEncoder extends Encoder {
     this.pos += written;
   }
 
-  /**
-   * The fresh strings met in the request before go into the cache (an agent
-   * loop sends its history with every step); the new ones are remembered
-   * for the next request, so a one-off request pays no copy.
-   */
+  /** Strings met in the request before go into the cache; new ones are remembered (a one-off request pays no copy). */
   rememberFresh() {
     const fresh = this.fresh;
     const met = this.met;
@@ -527,11 +469,7 @@ export class RequestEncoder extends Encoder {
     this.recordUnits += s.length;
   }
 
-  /**
-   * Writes only the header of `s` when the request before had it at the same
-   * place, in the same order, its bytes still in the buffer; false otherwise.
-   * @param {string} s
-   */
+  /** Only the header of `s`, when the request before left its bytes here. @param {string} s */
   sameAsLast(s) {
     const k = this.nStrings;
     const last = this.last;
@@ -566,10 +504,7 @@ function typeName(v) {
   return typeof v === "object" ? "Object" : typeof v;
 }
 
-/**
- * The data of an ExtUnreadable value: [the value's type, the error's type, its text].
- * @param {string} type @param {unknown} e
- */
+/** ExtUnreadable's data: [the value's type, the error's type, its text]. @param {string} type @param {unknown} e */
 function unreadableData(type, e) {
   let name = typeName(e);
   let text = "";
@@ -586,11 +521,7 @@ const sharedEncoder = new RequestEncoder();
 /** The shared encoder (for tests of its buffer). */
 export const sharedRequestEncoder = sharedEncoder;
 
-/**
- * The encoder for one call: the shared one, or a fresh one when it is busy (a
- * getter of the request makes a call of its own). Give it back with done().
- * @returns {RequestEncoder}
- */
+/** The shared encoder, or a fresh one when it is busy (a getter makes a call). @returns {RequestEncoder} */
 export function acquireEncoder() {
   return sharedEncoder.entered || sharedEncoder.busy ? new RequestEncoder() : sharedEncoder.take();
 }

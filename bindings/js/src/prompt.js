@@ -79,7 +79,7 @@ export class Prompt {
       prompt: state,
       step: { raw_output: rawOutput, observation },
     };
-    const r = this.assembler.forward(CALLS[CALL_ADD_STEP], request, own.messages.length);
+    const r = this.assembler.send(CALLS[CALL_ADD_STEP], request, undefined, own.messages.length);
     own.messages.push(...r.messages);
     own.message_chars.push(...r.message_chars);
     own.context_overflow = r.context_overflow;
