@@ -1,4 +1,4 @@
-package testing_test
+package checks_test
 
 import (
 	"os"

@@ -1,5 +1,6 @@
-// Package testing_test holds checks over the module's own source.
-package testing_test
+// Package checks_test holds checks over the module's own source (go test
+// ./tools/checks): the function-length limit and what the module may link.
+package checks_test
 
 import (
 	"go/ast"
