@@ -1,13 +1,9 @@
 """polyloop-assembly: the context-assembly engine of polyloop for Python.
 
-Turns run messages, injected entries, goal messages and step history into the
-message list an agent loop sends to a model, byte for byte as every other host
-does: the one Go core, compiled to WebAssembly, run under wasmtime. The API
-(the README's "API"): :func:`assemble`, :func:`assemble_bytes` (the msgpack
-wire function), :func:`assemble_json`, :func:`validate_template`,
-:class:`Prompt` (the incremental form), :func:`compare`, the batch functions,
-:class:`Assembler` (all of them on a pool of its own) and :func:`warm`.
-Everything is thread-safe (a :class:`Prompt` belongs to one loop).
+The message list an agent loop sends to a model, byte for byte as every other
+host makes it: the one Go core, compiled to WebAssembly, under wasmtime. The
+API is the README's "API"; everything is thread-safe (a :class:`Prompt`
+belongs to one loop).
 """
 
 from ._errors import AssemblyError

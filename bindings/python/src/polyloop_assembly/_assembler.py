@@ -78,9 +78,7 @@ _by_token: "weakref.WeakValueDictionary[Tuple[int, int], Assembler]" = weakref.W
 
 
 class Assembler:
-    """Runs the core (the WebAssembly module under wasmtime) on a pool of instances, thread-safe: at most
-    ``max_instances`` at once, one call each. It pickles by reference: in another process it is re-created
-    with the same settings, once; in its own process it is the same object.
+    """Runs the core on a pool of instances (thread-safe); pickles by reference (re-created once per process).
 
     Args:
         max_instances: most instances alive at once; default: the number of CPUs.

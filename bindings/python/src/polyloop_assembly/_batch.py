@@ -1,12 +1,9 @@
 """Many requests in one process: :func:`assemble_many`, :func:`assemble_json_many`, :func:`assemble_bytes_many`.
 
-A chunk of up to 64 requests (at most 1 MiB of them) costs one crossing, the
-module's ``batch`` call, around which alone the GIL is released (``_capi``
-says why), so worker threads meet the GIL once per chunk: threads add cores
-to the module's share of the work, not to encoding and decoding dicts (for
-every core, use processes). Input is read lazily, at most ``window`` requests
-ahead of the result being yielded: an unbounded stream runs in bounded memory.
-"""
+A chunk of requests (at most 1 MiB) is one crossing, the module's ``batch`` call,
+around which alone the GIL is released: worker threads add cores to the module's
+work (for encoding and decoding too, use processes). Input is read lazily, at
+most ``window`` ahead of the result yielded."""
 
 from __future__ import annotations
 
@@ -182,11 +179,8 @@ class _Reader:
 def _threaded(run: Callable[[List[Any]], List[Any]], reader: _Reader, n: int, ahead: int) -> Iterator[Any]:
     """The results over the reader's chunks from ``n`` threads, ``ahead`` chunks in flight, in input order.
 
-    Safe under Ctrl-C: this thread (where signal handlers run) only starts
-    threads with ``_thread.start_new_thread`` and puts and gets on C
-    ``queue.SimpleQueue``s, so an exception a handler raises leaves no lock
-    held (``concurrent.futures`` and ``threading.Thread.start`` wait on a
-    ``threading.Condition``, which it can leave broken)."""
+    Safe under Ctrl-C: this thread only starts threads (``_thread``) and puts and gets on
+    C ``queue.SimpleQueue``s, so an exception a signal handler raises leaves no lock held."""
     tasks: "queue.SimpleQueue[Optional[Tuple[List[Any], queue.SimpleQueue[Any]]]]" = queue.SimpleQueue()
     done: "queue.SimpleQueue[None]" = queue.SimpleQueue()
     stop = [False]

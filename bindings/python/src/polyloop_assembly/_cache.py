@@ -1,14 +1,9 @@
 """The compiled-module cache on disk, one layout with the Go hosts (the project's docs/SPEC.md §7.4, in the source repository).
 
-``<dir>/wasmtime-<version>/<module sha256>.cwasm``, sealed by a trailer of
-``polyloop-cwasm-1`` and SHA-256(binding + the serialized module), checked
-before wasmtime sees the file; ``<dir>`` is ``$POLYLOOP_ASSEMBLY_CACHE_DIR``
-(``-``: no disk cache), else the user cache directory's ``polyloop-assembly``.
-Written atomically, compiled once across processes under ``.cwasm.lock``, the
-4 most recently used kept. A file that fails its seal, is not a regular file,
-is too large or writable by another user is compiled afresh and replaced; a
-directory not yours or writable by others is not used (the seal is unkeyed).
-Every fallback compiles in memory with one notice line on stderr.
+``<dir>/wasmtime-<version>/<module sha256>.cwasm``, sealed and checked before
+wasmtime sees it; compiled once across processes under its ``.lock``; the 4
+most recently used kept. A file that fails is compiled afresh and replaced; a
+directory another user could write is not used; each fallback says so on stderr.
 """
 
 from __future__ import annotations

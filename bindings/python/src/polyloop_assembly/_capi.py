@@ -1,14 +1,10 @@
 """The private parts of the ``wasmtime`` package the fast call path uses, all here.
 
-The library's path (``wasmtime._ffi.dll._name``), opened twice more: through
-``ctypes.CDLL`` for ``wasmtime_func_call_unchecked``, around which ctypes
-releases the GIL (the module's work), and through ``ctypes.PyDLL`` for the
-two memory queries, which keep it (with two threads every release is a
-hand-off). Also the C types of ``wasmtime._bindings``, the handles
-``Store._context()``, ``Func._func``, ``Memory._memory``, and
-``WasmtimeError._from_ptr`` and ``Trap._from_ptr``. If any is missing or not
-what these calls rely on, :data:`MISSING` (or :class:`Handles`) says which and
-calls take the public API. Pure ctypes: the wheel stays ``py3-none-any``.
+The library (``wasmtime._ffi.dll``) opened through ``ctypes.CDLL`` for
+``wasmtime_func_call_unchecked`` (the GIL released around the module's work) and
+``ctypes.PyDLL`` for the memory queries (kept: with two threads a release is a
+hand-off); the C types and handles of wasmtime-py's objects. Whatever is missing,
+:data:`MISSING` (or :class:`Handles`) says, and calls take the public API.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
-"""The codec: Python values to msgpack, faithful enough that the core judges them (the binding validates nothing).
+"""The codec: Python values to msgpack as they are, for the core to judge (the binding validates nothing).
 
-A lone surrogate is written with ``surrogatepass`` (the core: ``invalid_utf8``);
-bool, float, None and bytes-like values as themselves; an int beyond 64 bits
-as the nearest float (``malformed_request``, never clamped); any other
-``Mapping`` as a map, ``Sequence`` as an array, ``__index__`` as an int;
-anything else, and containers deeper than 64 (or cyclic), as an ext value the
-core rejects at its path; a value whose reading raised as the ext value
-:data:`EXT_UNREADABLE` (the project's docs/SPEC.md §7.6, in the source
-repository), its exception handed back to be chained as ``__cause__``. A
-str or bytes too long for msgpack raises :class:`EncodeError`. The fast way
-is one per-thread packer; only what it cannot pack takes the slow walk below,
-which writes the same bytes for every value the fast way packs.
+A lone surrogate (``surrogatepass``), an int beyond 64 bits (the nearest float),
+anything msgpack has no form for, containers deeper than 64 and values whose
+reading raised are written so the core rejects them at their path (the last as :data:`EXT_UNREADABLE`, the
+project's docs/SPEC.md §7.6, in the source repository; its exception handed
+back for ``__cause__``). A per-thread packer writes what it can; the slow walk
+below writes the rest, the same bytes for every value both can write.
 """
 
 from __future__ import annotations

@@ -10,17 +10,11 @@ __all__ = ["AssemblyError", "InstanceFailure", "error_of"]
 
 
 class AssemblyError(ValueError):
-    """An assembly failed: the core's error answer, raised (a request is a value; a bad one a bad value).
+    """An assembly failed: the core's error answer, raised (a ``ValueError``: a bad request is a bad value).
 
-    Attributes:
-        code: one of the codes of the README's "API" (:data:`ErrorCode`), e.g. ``"invalid_template"``.
-        path: the offending value, e.g. ``"steps[3].observation"``; ``""`` for the whole request.
-        message: what is wrong and what to do, the same words in every host.
-        offset: for ``invalid_template``, the code-point offset of the problem in the template.
-        detail: for ``internal``, what the engine reported (trap text, the module's stderr); never in :attr:`message`.
-
-    ``internal`` at ``""`` means the instance trapped, exited or ran out of
-    memory (it was discarded: the next call gets a fresh one).
+    Attributes: ``code`` (:data:`ErrorCode`), ``path`` (``""``: the whole request),
+    ``message`` (what is wrong and what to do), ``offset`` (``invalid_template``: the
+    code-point offset in the template) and ``detail`` (``internal``: what the engine said).
     """
 
     def __init__(

@@ -1,13 +1,9 @@
 """One instance of the module in its own store, and the one crossing (the module's wasm/README.md, "ABI").
 
-``_initialize`` once; then a call writes the request into the module's buffer
-(``buffer(size)``, only when it outgrows the capacity known), runs ``call(op,
-size)`` and copies the answer out: nothing is allocated per call. The call
-goes through the C API's ``wasmtime_func_call_unchecked`` (wasmtime-py's
-``Func.__call__`` costs ~25 µs), after the exports' signatures were checked,
-and releases the GIL around that alone; it uses private names of the
-``wasmtime`` package (all in ``_capi``), tested with :data:`FAST_PATH_TESTED`:
-where they are missing, calls take the public API, with one warning.
+A call writes the request into the module's buffer, runs ``call(op, size)`` and
+copies the answer out, through ``wasmtime_func_call_unchecked`` (``_capi``:
+wasmtime-py's ``Func.__call__`` costs ~25 µs), tested with :data:`FAST_PATH_TESTED`;
+without those private names, through the public API, with one warning.
 """
 
 from __future__ import annotations

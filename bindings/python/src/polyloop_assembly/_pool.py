@@ -24,15 +24,10 @@ _BLOCK = (True,)
 
 
 class Pool:
-    """At most ``max_instances`` instances (the :class:`Assembler`'s arguments); thread-safe: a call
-    takes a slot (waiting while all are busy), runs alone on the most recently used idle instance (or a
-    new one) and gives both back. A failed instance is discarded, as is one grown past ``recycle_above_bytes``.
-
-    Safe under Ctrl-C: no lock; the slots wait in a ``queue.SimpleQueue``, a slot
-    is taken by one C call that stores it where the ``finally`` sees it
-    (``held.extend(map(get, ...))``) and given back by that ``finally``'s first
-    call; the instance of an interrupted call is discarded, never reused.
-    """
+    """At most ``max_instances`` instances (the :class:`Assembler`'s arguments); a call takes a slot (waiting
+    while all are busy), runs alone on the most recently used idle instance (or a new one) and gives both
+    back. A failed instance is discarded, as is one grown past ``recycle_above_bytes``. Safe under Ctrl-C:
+    no lock; one C call takes a slot and stores it where the ``finally`` gives it back."""
 
     def __init__(
         self,
