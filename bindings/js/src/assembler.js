@@ -85,8 +85,6 @@ export class Assembler {
     }
     return this.call("assemble_json", text);
   }
-
-  /** @param {string} template */
   validateTemplate(template) {
     this.assemble({ observation_template: template });
   }
@@ -95,8 +93,6 @@ export class Assembler {
   compare(a, b) {
     return this.call("compare", a, b);
   }
-
-  /** @param {object} request */
   prompt(request) {
     return new Prompt(this, request, this.send(CALL.prompt_start, request));
   }
@@ -241,6 +237,4 @@ function utf8(s) {
   encodeWtf8Into(s, bytes, 0);
   return bytes;
 }
-
-/** @param {unknown} e */
 const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));

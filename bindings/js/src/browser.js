@@ -16,8 +16,6 @@ export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
-
-/** @type {Map<string, Promise<WebAssembly.Module>>} */
 const compiled = new Map();
 
 /**

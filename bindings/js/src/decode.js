@@ -19,14 +19,12 @@ export class StringCeiling extends Error {
   constructor(bytes) {
     super(`a string of ${bytes} UTF-8 bytes is longer than this JavaScript engine allows`);
     this.bytes = bytes;
-    /** @type {(string | number)[]} */
     this.path = [];
   }
 }
 
 /** Short strings met again and again (keys, roles, "text"), decoded once; up to 32 bytes in JavaScript. */
 const SHORT_CACHE_BYTES = 16;
-/** @type {{bytes: Uint8Array, s: string}[][]} */
 const shortCache = Array.from({ length: SHORT_CACHE_BYTES + 1 }, () => []);
 const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
 const SHORT_UTF8 = 32;
@@ -48,13 +46,11 @@ const NUMBERS = {
 
 /** A msgpack decoder of the core's answers (and of any other msgpack, for robustness). */
 class AnswerDecoder {
-  /** @param {number} maxStringUnits */
   constructor(maxStringUnits) {
     this.maxStringUnits = maxStringUnits;
     this.bytes = NO_BYTES;
     this.view = new DataView(NO_BYTES.buffer);
     this.pos = 0;
-    /** @type {string[] | undefined} */
     this.texts = undefined;
   }
 
@@ -89,8 +85,6 @@ class AnswerDecoder {
     const p = this.take(n);
     return n === 1 ? this.bytes[p] : n === 2 ? this.view.getUint16(p) : this.view.getUint32(p);
   }
-
-  /** @returns {any} */
   value() {
     const b = this.bytes[this.take(1)];
     if (b < 0x80) return b;
@@ -119,8 +113,6 @@ class AnswerDecoder {
     if (s.length > this.maxStringUnits) throw new StringCeiling(wtf8Length(s));
     return s;
   }
-
-  /** @param {number} n */
   str(n) {
     const start = this.take(n);
     if (n <= SHORT_CACHE_BYTES) return this.cachedShort(start, n);
@@ -164,8 +156,6 @@ class AnswerDecoder {
     }
     return String.fromCharCode.apply(null, /** @type {any} */ (units.subarray(0, n)));
   }
-
-  /** @param {number} n */
   array(n) {
     if (n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
     const out = new Array(n);
@@ -178,11 +168,8 @@ class AnswerDecoder {
     }
     return out;
   }
-
-  /** @param {number} n */
   map(n) {
     if (2 * n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
-    /** @type {any} */
     const out = {};
     for (let i = 0; i < n; i++) {
       const k = this.value();

@@ -45,7 +45,6 @@ const strHeaderSize = (n) => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
 
 /** Thrown when the request would be over the limit: `size` is its exact size. */
 export class RequestTooLarge extends Error {
-  /** @param {number} size */
   constructor(size) {
     super(`the request is ${size} bytes`);
     this.size = size;
@@ -66,14 +65,11 @@ export class RequestEncoder extends Encoder {
     // The long strings written (string, start, length, … flat) and their
     // units; the same of the request before, the buffer its bytes are in and
     // the cache's epoch then; whether this pass may leave them in place.
-    /** @type {any[]} */
     this.strings = [];
     this.nStrings = 0;
     this.recordUnits = 0;
-    /** @type {any[]} */
     this.last = [];
     this.nLast = 0;
-    /** @type {Uint8Array | null} */
     this.lastBytes = null;
     this.lastEpoch = -1;
     this.skipping = false;
@@ -82,9 +78,7 @@ export class RequestEncoder extends Encoder {
     this.counting = false;
     // The strings written fresh (string, start, length, met before: flat);
     // those new in the request before, in order, and where to look next.
-    /** @type {any[]} */
     this.fresh = [];
-    /** @type {string[]} */
     this.met = [];
     this.nMet = 0;
     this.metAt = 0;
@@ -397,14 +391,7 @@ export class RequestEncoder extends Encoder {
     if (n <= SHORT_STRING) return super.encodeString(s);
     if (this.skipping && this.sameAsLast(s)) return;
     const cached = n <= CACHE_MAX_UNITS ? encodedStrings.get(s) : undefined;
-    if (cached !== undefined && this.fits(5 + cached.length)) {
-      this.ensureBufferSizeToWrite(5 + cached.length);
-      this.writeStringHeader(cached.length);
-      this.bytes.set(cached, this.pos);
-      this.record(s, cached.length);
-      this.pos += cached.length;
-      return;
-    }
+    if (cached !== undefined && this.fits(strHeaderSize(cached.length) + cached.length)) return this.place(s, cached.length, cached);
     let max = 3 * n;
     if (!this.fits(5 + max)) {
       max = wtf8Length(s); // near or past the limit: the exact size decides
@@ -477,11 +464,17 @@ export class RequestEncoder extends Encoder {
     const n = last[k + 2];
     const header = strHeaderSize(n);
     if (this.pos + header !== last[k + 1] || !this.fits(header + n)) return false;
-    this.ensureBufferSizeToWrite(header + n);
+    this.place(s, n);
+    return true;
+  }
+
+  /** The header of `s` (`n` bytes), its bytes copied `from` the cache or left where they are. @param {string} s @param {number} n @param {Uint8Array} [from] */
+  place(s, n, from) {
+    this.ensureBufferSizeToWrite(strHeaderSize(n) + n);
     this.writeStringHeader(n);
+    if (from) this.bytes.set(from, this.pos);
     this.record(s, n);
     this.pos += n;
-    return true;
   }
 }
 

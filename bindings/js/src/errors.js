@@ -15,22 +15,13 @@ export { ERROR_CODES };
  * the host knows (the engine's trap, the module's stderr), never in the message.
  */
 export class AssemblyError extends Error {
-  /**
-   * @param {string} code
-   * @param {string} path
-   * @param {string} message
-   * @param {{offset?: number, detail?: string}} [options]
-   */
+  /** @param {string} code @param {string} path @param {string} message @param {{offset?: number, detail?: string}} [options] */
   constructor(code, path, message, options = {}) {
     super(message);
     this.name = "AssemblyError";
-    /** @type {string} */
     this.code = code;
-    /** @type {string} */
     this.path = path;
-    /** @type {number | undefined} */
     this.offset = options.offset;
-    /** @type {string | undefined} */
     this.detail = options.detail;
   }
 

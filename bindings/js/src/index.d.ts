@@ -8,11 +8,8 @@
 
 import type { ErrorCode } from "./consts.js";
 
-// Generated from Go (consts.d.ts): ErrorCode, every error code of the wire
-// format (docs/SPEC.md §6); ERROR_CODES, the codes in that order;
-// INTERNAL_MESSAGES, the messages of `internal` errors, the same on every
-// host; MAX_REQUEST_BYTES, the largest request the core decodes (1 GiB; a
-// larger one is `too_large`).
+// Generated from the core (consts.d.ts): the error codes (docs/SPEC.md §6), the
+// messages of `internal` errors and the request limit (1 GiB).
 export type { ErrorCode } from "./consts.js";
 export { ERROR_CODES, INTERNAL_MESSAGES, MAX_REQUEST_BYTES } from "./consts.js";
 
@@ -22,21 +19,15 @@ export const version: string;
 /** Lowercase hex SHA-256 of the packaged `assembly.wasm`. */
 export const moduleSha256: string;
 
-// The compiled module is a WebAssembly.Module. A Node-only project
-// (`--lib es2022 --types node`) has no declaration of the WebAssembly
-// namespace; this empty interface declares the one type used here and
-// merges with lib.dom's where that is present.
+// A Node-only project (`--lib es2022 --types node`) has no WebAssembly namespace:
+// the one type used here, merged with lib.dom's where that is present.
 declare global {
   namespace WebAssembly {
     interface Module {}
   }
 }
 
-// The wire's request and response types (Role, TextBlock, Message, Injection,
-// Step, AssembleRequest, Injected, PrefixDigests, AssembleResponse,
-// ErrorDetail, ErrorResponse, CompareSide, Difference, PrefixDigestsMatch,
-// Comparison, RecordedMessage, CompareInput), generated from the core's Go
-// types into types.d.ts by tools/genconsts.
+// The wire's request and response types, generated from the core's Go types.
 export * from "./types.js";
 import type { AssembleRequest, AssembleResponse, CompareInput, Comparison, Injected, Message, PrefixDigests } from "./types.js";
 

@@ -17,14 +17,12 @@ const WASM_PAGE = 65536;
 const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
 const textDecoder = new TextDecoder();
 
-/** The module's stderr as every host keeps it (docs/SPEC.md §7.5): its first STDERR_KEEP bytes. */
+/** The module's stderr as every host keeps it: its first STDERR_KEEP bytes (docs/SPEC.md §7.5). */
 export class StderrHead {
   constructor() {
     this.bytes = new Uint8Array(STDERR_KEEP);
     this.n = 0;
   }
-
-  /** @param {Uint8Array} b */
   write(b) {
     const k = Math.min(b.length, STDERR_KEEP - this.n);
     if (k > 0) this.bytes.set(b.subarray(0, k), this.n);
@@ -35,7 +33,6 @@ export class StderrHead {
     return textDecoder.decode(this.bytes.subarray(0, this.n));
   }
 
-  /** Whether the Go runtime said it ran out of memory. */
   get outOfMemory() {
     return this.text.includes(consts.STDERR_OUT_OF_MEMORY);
   }
@@ -51,8 +48,8 @@ export class ModuleInstance {
   constructor(instance, wasi, stderr) {
     this.exports = /** @type {any} */ (instance.exports);
     this.stderr = stderr;
-    /** The module's request buffer and its capacity (0: not asked yet). */
-    this.ptr = 0;
+    this.ptr = 0; // the module's request buffer, and its capacity
+
     this.capacity = 0;
     // The shim's debug logger is one flag for the whole process, which any
     // WASI made without {debug: false} turns on: off right before _initialize.
@@ -60,24 +57,14 @@ export class ModuleInstance {
     wasi.initialize(instance);
   }
 
-  /** @returns {{imports: WebAssembly.Imports, wasi: WASI, stderr: StderrHead}} */
-  static imports() {
+  /** A new instance, which `make` instantiates with the imports (at once or in a Promise). @param {(imports: WebAssembly.Imports) => any} make @returns {any} */
+  static create(make) {
     const stderr = new StderrHead();
     const fds = [new OpenFile(new File([])), new ConsoleStdout(() => {}), new ConsoleStdout((b) => stderr.write(b))];
     const wasi = new WASI([], [], fds, { debug: false });
-    return { imports: { wasi_snapshot_preview1: wasi.wasiImport }, wasi, stderr };
-  }
-
-  /** @param {WebAssembly.Module} module */
-  static create(module) {
-    const { imports, wasi, stderr } = ModuleInstance.imports();
-    return new ModuleInstance(new WebAssembly.Instance(module, imports), wasi, stderr);
-  }
-
-  /** @param {WebAssembly.Module} module */
-  static async createAsync(module) {
-    const { imports, wasi, stderr } = ModuleInstance.imports();
-    return new ModuleInstance(await WebAssembly.instantiate(module, imports), wasi, stderr);
+    const made = make({ wasi_snapshot_preview1: wasi.wasiImport });
+    const wrap = (/** @type {WebAssembly.Instance} */ i) => new ModuleInstance(i, wasi, stderr);
+    return made instanceof Promise ? made.then(wrap) : wrap(made);
   }
 
   get memoryBytes() {
@@ -127,16 +114,14 @@ export class InstancePool {
     this.module = module;
     this.maxInstances = maxInstances;
     this.recycleAboveBytes = recycleAboveBytes;
-    /** @type {ModuleInstance[]} */
     this.idle = [];
-    /** Instances created so far. */
     this.created = 0;
   }
 
-  /** One ready instance, instantiated asynchronously (browsers allow it on the main thread). */
+  /** One ready instance, made asynchronously (browsers allow it on the main thread). */
   async warm() {
     if (this.idle.length === 0) {
-      this.idle.push(await ModuleInstance.createAsync(this.module));
+      this.idle.push(await ModuleInstance.create((imports) => WebAssembly.instantiate(this.module, imports)));
       this.created++;
     }
   }
@@ -145,10 +130,8 @@ export class InstancePool {
     const inst = this.idle.pop();
     if (inst) return inst;
     this.created++;
-    return ModuleInstance.create(this.module);
+    return ModuleInstance.create((imports) => new WebAssembly.Instance(this.module, imports));
   }
-
-  /** @param {ModuleInstance} inst */
   release(inst) {
     if (this.idle.length < this.maxInstances && inst.memoryBytes <= this.recycleAboveBytes) this.idle.push(inst);
   }
@@ -157,10 +140,7 @@ export class InstancePool {
   discard(_inst) {}
 }
 
-/**
- * Checks the pool options (the names and meanings every host shares).
- * @param {import("./index.js").AssemblerOptions} options
- */
+/** The pool options checked (the names and meanings every host shares). @param {import("./index.js").AssemblerOptions} options */
 export function poolOptions(options) {
   for (const [old, now] of [
     ["poolSize", "maxInstances"],
@@ -190,7 +170,7 @@ export function poolOptions(options) {
  */
 export function limitModuleMemory(bytes, limitBytes) {
   if (limitBytes >= DEFAULT_MEMORY_LIMIT_BYTES) return bytes;
-  /** @param {number} i @returns {[number, number]} the LEB128 number at i and where it ends */
+  /** @param {number} i @returns {[number, number]} the LEB128 at i and its end */
   const leb = (i) => {
     let r = 0;
     for (let shift = 0; ; shift += 7) {
@@ -199,7 +179,6 @@ export function limitModuleMemory(bytes, limitBytes) {
       if (x < 0x80) return [r, i];
     }
   };
-  /** @param {number} n */
   const put = (n) => {
     const out = [];
     do {

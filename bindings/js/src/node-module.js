@@ -12,8 +12,6 @@ import { DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory } from "./instance.js";
 
 /** The module packaged with this binding. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
-
-/** @type {Map<string, Promise<WebAssembly.Module>>} */
 const compiled = new Map();
 
 /** The compile started at import, and whether anyone asked for it. */

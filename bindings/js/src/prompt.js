@@ -36,17 +36,14 @@ export class Prompt {
     return this.own.messages.map(copyMessage);
   }
 
-  /** @returns {number[]} */
   get message_chars() {
     return this.own.message_chars.slice();
   }
 
-  /** @returns {number} */
   get prompt_chars() {
     return this.state.prompt_chars;
   }
 
-  /** @returns {boolean} */
   get context_overflow() {
     return this.own.context_overflow;
   }

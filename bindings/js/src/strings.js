@@ -12,6 +12,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** @type {(s: string) => boolean} */
 export const isWellFormed = typeof String.prototype.isWellFormed === "function" ? (s) => s.isWellFormed() : (s) => !LONE_SURROGATE.test(s);
 
+const LEAD = [0, 0xc0, 0xe0, 0xf0];
+
 /**
  * Writes `s` as WTF-8 (a lone surrogate as the three bytes UTF-8 would give
  * its unit: U+D800 is ED A0 80) at `out[pos]`, at most 3 bytes per unit.
@@ -20,50 +22,23 @@ export const isWellFormed = typeof String.prototype.isWellFormed === "function" 
  */
 export function encodeWtf8Into(s, out, pos) {
   const start = pos;
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      out[pos++] = c;
-    } else if (c < 0x800) {
-      out[pos++] = 0xc0 | (c >> 6);
-      out[pos++] = 0x80 | (c & 0x3f);
-    } else {
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-          i++;
-          out[pos++] = 0xf0 | (c >> 18);
-          out[pos++] = 0x80 | ((c >> 12) & 0x3f);
-          out[pos++] = 0x80 | ((c >> 6) & 0x3f);
-          out[pos++] = 0x80 | (c & 0x3f);
-          continue;
-        }
-      }
-      out[pos++] = 0xe0 | (c >> 12);
-      out[pos++] = 0x80 | ((c >> 6) & 0x3f);
-      out[pos++] = 0x80 | (c & 0x3f);
-    }
+  for (let i = 0; i < s.length; i++) {
+    const c = /** @type {number} */ (s.codePointAt(i));
+    if (c > 0xffff) i++;
+    const n = c < 0x80 ? 0 : c < 0x800 ? 1 : c < 0x10000 ? 2 : 3; // continuation bytes
+    out[pos++] = n ? LEAD[n] | (c >> (6 * n)) : c;
+    for (let k = n - 1; k >= 0; k--) out[pos++] = 0x80 | ((c >> (6 * k)) & 0x3f);
   }
   return pos - start;
 }
 
 /** The number of bytes {@link encodeWtf8Into} writes for `s`. @param {string} s */
 export function wtf8Length(s) {
-  const n = s.length;
-  let len = n;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) {
-      len += 1;
-    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      len += 2; // a pair: two units, four bytes
-      i++;
-    } else {
-      len += 2;
-    }
+  let len = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = /** @type {number} */ (s.codePointAt(i));
+    if (c > 0xffff) i++;
+    len += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
   }
   return len;
 }
