@@ -250,19 +250,8 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		}
 		switch key {
 		case "requests":
-			var m uint32
-			if m, b, err = readArrayHeader(b); err != nil {
-				return nil, nil, nil, err.within(".requests")
-			}
-			reqs, errs = make([][]byte, m), make([]*Error, m)
-			for i := range reqs {
-				var e *Error
-				if reqs[i], b, e = compareSideBytes(b, fromJSON); e != nil {
-					if len(b) == 0 && reqs[i] == nil && e.Message == endsEarly().Message {
-						return nil, nil, nil, e.within(".requests" + indexSeg(i))
-					}
-					errs[i] = e
-				}
+			if reqs, errs, b, err = readRequestsArg(b, fromJSON); err != nil {
+				return nil, nil, nil, err
 			}
 		case "usage":
 			if len(b) > 0 && b[0] == 0xc0 {
@@ -295,6 +284,27 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		}
 	}
 	return reqs, errs, usage, nil
+}
+
+// readRequestsArg reads the requests argument: each request's msgpack,
+// or its error (the report goes on); an array cut short is the whole
+// request's error.
+func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, rest []byte, _ *Error) {
+	m, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, nil, b, err.within(".requests")
+	}
+	reqs, errs = make([][]byte, m), make([]*Error, m)
+	for i := range reqs {
+		var e *Error
+		if reqs[i], b, e = compareSideBytes(b, fromJSON); e != nil {
+			if len(b) == 0 && reqs[i] == nil && e.Message == endsEarly().Message {
+				return nil, nil, b, e.within(".requests" + indexSeg(i))
+			}
+			errs[i] = e
+		}
+	}
+	return reqs, errs, b, nil
 }
 
 // AppendJSON appends the report as JSON, keys in the order docs/SPEC.md

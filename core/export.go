@@ -256,22 +256,13 @@ func breakpoints(v *View, o *ExportOptions) []int {
 
 // appendExport writes the provider's request body.
 func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v *View) ([]byte, *Error) {
-	n := len(v.Role)
-	role := func(m int) string { return v.Roles[v.Role[m]] }
-	sys := 0 // the leading system messages
+	w := &exportWriter{provider: provider, o: o, resp: resp, v: v}
 	if provider == ProviderAnthropic {
-		for sys < n && role(sys) == RoleSystem {
-			sys++
+		var err *Error
+		if w.sys, err = leadingSystem(v); err != nil {
+			return nil, err
 		}
-		for m := sys; m < n; m++ {
-			if role(m) == RoleSystem {
-				return nil, newError(CodeMalformedRequest, requestPathOf(v, m), "Anthropic takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
-			}
-		}
-	}
-	var bp []int
-	if provider == ProviderAnthropic {
-		bp = breakpoints(v, o)
+		w.bp = breakpoints(v, o)
 	}
 	start := len(dst)
 	dst = append(dst, '{')
@@ -281,29 +272,16 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 			return nil, err.within2("options.body")
 		}
 	}
-	text := func(blk int) string { return string(resp[v.Texts[2*blk]:v.Texts[2*blk+1]]) }
-	block := func(dst []byte, blk int, typ string) []byte {
-		dst = jsonstr.Append(append(dst, `{"type":`...), typ)
-		dst = jsonstr.Append(append(dst, `,"text":`...), text(blk))
-		if _, ok := slices.BinarySearch(bp, blk); ok {
-			dst = append(dst, `,"cache_control":{"type":"ephemeral"`...)
-			if o.TTL != "" {
-				dst = jsonstr.Append(append(dst, `,"ttl":`...), o.TTL)
-			}
-			dst = append(dst, '}')
-		}
-		return append(dst, '}')
-	}
 	sep := func(dst []byte) []byte {
 		if len(dst) > start+1 {
 			return append(dst, ',')
 		}
 		return dst
 	}
-	if sys > 0 {
+	if w.sys > 0 {
 		dst = append(sep(dst), `"system":[`...)
-		for blk := 0; blk < v.BlockStart[sys]; blk++ {
-			dst = block(comma(dst, blk), blk, "text")
+		for blk := 0; blk < v.BlockStart[w.sys]; blk++ {
+			dst = w.block(comma(dst, blk), blk, "text")
 		}
 		dst = append(dst, ']')
 	}
@@ -311,23 +289,7 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 	if provider == ProviderOpenAIResponses {
 		list = `"input":[`
 	}
-	dst = append(sep(dst), list...)
-	for m := sys; m < n; m++ {
-		dst = jsonstr.Append(append(comma(dst, m-sys), `{"role":`...), role(m))
-		dst = append(dst, `,"content":[`...)
-		typ := "text"
-		if provider == ProviderOpenAIResponses {
-			typ = "input_text"
-			if role(m) == RoleAssistant {
-				typ = "output_text"
-			}
-		}
-		for blk := v.BlockStart[m]; blk < v.BlockStart[m+1]; blk++ {
-			dst = block(comma(dst, blk-v.BlockStart[m]), blk, typ)
-		}
-		dst = append(dst, "]}"...)
-	}
-	dst = append(dst, ']')
+	dst = append(w.messages(append(sep(dst), list...)), ']')
 	if provider != ProviderAnthropic {
 		key := v.PrefixDigests.Run
 		if o.hasCacheKey {
@@ -336,6 +298,67 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 		dst = jsonstr.Append(append(dst, `,"prompt_cache_key":`...), key)
 	}
 	return append(dst, '}'), nil
+}
+
+// exportWriter writes the messages of one export.
+type exportWriter struct {
+	provider string
+	o        *ExportOptions
+	resp     []byte
+	v        *View
+	sys      int   // the leading system messages (Anthropic's system)
+	bp       []int // the blocks that get cache_control, ascending
+}
+
+// messages writes every message after the leading system ones.
+func (w *exportWriter) messages(dst []byte) []byte {
+	v := w.v
+	for m := w.sys; m < len(v.Role); m++ {
+		role := v.Roles[v.Role[m]]
+		dst = jsonstr.Append(append(comma(dst, m-w.sys), `{"role":`...), role)
+		dst = append(dst, `,"content":[`...)
+		typ := "text"
+		if w.provider == ProviderOpenAIResponses {
+			typ = "input_text"
+			if role == RoleAssistant {
+				typ = "output_text"
+			}
+		}
+		for blk := v.BlockStart[m]; blk < v.BlockStart[m+1]; blk++ {
+			dst = w.block(comma(dst, blk-v.BlockStart[m]), blk, typ)
+		}
+		dst = append(dst, "]}"...)
+	}
+	return dst
+}
+
+// block writes text block blk (numbered in the prompt) as a block of typ.
+func (w *exportWriter) block(dst []byte, blk int, typ string) []byte {
+	dst = jsonstr.Append(append(dst, `{"type":`...), typ)
+	dst = jsonstr.Append(append(dst, `,"text":`...), string(w.resp[w.v.Texts[2*blk]:w.v.Texts[2*blk+1]]))
+	if _, ok := slices.BinarySearch(w.bp, blk); ok {
+		dst = append(dst, `,"cache_control":{"type":"ephemeral"`...)
+		if w.o.TTL != "" {
+			dst = jsonstr.Append(append(dst, `,"ttl":`...), w.o.TTL)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// leadingSystem is the number of leading system messages, which become
+// Anthropic's system; a system message after them is an error.
+func leadingSystem(v *View) (int, *Error) {
+	n, sys := len(v.Role), 0
+	for sys < n && v.Roles[v.Role[sys]] == RoleSystem {
+		sys++
+	}
+	for m := sys; m < n; m++ {
+		if v.Roles[v.Role[m]] == RoleSystem {
+			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), "Anthropic takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
+		}
+	}
+	return sys, nil
 }
 
 // requestPathOf is the request path of message m: a run or goal message's.
@@ -412,6 +435,14 @@ func appendJSONValue(dst, b []byte, depth int) ([]byte, []byte, *Error) {
 			}
 		}
 		return append(dst, ']'), rest, nil
+	}
+	return appendJSONScalar(dst, b)
+}
+
+// appendJSONScalar writes the scalar msgpack value at the start of b as
+// JSON.
+func appendJSONScalar(dst, b []byte) ([]byte, []byte, *Error) {
+	switch msgp.NextType(b) {
 	case msgp.StrType:
 		s, rest, err := readStr(b)
 		if err != nil {

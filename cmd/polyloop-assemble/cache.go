@@ -15,6 +15,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // The cache and export subcommands (docs/SPEC.md §7.12, §7.13): a run's
@@ -124,55 +125,29 @@ func splitRequests(data []byte) ([]byte, error) {
 	return b, nil
 }
 
-// readUsage reads a JSONL file of usage objects into the usage argument.
+// readUsage reads a JSONL file of usage objects into the usage argument,
+// each line's JSON as it is (wirejson.ToMsgpack keeps the keys' order).
 func readUsage(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var items []any
-	for i, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
+	var items [][]byte
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		v, err := jsonValue([]byte(line))
+		v, err := wirejson.ToMsgpack(nil, line)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %v", i+1, err)
 		}
 		items = append(items, v)
 	}
-	return msgp.AppendIntf(nil, items)
-}
-
-// jsonValue reads JSON text into values msgp writes: integers as int64.
-func jsonValue(text []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(text))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
+	b := msgp.AppendArrayHeader(nil, uint32(len(items)))
+	for _, it := range items {
+		b = append(b, it...)
 	}
-	return numbers(v), nil
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	}
-	return v
+	return b, nil
 }
 
 // cacheText is the report as the text table reads it.
@@ -250,6 +225,41 @@ func writeCacheText(w io.Writer, ans []byte) int {
 	return 0
 }
 
+// exportOptions packs the export's options map from its flags (-1: not
+// given); the body file's JSON goes as it is, its keys in their order.
+func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, error) {
+	var body []byte
+	if bodyPath != "" {
+		data, err := os.ReadFile(bodyPath)
+		if err == nil {
+			body, err = wirejson.ToMsgpack(nil, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--body %s: %v", bodyPath, err)
+		}
+	}
+	n := 0
+	for _, given := range []bool{ttl != "", maxBP >= 0, lookback >= 0, body != nil} {
+		if given {
+			n++
+		}
+	}
+	b := msgp.AppendMapHeader(nil, uint32(n))
+	if ttl != "" {
+		b = msgp.AppendString(msgp.AppendString(b, "ttl"), ttl)
+	}
+	if maxBP >= 0 {
+		b = msgp.AppendInt(msgp.AppendString(b, "max_breakpoints"), maxBP)
+	}
+	if lookback >= 0 {
+		b = msgp.AppendInt(msgp.AppendString(b, "lookback"), lookback)
+	}
+	if body != nil {
+		b = append(msgp.AppendString(b, "body"), body...)
+	}
+	return b, nil
+}
+
 func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -280,27 +290,7 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2
 	}
-	opts := map[string]any{}
-	if *ttl != "" {
-		opts["ttl"] = *ttl
-	}
-	if *maxBP >= 0 {
-		opts["max_breakpoints"] = int64(*maxBP)
-	}
-	if *lookback >= 0 {
-		opts["lookback"] = int64(*lookback)
-	}
-	if *bodyPath != "" {
-		data, err := os.ReadFile(*bodyPath)
-		if err == nil {
-			opts["body"], err = jsonValue(data)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "polyloop-assemble export: --body %s: %v\n", *bodyPath, err)
-			return 2
-		}
-	}
-	o, err := msgp.AppendIntf(nil, opts)
+	o, err := exportOptions(*ttl, *maxBP, *lookback, *bodyPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2
