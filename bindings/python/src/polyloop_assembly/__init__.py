@@ -20,6 +20,7 @@ from ._assembler import (
 )
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
+from ._caching import Provider, cache_report, export
 from ._runtime import CacheInfo, warm
 from . import _types
 from ._types import *  # noqa: F403 - the wire format's TypedDicts, generated: all of _types.__all__
@@ -44,6 +45,7 @@ __all__ = [
     "AssemblyError",
     "CacheInfo",
     "Prompt",
+    "Provider",
     "assemble",
     "assemble_bytes",
     "assemble_bytes_many",
@@ -52,8 +54,10 @@ __all__ = [
     "assemble_json_many",
     "assemble_many",
     "cache_dir",
+    "cache_report",
     "compare",
     "default_assembler",
+    "export",
     "module_sha256",  # noqa: F405 - made on first use by __getattr__
     "validate_template",
     "warm",

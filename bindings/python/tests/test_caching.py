@@ -1,0 +1,162 @@
+"""cache_report() and export() (docs/SPEC.md §7.12, §7.13): the planted run
+against what was planted, the same report as the command-line tool's, every
+export vector of the independent Python reference, and a property over
+random requests: every text untouched, at most four breakpoints."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+from hypothesis import given, settings
+
+import polyloop_assembly as pa
+
+from strategies import request as any_request
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def planted_run(calls: int) -> List[Dict[str, Any]]:
+    """Call i has i+1 steps; an injection edited at 50, a run message's
+    trailing space at 120, the history condensed at 170."""
+    out = []
+    for i in range(calls):
+        steps = [{"raw_output": f"Thought {s}.\nAction: look({s})", "observation": f"result {s}: café"} for s in range(i + 1)]
+        if i >= 170:
+            steps = [{"raw_output": "Summary of steps 0-99.", "observation": "condensed"}] + steps[100:]
+        out.append(
+            {
+                "run_messages": [
+                    {
+                        "role": "system",
+                        "content": [{"type": "text", "text": "You are a careful agent." + (" " if i >= 120 else "")}],
+                    }
+                ],
+                "injections": {
+                    "memory": [{"entry_id": "m1", "content": "Prefer imperial units." if i >= 50 else "Prefer metric units."}]
+                },
+                "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Find the price."}]}],
+                "steps": steps,
+                "observation_template": "Observation: {observation}",
+            }
+        )
+    return out
+
+
+def test_the_report_names_exactly_the_planted_breaks() -> None:
+    run = planted_run(200)
+    report = pa.cache_report(run)
+    breaks = {i: (c["break"]["segment"], c["break"]["cause"]) for i, c in enumerate(report["calls"]) if c["break"]}
+    assert breaks == {
+        50: ("injections", "injections_changed"),
+        120: ("run", "run_changed"),
+        170: ("history", "history_rewritten"),
+    }
+    for i, c in enumerate(report["calls"][1:], 1):
+        if i not in breaks:  # the whole previous prompt is the cacheable prefix
+            assert c["extends"] and c["cacheable_prefix_chars"] == pa.assemble(run[i - 1])["prompt_chars"]
+    assert report["totals"]["calls"] == 200 and report["totals"]["breaks"] == 3
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if os.environ.get("POLYLOOP_CLI"):
+        return Path(os.environ["POLYLOOP_CLI"])
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("the command-line tool is built from the Go source: go is missing")
+    exe = tmp_path_factory.mktemp("cli") / "polyloop-assemble"
+    subprocess.run(
+        [go, "build", "-o", str(exe), "./cmd/polyloop-assemble"], cwd=REPO, check=True, env=dict(os.environ, CGO_ENABLED="0")
+    )
+    return exe
+
+
+def test_the_report_is_the_cli_s(cli: Path, tmp_path: Path) -> None:
+    """The same JSON as the command-line tool's (the native core), usage
+    included; JSON lines written with raw U+2028, U+0085 inside strings split
+    nothing."""
+    run = planted_run(200)
+    run[3]["steps"][0]["observation"] = "a\u2028b\u0085c\rd"
+    usage: List[Any] = [
+        {"cache_read_input_tokens": i % 3} if i % 5 else {"usage": {"prompt_tokens_details": {"cached_tokens": 0}}}
+        for i in range(200)
+    ]
+    usage[7] = None
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in run), encoding="utf-8")
+    (tmp_path / "usage.jsonl").write_text("".join(json.dumps(u) + "\n" for u in usage))
+    out = subprocess.run(
+        [str(cli), "cache", "--usage", str(tmp_path / "usage.jsonl"), str(tmp_path / "run.jsonl")],
+        capture_output=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == pa.cache_report(run, usage)
+
+
+def test_usage_classes() -> None:
+    run = planted_run(6)
+    calls = [run[3], run[4], run[2], run[3], run[4]]
+    usage = [
+        {"input_tokens": 50, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 10},
+        {"usage": {"prompt_tokens": 900, "prompt_tokens_details": {"cached_tokens": 640}}},
+        {"cache_read_input_tokens": 0},
+        None,
+        {"usage": {"input_tokens_details": {"cached_tokens": 0}}},  # Responses: kept prefix, nothing read
+    ]
+    report = pa.cache_report(calls, usage)
+    assert [c["usage"]["class"] for c in report["calls"]] == ["first", "hit", "prefix_break", "no_usage", "provider_miss"]
+    assert report["calls"][2]["break"]["cause"] == "steps_removed"
+
+
+def test_an_invalid_request_is_its_call_s_error() -> None:
+    report = pa.cache_report([planted_run(1)[0], {"steps": []}, planted_run(2)[1]])
+    assert report["calls"][1]["error"]["code"] == "missing_field"
+    assert report["calls"][2]["previous"] == 0 and report["calls"][2]["extends"]
+
+
+VECTORS = json.loads((REPO / "testdata" / "export-vectors" / "export.json").read_text(encoding="utf-8"))["cases"]
+
+
+def test_every_export_vector() -> None:
+    assert len(VECTORS) >= 200
+    for case in VECTORS:
+        options = msgpack.unpackb(base64.b64decode(case["options"]))
+        request = base64.b64decode(case["request"])
+        if "error" in case:
+            with pytest.raises(pa.AssemblyError) as e:
+                pa.export(request, case["provider"], **options)
+            assert (e.value.code, e.value.path) == (case["error"]["code"], case["error"]["path"]), case["name"]
+        else:
+            got = pa.export(request, case["provider"], **options)
+            assert json.dumps(got, ensure_ascii=False, separators=(",", ":")) == case["answer"], case["name"]
+
+
+def texts_of(body: Dict[str, Any]) -> List[str]:
+    msgs = [{"content": body.get("system", [])}] if body.get("system") else []
+    return [b["text"] for m in msgs + body.get("messages", body.get("input", [])) for b in m["content"]]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(any_request())
+def test_export_keeps_every_text(req: Dict[str, Any]) -> None:
+    try:
+        resp = pa.assemble(req)
+    except pa.AssemblyError:
+        return
+    want = [b["text"] for m in resp["messages"] for b in m["content"]]
+    for provider in ("anthropic", "openai-chat", "openai-responses"):
+        try:
+            body = pa.export(req, provider)  # type: ignore[arg-type]
+        except pa.AssemblyError as e:  # a system message after another role (Anthropic only)
+            assert provider == "anthropic" and e.path.startswith("request.")
+            continue
+        assert texts_of(body) == want
+        assert json.dumps(body).count('"cache_control"') <= 4
