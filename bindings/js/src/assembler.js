@@ -27,11 +27,7 @@ const ASSEMBLE_OBJECT = CALL.assemble_shared ?? CALL.assemble;
 const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
 
-/**
- * Assembles prompts with the WebAssembly build of the core; `await
- * loadAssembler()` makes one. Every method is synchronous, safe from any
- * number of async tasks, and gives the same bytes as every other host.
- */
+/** Assembles prompts (index.d.ts); `await loadAssembler()` makes one. */
 export class Assembler {
   /** @param {WebAssembly.Module} module @param {import("./index.js").AssemblerOptions} [options] */
   constructor(module, options = {}) {
@@ -99,13 +95,11 @@ export class Assembler {
 
   /**
    * @private
-   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's
-   * string go as they are), crosses, and reads the answer in place: `read`,
-   * or decoded by its shape.
+   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and
+   * reads the answer in place: by `read`, or decoded by its shape. `messageBase`: the prompt's messages before
+   * an add_step answer's own.
    * @template T
-   * @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read]
-   * @param {number} [messageBase] the prompt's messages before an add_step answer's own
-   * @param {boolean} [asIs]
+   * @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read] @param {number} [messageBase] @param {boolean} [asIs]
    * @returns {T}
    */
   send(row, request, read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false) {
@@ -134,9 +128,8 @@ export class Assembler {
 
   /**
    * @private
-   * One call into an instance; `read` gets the answer in place. A trap, bytes
-   * that are no answer and a string the engine cannot make are answered by
-   * the core's error call.
+   * One call into an instance, `read` given the answer in place. A trap, bytes that are no answer and a
+   * string the engine cannot make are answered by the core's error call.
    * @template T
    * @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
    * @returns {T}
@@ -176,10 +169,8 @@ export class Assembler {
 
   /**
    * @private
-   * The core's answer, in the shape of call `row`, to an error only the host
-   * saw; an internal one is thrown whatever `read` does, with `detail` (what
-   * the engine and the module said). When the error call fails too, the host
-   * raises it.
+   * The core's answer, in the shape of call `row`, to an error only the host saw; an internal one is thrown
+   * whatever `read` does, with `detail`. When the error call fails too, the host raises it.
    * @template T
    * @param {CallSpec} row @param {Reader<T>} read @param {Record<string, unknown>} args @param {string} [detail]
    * @returns {T}

@@ -7,7 +7,7 @@
  */
 
 import { Assembler } from "./assembler.js";
-import { DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory, poolOptions } from "./instance.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, limitModuleMemory, poolOptions } from "./instance.js";
 
 export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
 export { Prompt } from "./prompt.js";
@@ -16,7 +16,6 @@ export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
-const compiled = new Map();
 
 /**
  * Fetches and compiles the module at `url` once per page and memory limit:
@@ -28,30 +27,23 @@ const compiled = new Map();
 export function compileModule(url = DEFAULT_WASM_URL, options = {}) {
   const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
   const href = new URL(url, globalThis.location?.href).href;
-  const key = `${limit} ${href}`;
-  let p = compiled.get(key);
-  if (!p) {
-    p = (async () => {
-      const resp = await fetch(href);
-      if (!resp.ok) {
-        throw new Error(
-          `cannot fetch the assembly module at ${href}: HTTP ${resp.status}; serve node_modules/@polyloop/assembly/assembly.wasm and pass its URL as loadAssembler({url}) (see the README's bundler section)`,
-        );
-      }
-      const type = resp.headers.get("content-type") ?? "";
-      if (
-        limit >= DEFAULT_MEMORY_LIMIT_BYTES &&
-        typeof WebAssembly.compileStreaming === "function" &&
-        type.split(";")[0].trim() === "application/wasm"
-      ) {
-        return WebAssembly.compileStreaming(resp);
-      }
-      return WebAssembly.compile(limitModuleMemory(new Uint8Array(await resp.arrayBuffer()), limit));
-    })();
-    p.catch(() => compiled.delete(key));
-    compiled.set(key, p);
-  }
-  return p;
+  return compileOnce(`${limit} ${href}`, async () => {
+    const resp = await fetch(href);
+    if (!resp.ok) {
+      throw new Error(
+        `cannot fetch the assembly module at ${href}: HTTP ${resp.status}; serve node_modules/@polyloop/assembly/assembly.wasm and pass its URL as loadAssembler({url}) (see the README's bundler section)`,
+      );
+    }
+    const type = resp.headers.get("content-type") ?? "";
+    if (
+      limit >= DEFAULT_MEMORY_LIMIT_BYTES &&
+      typeof WebAssembly.compileStreaming === "function" &&
+      type.split(";")[0].trim() === "application/wasm"
+    ) {
+      return WebAssembly.compileStreaming(resp);
+    }
+    return WebAssembly.compile(limitModuleMemory(new Uint8Array(await resp.arrayBuffer()), limit));
+  });
 }
 
 /** Loads the assembler (index.d.ts). @param {import("./index.js").AssemblerOptions} [options] @returns {Promise<Assembler>} */

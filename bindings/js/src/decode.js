@@ -1,9 +1,7 @@
 /**
- * Answer bytes (msgpack from the core) to JavaScript values: every string
- * keeps every code point (a leading U+FEFF included), integers beyond 2^53
- * come back as bigint, and in an answer that names the request's texts
- * (docs/SPEC.md §7.11) a text is the caller's own string.
- *
+ * The codec's reading half: answer bytes to values. Every code point is kept
+ * (a leading U+FEFF too), an int beyond 2^53 is a bigint, and a text the
+ * answer names by number (docs/SPEC.md §7.11) is the caller's own string.
  * @module
  */
 
@@ -204,11 +202,8 @@ function joined(pieces, max) {
 const sharedDecoder = new AnswerDecoder(MAX_STRING_UNITS);
 
 /**
- * Decodes answer bytes: `texts` are the request's, for an answer that names
- * them; `maxStringUnits` a lower ceiling (tests).
- * @param {Uint8Array} bytes @param {{maxStringUnits?: number, texts?: string[]}} [options]
- * @returns {any}
- * @throws {StringCeiling}
+ * Decodes answer bytes (`texts`: the request's, for an answer that names them; `maxStringUnits`: for tests).
+ * @param {Uint8Array} bytes @param {{maxStringUnits?: number, texts?: string[]}} [options] @returns {any}
  */
 export function decodeResponse(bytes, options) {
   const max = options?.maxStringUnits;

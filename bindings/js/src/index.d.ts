@@ -1,9 +1,7 @@
 /**
- * @polyloop/assembly — context assembly for agent loops, the polyloop Go core
- * compiled to WebAssembly, for Node (≥ 20) and browsers. Same request bytes,
- * same response bytes as every other host (Go, Python, the CLI).
- *
- * Wire format v1: see docs/SPEC.md §2–7 of the repository (https://github.com/polyloop/assembly).
+ * @polyloop/assembly: the polyloop core as WebAssembly for Node (≥ 20) and
+ * browsers, the same bytes as every other host. The wire: docs/SPEC.md of
+ * https://github.com/polyloop/assembly.
  */
 
 import type { ErrorCode } from "./consts.js";
@@ -55,19 +53,11 @@ export interface AssemblerOptions {
   wasm?: string | URL;
   /** An already compiled module, e.g. posted to a worker (its memory limit is the one it was compiled with). */
   module?: WebAssembly.Module;
-  /**
-   * Most module instances alive at once (default: the number of CPUs; docs/SPEC.md §7.4). A thread runs one
-   * call at a time and no caller code runs while a call holds its instance, so an Assembler has one instance
-   * alive whatever this bound, and no call waits; use Workers for parallelism.
-   */
+  /** Most module instances alive at once (default: the number of CPUs; docs/SPEC.md §7.4). A thread has one in use at a time: use Workers for parallelism. */
   maxInstances?: number;
   /** An instance whose linear memory exceeds this many bytes after a call is discarded (default 256 MiB). */
   recycleAboveBytes?: number;
-  /**
-   * Cap on one instance's linear memory, in bytes (default 4 GiB, all a 32-bit module can address);
-   * a call that needs more fails with `internal` (out of memory). Below 4 GiB the binding compiles the module
-   * with that maximum (in browsers without streaming compilation).
-   */
+  /** Cap on one instance's linear memory (default 4 GiB); a call that needs more is `internal` (out of memory). */
   memoryLimitBytes?: number;
 }
 
@@ -86,13 +76,10 @@ export class Prompt {
   /** The size in bytes of the prompt's canonical response: what `assembleBytes()` returns for the request with the same steps. */
   readonly responseBytes: number;
   /**
-   * Appends one step (assistant `rawOutput`, then the user message rendered
-   * from `observation`) through the module's `add_step`: it sends the template,
-   * the budget, four numbers and this step, so the cost does not grow with the history.
-   * @returns the prompt itself.
-   * @throws {AssemblyError} with the path of this step in the whole request (`steps[k].observation`); `too_large` at
-   * path "" when the whole response would be over 1.5 GiB, as one `assemble()` of the same steps would be.
-   * The prompt is unchanged then.
+   * Appends one step through the module's `add_step` (docs/SPEC.md §7.3.1), at a cost that does not grow
+   * with the history; returns the prompt.
+   * @throws {AssemblyError} as one `assemble()` of the request with this step would (its path in the whole
+   * request); the prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
   /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
@@ -109,31 +96,20 @@ export class Assembler {
   readonly instancesCreated: number;
   /**
    * Assembles a request.
-   * @throws {AssemblyError} with the core's code, path and message; `too_large` also when a string of the
-   * response is longer than this engine's strings allow (V8: 536,870,888 UTF-16 units), with its path;
-   * `assembleBytes` still works then.
+   * @throws {AssemblyError} the core's; `too_large` also for a response string longer than this engine's strings
+   * allow (`assembleBytes` still works then).
    */
   assemble(request: AssembleRequest): AssembleResponse;
   /**
-   * The wire function: msgpack request bytes in, the core's canonical msgpack
-   * response out (ok or error), byte-identical to every other host.
-   * A request over 1 GiB gets the core's `too_large` response without being copied into the module.
+   * The wire function: msgpack request bytes in, the core's response bytes out (ok or error).
    * @throws {AssemblyError} `internal` only if the module itself failed (a trap, out of memory).
    */
   assembleBytes(request: Uint8Array): Uint8Array;
-  /**
-   * Assembles a request written as JSON text (a string, or UTF-8 bytes) with the command-line tool's verdict
-   * on JSON: a repeated key is `duplicate_key`, `1.0` or `1e2` for an integer is `malformed_request`,
-   * integers are exact to 64 bits, a syntax error is `malformed_request` at path "" (`invalid JSON at byte N: …`).
-   * @throws {AssemblyError}
-   */
+  /** Assembles a request written as JSON text (a string, or UTF-8 bytes) with the command-line tool's verdict (docs/SPEC.md §2.3). */
   assembleJSON(text: string | Uint8Array): AssembleResponse;
   /** The pool options in effect. */
   readonly options: Readonly<{ maxInstances: number; recycleAboveBytes: number; memoryLimitBytes: number }>;
-  /**
-   * Checks an observation template as `assemble()` does.
-   * @throws {AssemblyError} `invalid_template` with the code-point offset in `offset`.
-   */
+  /** Checks an observation template as `assemble()` does (`invalid_template` with its `offset`). */
   validateTemplate(template: string): void;
   /** Assembles `request` once and returns a {@link Prompt} that grows one step at a time. */
   prompt(request: AssembleRequest): Prompt;

@@ -140,6 +140,21 @@ export class InstancePool {
   discard(_inst) {}
 }
 
+const compiled = new Map();
+
+/** The compile of `key`, made once by `make` (again after a failure). @param {string} key @param {() => Promise<WebAssembly.Module>} make */
+export function compileOnce(key, make) {
+  if (!compiled.has(key)) {
+    const p = make();
+    p.catch(() => compiled.delete(key));
+    compiled.set(key, p);
+  }
+  return compiled.get(key);
+}
+
+/** Lets the compile of `key` go. @param {string} key */
+export const forgetCompile = (key) => compiled.delete(key);
+
 /** The pool options checked (the names and meanings every host shares). @param {import("./index.js").AssemblerOptions} options */
 export function poolOptions(options) {
   for (const [old, now] of [

@@ -8,11 +8,10 @@
 
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { DEFAULT_MEMORY_LIMIT_BYTES, limitModuleMemory } from "./instance.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, forgetCompile, limitModuleMemory } from "./instance.js";
 
 /** The module packaged with this binding. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
-const compiled = new Map();
 
 /** The compile started at import, and whether anyone asked for it. */
 const EARLY = `${DEFAULT_MEMORY_LIMIT_BYTES} ${DEFAULT_WASM_URL}`;
@@ -31,9 +30,8 @@ export function compileModule(source = DEFAULT_WASM_URL, options = {}) {
   const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
   const key = `${limit} ${source}`;
   if (key === EARLY) earlyClaimed = true;
-  let p = compiled.get(key);
-  if (!p) {
-    p = readFile(source).then(
+  return compileOnce(key, () =>
+    readFile(source).then(
       (bytes) => WebAssembly.compile(limitModuleMemory(view(bytes), limit)),
       (e) => {
         throw new Error(
@@ -41,21 +39,13 @@ export function compileModule(source = DEFAULT_WASM_URL, options = {}) {
             "an installed package ships it beside src/; a checkout must run `make js.wasm` (or `make dist` for a package) first",
         );
       },
-    );
-    remember(key, p);
-  }
-  return p;
-}
-
-/** @param {string} key @param {Promise<WebAssembly.Module>} p */
-function remember(key, p) {
-  p.catch(() => compiled.delete(key));
-  compiled.set(key, p);
+    ),
+  );
 }
 
 /** Lets the compile started at import go if no one asked for it (loadAssembler({module}) in a worker). */
 export function dropEarlyCompile() {
-  if (!earlyClaimed) compiled.delete(EARLY);
+  if (!earlyClaimed) forgetCompile(EARLY);
   earlyClaimed = true;
 }
 
@@ -71,7 +61,7 @@ function compileEarly() {
   } catch {
     return;
   }
-  remember(EARLY, WebAssembly.compile(view(bytes)));
+  compileOnce(EARLY, () => WebAssembly.compile(view(bytes)));
 }
 
 compileEarly();

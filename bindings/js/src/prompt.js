@@ -1,9 +1,7 @@
 /**
- * The incremental prompt (docs/SPEC.md §7.3): a facade over the module's
- * `add_step` call (§7.3.1), which holds every rule. The Prompt keeps what
- * add_step needs (the template, the budget, the state prompt_start and
- * add_step answer) and the messages it shows, handing out copies.
- *
+ * The incremental prompt (docs/SPEC.md §7.3): a facade over the `add_step`
+ * call, which holds every rule; it keeps what add_step needs (template,
+ * budget, state) and the messages, and hands out copies.
  * @module
  */
 
@@ -11,16 +9,11 @@ import { CALLS, CALL_ADD_STEP, WIRE_VERSION } from "./consts.js";
 
 /** An incremental prompt (index.d.ts). */
 export class Prompt {
-  /**
-   * @param {import("./assembler.js").Assembler} assembler
-   * @param {any} request the request the assembler accepted (a plain object or a Map)
-   * @param {any} response its prompt_start answer: the assemble response and the prompt's state
-   */
+  /** @param {import("./assembler.js").Assembler} assembler @param {any} request accepted @param {any} response its prompt_start answer */
   constructor(assembler, request, response) {
     const field = (/** @type {string} */ k) => (request instanceof Map ? request.get(k) : request[k]);
     /** @private */
     this.assembler = assembler;
-    /** @private */
     this.template = field("observation_template");
     /** @private undefined for no budget (the encoder leaves the key out) */
     this.budget = field("max_prompt_chars") ?? undefined;
