@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgp"
@@ -335,7 +336,8 @@ func (w *exportWriter) messages(dst []byte) []byte {
 // block writes text block blk (numbered in the prompt) as a block of typ.
 func (w *exportWriter) block(dst []byte, blk int, typ string) []byte {
 	dst = jsonstr.Append(append(dst, `{"type":`...), typ)
-	dst = jsonstr.Append(append(dst, `,"text":`...), string(w.resp[w.v.Texts[2*blk]:w.v.Texts[2*blk+1]]))
+	text := w.resp[w.v.Texts[2*blk]:w.v.Texts[2*blk+1]]
+	dst = jsonstr.Append(append(dst, `,"text":`...), unsafe.String(unsafe.SliceData(text), len(text))) // read here only
 	if _, ok := slices.BinarySearch(w.bp, blk); ok {
 		dst = append(dst, `,"cache_control":{"type":"ephemeral"`...)
 		if w.o.TTL != "" {

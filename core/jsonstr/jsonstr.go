@@ -5,12 +5,20 @@
 // for channel names in error paths, the command-line tool for its JSON output.
 package jsonstr
 
+import "unsafe"
+
 // Append appends s, quoted, to dst.
 func Append(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		for i+8 <= len(s) && plain8(load64(s, i)) { // eight bytes at a time while none needs escaping
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
@@ -36,6 +44,20 @@ func Append(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// load64 is the 8 bytes of s at i, little-endian (i+8 <= len(s)).
+func load64(s string, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+}
+
+// plain8 reports whether none of the 8 bytes of w is a C0 control, '"' or
+// '\\' (the bytes Append escapes): a byte below 0x20, or one equal to 0x22
+// or 0x5c, sets its top bit in the test's word (bytes from 0x80 never do).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	return ((w-ones*0x20)|(q-ones)|(b-ones))&^w&highs == 0
 }
 
 // Quote returns s quoted.

@@ -288,6 +288,8 @@ func run(p plan, python, node string) (*Report, error) {
 	measureOthers(rep, p, python, node, reqDir)
 	rep.Machine["load average (end)"] = loadavg()
 	finish(rep)
+	fmt.Fprintln(os.Stderr, "benchreport: cache report and export (Go wazero)")
+	measureCaching(rep, p, kinds[0].r)
 	previewGoals(rep)
 	return rep, nil
 }

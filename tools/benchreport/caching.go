@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/tinylib/msgp/msgp"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/internal/testing/benchreq"
+	"github.com/polyloop/assembly/wasmhost"
+)
+
+// The speed of prompt caching made visible (docs/SPEC.md §7.12, §7.13), in
+// the module under wazero as the bindings run it, each figure side by side
+// with what it is held against, round by round: the cache report over a
+// run's calls against assembling the same calls one by one (the report
+// assembles each call once and compares it with the previous one), and the
+// export of the typical request against assembling it.
+
+// cachingCalls is the number of calls of 20 steps in the measured run.
+func cachingCalls(p plan) int {
+	if p.Quick {
+		return 1000
+	}
+	return 10000
+}
+
+// measureCaching adds the two goals; r is the wazero runner.
+func measureCaching(rep *Report, p plan, r *wasmhost.Runner) {
+	n := cachingCalls(p)
+	typical := core.EncodeRequest(benchreq.Typical())
+	// A run: call i is the typical request with its steps cut to i%20+1,
+	// so the prompts extend and break (every 20th call starts over).
+	full := benchreq.Typical()
+	calls := make([][]byte, n)
+	for i := range calls {
+		req := *full
+		req.Steps = full.Steps[:i%len(full.Steps)+1]
+		calls[i] = core.EncodeRequest(&req)
+	}
+	report := msgp.AppendArrayHeader(msgp.AppendString(msgp.AppendMapHeader(nil, 2), "requests"), uint32(n))
+	for _, c := range calls {
+		report = append(report, c...)
+	}
+	report = msgp.AppendNil(msgp.AppendString(report, "usage"))
+	export := msgp.AppendBytes(msgp.AppendString(msgp.AppendMapHeader(nil, 3), "request"), typical)
+	export = msgp.AppendString(msgp.AppendString(export, "provider"), "anthropic")
+	export = msgp.AppendNil(msgp.AppendString(export, "options"))
+
+	var buf []byte
+	assembleAll := func() {
+		for _, c := range calls {
+			buf = r.AppendCall(abi.CallAssemble, buf[:0], c)
+		}
+	}
+	reportOnce := func() { buf = r.AppendCall(abi.CallCacheReport, buf[:0], report) }
+	rounds := p.Samples
+	rate := pairedRounds(rounds, assembleAll, reportOnce) // report time / assemble time
+	k := max(1, int(p.SampleSec/30e-6))
+	over := pairedRounds(rounds, func() {
+		for range k {
+			buf = r.AppendCall(abi.CallAssemble, buf[:0], typical)
+		}
+	}, func() {
+		for range k {
+			buf = r.AppendCall(abi.CallExport, buf[:0], export)
+		}
+	})
+	g := goalTable{rep}
+	g.add(fmt.Sprintf("cache report over %s calls of 1–20 steps vs assembling them, wazero (rate)", groupInt(n)), "≥ 0.5×", true, func() string {
+		return fmt.Sprintf("%.2f× (rounds %.2f – %.2f)", 1/rate[1], 1/rate[2], 1/rate[0])
+	}, 1/rate[1] >= 0.5)
+	g.add("export (anthropic) vs assemble, typical, wazero", "≤ 1.10×", true, func() string {
+		return fmt.Sprintf("%.2f× (rounds %.2f – %.2f)", over[1], over[0], over[2])
+	}, over[1] <= 1.10)
+	fmt.Fprintf(os.Stderr, "benchreport: caching: report/assemble %.2f, export/assemble %.2f\n", rate[1], over[1])
+}
+
+// pairedRounds times a and b once per round, alternating which goes
+// first, and returns the min, median and max of the rounds' b/a.
+func pairedRounds(rounds int, a, b func()) [3]float64 {
+	a()
+	b() // warm both
+	ratios := make([]float64, rounds)
+	for i := range ratios {
+		first, second := a, b
+		if i%2 == 1 {
+			first, second = b, a
+		}
+		t0 := time.Now()
+		first()
+		t1 := time.Now()
+		second()
+		t2 := time.Now()
+		ta, tb := t1.Sub(t0), t2.Sub(t1)
+		if i%2 == 1 {
+			ta, tb = tb, ta
+		}
+		ratios[i] = float64(tb) / float64(ta)
+	}
+	slices.Sort(ratios)
+	return [3]float64{ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1]}
+}
+
+func groupInt(n int) string {
+	if n >= 1000 {
+		return fmt.Sprintf("%d,%03d", n/1000, n%1000)
+	}
+	return fmt.Sprint(n)
+}
