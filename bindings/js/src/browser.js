@@ -1,8 +1,6 @@
 /**
- * @polyloop/assembly for browsers (and any host with fetch): fetches
- * assembly.wasm with streaming compilation, once per page, and returns an
- * {@link Assembler}.
- *
+ * @polyloop/assembly for browsers (and any host with fetch): fetches assembly.wasm with streaming
+ * compilation, once per page, and returns an {@link Assembler}.
  * @module
  */
 

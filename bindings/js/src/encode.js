@@ -16,6 +16,7 @@ import {
   encodeWtf8Into,
   encodedStrings,
   forgetWriteView,
+  holdsReplacement,
   isWellFormed,
   remember,
   writeUtf8,
@@ -52,9 +53,8 @@ export class RequestTooLarge extends Error {
 }
 
 /**
- * @msgpack/msgpack's Encoder with that mapping. An agent loop's next request
- * is cheap: a long string the request before wrote at the same place stays
- * (sameAsLast), one met in two requests in a row is copied from the cache
+ * @msgpack/msgpack's Encoder with that mapping. An agent loop's next request is cheap: a long string the request
+ * before wrote at the same place stays (sameAsLast), one met in two requests in a row is copied from the cache
  * (src/strings.js). Past the limit (1 GiB) nothing is written, only counted.
  */
 export class RequestEncoder extends Encoder {
@@ -62,9 +62,8 @@ export class RequestEncoder extends Encoder {
   constructor(limit = MAX_REQUEST_BYTES) {
     super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
     this.limit = limit;
-    // The long strings written (string, start, length, … flat) and their
-    // units; the same of the request before, the buffer its bytes are in and
-    // the cache's epoch then; whether this pass may leave them in place.
+    // The long strings written (string, start, length, … flat) and their units; the same of the request before,
+    // the buffer its bytes are in and the cache's epoch then; whether this pass may leave them in place.
     this.strings = [];
     this.nStrings = 0;
     this.recordUnits = 0;
@@ -76,9 +75,9 @@ export class RequestEncoder extends Encoder {
     this.busy = false; // held by a call, from encoding to the end of decoding
     this.counted = 0; // bytes counted, not written, once over the limit
     this.counting = false;
-    // The strings written fresh (string, start, length, met before: flat);
-    // those new in the request before, in order, and where to look next.
+    // The strings written fresh (string, start, length, met before: flat); those new in the request before.
     this.fresh = [];
+    this.unsure = []; // the strings written that were not ASCII: string, start, length (flat)
     this.met = [];
     this.nMet = 0;
     this.metAt = 0;
@@ -120,6 +119,7 @@ export class RequestEncoder extends Encoder {
     this.nStrings = 0;
     this.recordUnits = 0;
     this.fresh.length = 0;
+    this.unsure.length = 0;
     this.forgetTexts();
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
@@ -140,6 +140,7 @@ export class RequestEncoder extends Encoder {
         this.limit = limit;
       }
     }
+    this.fixLoneSurrogates();
     this.rememberFresh();
     return out;
   }
@@ -401,16 +402,25 @@ export class RequestEncoder extends Encoder {
     // The header's size as if the string were ASCII (most are): moved when not.
     const guess = strHeaderSize(n);
     const start = this.pos + guess;
-    const wellFormed = isWellFormed(s);
-    const written = wellFormed ? writeUtf8(s, this.bytes, start, max) : encodeWtf8Into(s, this.bytes, start);
+    const written = writeUtf8(s, this.bytes, start, max);
     const real = strHeaderSize(written);
     if (real !== guess) this.bytes.copyWithin(this.pos + real, start, start + written);
     this.writeStringHeader(written);
-    if (wellFormed) {
-      this.record(s, written);
-      if (n <= CACHE_MAX_UNITS) this.fresh.push(s, this.pos, written, this.metBefore(s));
-    }
+    if (written !== n) this.unsure.push(s, this.pos, written);
+    this.record(s, written);
+    if (n <= CACHE_MAX_UNITS) this.fresh.push(s, this.pos, written, this.metBefore(s));
     this.pos += written;
+  }
+
+  /** A lone surrogate was written as U+FFFD, as long as its WTF-8: such strings are written again in place. */
+  fixLoneSurrogates() {
+    const u = this.unsure;
+    if (u.length > 0 && holdsReplacement(this.bytes, u[1], this.pos)) {
+      for (let i = 0; i < u.length; i += 3) {
+        if (holdsReplacement(this.bytes, u[i + 1], u[i + 1] + u[i + 2]) && !isWellFormed(u[i])) encodeWtf8Into(u[i], this.bytes, u[i + 1]);
+      }
+    }
+    u.length = 0;
   }
 
   /** Strings met in the request before go into the cache; new ones are remembered (a one-off request pays no copy). */

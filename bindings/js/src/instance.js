@@ -1,8 +1,6 @@
 /**
- * The runtime: instances of the module under @bjorn3/browser_wasi_shim, their
- * pool (docs/SPEC.md §7.4), its options and the memory cap written into the
- * module. The crossing is wasm/README.md "ABI".
- *
+ * The runtime: instances under @bjorn3/browser_wasi_shim, their pool (docs/SPEC.md §7.4), its options, the
+ * compile cache and the memory cap written into the module. The crossing is wasm/README.md "ABI".
  * @module
  */
 

@@ -1,8 +1,6 @@
 /**
- * Compiling assembly.wasm in Node, once per process. node.js imports this
- * first, so the packaged module compiles (on V8's background threads) while
- * the rest of the binding is evaluated.
- *
+ * Compiling assembly.wasm in Node, once per process. node.js imports this first, so the packaged module
+ * compiles (on V8's background threads) while the rest of the binding is evaluated.
  * @module
  */
 
@@ -49,11 +47,7 @@ export function dropEarlyCompile() {
   earlyClaimed = true;
 }
 
-/**
- * Starts compiling the packaged module for the default limit. The read is
- * synchronous (an asynchronous one would wait for the evaluation of the rest);
- * a file that cannot be read is left to compileModule, which says why.
- */
+/** The packaged module's compile for the default limit, read synchronously (an asynchronous read would wait); compileModule says why a file cannot be read. */
 function compileEarly() {
   let bytes;
   try {

@@ -1,8 +1,6 @@
 /**
- * @polyloop/assembly for Node (≥ 20): loads the packaged assembly.wasm from
- * beside this package, compiles it once per process and returns an
+ * @polyloop/assembly for Node (≥ 20): compiles the packaged assembly.wasm once per process and returns an
  * {@link Assembler}.
- *
  * @module
  */
 

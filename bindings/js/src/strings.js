@@ -1,8 +1,6 @@
 /**
- * The strings of the codec: WTF-8 (a lone surrogate on the wire), the cache
- * of the UTF-8 of long strings, and the byte helpers Node's entry point swaps
- * for native ones ({@link useNodeBuffer}).
- *
+ * The codec's strings: WTF-8 (a lone surrogate on the wire), the cache of long strings' UTF-8, and the
+ * helpers Node's entry point swaps for native ones ({@link useNodeBuffer}).
  * @module
  */
 
@@ -92,11 +90,7 @@ export function remember(s, bytes, start, n) {
 
 const textEncoder = new TextEncoder();
 
-/**
- * Writes the well-formed `s` as UTF-8 at `bytes[start]` (room for `max`
- * bytes): the number written.
- * @type {(s: string, bytes: Uint8Array, start: number, max: number) => number}
- */
+/** `s` as UTF-8 at `bytes[start]` (room for `max`), a lone surrogate as U+FFFD: the bytes written. @type {(s: string, bytes: Uint8Array, start: number, max: number) => number} */
 export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes.subarray(start, start + max)).written;
 
 /** The buffer Node's {@link writeUtf8} wrote into last, and its Buffer. @type {Uint8Array | null} */
@@ -109,6 +103,15 @@ export function forgetWriteView() {
   writeBytes = null;
   writeBuffer = null;
 }
+
+/** Whether bytes[start, end) hold U+FFFD (Node: Buffer#indexOf). @type {(bytes: Uint8Array, start: number, end: number) => boolean} */
+export const holdsReplacementScan = (bytes, start, end) => {
+  const v = bytes.subarray(start, end);
+  for (let i = v.indexOf(0xef); i >= 0 && i + 2 < v.length; i = v.indexOf(0xef, i + 1))
+    if (v[i + 1] === 0xbf && v[i + 2] === 0xbd) return true;
+  return false;
+};
+export let holdsReplacement = holdsReplacementScan;
 
 /** Keeps a leading U+FEFF (without ignoreBOM a code point is lost). */
 export const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -125,5 +128,7 @@ export function useNodeBuffer(Buffer) {
     }
     return writeBuffer.utf8Write(s, start, max);
   };
+  const replacement = Buffer.of(0xef, 0xbf, 0xbd);
+  holdsReplacement = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).indexOf(replacement) >= 0;
   decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
 }

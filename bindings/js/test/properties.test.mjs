@@ -10,7 +10,7 @@ import { AssemblyError } from "@polyloop/assembly";
 import { assembler, compareCodePoints, errorOf } from "./common.mjs";
 import { encodeRequest } from "../src/encode.js";
 import { encode } from "@msgpack/msgpack";
-import { encodeWtf8Into, encodedStrings, forgetEncodedStrings } from "../src/strings.js";
+import { encodeWtf8Into, encodedStrings, forgetEncodedStrings, holdsReplacementScan } from "../src/strings.js";
 
 const asm = await assembler();
 const RUNS = Number(process.env.POLYLOOP_FC_RUNS ?? 150);
@@ -227,6 +227,8 @@ test("strings are encoded as UTF-8 (WTF-8 for lone surrogates) with the shortest
         assert.ok(Buffer.from(encodeRequest(s)).equals(Buffer.concat([strHeader(want.length), want])));
         const out = new Uint8Array(3 * s.length);
         assert.ok(Buffer.from(out.subarray(0, encodeWtf8Into(s, out, 0))).equals(want));
+        // The search for U+FFFD without Node's Buffer (browsers) agrees.
+        assert.equal(holdsReplacementScan(want, 0, want.length), want.includes(Buffer.from([0xef, 0xbf, 0xbd])));
       },
     ),
     { numRuns: Math.min(RUNS, 100) },
