@@ -86,10 +86,11 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 	groups := map[PrefixDigests]int{}
 	var prev *cmpSide
 	prevAt := -1
+	var spare []byte // the response buffer no side uses: two alternate
 	for i, req := range requests {
 		c := &r.Calls[i]
 		c.Previous = prevAt
-		side, err := requestSide(req)
+		side, err := requestSideInto(spare, req)
 		if err != nil {
 			c.Err, c.Previous = err, -1
 			continue
@@ -110,6 +111,9 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 		}
 		if usage != nil {
 			c.Usage = classify(c, usage[i])
+		}
+		if prev != nil {
+			spare = prev.resp
 		}
 		prev, prevAt = side, i
 	}

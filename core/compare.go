@@ -78,6 +78,7 @@ type cmpSide struct {
 	texts [][]string
 	chars []int64
 	view  *View
+	resp  []byte // a request side's response, which its texts alias
 }
 
 // Compare compares two prompts, each given as a wire request (a msgpack map,
@@ -118,8 +119,12 @@ func readSide(b []byte) (*cmpSide, *Error) {
 }
 
 // requestSide assembles a request and reads its messages through its view.
-func requestSide(b []byte) (*cmpSide, *Error) {
-	resp, v := AssembleView(b)
+func requestSide(b []byte) (*cmpSide, *Error) { return requestSideInto(nil, b) }
+
+// requestSideInto is requestSide writing the response over buf's bytes: the
+// side's texts alias them until buf is used again.
+func requestSideInto(buf, b []byte) (*cmpSide, *Error) {
+	resp, v := assembleViewInto(buf, b)
 	if v == nil {
 		_, err := DecodeResponse(resp)
 		if e, ok := err.(*Error); ok {
@@ -128,9 +133,9 @@ func requestSide(b []byte) (*cmpSide, *Error) {
 		return nil, newError(CodeInternal, "", "the assembler answered bytes that are not a response")
 	}
 	n := len(v.Role)
-	s := &cmpSide{roles: make([]string, n), texts: make([][]string, n), chars: v.MessageChars, view: v}
-	// The texts are slices of the response, which AssembleView made for
-	// this side alone and nothing writes again.
+	s := &cmpSide{roles: make([]string, n), texts: make([][]string, n), chars: v.MessageChars, view: v, resp: resp}
+	// The texts are slices of the response, which nothing writes again
+	// while the side is in use (requestSideInto).
 	whole := unsafe.String(unsafe.SliceData(resp), len(resp))
 	all := make([]string, v.BlockStart[n])
 	for blk := range all {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/polyloop/assembly/core/jsonstr"
@@ -60,7 +61,13 @@ func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Erro
 	if err != nil {
 		return AppendCompareError(dst, err)
 	}
-	resp, v := AssembleView(req)
+	buf, _ := exportBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer exportBufs.Put(buf)
+	resp, v := assembleViewInto(*buf, req)
+	*buf = resp
 	if v == nil {
 		_, derr := DecodeResponse(resp)
 		e, _ := derr.(*Error)
@@ -75,6 +82,9 @@ func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Erro
 	}
 	return out
 }
+
+// exportBufs are response buffers the export reuses.
+var exportBufs sync.Pool
 
 // within2 prefixes the path with an argument's name.
 func (e *Error) within2(arg string) *Error {

@@ -46,8 +46,14 @@ type View struct {
 // AssembleView is AssembleBytes with the view of its response; view is nil
 // for an error response.
 func AssembleView(request []byte) (response []byte, view *View) {
+	return assembleViewInto(nil, request)
+}
+
+// assembleViewInto is AssembleView writing the response over buf's bytes
+// (buf[:0]: the caller reuses one buffer).
+func assembleViewInto(buf, request []byte) (response []byte, view *View) {
 	v := new(View)
-	resp := appendAssembleBytes(nil, request, true, v)
+	resp := appendAssembleBytes(buf[:0], request, true, v)
 	if !v.ok {
 		return resp, nil
 	}
