@@ -16,7 +16,7 @@ import { InstancePool, STDERR_KEEP, poolOptions } from "./instance.js";
 import { Prompt } from "./prompt.js";
 import * as consts from "./consts.js";
 
-export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./consts.js";
+export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./consts.js";
 
 /** @typedef {import("./consts.js").CallSpec} CallSpec */
 /** @template T @typedef {(answer: Uint8Array, texts?: string[]) => T} Reader */
@@ -24,6 +24,7 @@ export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./consts.js";
 const CALL = Object.fromEntries(consts.CALLS.map((c) => [c.name, c]));
 /** What assemble(object) calls: the answer names the request's texts (docs/SPEC.md §7.11). */
 const ASSEMBLE_OBJECT = CALL.assemble_shared ?? CALL.assemble;
+const SHARED_MIN_BYTES = 2048;
 const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
 
@@ -120,7 +121,10 @@ export class Assembler {
         if (e instanceof RequestTooLarge) return this.hostError(row, read, { error: "too_large", size: e.size });
         throw e;
       }
-      return this.run(bytes, row.op, read, row.answer === "shared" ? encoder.texts() : undefined, messageBase);
+      // A small request's answer decodes as fast whole, and the shared one costs the module more.
+      const small = row.answer === "shared" && bytes.length < SHARED_MIN_BYTES;
+      const texts = row.answer === "shared" && !small ? encoder.texts() : undefined;
+      return this.run(bytes, small ? CALL.assemble.op : row.op, read, texts, messageBase);
     } finally {
       encoder.done();
     }

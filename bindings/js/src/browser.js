@@ -7,9 +7,9 @@
 import { Assembler } from "./assembler.js";
 import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, limitModuleMemory, poolOptions } from "./instance.js";
 
-export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
+export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
 export { Prompt } from "./prompt.js";
-export { AssemblyError, ERROR_CODES } from "./errors.js";
+export { AssemblyError } from "./errors.js";
 export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */

@@ -111,6 +111,9 @@ export const CALL_CACHE_REPORT: number;
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT: number;
 
+/** The op number of the module's set_words call (wasm/README.md, in the source repository). */
+export const CALL_SET_WORDS: number;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

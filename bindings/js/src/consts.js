@@ -137,6 +137,15 @@ export const CALLS = Object.freeze([
     api: "Assembler.export",
     doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
   }),
+  Object.freeze({
+    name: "set_words",
+    op: 12,
+    arg: "args",
+    answer: "json",
+    params: Object.freeze(["words"]),
+    api: "",
+    doc: "Chooses the vocabulary of this instance's messages (abi.Vocabularies: wire, python), so a Python user reads dict, list and None (docs/SPEC.md §6, in the source repository).",
+  }),
 ]);
 
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
@@ -213,6 +222,9 @@ export const CALL_CACHE_REPORT = 10;
 
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT = 11;
+
+/** The op number of the module's set_words call (wasm/README.md, in the source repository). */
+export const CALL_SET_WORDS = 12;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

@@ -47,7 +47,6 @@ class AnswerDecoder {
   constructor(maxStringUnits) {
     this.maxStringUnits = maxStringUnits;
     this.bytes = NO_BYTES;
-    this.view = new DataView(NO_BYTES.buffer);
     this.pos = 0;
     this.texts = undefined;
   }
@@ -55,7 +54,6 @@ class AnswerDecoder {
   /** @param {Uint8Array} bytes @param {string[] | undefined} texts */
   decode(bytes, texts) {
     this.bytes = bytes;
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.pos = 0;
     this.texts = texts;
     try {
@@ -64,8 +62,6 @@ class AnswerDecoder {
       return v;
     } finally {
       this.bytes = NO_BYTES; // nothing of the answer is held
-
-      this.view = new DataView(NO_BYTES.buffer);
       this.texts = undefined;
     }
   }
@@ -81,7 +77,13 @@ class AnswerDecoder {
   /** A big-endian unsigned size of 1, 2 or 4 bytes. @param {number} n */
   size(n) {
     const p = this.take(n);
-    return n === 1 ? this.bytes[p] : n === 2 ? this.view.getUint16(p) : this.view.getUint32(p);
+    const b = this.bytes;
+    return n === 1 ? b[p] : n === 2 ? (b[p] << 8) | b[p + 1] : b[p] * 0x1000000 + ((b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]);
+  }
+
+  /** A view of the answer's bytes (floats and int64s, rare). */
+  get view() {
+    return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
   value() {
     const b = this.bytes[this.take(1)];
@@ -96,8 +98,7 @@ class AnswerDecoder {
     if (b === 0xde || b === 0xdf) return this.map(this.size(2 << (b - 0xde)));
     if (b === 0xc0 || b === 0xc2 || b === 0xc3) return b === 0xc0 ? null : b === 0xc3;
     if (b >= 0xc4 && b <= 0xc6) return this.bytes.slice(this.take(this.size(1 << (b - 0xc4))), this.pos);
-    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT)
-      return this.text(this.view.getUint32(this.take(4)));
+    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(this.size(4));
     const number = NUMBERS[b];
     if (number === undefined) throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
     const r = this.view[number[1]](this.take(number[0]));

@@ -118,8 +118,8 @@ export class RequestEncoder extends Encoder {
     this.counting = false;
     this.nStrings = 0;
     this.recordUnits = 0;
-    this.fresh.length = 0;
-    this.unsure.length = 0;
+    if (this.fresh.length > 0) this.fresh.length = 0;
+    if (this.unsure.length > 0) this.unsure.length = 0;
     this.forgetTexts();
     const out = this.encodeSharedRef(value);
     if (this.counting || this.pos > this.limit) {
@@ -180,7 +180,7 @@ export class RequestEncoder extends Encoder {
   }
 
   forgetTexts() {
-    for (const list of this.textLists) list.length = 0;
+    for (const list of this.textLists) if (list.length > 0) list.length = 0; // setting length costs even when 0
     this.section = -1;
     this.step = -1;
   }
@@ -420,7 +420,7 @@ export class RequestEncoder extends Encoder {
         if (holdsReplacement(this.bytes, u[i + 1], u[i + 1] + u[i + 2]) && !isWellFormed(u[i])) encodeWtf8Into(u[i], this.bytes, u[i + 1]);
       }
     }
-    u.length = 0;
+    if (u.length > 0) u.length = 0;
   }
 
   /** Strings met in the request before go into the cache; new ones are remembered (a one-off request pays no copy). */
@@ -440,7 +440,7 @@ export class RequestEncoder extends Encoder {
     this.nMet = m;
     this.metAt = 0;
     this.metEpoch = cacheEpoch;
-    fresh.length = 0;
+    if (fresh.length > 0) fresh.length = 0;
   }
 
   /** Whether `s` was new in the request before: one of the next few, by value. @param {string} s */

@@ -1,13 +1,4 @@
-/**
- * The error type of the binding (docs/SPEC.md §6 and §7.5).
- *
- * @module
- */
-
-import { ERROR_CODES } from "./consts.js";
-
-/** Every error code of the wire format (docs/SPEC.md §6), in its order. */
-export { ERROR_CODES };
+/** The error type of the binding (docs/SPEC.md §6 and §7.5). @module */
 
 /**
  * The error of every failed call (index.d.ts): the wire's `code`, `path`,

@@ -12,9 +12,9 @@ import { poolOptions } from "./instance.js";
 import { useNodeBuffer } from "./strings.js";
 
 export { DEFAULT_WASM_URL, compileModule } from "./node-module.js";
-export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES } from "./assembler.js";
+export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
 export { Prompt } from "./prompt.js";
-export { AssemblyError, ERROR_CODES } from "./errors.js";
+export { AssemblyError } from "./errors.js";
 export { version, moduleSha256 } from "./version.js";
 
 useNodeBuffer(Buffer);

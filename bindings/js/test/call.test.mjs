@@ -12,6 +12,8 @@ import { encodeRequest } from "../src/encode.js";
 const asm = await assembler();
 const T = "{observation}";
 const block = (text) => ({ type: "text", text });
+// Over 2 KiB, so assemble() takes the shared answer (a smaller request's is decoded whole).
+const padding = { role: "user", content: Array.from({ length: 12 }, (_, i) => block(`${i}: ` + "padding text ".repeat(18))) };
 const request = {
   observation_template: "Result: {observation}",
   run_messages: [{ role: "system", content: [block("You are a careful agent. ".repeat(4)), block("Tools: search(q), open(url).")] }],
@@ -65,7 +67,7 @@ test("assemble(): texts come back as the request's, whatever the order of its ke
     ["type", "text"],
   ]);
   const cases = [
-    { steps, goal_messages: request.goal_messages, injections, run_messages: request.run_messages, observation_template: T },
+    { steps, goal_messages: request.goal_messages, injections, run_messages: [...request.run_messages, padding], observation_template: T },
     new Map([
       ["observation_template", "<obs>{observation}</obs> {{literal}}"],
       ["steps", steps],
@@ -76,12 +78,13 @@ test("assemble(): texts come back as the request's, whatever the order of its ke
             ["content", [mapBlock]],
             ["role", "system"],
           ]),
+          padding,
         ],
       ],
     ]),
-    { ...request, observation_template: "{observation!r:>120} then {observation}" },
-    { ...request, observation_template: "{observation}{observation}" },
-    { ...request, steps: [{ raw_output: "", observation: "" }] },
+    { ...request, goal_messages: [padding], observation_template: "{observation!r:>120} then {observation}" },
+    { ...request, goal_messages: [padding], observation_template: "{observation}{observation}" },
+    { ...request, goal_messages: [padding], steps: [{ raw_output: "", observation: "" }] },
   ];
   for (const req of cases) {
     const got = asm.assemble(req);
@@ -97,13 +100,17 @@ test("a text the engine cannot make, shared or in pieces: too_large at its path,
   a.maxStringUnits = 300; // the error's message (~210 units) still fits
   const long = "x".repeat(301);
   const shared = errorOf(() =>
-    a.assemble({ observation_template: T, run_messages: [{ role: "user", content: [block("a"), block(long)] }] }),
+    a.assemble({ observation_template: T, run_messages: [{ role: "user", content: [block("a"), block(long)] }, padding] }),
   );
   assert.deepEqual([shared.code, shared.path], ["too_large", "messages[0].content[1].text"]);
   assert.match(shared.message, /a string of 301 UTF-8 bytes at messages\[0\]\.content\[1\]\.text/);
   const pieces = errorOf(() =>
-    a.assemble({ observation_template: "Obs: {observation}", steps: [{ raw_output: "r", observation: "é".repeat(300) }] }),
+    a.assemble({
+      observation_template: "Obs: {observation}",
+      run_messages: [padding],
+      steps: [{ raw_output: "r", observation: "é".repeat(300) }],
+    }),
   );
-  assert.deepEqual([pieces.code, pieces.path], ["too_large", "messages[1].content[0].text"]);
+  assert.deepEqual([pieces.code, pieces.path], ["too_large", "messages[2].content[0].text"]);
   assert.match(pieces.message, /a string of 605 UTF-8 bytes/);
 });
