@@ -54,6 +54,9 @@ export const MAX_STRING_UNITS: number;
 /** The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository). */
 export const EXT_UNREADABLE: number;
 
+/** The msgpack ext type a host writes in place of an int it cannot write in 64 bits, its data the int's decimal text: the core names it an int beyond 64 bits at its path. */
+export const EXT_BIG_INT: number;
+
 /** The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes. */
 export const MAX_MODULE_BUFFER_BYTES: number;
 

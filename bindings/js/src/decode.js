@@ -6,7 +6,7 @@
  */
 
 import { MAX_STRING_UNITS } from "./consts.js";
-import { decodeUtf8Long, textDecoder, wtf8Length } from "./strings.js";
+import { decodeUtf8Long, forgetReadView, textDecoder, wtf8Length } from "./strings.js";
 
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 − 24. */
 export { MAX_STRING_UNITS };
@@ -62,6 +62,7 @@ class AnswerDecoder {
       return v;
     } finally {
       this.bytes = NO_BYTES; // nothing of the answer is held
+      forgetReadView();
       this.texts = undefined;
     }
   }

@@ -93,16 +93,12 @@ const textEncoder = new TextEncoder();
 /** `s` as UTF-8 at `bytes[start]` (room for `max`), a lone surrogate as U+FFFD: the bytes written. @type {(s: string, bytes: Uint8Array, start: number, max: number) => number} */
 export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes.subarray(start, start + max)).written;
 
-/** The buffer Node's {@link writeUtf8} wrote into last, and its Buffer. @type {Uint8Array | null} */
+/** @type {any} the buffer Node's {@link writeUtf8} wrote into last, and its Buffer */
 let writeBytes = null;
 /** @type {any} */
 let writeBuffer = null;
-
 /** Lets go of that buffer (a huge one is dropped). */
-export function forgetWriteView() {
-  writeBytes = null;
-  writeBuffer = null;
-}
+export const forgetWriteView = () => (writeBytes = writeBuffer = null);
 
 /** Whether bytes[start, end) hold U+FFFD (Node: Buffer#indexOf). @type {(bytes: Uint8Array, start: number, end: number) => boolean} */
 export const holdsReplacementScan = (bytes, start, end) => {
@@ -118,17 +114,22 @@ export const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** @type {(bytes: Uint8Array, start: number, end: number) => string} */
 export let decodeUtf8Long = (bytes, start, end) => textDecoder.decode(bytes.subarray(start, end));
+/** Lets go of the answer {@link decodeUtf8Long} read last (its instance may be dropped). */
+export let forgetReadView = () => {};
 
 /** Node's entry point hands its Buffer here: faster than TextEncoder and TextDecoder there. @param {any} Buffer */
 export function useNodeBuffer(Buffer) {
   writeUtf8 = (s, bytes, start, max) => {
-    if (bytes !== writeBytes) {
-      writeBuffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      writeBytes = bytes;
-    }
+    if (bytes !== writeBytes) writeBuffer = Buffer.from(bytes.buffer, bytes.byteOffset, (writeBytes = bytes).byteLength);
     return writeBuffer.utf8Write(s, start, max);
   };
   const replacement = Buffer.of(0xef, 0xbf, 0xbd);
   holdsReplacement = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).indexOf(replacement) >= 0;
-  decodeUtf8Long = (bytes, start, end) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8", start, end);
+  let readBytes = null; // the answer read last, and its Buffer
+  let readBuffer = null;
+  decodeUtf8Long = (bytes, start, end) => {
+    if (bytes !== readBytes) readBuffer = Buffer.from(bytes.buffer, bytes.byteOffset, (readBytes = bytes).byteLength);
+    return readBuffer.toString("utf8", start, end);
+  };
+  forgetReadView = () => (readBytes = readBuffer = null);
 }
