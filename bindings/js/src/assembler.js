@@ -90,6 +90,17 @@ export class Assembler {
   compare(a, b) {
     return this.call("compare", a, b);
   }
+
+  /** @param {unknown[]} requests @param {unknown[] | null} [usage] */
+  cacheReport(requests, usage) {
+    return this.call("cache_report", requests, usage);
+  }
+
+  /** @param {unknown} request @param {string} provider @param {object | null} [options] */
+  export(request, provider, options) {
+    return this.call("export", request, provider, options);
+  }
+
   prompt(request) {
     return new Prompt(this, request, this.send(CALL.prompt_start, request));
   }
@@ -149,7 +160,7 @@ export class Assembler {
       if (inst) this.pool.discard(inst);
       const said = inst ? inst.stderr.text.trim() : "";
       // GAP: the engine's own words for a failed allocation are V8's.
-      const oom = inst?.stderr.outOfMemory || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
+      const oom = said.includes(consts.STDERR_OUT_OF_MEMORY) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
       const what = inst ? `a request of ${request.length} bytes` : "could not instantiate the module";
       const detail = `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${STDERR_KEEP} bytes):\n${said}` : "");
       return this.hostError(row, read, { error: oom ? "out_of_memory" : "trapped" }, detail);

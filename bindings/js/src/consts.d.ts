@@ -114,8 +114,11 @@ export const CALL_CACHE_REPORT: number;
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT: number;
 
-/** The op number of the module's set_words call (wasm/README.md, in the source repository). */
-export const CALL_SET_WORDS: number;
+/** OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
+export const WORDS_WIRE: number;
+
+/** OR'ed into an op number: the call's messages in the python vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
+export const WORDS_PYTHON: number;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY: "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

@@ -137,15 +137,6 @@ export const CALLS = Object.freeze([
     api: "Assembler.export",
     doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
   }),
-  Object.freeze({
-    name: "set_words",
-    op: 12,
-    arg: "args",
-    answer: "json",
-    params: Object.freeze(["words"]),
-    api: "",
-    doc: "Chooses the vocabulary of this instance's messages (abi.Vocabularies: wire, python), so a Python user reads dict, list and None (docs/SPEC.md §6, in the source repository).",
-  }),
 ]);
 
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
@@ -226,8 +217,11 @@ export const CALL_CACHE_REPORT = 10;
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT = 11;
 
-/** The op number of the module's set_words call (wasm/README.md, in the source repository). */
-export const CALL_SET_WORDS = 12;
+/** OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
+export const WORDS_WIRE = 0;
+
+/** OR'ed into an op number: the call's messages in the python vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
+export const WORDS_PYTHON = 256;
 
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";

@@ -31,16 +31,8 @@ const NO_BYTES = new Uint8Array(0);
 /** The ext type of a request's text in an answer (docs/SPEC.md §7.11). */
 const EXT_TEXT = 2;
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER); // beyond it, an int stays a bigint
-/** @type {Record<number, [number, "getFloat32" | "getFloat64" | "getBigUint64" | "getInt8" | "getInt16" | "getInt32" | "getBigInt64"]>} */
-const NUMBERS = {
-  0xca: [4, "getFloat32"],
-  0xcb: [8, "getFloat64"],
-  0xcf: [8, "getBigUint64"],
-  0xd0: [1, "getInt8"],
-  0xd1: [2, "getInt16"],
-  0xd2: [4, "getInt32"],
-  0xd3: [8, "getBigInt64"],
-};
+/** The fixed-size numbers from format 0xca on, by their DataView getter (its width in its name). */
+const NUMBERS = "Float32 Float64 - - - BigUint64 Int8 Int16 Int32 BigInt64".split(" ");
 
 /** A msgpack decoder of the core's answers (and of any other msgpack, for robustness). */
 class AnswerDecoder {
@@ -100,9 +92,9 @@ class AnswerDecoder {
     if (b === 0xc0 || b === 0xc2 || b === 0xc3) return b === 0xc0 ? null : b === 0xc3;
     if (b >= 0xc4 && b <= 0xc6) return this.bytes.slice(this.take(this.size(1 << (b - 0xc4))), this.pos);
     if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(this.size(4));
-    const number = NUMBERS[b];
-    if (number === undefined) throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
-    const r = this.view[number[1]](this.take(number[0]));
+    const number = b >= 0xca ? NUMBERS[b - 0xca] : undefined;
+    if (number === undefined || number === "-") throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
+    const r = /** @type {any} */ (this.view)[`get${number}`](this.take(Number(number.replace(/\D+/, "")) / 8));
     return typeof r === "bigint" ? (r >= -SAFE && r <= SAFE ? Number(r) : r) : r;
   }
 

@@ -145,11 +145,6 @@ export class RequestEncoder extends Encoder {
     return out;
   }
 
-  take() {
-    this.busy = true;
-    return this;
-  }
-
   /** The call is over: the texts, a huge buffer and a record no request can use are let go. */
   done() {
     this.busy = false;
@@ -526,7 +521,9 @@ export const sharedRequestEncoder = sharedEncoder;
 
 /** The shared encoder, or a fresh one when it is busy (a getter makes a call). @returns {RequestEncoder} */
 export function acquireEncoder() {
-  return sharedEncoder.entered || sharedEncoder.busy ? new RequestEncoder() : sharedEncoder.take();
+  if (sharedEncoder.entered || sharedEncoder.busy) return new RequestEncoder();
+  sharedEncoder.busy = true;
+  return sharedEncoder;
 }
 
 /** A request value's bytes in the shared buffer, which the next encode overwrites. @param {unknown} value */

@@ -127,6 +127,14 @@ export class Assembler {
    * @throws {AssemblyError} the error the answer carries; TypeError for a name that is no such call.
    */
   call(name: string, ...args: unknown[]): any;
+  /** A run's cache report (docs/SPEC.md §7.12): `requests` in call order; `usage`, the provider's of each call. */
+  cacheReport(requests: readonly (AssembleRequest | string | Uint8Array)[], usage?: readonly unknown[] | null): Record<string, any>;
+  /** The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13). */
+  export(
+    request: AssembleRequest | string | Uint8Array,
+    provider: "anthropic" | "openai-chat" | "openai-responses",
+    options?: Record<string, unknown> | null,
+  ): Record<string, any>;
 }
 
 /** The module packaged with this binding. */

@@ -30,10 +30,6 @@ export class StderrHead {
   get text() {
     return textDecoder.decode(this.bytes.subarray(0, this.n));
   }
-
-  get outOfMemory() {
-    return this.text.includes(consts.STDERR_OUT_OF_MEMORY);
-  }
 }
 
 /**

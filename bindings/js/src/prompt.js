@@ -61,14 +61,9 @@ export class Prompt {
 
   /** @param {string} rawOutput @param {string} observation @returns {this} */
   addStep(rawOutput, observation) {
-    const { template, budget, state, own } = this;
-    const request = {
-      v: WIRE_VERSION,
-      observation_template: template,
-      max_prompt_chars: budget,
-      prompt: state,
-      step: { raw_output: rawOutput, observation },
-    };
+    const own = this.own;
+    const step = { raw_output: rawOutput, observation };
+    const request = { v: WIRE_VERSION, observation_template: this.template, max_prompt_chars: this.budget, prompt: this.state, step };
     const r = this.assembler.send(CALLS[CALL_ADD_STEP], request, undefined, own.messages.length);
     own.messages.push(...r.messages);
     own.message_chars.push(...r.message_chars);
