@@ -61,7 +61,7 @@ func AppendRequestTooLarge(dst []byte, c abi.Call, size int64) []byte {
 
 // answerOf is the shape of c's answer; an unknown call answers a response.
 func answerOf(c abi.Call) abi.Answer {
-	if c >= abi.NumCalls {
+	if c = c.Base(); c >= abi.NumCalls {
 		return abi.AnswerResponse
 	}
 	return abi.Calls[c].Answer
@@ -158,7 +158,7 @@ func AppendBatch(dst, req []byte, run func(c abi.Call, dst, req []byte) []byte) 
 		case len(req) < 8 || uint64(size) > uint64(len(req)-8):
 			dst = AppendCallError(dst, c, "batch: an item is cut short (its op and size, or fewer bytes than its size)")
 			req = nil
-		case c >= abi.NumCalls || abi.Calls[c].Arg == abi.ArgBatch:
+		case c.Base() >= abi.NumCalls || c.Words() >= len(abi.Vocabularies) || abi.Calls[c.Base()].Arg == abi.ArgBatch:
 			dst = AppendCallError(dst, abi.CallAssemble, "batch: an item's op is a batch or unknown")
 			req = nil
 		default:

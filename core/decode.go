@@ -51,7 +51,7 @@ const jsonHint = "; to assemble JSON text, call assemble_json (Python), assemble
 // ("" for a request no person writes, as add_step's).
 func decodeTop(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) *Error {
 	if len(b) == 0 {
-		return newError(CodeMalformedRequest, "", "the request is empty; send one msgpack map")
+		return newError(CodeMalformedRequest, "", "the request is empty; send one "+w().Request)
 	}
 	if msgp.NextType(b) != msgp.MapType {
 		if e := unreadableError(b); e != nil {
@@ -60,7 +60,7 @@ func decodeTop(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) *
 		if !looksLikeJSON(b) {
 			hint = ""
 		}
-		return newError(CodeMalformedRequest, "", "the request must be a msgpack map, found "+topTypeName(b)+hint)
+		return newError(CodeMalformedRequest, "", "the request must be "+w().Request+", found "+topTypeName(b)+hint)
 	}
 	rest, err := decodeMap(b)
 	if err != nil {
@@ -68,7 +68,7 @@ func decodeTop(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) *
 		return err
 	}
 	if len(rest) != 0 {
-		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request map; send exactly one request")
+		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request; send exactly one request")
 	}
 	return nil
 }
@@ -244,7 +244,7 @@ func decodeBudget(b []byte, sc *scratch) (*int64, []byte, *Error) {
 		return nil, b, err
 	}
 	if v < 0 {
-		return nil, b, newError(CodeInvalidBudget, "", "max_prompt_chars is "+strconv.FormatInt(v, 10)+"; give a budget of 0 or more code points, or nil for no budget")
+		return nil, b, newError(CodeInvalidBudget, "", "max_prompt_chars is "+strconv.FormatInt(v, 10)+"; give a budget of 0 or more code points, or "+w().NoBudget+" for no budget")
 	}
 	if big {
 		v = 1<<63 - 1 // above any possible prompt

@@ -491,5 +491,5 @@ func appendJSONScalar(dst, b []byte) ([]byte, []byte, *Error) {
 	case msgp.NilType:
 		return append(dst, "null"...), b[1:], nil
 	}
-	return nil, b, wrongType(b, "a JSON value (a map, array, str, number, bool or nil)")
+	return nil, b, wrongType(b, "a JSON value ("+w().JSONValue+")")
 }

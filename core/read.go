@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/msgp"
 )
 
@@ -24,25 +25,29 @@ func typeName(b []byte) string {
 	if b[0] == 0xc1 {
 		return "the never-used byte 0xc1"
 	}
+	w := w()
 	switch t := msgp.NextType(b); t {
 	case msgp.IntType, msgp.UintType:
-		return "an int"
+		return w.Int
 	case msgp.StrType:
-		return "a str"
+		return w.Str
 	case msgp.BinType:
-		return "bin (bytes)"
+		return w.Bin
 	case msgp.Float32Type, msgp.Float64Type:
-		return "a float"
+		return w.Float
 	case msgp.BoolType:
-		return "a bool"
+		return w.Bool
 	case msgp.NilType:
-		return "nil (None in Python; null in JSON and JavaScript)"
+		return w.Nil
 	case msgp.ArrayType:
-		return "an array"
+		return w.Array
 	case msgp.MapType:
-		return "a map"
+		return w.Map
 	default:
-		return "an ext value"
+		if typ, _, ok := extOf(b); ok && typ == abi.ExtBigInt {
+			return w.BigInt
+		}
+		return w.Ext
 	}
 }
 
@@ -68,7 +73,7 @@ func notRead(b []byte, t msgp.Type, want string) *Error {
 func readMapHeader(b []byte) (uint32, []byte, *Error) {
 	n, rest, ok := msgp.MapHeader(b)
 	if !ok {
-		return 0, b, notRead(b, msgp.MapType, "a map")
+		return 0, b, notRead(b, msgp.MapType, w().Map)
 	}
 	return n, rest, nil
 }
@@ -76,7 +81,7 @@ func readMapHeader(b []byte) (uint32, []byte, *Error) {
 func readArrayHeader(b []byte) (uint32, []byte, *Error) {
 	n, rest, ok := msgp.ArrayHeader(b)
 	if !ok {
-		return 0, b, notRead(b, msgp.ArrayType, "an array")
+		return 0, b, notRead(b, msgp.ArrayType, w().Array)
 	}
 	return n, rest, nil
 }
@@ -89,7 +94,7 @@ func readStrN(b []byte) (string, int, []byte, *Error) {
 	}
 	h, n, ok := msgp.StrHeader(b)
 	if !ok {
-		return "", 0, b, notRead(b, msgp.StrType, "a str (UTF-8 text)")
+		return "", 0, b, notRead(b, msgp.StrType, w().Text)
 	}
 	v := b[h : h+n]
 	chars, valid := utf8Count(v)
@@ -114,18 +119,18 @@ func readKey(b []byte) (string, []byte, *Error) {
 	switch {
 	case ok:
 	case len(b) == 0:
-		return "", b, newError(CodeMalformedRequest, "", "the request ends where a map key should be; it was cut short")
+		return "", b, newError(CodeMalformedRequest, "", "the request ends where a key should be; it was cut short")
 	case msgp.NextType(b) == msgp.StrType:
-		return "", b, newError(CodeMalformedRequest, "", "the request ends inside a map key; it was cut short")
+		return "", b, newError(CodeMalformedRequest, "", "the request ends inside a key; it was cut short")
 	default:
 		if e := unreadableError(b); e != nil {
 			return "", b, e
 		}
-		return "", b, newError(CodeMalformedRequest, "", "map keys must be str, found "+typeName(b))
+		return "", b, newError(CodeMalformedRequest, "", w().Key+" must be str, found "+typeName(b))
 	}
 	v := b[h : h+n]
 	if !validUTF8(v) {
-		return "", b, invalidUTF8(v, "a key of this map")
+		return "", b, invalidUTF8(v, "a key of "+w().InThisMap)
 	}
 	return unsafe.String(unsafe.SliceData(v), len(v)), b[h+n:], nil
 }
@@ -149,7 +154,7 @@ func readInt(b []byte) (v int64, big bool, rest []byte, err *Error) {
 		if t := msgp.NextType(b); len(b) > 0 && (t == msgp.IntType || t == msgp.UintType) {
 			return 0, false, b, endsEarly()
 		}
-		return 0, false, b, wrongType(b, "an int")
+		return 0, false, b, wrongType(b, w().Int)
 	}
 	return v, big, rest, nil
 }
@@ -162,7 +167,7 @@ func intText(v int64, big bool) string {
 }
 
 func duplicateKey(key string) *Error {
-	return newError(CodeDuplicateKey, fieldSeg(key), "the key "+quote(key)+" appears twice in this map; send each key once")
+	return newError(CodeDuplicateKey, fieldSeg(key), "the key "+quote(key)+" appears twice in "+w().InThisMap+"; send each key once")
 }
 
 func unknownField(key, where, known string) *Error {

@@ -52,7 +52,7 @@ func buffer(size uint32) uint64 {
 func call(op, size uint32) uint64 {
 	c := abi.Call(op)
 	capBefore := cap(response)
-	if c < abi.NumCalls && uint64(size) > uint64(len(request)) {
+	if c.Base() < abi.NumCalls && uint64(size) > uint64(len(request)) {
 		response = core.AppendCallError(response[:0], c, c.Name()+": the size given is past the request buffer (call buffer first)")
 	} else {
 		response = calls.Append(c, response[:0], request[:min(uint64(size), uint64(len(request)))])

@@ -143,9 +143,22 @@ var ErrorParams = []string{"call", "error", "size", "path", "message_base", "typ
 // one of the messages in host.go.
 var HostErrors = []string{"too_large", "value_too_large", "trapped", "out_of_memory", "not_a_response", "string_ceiling"}
 
+// WordsShift places a vocabulary in an op number: the bits from it up
+// select the words of the call's messages (Vocabularies[op >> WordsShift];
+// 0, the wire's, by default), the bits below it the call. A Python host
+// asks for Python's words on the calls whose errors it raises, and the
+// wire's on those whose bytes it returns, which are then every host's.
+const WordsShift = 8
+
+// Base is c without its vocabulary bits.
+func (c Call) Base() Call { return c & (1<<WordsShift - 1) }
+
+// Words is the index in Vocabularies that c's vocabulary bits select.
+func (c Call) Words() int { return int(c >> WordsShift) }
+
 // Name is the call's name (Calls), "call" for a number past the table.
 func (c Call) Name() string {
-	if c >= NumCalls {
+	if c = c.Base(); c >= NumCalls {
 		return "call"
 	}
 	return Calls[c].Name

@@ -746,7 +746,11 @@ def pack(v: Any) -> bytes:
         fixed = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
         if n in fixed:
             return bytes([fixed[n], v.type & 0xFF]) + v.data
-        return b"\xc7" + bytes([n, v.type & 0xFF]) + v.data
+        if n < 256:
+            return b"\xc7" + bytes([n, v.type & 0xFF]) + v.data
+        if n < 65536:
+            return b"\xc8" + n.to_bytes(2, "big") + bytes([v.type & 0xFF]) + v.data
+        return b"\xc9" + n.to_bytes(4, "big") + bytes([v.type & 0xFF]) + v.data
     raise TypeError(f"cannot encode {type(v).__name__}: use Raw, Bin, BadStr...")
 
 

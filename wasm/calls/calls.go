@@ -10,6 +10,8 @@
 package calls
 
 import (
+	"strconv"
+
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/wirejson"
@@ -40,10 +42,18 @@ func appendBatch(dst, request []byte) []byte { return core.AppendBatch(dst, requ
 const MsgUnknownCall = "call: unknown call number (the module is older than the host)"
 
 // Append appends the answer of call c to request, as the module answers it
-// (abi.Calls has its shapes), and returns the extended slice. An unknown c
-// is answered with an internal error (MsgUnknownCall) in the shape of
-// assemble's answer.
+// (abi.Calls has its shapes), and returns the extended slice; c's
+// vocabulary bits (abi.WordsShift) choose the words of its messages. An
+// unknown c is answered with an internal error (MsgUnknownCall) in the
+// shape of assemble's answer.
 func Append(c abi.Call, dst, request []byte) []byte {
+	if v := c.Words(); v != 0 {
+		if v >= len(abi.Vocabularies) || !core.SetWords(abi.Vocabularies[v].Name) {
+			return core.AppendCallError(dst, c.Base(), "call: unknown vocabulary "+strconv.Itoa(v)+" (the module is older than the host)")
+		}
+		defer core.SetWords(abi.Vocabularies[0].Name)
+		c = c.Base()
+	}
 	if c >= abi.NumCalls {
 		return core.AppendCallError(dst, abi.CallAssemble, MsgUnknownCall)
 	}

@@ -152,6 +152,7 @@ func TestUnknownCall(t *testing.T) {
 // argSamples are good requests of the calls whose request is a map of
 // arguments, packed with the msgp library.
 var argSamples = map[abi.Call][]byte{
+
 	abi.CallCacheReport: func() []byte {
 		b := msgp.AppendArrayHeader(msgp.AppendString(msgp.AppendMapHeader(nil, 2), "requests"), 2)
 		b = append(append(b, request()...), request()...)
@@ -231,5 +232,36 @@ func TestErrorCall(t *testing.T) {
 		if e == nil || e.Code != core.CodeInternal || !strings.HasPrefix(e.Message, "error call: ") {
 			t.Errorf("%x: got %+v", bad, e)
 		}
+	}
+}
+
+// TestWordsByOp: an op's vocabulary bits give that call's messages in
+// Python's words, batch items included, and the next plain call the
+// wire's again; an unknown vocabulary is an internal error.
+func TestWordsByOp(t *testing.T) {
+	bad := msgp.AppendArrayHeader(nil, 0) // a list, not a request
+	python := abi.CallAssemble | 1<<abi.WordsShift
+	message := func(ans []byte) string {
+		_, err := core.DecodeResponse(ans)
+		e, _ := err.(*core.Error)
+		if e == nil {
+			t.Fatalf("no error: %q", ans)
+		}
+		return e.Message
+	}
+	if got := message(calls.Append(python, nil, bad)); got != "the request must be a dict, found a list" {
+		t.Errorf("python words: %q", got)
+	}
+	if got := message(calls.Append(abi.CallAssemble, nil, bad)); got != "the request must be a msgpack map, found an array" {
+		t.Errorf("wire words after: %q", got)
+	}
+	item := binary.LittleEndian.AppendUint32(nil, uint32(python))
+	item = append(binary.LittleEndian.AppendUint32(item, uint32(len(bad))), bad...)
+	ans := calls.Append(abi.CallBatch, nil, item)
+	if got := message(ans[4:]); got != "the request must be a dict, found a list" {
+		t.Errorf("a batch item's words: %q", got)
+	}
+	if got := message(calls.Append(abi.CallAssemble|9<<abi.WordsShift, nil, bad)); !strings.Contains(got, "unknown vocabulary 9") {
+		t.Errorf("unknown vocabulary: %q", got)
 	}
 }

@@ -177,10 +177,7 @@ def to_wire(v: Any, R: Any) -> Any:
     if isinstance(v, int):
         if -(2**63) <= v < 2**64:
             return R.Int(v)
-        try:  # beyond 64 bits: the nearest float, never a clamp
-            return R.Float(float(v))
-        except OverflowError:
-            return R.Float(float("inf") if v > 0 else float("-inf"))
+        return R.Ext(3, str(v).encode("ascii"))  # beyond 64 bits: ext 3 (EXT_BIG_INT), its decimal text
     if isinstance(v, float):
         return R.Float(v)
     if isinstance(v, (bytes, bytearray)):

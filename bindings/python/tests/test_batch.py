@@ -44,6 +44,14 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _same_verdict(a: Any, b: Any) -> bool:
+    """_same for a request and its JSON text: the same answer, an error by code and path (an int beyond
+    64 bits is a float to the JSON reader, "found a float", and an int beyond 64 bits to the codec)."""
+    if isinstance(a, pa.AssemblyError):
+        return isinstance(b, pa.AssemblyError) and (a.code, a.path) == (b.code, b.path)
+    return a == b
+
+
 SERIAL = _serial(REQUESTS)
 
 
@@ -183,7 +191,7 @@ def test_an_input_error_comes_after_every_result_read_before_it(count: int, work
         for r in getattr(pa, many)(_then_oserror(reqs), workers=workers, window=window):
             got.append(r)
     assert len(got) == count
-    assert all(_same(a, b) for a, b in zip(got, want))
+    assert all((_same_verdict if many == "assemble_json_many" else _same)(a, b) for a, b in zip(got, want))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
@@ -239,7 +247,9 @@ def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.
     if many == "assemble_json_many":
         reqs = [json.dumps(r) for r in reqs]
     got = list(getattr(pa, many)(reqs, workers=2))
-    assert len(got) == 200 and all(_same(a, b) for a, b in zip(got, SERIAL[:200]))
+    assert len(got) == 200 and all(
+        (_same_verdict if many == "assemble_json_many" else _same)(a, b) for a, b in zip(got, SERIAL[:200])
+    )
     assert len(threads) == 200 and set(threads) == {threading.get_ident()}
 
 

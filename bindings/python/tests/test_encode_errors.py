@@ -160,7 +160,7 @@ def test_released_memoryview() -> None:
 def test_huge_int_message_is_the_cores() -> None:
     e = _raises(req(max_prompt_chars=2**70))
     assert (e.code, e.path) == ("malformed_request", "max_prompt_chars")
-    assert e.message == "expected an int, found a float"
+    assert e.message == "expected an int, found an int beyond 64 bits"
 
 
 class Reentrant(Mapping):  # type: ignore[type-arg]

@@ -15,6 +15,7 @@ import pytest
 
 import polyloop_assembly as pa
 from polyloop_assembly import _codec
+from polyloop_assembly._consts import WORDS_PYTHON
 
 from conftest import load_reference
 
@@ -47,7 +48,7 @@ def test_compare_forwards_through_the_generic_call(monkeypatch: pytest.MonkeyPat
     asm, crossed = _spied(monkeypatch)
     a, b = [{"role": "user", "content": "hi"}], dict(REQ)
     got = asm.call("compare", a, b)
-    assert crossed == [(OP_COMPARE, R.pack({"a": a, "b": b}))]  # {params[i]: args[i]}, nothing else
+    assert crossed == [(OP_COMPARE | WORDS_PYTHON, R.pack({"a": a, "b": b}))]  # {params[i]: args[i]}, nothing else; Python words
     assert got == pa.compare(a, b, assembler=asm) and got["first_difference"]["message"] == 0
     with pytest.raises(TypeError, match=r"compare\(\) takes 2 arguments \(a, b\), got 1"):
         asm.call("compare", a)

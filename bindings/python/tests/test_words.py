@@ -27,7 +27,7 @@ def test_json_text_to_assemble_names_assemble_json(call) -> None:
         call(TEXT)
     e = info.value
     assert (e.code, e.path) == ("malformed_request", "")
-    assert e.message.startswith("the request must be a msgpack map, found a str;")
+    assert e.message.startswith("the request must be a dict, found a str;")
     assert "assemble_json (Python)" in e.message
     assert pa.assemble_json(TEXT)["ok"] is True  # the advice holds
 
@@ -59,13 +59,15 @@ def test_none_is_called_none(request_, path) -> None:
     with pytest.raises(pa.AssemblyError) as info:
         pa.assemble(request_)
     assert (info.value.code, info.value.path) == ("malformed_request", path)
-    assert info.value.message.endswith("found nil (None in Python; null in JSON and JavaScript)")
+    assert info.value.message.endswith("found None")
 
 
-def test_json_null_is_called_null() -> None:
+def test_json_null_is_called_none() -> None:
+    """A Python user reads Python's words (json.loads makes null None); the bytes keep the wire's."""
     with pytest.raises(pa.AssemblyError) as info:
         pa.assemble_json('{"observation_template": null}')
-    assert "null in JSON" in info.value.message
+    assert info.value.message.endswith("found None")
+    assert b"null in JSON" in pa.assemble_json_bytes('{"observation_template": null}')
 
 
 def _shipped_texts():

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 from . import _codec, _fork, _runtime
 from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ERROR, CALL_PROMPT_START, CALLS, HostError
 from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
-from ._consts import MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION
+from ._consts import MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
@@ -48,11 +48,18 @@ def _prepare(op: int, data: BytesLike) -> Prepared:
 
 
 def _prepare_value(op: int, value: Any, caught: List[BaseException]) -> Prepared:
-    """A Python value encoded for call ``op`` by the codec (unreadable values' exceptions to ``caught``)."""
+    """A Python value encoded for call ``op`` by the codec (unreadable values' exceptions to ``caught``); its
+    messages in a Python user's words (``WORDS_PYTHON``: dict, list, None), as it raises them."""
     try:
-        return _prepare(op, _codec.encode(value, caught))
+        return _in_python_words(_prepare(op, _codec.encode(value, caught)))
     except _codec.EncodeError as e:
         return _host_error(op, "value_too_large", size=e.size, type_name=e.type_name)
+
+
+def _in_python_words(prepared: Prepared) -> Prepared:
+    """A prepared call whose answer the binding decodes and raises: its messages in a Python user's words
+    (``WORDS_PYTHON``: dict, list, None). The bytes APIs keep the wire's, every host's bytes."""
+    return (prepared[0] | WORDS_PYTHON if prepared[0] != CALL_ERROR else prepared[0]), prepared[1]
 
 
 def _prepare_json(text: JSONText) -> Prepared:
@@ -212,7 +219,10 @@ class Assembler:
 
     def assemble_json(self, text: JSONText) -> AssembleResponse:
         """:meth:`assemble` of a request written as JSON text, judged as :meth:`assemble_json_bytes` judges it."""
-        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE_JSON, self.assemble_json_bytes(text)))
+        return cast(
+            AssembleResponse,
+            self._decode(CALL_ASSEMBLE_JSON, self._run(CALL_ASSEMBLE_JSON, _in_python_words(_prepare_json(text)))),
+        )
 
     def validate_template(self, template: str) -> None:
         """Raise :class:`AssemblyError` (``invalid_template`` at ``observation_template``, with

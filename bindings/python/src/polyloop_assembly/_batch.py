@@ -23,6 +23,7 @@ from ._assembler import (
     JSONText,
     _prepare_bytes,
     _prepare_json,
+    _in_python_words,
     _prepare_value,
     default_assembler,
 )
@@ -360,7 +361,7 @@ assemble_json_many = cast(
     a request is allowed; a blank line is a syntax error in its place (as the command-line tool's ``--batch``).""",
         lambda asm: (
             CALL_ASSEMBLE_JSON,
-            lambda text: (*_prepare_json(text), None),
+            lambda text: (*_in_python_words(_prepare_json(text)), None),
             lambda out: asm._decode(CALL_ASSEMBLE_JSON, out),
         ),
     ),

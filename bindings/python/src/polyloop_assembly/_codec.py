@@ -1,6 +1,6 @@
 """The codec: Python values to msgpack as they are, for the core to judge (the binding validates nothing).
 
-A lone surrogate (``surrogatepass``), an int beyond 64 bits (the nearest float),
+A lone surrogate (``surrogatepass``), an int beyond 64 bits (:data:`EXT_BIG_INT`, its decimal text),
 anything msgpack has no form for, containers deeper than 64 and values whose
 reading raised are written so the core rejects them at their path (the last as :data:`EXT_UNREADABLE`, the
 project's docs/SPEC.md §7.6, in the source repository; its exception handed
@@ -10,7 +10,6 @@ below writes the rest, the same bytes for every value both can write.
 
 from __future__ import annotations
 
-import math
 import operator
 import threading
 from collections.abc import Mapping, Sequence
@@ -18,7 +17,7 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._consts import EXT_UNREADABLE, MAX_MSGPACK_LENGTH
+from ._consts import EXT_BIG_INT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
@@ -36,18 +35,16 @@ class EncodeError(Exception):
         self.type_name, self.size = type_name, size
 
 
-def _float_of(n: int) -> float:
-    """The float nearest to n (the JavaScript binding's ``Number(bigint)``)."""
-    try:
-        return float(n)
-    except OverflowError:
-        return math.inf if n > 0 else -math.inf
+def _big_int(n: int) -> msgpack.ExtType:
+    """An int beyond 64 bits, which msgpack cannot hold: the ext value the core
+    names "an int beyond 64 bits" at its path, its data the int's decimal text."""
+    return msgpack.ExtType(EXT_BIG_INT, str(n).encode("ascii"))
 
 
 def _default(obj: Any) -> Any:
     """msgpack's hook for values it cannot pack by itself."""
     if isinstance(obj, int):  # only ints beyond 64 bits reach the hook
-        return _float_of(obj)
+        return _big_int(obj)
     if isinstance(obj, Mapping):
         return dict(obj)
     if isinstance(obj, (str, bytes, bytearray, memoryview)):  # pragma: no cover - packed natively
@@ -132,7 +129,7 @@ class _Walk:
         if o is None or o is True or o is False or isinstance(o, (float, msgpack.ExtType)):
             pk.pack(o)
         elif isinstance(o, int):
-            pk.pack(o if _INT64_MIN <= o <= _UINT64_MAX else _float_of(o))
+            pk.pack(o if _INT64_MIN <= o <= _UINT64_MAX else _big_int(o))
         elif isinstance(o, (bytes, bytearray)):
             _check_size(type(o).__name__, len(o))
             pk.pack(o)

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT_BYTES",
     "DEFAULT_RECYCLE_ABOVE_BYTES",
     "ERROR_CODES",
+    "EXT_BIG_INT",
     "EXT_UNREADABLE",
     "MAX_MODULE_BUFFER_BYTES",
     "MAX_MSGPACK_LENGTH",
@@ -56,6 +57,8 @@ __all__ = [
     "STDERR_KEEP_BYTES",
     "STDERR_OUT_OF_MEMORY",
     "WIRE_VERSION",
+    "WORDS_PYTHON",
+    "WORDS_WIRE",
     "CallAnswer",
     "CallArg",
     "CallSpec",
@@ -240,6 +243,9 @@ MAX_STRING_UNITS: Final = 536870888
 #: The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository).
 EXT_UNREADABLE: Final = 1
 
+#: The msgpack ext type a host writes in place of an int it cannot write in 64 bits, its data the int's decimal text: the core names it an int beyond 64 bits at its path.
+EXT_BIG_INT: Final = 3
+
 #: The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes.
 MAX_MODULE_BUFFER_BYTES: Final = 4294967295
 
@@ -296,6 +302,12 @@ CALL_CACHE_REPORT: Final = 10
 
 #: The op number of the module's export call (wasm/README.md, in the source repository).
 CALL_EXPORT: Final = 11
+
+#: OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository).
+WORDS_WIRE: Final = 0
+
+#: OR'ed into an op number: the call's messages in the python vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository).
+WORDS_PYTHON: Final = 256
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
