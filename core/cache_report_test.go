@@ -54,6 +54,8 @@ type reportJSON struct {
 			Segment, Cause string
 			Message, Char  int
 			Step           *int
+			Previous       *string `json:"excerpt_previous"`
+			This           *string `json:"excerpt_this"`
 		} `json:"break"`
 		PromptChars int64 `json:"prompt_chars"`
 		Cacheable   int64 `json:"cacheable_prefix_chars"`
@@ -131,6 +133,10 @@ func TestCacheReportPlantedBreaks(t *testing.T) {
 	}
 	if r.Totals.Breaks != 3 || r.Totals.Calls != 200 || len(r.Groups) != 3 {
 		t.Errorf("totals %+v, %d groups", r.Totals, len(r.Groups))
+	}
+	// the excerpts are each call's own text (not a buffer reused since)
+	if b := r.Calls[50].Break; *b.Previous != "metric units." || *b.This != "imperial units." {
+		t.Errorf("call 50's excerpts: %q, %q", *b.Previous, *b.This)
 	}
 	// the run break: the system message is message 0, its text differs at
 	// its end (a space appended after 24 characters)

@@ -358,7 +358,9 @@ func (d *Difference) setExcerpt(a, b string, p int) {
 		}
 		before = "…" + before
 	}
-	d.Before, d.A, d.B = before, excerptFrom(a[p:]), excerptFrom(b[min(p, len(b)):])
+	// Copies: the texts may alias a response buffer the caller reuses
+	// (requestSideInto).
+	d.Before, d.A, d.B = strings.Clone(before), strings.Clone(excerptFrom(a[p:])), strings.Clone(excerptFrom(b[min(p, len(b)):]))
 }
 
 func excerptFrom(s string) string {
