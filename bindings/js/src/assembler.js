@@ -82,6 +82,7 @@ export class Assembler {
     }
     return this.call("assemble_json", text);
   }
+
   validateTemplate(template) {
     this.assemble({ observation_template: template });
   }

@@ -78,6 +78,7 @@ class AnswerDecoder {
   get view() {
     return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   }
+
   value() {
     const b = this.bytes[this.take(1)];
     if (b < 0x80) return b;
@@ -105,6 +106,7 @@ class AnswerDecoder {
     if (s.length > this.maxStringUnits) throw new StringCeiling(wtf8Length(s));
     return s;
   }
+
   str(n) {
     const start = this.take(n);
     if (n <= SHORT_CACHE_BYTES) return this.cachedShort(start, n);
@@ -148,6 +150,7 @@ class AnswerDecoder {
     }
     return String.fromCharCode.apply(null, /** @type {any} */ (units.subarray(0, n)));
   }
+
   array(n) {
     if (n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
     const out = new Array(n);
@@ -160,6 +163,7 @@ class AnswerDecoder {
     }
     return out;
   }
+
   map(n) {
     if (2 * n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
     const out = {};

@@ -21,6 +21,7 @@ export class StderrHead {
     this.bytes = new Uint8Array(STDERR_KEEP);
     this.n = 0;
   }
+
   write(b) {
     const k = Math.min(b.length, STDERR_KEEP - this.n);
     if (k > 0) this.bytes.set(b.subarray(0, k), this.n);
@@ -126,6 +127,7 @@ export class InstancePool {
     this.created++;
     return ModuleInstance.create((imports) => new WebAssembly.Instance(this.module, imports));
   }
+
   release(inst) {
     if (this.idle.length < this.maxInstances && inst.memoryBytes <= this.recycleAboveBytes) this.idle.push(inst);
   }
