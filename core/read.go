@@ -126,7 +126,7 @@ func readKey(b []byte) (string, []byte, *Error) {
 		if e := unreadableError(b); e != nil {
 			return "", b, e
 		}
-		return "", b, newError(CodeMalformedRequest, "", w().Key+" must be str, found "+typeName(b))
+		return "", b, newError(CodeMalformedRequest, "", w().Key+", found "+typeName(b))
 	}
 	v := b[h : h+n]
 	if !validUTF8(v) {

@@ -60,6 +60,14 @@ func TestPythonWords(t *testing.T) {
 			t.Fatalf("request %d: the vocabulary changed the verdict: %v / %v", i, e, python[i])
 		}
 	}
+	core.SetWords("js")
+	for i, req := range reqs {
+		_, err := core.DecodeResponse(core.AssembleBytes(req))
+		if e, _ := err.(*core.Error); e != nil && regexp.MustCompile(`msgpack|\bmaps?\b|\bnil\b|\bbin\b|\bext\b|\bdict\b|\bNone\b|\bstr\b([^.]|$)`).MatchString(e.Message) {
+			t.Errorf("request %d: a JavaScript user reads %q", i, e.Message)
+		}
+	}
+	core.SetWords("wire")
 	if core.SetWords("klingon") {
 		t.Error("an unknown vocabulary was taken")
 	}

@@ -223,6 +223,9 @@ export const WORDS_WIRE = 0;
 /** OR'ed into an op number: the call's messages in the python vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
 export const WORDS_PYTHON = 256;
 
+/** OR'ed into an op number: the call's messages in the js vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
+export const WORDS_JS = 512;
+
 /** internal: the module ran out of memory (the memory limit hit, memory.grow failed). */
 export const MSG_OUT_OF_MEMORY = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one";
 

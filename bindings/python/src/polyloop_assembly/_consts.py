@@ -57,6 +57,7 @@ __all__ = [
     "STDERR_KEEP_BYTES",
     "STDERR_OUT_OF_MEMORY",
     "WIRE_VERSION",
+    "WORDS_JS",
     "WORDS_PYTHON",
     "WORDS_WIRE",
     "CallAnswer",
@@ -308,6 +309,9 @@ WORDS_WIRE: Final = 0
 
 #: OR'ed into an op number: the call's messages in the python vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository).
 WORDS_PYTHON: Final = 256
+
+#: OR'ed into an op number: the call's messages in the js vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository).
+WORDS_JS: Final = 512
 
 #: internal: the module ran out of memory (the memory limit hit, memory.grow failed).
 MSG_OUT_OF_MEMORY: Final = "the assembly module ran out of memory; the instance was discarded and the next call gets a fresh one"
