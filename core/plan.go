@@ -50,6 +50,8 @@ type assembly struct {
 	textBase int
 	// digests are the prefix digests appendTo wrote.
 	digests [3]string
+	// enc is appendShared's buffer for the canonical encoding it digests.
+	enc []byte
 	// body is what the messages add to the response (outMsg.size), summed
 	// as build adds them and saturated past maxResponse (encodedSize).
 	body int

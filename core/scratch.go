@@ -63,7 +63,8 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 // into its buffer) and returns sc to the pool, unless it grew too large.
 func (sc *scratch) release() {
 	sc.req = Request{}
-	sc.a = assembly{}
+	enc := sc.a.enc[:0] // appendShared's buffer, kept (bounded there)
+	sc.a = assembly{enc: enc}
 	sc.tc.run, sc.tc.goal, sc.tc.steps = sc.tc.run[:0], sc.tc.goal[:0], sc.tc.steps[:0]
 	clear(sc.msgs)
 	clear(sc.blocks)

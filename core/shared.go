@@ -58,8 +58,13 @@ func (a *assembly) pieces() int {
 // appendShared writes the ok response with its texts shared.
 func (a *assembly) appendShared(out []byte) []byte {
 	a.emptyObs = span{}
-	enc, ends := a.appendMessages(nil, a.msgs[:a.goalEnd]) // the digests are of the canonical encoding
+	// The digests are of the canonical encoding, written to a buffer the
+	// pooled scratch keeps (a large one is let go).
+	enc, ends := a.appendMessages(a.enc[:0], a.msgs[:a.goalEnd])
 	a.digests = prefixDigests(enc, ends, a.segments())
+	if a.enc = enc; cap(enc) > 1<<20 {
+		a.enc = nil
+	}
 	out = appendHead(out, 8, true)
 	out = append(out, keyMessages...)
 	out = appendArrayHeader(out, len(a.msgs))
