@@ -244,7 +244,16 @@ func TestExportErrors(t *testing.T) {
 			t.Errorf("%s %v: %+v, want malformed_request at %s", tc.provider, tc.options, body.Error, tc.path)
 		}
 	}
-	ans := exportOf(t, req, "openai-chat", map[string]any{"body": map[string]any{"model": "gpt-x", "temperature": 0.5, "tools": []any{map[string]any{"type": "function"}}}})
+	// The body's keys in their order (a Go map has none: packed by hand).
+	body := msgp.AppendMapHeader(msgp.AppendString(msgp.AppendMapHeader(nil, 1), "body"), 3)
+	body = msgp.AppendString(msgp.AppendString(body, "model"), "gpt-x")
+	body = msgp.AppendFloat64(msgp.AppendString(body, "temperature"), 0.5)
+	body = msgp.AppendArrayHeader(msgp.AppendString(body, "tools"), 1)
+	body = msgp.AppendString(msgp.AppendString(msgp.AppendMapHeader(body, 1), "type"), "function")
+	b := msgp.AppendMapHeader(nil, 3)
+	b = msgp.AppendBytes(msgp.AppendString(b, "request"), req)
+	b = msgp.AppendString(msgp.AppendString(b, "provider"), "openai-chat")
+	ans := wirejson.AppendExport(nil, append(msgp.AppendString(b, "options"), body...))
 	if !strings.HasPrefix(string(ans), `{"model":"gpt-x","temperature":0.5,"tools":[{"type":"function"}],"messages":[`) {
 		t.Errorf("body: %.200s", ans)
 	}
