@@ -234,7 +234,10 @@ def test_add_step_sends_the_budget() -> None:
 
 def test_accessors_return_copies() -> None:
     prompt = pa.Prompt(_base())
-    prompt.messages.clear()
+    list(prompt.messages).clear()
+    prompt.messages.copy().clear()
+    with pytest.raises(AttributeError):
+        prompt.messages.clear()  # type: ignore[attr-defined]  # an immutable view
     prompt.message_chars.clear()
     prompt.injected.clear()
     prompt.prefix_digests.clear()
@@ -261,7 +264,15 @@ def test_edits_of_returned_values_leave_the_prompt_as_assemble() -> None:
     prefix_digests and response() changes neither the prompt nor its next steps."""
     step = {"raw_output": "r", "observation": "o"}
     prompt = pa.Prompt(_base()).add_step(**step)
-    for value in (prompt.messages, prompt.message_chars, prompt.injected, prompt.prefix_digests, prompt.response()):
+    for value in (
+        list(prompt.messages),
+        prompt.messages.copy(),
+        prompt.messages[:],
+        prompt.message_chars,
+        prompt.injected,
+        prompt.prefix_digests,
+        prompt.response(),
+    ):
         _edit(value)
         m = prompt.messages[0]
         m["content"][0]["text"] = "x"

@@ -16,6 +16,7 @@ from . import _codec, _fork, _runtime
 from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ERROR, CALL_PROMPT_START, CALLS, HostError
 from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
 from ._consts import MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON
+from ._data_messages import MessagesView, chat_messages
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
@@ -312,9 +313,14 @@ class Prompt:
         return other
 
     @property
-    def messages(self) -> List[Message]:
-        """The assembled messages: a copy the caller may edit."""
-        return [cast(Message, {**m, "content": [dict(b) for b in m["content"]]}) for m in self._messages]
+    def messages(self) -> MessagesView:
+        """The assembled messages: an immutable view made in O(1), each message read a copy the caller may
+        edit (``list()`` of it: a list of them)."""
+        return MessagesView(self._messages, len(self._messages))
+
+    def chat_messages(self) -> List[Dict[str, str]]:
+        """The messages as ``{"role", "content": str}`` (:func:`polyloop_assembly.data.chat_messages`)."""
+        return chat_messages(self._messages)
 
     @property
     def message_chars(self) -> List[int]:
@@ -348,7 +354,7 @@ class Prompt:
 
     def response(self) -> AssembleResponse:
         """What one :func:`assemble` of the request with all steps so far returns: a copy the caller may edit."""
-        out = {"v": WIRE_VERSION, "ok": True, "messages": self.messages, "message_chars": self.message_chars}
+        out = {"v": WIRE_VERSION, "ok": True, "messages": self.messages.copy(), "message_chars": self.message_chars}
         out.update(prompt_chars=self.prompt_chars, context_overflow=self._overflow, injected=self.injected)
         out["prefix_digests"] = self.prefix_digests
         return cast(AssembleResponse, out)
