@@ -136,7 +136,7 @@ export class Assembler {
       // A small request's answer decodes as fast whole, and the shared one costs the module more.
       const small = row.answer === "shared" && bytes.length < SHARED_MIN_BYTES;
       const texts = row.answer === "shared" && !small ? encoder.texts() : undefined;
-      return this.run(bytes, small ? CALL.assemble.op : row.op, read, texts, messageBase);
+      return this.run(bytes, small ? CALL.assemble.op : row.op, read, texts, messageBase, consts.WORDS_JS); // errors in a JS user's words
     } finally {
       encoder.done();
     }
@@ -148,15 +148,16 @@ export class Assembler {
    * string the engine cannot make are answered by the core's error call.
    * @template T
    * @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
+   * @param {number} [words] the vocabulary of the call's messages (consts.WORDS_*)
    * @returns {T}
    */
-  run(request, op, read, texts, messageBase = 0) {
+  run(request, op, read, texts, messageBase = 0, words = 0) {
     const row = consts.CALLS[op];
     let inst;
     let resp;
     try {
       inst = this.pool.acquire();
-      resp = inst.invoke(request, op);
+      resp = inst.invoke(request, op | words);
     } catch (e) {
       if (inst) this.pool.discard(inst);
       const said = inst ? inst.stderr.text.trim() : "";
