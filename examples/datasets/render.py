@@ -4,13 +4,16 @@
     python examples/datasets/render.py ray      trajectories.jsonl prompts/
     python examples/datasets/render.py datasets trajectories.jsonl prompts/
 
-Writes Parquet with one row per input line, in input order: the line
-(``text``), ``ok``, the messages (a nested column), ``prompt_chars``,
+Writes Parquet with one row per input line, in input order: its number
+(``line``, from 1: join on it), the line (``text``), ``ok``, the messages (a nested column), ``prompt_chars``,
 ``context_overflow``, the three prefix digests, and for an invalid request
 ``error_code``, ``error_path`` and ``error_message`` (an error row, never a
 failed job or a dropped row); with ``--response``, ``response`` holds the
 exact response bytes.
-See ``polyloop_assembly.data`` for the columns.
+See ``polyloop_assembly.data`` for the columns. A line ends at "\\n" alone
+(``data.ray_read_lines``, ``data.hf_read_lines``): a U+2028, U+2029, U+0085
+or CR inside a request stays in it, where ``ray.data.read_text`` and
+``load_dataset("text")`` would split it into rows that are not requests.
 
 Ray runs on a local cluster of 2 CPUs here (``ray.init(num_cpus=2)``), or on
 the cluster ``RAY_ADDRESS`` names; each of the ``concurrency`` actors holds
@@ -23,7 +26,7 @@ import argparse
 import os
 from typing import Any
 
-from polyloop_assembly.data import RenderBatch, hf_features
+from polyloop_assembly.data import RenderBatch, hf_read_lines, ray_read_lines
 
 
 def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000, **options: Any) -> Any:
@@ -32,7 +35,7 @@ def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000, **opti
     import ray
 
     ray.data.DataContext.get_current().execution_options.preserve_order = True
-    ds = ray.data.read_text(path)  # one column "text", one row per line
+    ds = ray_read_lines(path)  # columns "line", "text", "path": one row per "\n" line
     # Half a CPU per actor: on a 2-CPU cluster the read tasks still get one.
     return ds.map_batches(
         RenderBatch,
@@ -47,11 +50,9 @@ def ray_pipeline(path: str, concurrency: int = 2, batch_size: int = 1000, **opti
 def hf_pipeline(path: str, num_proc: int = 2, cache_dir: str = "", batch_size: int = 1000, **options: Any) -> Any:
     """The Hugging Face ``datasets`` pipeline: read lines, render with ``num_proc`` processes
     (``options``: RenderBatch's, e.g. ``response=True``)."""
-    import datasets
-
-    ds = datasets.load_dataset("text", data_files=path, split="train", cache_dir=cache_dir or None)
-    return ds.map(RenderBatch(column="text", **options), batched=True, batch_size=batch_size, num_proc=num_proc,
-                  features=hf_features(ds.features, **options))
+    ds = hf_read_lines(path, cache_dir=cache_dir or None)  # columns "line", "text": one row per "\n" line
+    render = RenderBatch(column="text", **options)
+    return ds.map(render, batched=True, batch_size=batch_size, num_proc=num_proc, features=render.features(ds.features))
 
 
 def main() -> None:

@@ -3,10 +3,15 @@ beside an identity pipeline over the same data (the "data sets" table of
 BENCHMARKS-notes.md):
 
     python bindings/python/bench/data_bench.py 10000 40000
+    python bindings/python/bench/data_bench.py --runs 2000 --messages 4000
 
 Needs ray[data] and datasets (make python.data-deps) and go (the CLI). Prints
-one JSON object per measurement: way, rows, seconds, rows/s, cores, and
-rows/s per core. Every way's output is checked against the serial run.
+one JSON object per measurement: way, rows, seconds, rows/s, cores, rows/s
+per core and, beside it, that figure over the serial ``render_columns``'s
+(``vs_serial_per_core``). Every way's output is checked against the serial run.
+``--runs N``: runs into training rows (``data.run_rows``) against rendering
+the same calls; ``--messages N``: reading ``Prompt.messages`` after each of N
+steps, at step 10 and step N.
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ def _cpu() -> Dict[int, float]:
     return {pid: procs[pid][1] for pid in mine if pid in procs}
 
 
+_SERIAL: Dict[str, float] = {}  # rows per CPU-second of the serial render_columns
+
+
 def _timed(way: str, n: int, cores: int, fn: Callable[[], Any]) -> Any:
     """Run fn; print rows/s (wall) and rows per CPU-second (the CPU time of
     every process of the way: on a shared machine, rows/s per core)."""
@@ -61,6 +69,10 @@ def _timed(way: str, n: int, cores: int, fn: Callable[[], Any]) -> Any:
     cpu = sum(v - c0.get(pid, 0.0) for pid, v in c1.items())
     rec = {"way": way, "rows": n, "seconds": round(secs, 3), "rows_per_s": round(n / secs), "cores": cores}
     rec.update(cpu_seconds=round(cpu, 2), rows_per_cpu_s=round(n / cpu) if cpu > 0 else None)
+    if way.startswith("serial: render_columns") and cpu > 0:
+        _SERIAL["rows_per_cpu_s"] = n / cpu
+    if _SERIAL and cpu > 0:
+        rec["vs_serial_per_core"] = round(n / cpu / _SERIAL["rows_per_cpu_s"], 2)
     print(json.dumps(rec), flush=True)
     return out
 
@@ -77,7 +89,7 @@ def run(n: int, tmp: Path, ray: Any, datasets: Any) -> None:
     asm = pa.Assembler(max_instances=1)
     serial = _timed("serial: assemble_json_bytes loop", n, 1, lambda: [asm.assemble_json_bytes(x) for x in lines])
     _timed("serial: identity loop (bytes of each line)", n, 1, lambda: [x.encode() for x in lines])
-    _timed("serial: render_rows (columns, no response)", n, 1, lambda: data.render_rows(lines, asm))
+    _timed("serial: render_columns (no response)", n, 1, lambda: data.render_columns(lines, asm))
     _timed("assemble_bytes_many, workers=2 (msgpack)", len(wires), 2, lambda: list(pa.assemble_bytes_many(wires, workers=2)))
     _timed("assemble_json_many, workers=2", n, 2, lambda: list(pa.assemble_json_many(lines, workers=2)))
     exe = tmp / "polyloop-assemble"
@@ -111,12 +123,12 @@ def _ray(n: int, path: Path, tmp: Path, ray: Any, serial: List[bytes]) -> None:
 
     def pipe(fn: Any, **kw: Any) -> Callable[[], Any]:
         def go() -> Any:
-            ds = ray.data.read_text(str(path)).map_batches(fn, batch_format="pyarrow", **kw)
+            ds = data.ray_read_lines(str(path)).map_batches(fn, batch_format="pyarrow", **kw)
             ds.write_parquet(str(out / str(time.monotonic_ns())))
 
         return go
 
-    _timed("Ray identity map_batches (read_text, write_parquet)", n, 2, pipe(_identity, batch_size=5000))
+    _timed("Ray identity map_batches (ray_read_lines, write_parquet)", n, 2, pipe(_identity, batch_size=5000))
     for label, kw in [
         (
             "Ray RenderBatch, 2 actors x 0.5 CPU, batch 1000",
@@ -137,7 +149,7 @@ def _ray(n: int, path: Path, tmp: Path, ray: Any, serial: List[bytes]) -> None:
             kw["fn_constructor_kwargs"] = {"column": "text"}
         _timed(label, n, 2, pipe(fn, **kw))
     rows = (
-        ray.data.read_text(str(path))
+        data.ray_read_lines(str(path))
         .map_batches(
             data.RenderBatch,
             fn_constructor_kwargs={"column": "text", "response": True},
@@ -153,9 +165,7 @@ def _ray(n: int, path: Path, tmp: Path, ray: Any, serial: List[bytes]) -> None:
 
 def _datasets(n: int, path: Path, tmp: Path, datasets: Any, serial: List[bytes]) -> None:
     def load() -> Any:
-        return datasets.load_dataset(
-            "text", data_files=str(path), split="train", cache_dir=str(tmp / ("hf%d" % time.monotonic_ns()))
-        )
+        return data.hf_read_lines(path, cache_dir=str(tmp / ("hf%d" % time.monotonic_ns())))
 
     def pipe(fn: Any, features: Any, out: str, arrow: bool = False, **kw: Any) -> Callable[[], Any]:
         def go() -> Any:
@@ -208,7 +218,50 @@ def _datasets(n: int, path: Path, tmp: Path, datasets: Any, serial: List[bytes])
         print(json.dumps({"parquet": name, "rows": n, "bytes": os.path.getsize(tmp / name)}), flush=True)
 
 
+def runs(n_runs: int) -> None:
+    """Runs into rows against rendering the same calls (each call once, serially)."""
+    sys.path.insert(0, str(REPO / "bindings" / "python" / "tests"))
+    from test_data_runs import RUNS, planted_runs
+
+    calls, _ = planted_runs()
+    calls = [c for c in calls if c[0] < min(n_runs, RUNS)]
+    asm = pa.Assembler(max_instances=1)
+    _timed("serial: render_columns (no response)", len(calls), 1, lambda: data.render_columns([q for _, q in calls], asm))
+    rows = _timed("serial: run_rows (calls in, chain rows out)", len(calls), 1, lambda: list(data.run_rows(calls, assembler=asm)))
+    print(json.dumps({"run_rows": len(rows), "calls": len(calls)}), flush=True)
+
+
+def messages(steps: int) -> None:
+    """Reading Prompt.messages after each of ``steps`` steps: the median read at step 10 and at the last."""
+    p = pa.Prompt(
+        {
+            "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}],
+            "observation_template": "{observation}",
+        }
+    )
+    per: Dict[int, float] = {}
+    for k in range(1, steps + 1):
+        p.add_step("raw output %d" % k, "observation %d" % k)
+        if k in (10, steps):
+            times = []
+            for _ in range(201):
+                t0 = time.perf_counter()
+                p.messages  # noqa: B018 - the read measured
+                times.append(time.perf_counter() - t0)
+            per[k] = sorted(times)[100]
+        else:
+            p.messages  # noqa: B018 - read after every step, as the README's loop does
+    rec = {"way": "Prompt.messages read", "step_10_us": round(per[10] * 1e6, 3), "step_%d_us" % steps: round(per[steps] * 1e6, 3)}
+    rec["ratio"] = round(per[steps] / per[10], 2)
+    print(json.dumps(rec), flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] in (["--runs"], ["--messages"]):
+        args = sys.argv[1:]
+        for flag, value in zip(args[::2], args[1::2]):
+            (runs if flag == "--runs" else messages)(int(value))
+        return
     import datasets
     import ray
 

@@ -209,18 +209,45 @@ def test_compare_recorded_is_one_map_and_one_filter() -> None:
     for k in changed:
         recorded[k] = recorded[k] + [{"role": "user", "content": "extra"}]
     batch = {"sent": recorded, "request": [json.dumps(q) for q in reqs], "id": list(range(20))}
-    out = CompareRecorded(recorded="sent", request="request")(batch)
+    out = _columns(CompareRecorded(recorded="sent", request="request")(batch))
     assert set(COMPARE_COLUMNS) <= set(out) and out["id"] == list(range(20))
     assert {i for i in out["id"] if not out["identical"][i]} == changed
     for k in changed:
         assert (out["first_message"][k], out["first_char"][k], out["segment"][k]) == (len(recorded[k]) - 1, 0, "history")
-    bad = CompareRecorded(recorded="sent", request="request")({"sent": [[]], "request": ['{"v": 2}']})
+    bad = _columns(CompareRecorded(recorded="sent", request="request")({"sent": [[]], "request": ['{"v": 2}']}))
     assert bad["identical"] == [False] and "unsupported_version" in bad["compare_error"][0] and "b.v" in bad["compare_error"][0]
+
+
+def _columns(out: Any) -> Any:
+    """A batch's answer as a dict of lists (a pyarrow.Table's, or the dict of a batch Arrow cannot hold)."""
+    return out.to_pydict() if hasattr(out, "to_pydict") else out
 
 
 def test_compare_recorded_refuses_misuse() -> None:
     f = CompareRecorded(recorded="sent", request="request")
     with pytest.raises(TypeError, match="batched=True"):
-        f({"sent": [{"role": "user", "content": "x"}], "request": [{}]})
+        f({"sent": [{"role": "user", "content": "x"}], "request": {}})  # one row: a request, not a column
     with pytest.raises(KeyError, match="recorded="):
         f({"prompt": [], "request": []})
+
+
+def test_compare_recorded_single_dict_first_is_a_row_error() -> None:
+    """The first row's recorded value one message dict (not a list): that row's compare_error, the batch
+    still rendered (the issue: it was taken for one row and failed the job)."""
+    reqs = [{"steps": [{"raw_output": "r%d" % i, "observation": "o"}], "observation_template": "{observation}"} for i in range(3)]
+    recorded: List[Any] = [pa.assemble(q)["messages"] for q in reqs]
+    recorded[0] = recorded[0][0]
+    out = _columns(CompareRecorded(recorded="sent", request="request")({"sent": recorded, "request": reqs}))
+    assert out["identical"] == [False, True, True] and out["compare_error"][0] and out["compare_error"][1:] == [None, None]
+
+
+def test_the_migration_check_example_finds_the_altered_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
+    import migration_check
+
+    assert migration_check.main() == 1
+    out = capsys.readouterr().out
+    assert "row 2: first difference in message 5, char 24 (history)" in out and "changed rows: [2]" in out

@@ -58,9 +58,9 @@ def test_every_kind_of_request_is_one_row() -> None:
     )
     big = '{"observation_template": "{observation}", "max_prompt_chars": 9007199254740993}'
     reqs += [dup, '{"v": 1.0, "observation_template": "{observation}"}', big]
-    cols = data.render_rows(reqs, response=True)
+    cols = data.render_columns(reqs, response=True)
     assert list(cols) == list(data.COLUMNS)
-    assert list(data.render_rows(reqs[:1])) == [c for c in data.COLUMNS if c != "response"]  # the default
+    assert list(data.render_columns(reqs[:1])) == [c for c in data.COLUMNS if c != "response"]  # the default
     assert all(len(v) == len(reqs) for v in cols.values())
     want = pa.assemble_bytes(_codec.encode(OK))
     resp = msgpack.unpackb(want, raw=False)
@@ -70,10 +70,15 @@ def test_every_kind_of_request_is_one_row() -> None:
         assert cols["prompt_chars"][i] == resp["prompt_chars"] and cols["context_overflow"][i] is True
         assert cols["prefix_digest_run"][i] == resp["prefix_digests"]["run"]
         assert cols["error_code"][i] is None
-    bad_bytes = pa.assemble_bytes(_codec.encode(bad))
+    with pytest.raises(pa.AssemblyError) as bad_error:
+        pa.assemble(bad)
+    # each form's own answer: JSON text's, the wire's, and a dict's (in the object API's words)
+    bad_answers = [pa.assemble_json_bytes(json.dumps(bad)), pa.assemble_bytes(_codec.encode(bad)), None]
     for i in range(3, 6):
         assert (cols["ok"][i], cols["error_code"][i], cols["error_path"][i]) == (False, "invalid_budget", "max_prompt_chars")
-        assert cols["response"][i] == bad_bytes and cols["messages"][i] is None and cols["prompt_chars"][i] is None
+        assert cols["messages"][i] is None and cols["prompt_chars"][i] is None
+        assert cols["response"][i] == bad_answers[i - 3] or bad_answers[i - 3] is None
+    assert cols["error_message"][5] == bad_error.value.message
     assert (cols["error_code"][6], cols["error_path"][6]) == ("malformed_request", "")
     assert cols["error_message"][6].startswith("invalid JSON at byte 1")
     assert cols["response"][6] == pa.assemble_json_bytes("{not json")  # the module's error response
@@ -89,9 +94,9 @@ def test_every_kind_of_request_is_one_row() -> None:
 
 def test_render_batch_keeps_columns_and_takes_numpy_and_arrow() -> None:
     r = data.RenderBatch("req")
-    out = r({"req": [json.dumps(OK), "x"], "id": [7, 8]})
+    out = r({"req": [json.dumps(OK), "x"], "id": [7, 8]}).to_pydict()  # a dict of lists: a typed Table
     assert out["id"] == [7, 8] and out["ok"] == [True, False] and out["req"][1] == "x"
-    assert "req" not in data.RenderBatch("req", keep_request=False)({"req": ["x"]})
+    assert "req" not in data.RenderBatch("req", keep_request=False)({"req": ["x"]}).column_names
     np = pytest.importorskip("numpy")
     out = r({"req": np.array([_codec.encode(OK)], dtype=object)})  # Ray "numpy": a typed Table
     assert out.column("ok").to_pylist() == [True]
@@ -277,7 +282,7 @@ def test_request_columns_render_as_their_json_text() -> None:
     assert out.column("response").to_pylist() == want
     assert out.column("id").to_pylist() == list(range(len(COLUMN_REQUESTS)))
     assert out.column("ok").to_pylist().count(True) == 5
-    assert render(table.to_pydict())["response"] == want  # datasets' dict of lists
+    assert render(table.to_pydict()).column("response").to_pylist() == want  # a dict of lists
     np = pytest.importorskip("numpy")
     numpy_batch = {c: np.array(table.column(c).to_pylist(), dtype=object) for c in table.column_names}
     assert render(numpy_batch).column("response").to_pylist() == want
@@ -341,10 +346,8 @@ def test_messages_and_response_options() -> None:
         data.RenderBatch(request="columns")
 
 
-def test_render_rows_pauses_the_collector_for_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cyclic collector is off while a batch renders (its decoded rows
-    hold no cycle; scanning them was half of decoding's cost) and on again
-    after, an exception included; a collector the caller had turned off stays off."""
+def test_render_columns_leaves_the_collector_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cyclic collector is the caller's: on or off, a batch leaves it as it found it, while it renders too."""
     import gc
 
     seen: List[bool] = []
@@ -352,20 +355,15 @@ def test_render_rows_pauses_the_collector_for_a_batch(monkeypatch: pytest.Monkey
 
     def spy(req: Any, asm: Any, **kw: Any) -> Any:
         seen.append(gc.isenabled())
-        if req == "raise":
-            raise RuntimeError("boom")
         return real(req, asm, **kw)
 
     monkeypatch.setattr(data, "render", spy)
     assert gc.isenabled()
-    data.render_rows([json.dumps(OK), "{"])
-    assert seen == [False, False] and gc.isenabled()
-    with pytest.raises(RuntimeError):
-        data.render_rows(["raise"])
-    assert gc.isenabled()
+    data.render_columns([json.dumps(OK), "{"])
+    assert seen == [True, True] and gc.isenabled()
     gc.disable()
     try:
-        data.render_rows(["{"])
-        assert not gc.isenabled()
+        data.render_columns(["{"])
+        assert seen[-1] is False and not gc.isenabled()
     finally:
         gc.enable()

@@ -42,7 +42,7 @@ def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def serial() -> Dict[str, List[Any]]:
     """The serial run: one assembler, one request after another."""
-    return data.render_rows(LINES, pa.Assembler(max_instances=1), response=True)
+    return data.render_columns(LINES, pa.Assembler(max_instances=1), response=True)
 
 
 def _check_rows(got: Dict[str, List[Any]], want: Dict[str, List[Any]]) -> None:
@@ -209,8 +209,8 @@ def test_datasets_cache_follows_the_module(tmp_path: Path, monkeypatch: pytest.M
 
     ds = _text_dataset(tmp_path, LINES[:50])
     calls: List[int] = []
-    real = data.render_rows
-    monkeypatch.setattr(data, "render_rows", lambda reqs, asm=None, **kw: calls.append(1) or real(reqs, asm, **kw))
+    real = data.render_columns
+    monkeypatch.setattr(data, "render_columns", lambda reqs, asm=None, **kw: calls.append(1) or real(reqs, asm, **kw))
 
     def run() -> Any:
         calls.clear()
@@ -218,7 +218,7 @@ def test_datasets_cache_follows_the_module(tmp_path: Path, monkeypatch: pytest.M
         return ds.map(render, batched=True, features=data.hf_features(ds.features, response=True))
 
     first = run()
-    assert calls and first["response"] == [r for r in data.render_rows(LINES[:50], response=True)["response"]]
+    assert calls and first["response"] == [r for r in data.render_columns(LINES[:50], response=True)["response"]]
     again = run()
     assert calls == [] and again._fingerprint == first._fingerprint  # served from the cache
     sha = _runtime.module_sha256()

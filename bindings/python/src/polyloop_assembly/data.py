@@ -53,10 +53,10 @@ column                      type         value
 Ray Data::
 
     import ray
-    from polyloop_assembly.data import RenderBatch
+    from polyloop_assembly.data import RenderBatch, ray_read_lines
 
     ray.data.DataContext.get_current().execution_options.preserve_order = True  # input order
-    ds = ray.data.read_text("trajectories.jsonl")          # one column "text"
+    ds = ray_read_lines("trajectories.jsonl")   # columns "line" (from 1), "text", "path": "\\n" lines
     out = ds.map_batches(RenderBatch, fn_constructor_kwargs={"column": "text"}, batch_format="pyarrow",
                          compute=ray.data.ActorPoolStrategy(size=2), num_cpus=0.5)
     out.write_parquet("prompts/")
@@ -66,18 +66,24 @@ Ray Data::
 Hugging Face ``datasets``::
 
     from datasets import load_dataset
-    from polyloop_assembly.data import RenderBatch, hf_features
+    from polyloop_assembly.data import RenderBatch, hf_read_lines
 
-    ds = load_dataset("text", data_files=..., split="train")  # one column "text"
-    out = ds.map(RenderBatch(column="text"), batched=True, num_proc=2, features=hf_features(ds.features))
+    ds = hf_read_lines("trajectories.jsonl")    # columns "line" (from 1), "text": "\\n" lines
+    out = ds.map(RenderBatch(column="text"), batched=True, num_proc=2)
     # or the request's fields as columns, an "id" column carried through:
     ds = load_dataset("json", data_files=..., split="train")
     render = RenderBatch(request=[c for c in ds.column_names if c != "id"])
-    out = ds.map(render, batched=True, num_proc=2, features=hf_features(ds.features))
+    out = ds.map(render, batched=True, num_proc=2)
 
-Every batch has this one schema, whatever its mix of ok and error rows and
-whatever Ray ``batch_format``; a null is an error row's (or ``response`` of a
-request refused before the core).
+A line ends at ``"\\n"`` alone (:func:`jsonl_lines`): ``ray.data.read_text``,
+``load_dataset("text")`` and ``str.splitlines`` end one inside a request too
+(at U+2028, U+2029, U+0085 or a CR). Every batch comes back with this one
+schema (a ``pyarrow.Table``, or a DataFrame for a DataFrame), whatever its
+mix of ok and error rows and whatever Ray ``batch_format``; a null is an
+error row's (or ``response`` of a request refused before the core).
+
+Runs into training rows: :func:`run_rows` and :class:`RunRows`; the migration
+check: :class:`CompareRecorded`.
 
 :class:`RenderBatch` holds one :class:`~polyloop_assembly.Assembler` per
 worker process, created on its first batch (it pickles without it).
@@ -85,28 +91,39 @@ worker process, created on its first batch (it pickles without it).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
+import os
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _runtime
 from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
 from ._assembler import Assembler, _prepare_value, compare
+from ._data_messages import MessagesView, chat_messages
+from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
 from ._errors import AssemblyError
 
 __all__ = [
     "COLUMNS",
     "COMPARE_COLUMNS",
     "CompareRecorded",
+    "MessagesView",
     "REQUEST_FIELDS",
+    "RUN_COLUMNS",
     "RenderBatch",
+    "RunRows",
     "arrow_schema",
+    "chat_messages",
+    "compare_arrow_schema",
     "hf_features",
+    "hf_read_lines",
+    "jsonl_lines",
+    "ray_read_lines",
     "render",
-    "render_rows",
+    "render_columns",
     "request_of_row",
+    "run_arrow_schema",
+    "run_rows",
 ]
 
 #: The columns a rendered row adds, in order.
@@ -185,7 +202,7 @@ def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dic
         return _error_row(e.code, e.path, e.message, None)
 
 
-def render_rows(
+def render_columns(
     requests: Iterable[Any], assembler: Optional[Assembler] = None, *, messages: str = "list", response: bool = False
 ) -> Dict[str, List[Any]]:
     """Render requests into columns: ``{column: [value per request]}``, one
@@ -196,29 +213,75 @@ def render_rows(
     names = _columns(response)
     cols: Dict[str, List[Any]] = {c: [] for c in names}
     appends = [(c, cols[c].append) for c in names]
-    with _no_gc():
-        for request in requests:
-            row = render(request, asm, messages=messages)
-            for c, append in appends:
-                append(row[c])
+    for request in requests:
+        row = render(request, asm, messages=messages)
+        for c, append in appends:
+            append(row[c])
     return cols
 
 
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused while a batch is rendered: the
-    decoded responses are thousands of young lists and dicts that are kept
-    (no cycle among them), so each collection scans them for nothing; it was
-    half the cost of decoding a batch (measured: BENCHMARKS-notes.md, "Data
-    sets"). Reference counting still frees everything dropped."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+def jsonl_lines(path: Union[str, "os.PathLike[str]"], *, chunk_bytes: int = 1 << 20) -> Iterator[Dict[str, Any]]:
+    """The lines of a JSON-lines file, lazily, as rows ``{"line": n, "text": str}`` (``n`` from 1: the
+    row's id to join on). Lines end at ``"\\n"`` alone, as JSON lines and the command-line tool's
+    ``--batch`` say: U+2028, U+2029, U+0085 and a lone CR stay inside their line (``str.splitlines``,
+    Ray's ``read_text`` and text-mode files split there), a CRLF line keeps its CR (JSON whitespace); a
+    blank line is a row (an error row once rendered, as the tool answers it); the file's final newline
+    ends the last line. Every line must be UTF-8 (RFC 8259): another is a ValueError naming it."""
+    with open(path, "rb") as f:
+        yield from _split_lines(iter(lambda: f.read(chunk_bytes), b""))
+
+
+def _split_lines(chunks: Iterable[bytes]) -> Iterator[Dict[str, Any]]:
+    rest, n = b"", 0
+    for chunk in chunks:
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for part in parts:
+            n += 1
+            yield {"line": n, "text": _decoded(part, n)}
+    if rest:
+        yield {"line": n + 1, "text": _decoded(rest, n + 1)}
+
+
+def _decoded(line: bytes, n: int) -> str:
     try:
-        yield
-    finally:
-        gc.enable()
+        return line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            "line %d is not UTF-8 (byte %d: %s); JSON lines are UTF-8: re-encode the file (iconv) or drop the line"
+            % (n, e.start, e.reason)
+        ) from None
+
+
+def _file_rows(row: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [dict(r, path=row["path"]) for r in _split_lines([bytes(row["bytes"])])]
+
+
+def ray_read_lines(paths: Any, *, rows_per_block: Optional[int] = 2000, **read_args: Any) -> Any:
+    """A Ray ``Dataset`` of the lines of JSON-lines files, columns ``line`` (from 1, per file), ``text``
+    and ``path``, split as :func:`jsonl_lines` splits (``ray.data.read_text`` splits inside requests):
+    ``read_binary_files(paths, include_paths=True, **read_args)``, each file split into its lines, in
+    blocks of ``rows_per_block`` rows (so that a file's lines reach every actor; None: a block a file)."""
+    import ray  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    ds = ray.data.read_binary_files(paths, include_paths=True, **read_args).flat_map(_file_rows)
+    return ds if rows_per_block is None else ds.repartition(target_num_rows_per_block=rows_per_block)
+
+
+def _hf_lines(path: str, stamp: Tuple[int, int]) -> Iterator[Dict[str, Any]]:
+    return jsonl_lines(path)  # stamp: the file's size and time, in datasets' fingerprint of the generator
+
+
+def hf_read_lines(path: Union[str, "os.PathLike[str]"], **from_generator_args: Any) -> Any:
+    """A ``datasets.Dataset`` of the lines of a JSON-lines file, columns ``line`` (int64, from 1) and
+    ``text`` (string), split as :func:`jsonl_lines` splits (``load_dataset("text")`` reads in text mode:
+    a CR in a request ends its line); cached by ``datasets`` under the file's path, size and time."""
+    import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    st = os.stat(path)
+    features = datasets.Features({"line": datasets.Value("int64"), "text": datasets.Value("string")})
+    kwargs = {"path": os.fspath(path), "stamp": (st.st_size, st.st_mtime_ns)}
+    return datasets.Dataset.from_generator(_hf_lines, gen_kwargs=kwargs, features=features, **from_generator_args)
 
 
 def _columns(response: bool) -> Tuple[str, ...]:
@@ -339,9 +402,10 @@ class RenderBatch:
       added columns Arrow-typed (``pandas.ArrowDtype``);
     - a mapping of column name to NumPy arrays (Ray ``"numpy"``): a Table
       comes back (NumPy has no typed null);
-    - a mapping of column name to lists (``datasets``): a dict of lists comes
-      back; give ``map`` ``features=hf_features(ds.features)`` (with the
-      same ``messages``/``response``) so the types hold in a batch of error rows.
+    - a ``datasets`` batch: a Table comes back, the batch's own Arrow columns
+      and features kept (:meth:`features` says the output's, for ``features=``);
+    - a mapping of column name to lists: a Table comes back (a dict of lists
+      if pyarrow is missing or the kept columns are no Arrow data).
 
     A batch that is one row (``datasets``' default ``batched=False``, Ray's
     ``map``), one without a request column, or a ``column`` that holds no
@@ -404,14 +468,19 @@ class RenderBatch:
         names = list(batch.keys())
         cols = self._render(self._requests(batch, names))
         dropped = self._request_columns(names) if not self.keep_request else []
+        if _is_hf_batch(batch):  # datasets' batch: its Arrow columns and features kept
+            return _hf_table(batch, dropped, cols, self.schema())
         out: Dict[str, Any] = {k: v for k, v in batch.items() if k not in dropped}
         if any(_is_ndarray(v) for v in batch.values()):  # Ray "numpy": a typed Table
             return _append(_numpy_table(out), cols, self.schema())
-        out.update(cols)
-        return out
+        return _typed(out, cols, self.schema())
+
+    def features(self, input_features: Optional[Any] = None) -> Any:
+        """``datasets.Features`` of the output: :func:`hf_features` for this callable's options."""
+        return hf_features(input_features, messages=self.messages, response=self.response)
 
     def _render(self, requests: List[Any]) -> Dict[str, List[Any]]:
-        return render_rows(requests, self.assembler, messages=self.messages, response=self.response)
+        return render_columns(requests, self.assembler, messages=self.messages, response=self.response)
 
     def _request_columns(self, names: List[Any]) -> List[Any]:
         if self.request is None:
@@ -506,6 +575,38 @@ def _append(table: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
     return table
 
 
+def _is_hf_batch(batch: Any) -> bool:
+    return type(batch).__name__ == "LazyBatch" and hasattr(batch, "pa_table")
+
+
+def _hf_table(batch: Any, dropped: List[Any], cols: Dict[str, List[Any]], schema: Any) -> Any:
+    """A ``datasets`` batch's own Arrow columns (less ``dropped``) with ``cols`` appended, typed by
+    ``schema``; the schema's metadata holds the features of both, as ``datasets`` stores them, so a
+    feature Arrow stores in another type (``Json``, ``Image``) stays what it was."""
+    import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    table = batch.pa_table.drop_columns([c for c in dropped if c in batch.pa_table.column_names])
+    out = _append(table, cols, schema)
+    given = getattr(batch.formatter, "features", None)
+    if given is None:
+        return out
+    features = datasets.Features({k: v for k, v in given.items() if k in table.column_names})
+    features.update(datasets.Features.from_arrow_schema(schema))
+    return out.replace_schema_metadata(features.arrow_schema.metadata)
+
+
+def _typed(out: Dict[str, Any], cols: Dict[str, List[Any]], schema: Any) -> Any:
+    """A batch of lists as a Table, the added columns typed by ``schema``; the batch as lists when pyarrow is
+    missing or the kept columns are not Arrow data (mixed types: a list and a dict in one column)."""
+    try:
+        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+        table = pa.table(out) if out else pa.table({})
+    except (ImportError, TypeError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return dict(out, **cols)
+    return _append(table, cols, schema)
+
+
 def _numpy_table(batch: Dict[str, Any]) -> Any:
     """A NumPy batch as Ray turns it into a block (its tensor columns
     included), or as pyarrow does without Ray."""
@@ -531,6 +632,15 @@ COMPARE_COLUMNS = (
 )
 
 
+def compare_arrow_schema() -> Any:
+    """The ``pyarrow.Schema`` of :data:`COMPARE_COLUMNS` (needs pyarrow)."""
+    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    i, s = pa.int64(), pa.string()
+    names = ("first_message", "first_char", "segment", "step", "cacheable_prefix_chars", "compare_error")
+    return pa.schema([("identical", pa.bool_())] + list(zip(names, (i, i, s, i, i, s))))
+
+
 class CompareRecorded:
     """The migration check as one ``map``: per row, compare the recorded
     prompt (the messages a legacy loop sent) with the rendered one and add
@@ -548,6 +658,13 @@ class CompareRecorded:
         ds = ds.map(CompareRecorded(recorded="sent", request="request"), batched=True)
         changed = ds.filter(lambda row: not row["identical"])
 
+    The batch comes back as a ``pyarrow.Table``: its columns (a ``datasets``
+    batch's Arrow types kept) and :data:`COMPARE_COLUMNS` typed by
+    :func:`compare_arrow_schema`, whatever the batch holds (all identical,
+    all errors), so every batch and every Parquet file has one schema;
+    :meth:`features` for ``map(features=...)``. A recorded value that is no
+    message list (one message dict, say) is that row's ``compare_error``.
+
     The instance carries the package version and the module's sha256, so a
     cache keyed by its hash (``datasets``) recomputes after an upgrade.
     """
@@ -556,21 +673,28 @@ class CompareRecorded:
         self.recorded, self.request = recorded, request
         self.fingerprint = (_runtime.version(), _runtime.module_sha256())
 
-    def __call__(self, batch: Mapping[str, Any]) -> Dict[str, Any]:
+    def features(self, input_features: Optional[Any] = None) -> Any:
+        """``datasets.Features`` of the output: ``input_features`` plus :func:`compare_arrow_schema`."""
+        import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+        out = datasets.Features(dict(input_features) if input_features is not None else {})
+        out.update(datasets.Features.from_arrow_schema(compare_arrow_schema()))
+        return out
+
+    def __call__(self, batch: Mapping[str, Any]) -> Any:
         for name in (self.recorded, self.request):
             if name not in batch:
                 raise KeyError(
                     "CompareRecorded: the batch has no column %r (columns: %s); name it with recorded= and request="
                     % (name, sorted(batch))
                 )
-        recorded, requests = list(batch[self.recorded]), list(batch[self.request])
-        if isinstance(batch[self.recorded], str) or (recorded and isinstance(recorded[0], Mapping)):
+        if isinstance(batch[self.request], (str, bytes, bytearray, Mapping)):  # a request, not a column of them
             raise TypeError("CompareRecorded got one row, not a batch: call map(..., batched=True)")
-        out: Dict[str, Any] = {k: list(v) for k, v in batch.items()}
-        rows = [self._row(r, q) for r, q in zip(recorded, requests)]
-        for k in COMPARE_COLUMNS:
-            out[k] = [row[k] for row in rows]
-        return out
+        rows = [self._row(r, q) for r, q in zip(_values(batch[self.recorded]), _values(batch[self.request]))]
+        cols = {k: [row[k] for row in rows] for k in COMPARE_COLUMNS}
+        if _is_hf_batch(batch):  # datasets' batch: its Arrow columns and features kept
+            return _hf_table(batch, [], cols, compare_arrow_schema())
+        return _typed({k: _values(v) for k, v in batch.items()}, cols, compare_arrow_schema())
 
     def _row(self, recorded: Any, request: Any) -> Dict[str, Any]:
         row: Dict[str, Any] = dict.fromkeys(COMPARE_COLUMNS)
