@@ -43,7 +43,7 @@ func AppendCallError(dst []byte, c abi.Call, msg string) []byte {
 func AppendErrorAnswer(dst []byte, c abi.Call, e *Error) []byte {
 	switch answerOf(c) {
 	case abi.AnswerView:
-		return AppendErrorView(dst, e)
+		return AppendErrorView(dst, e, -1)
 	case abi.AnswerJSON:
 		return AppendCompareError(dst, e)
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/polyloop/assembly/core/jsonstr"
 )
@@ -47,3 +48,76 @@ func isIdent(s string) bool {
 // jsonstr.ExcerptChars code points and "…" when longer (docs/SPEC.md §6: an
 // error response stays a few KB whatever the request holds).
 func quote(s string) string { return jsonstr.QuoteExcerpt(s) }
+
+// pathParts splits a path of this syntax into its map keys (string) and
+// indexes (int), as an editor finds the value: "steps[3].observation" is
+// steps, 3, observation; ["a b"][0] is "a b", 0. A key cut to an excerpt
+// ("…") keeps its cut form. Nil for "" (the request itself).
+func pathParts(p string) []any {
+	var parts []any
+	for i := 0; i < len(p); {
+		switch {
+		case p[i] == '.':
+			i++
+			fallthrough
+		default:
+			j := i
+			for j < len(p) && p[j] != '.' && p[j] != '[' {
+				j++
+			}
+			parts, i = append(parts, p[i:j]), j
+		case p[i] == '[' && i+1 < len(p) && p[i+1] == '"':
+			key, n := unquote(p[i+1:])
+			parts, i = append(parts, key), i+1+n+1 // the quoted key and "]"
+		case p[i] == '[':
+			j := i + 1
+			n := 0
+			for j < len(p) && p[j] >= '0' && p[j] <= '9' {
+				n = n*10 + int(p[j]-'0')
+				j++
+			}
+			parts, i = append(parts, n), j+1
+		}
+	}
+	return parts
+}
+
+// unquote reads the JSON string at the start of s (jsonstr's escapes) and
+// returns its text and its length in s.
+func unquote(s string) (string, int) {
+	var b []byte
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			return string(b), i + 1
+		case '\\':
+			i++
+			if i >= len(s) {
+				return string(b), i
+			}
+			switch e := s[i]; e {
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'u':
+				if i+4 < len(s) {
+					v, _ := strconv.ParseUint(s[i+1:i+5], 16, 16)
+					b = utf8.AppendRune(b, rune(v))
+					i += 4
+				}
+			default:
+				b = append(b, e)
+			}
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), len(s)
+}

@@ -77,17 +77,42 @@ func AppendAssembleViewBytes(dst, request []byte) []byte {
 	dst = appendAssembleBytes(append(dst, 0, 0, 0, 0), request, true, &v)
 	binary.LittleEndian.PutUint32(dst[base:], uint32(len(dst)-base-4))
 	if !v.ok {
-		return append(dst, "null"...)
+		_, err := DecodeResponse(dst[base+4:])
+		e, _ := err.(*Error)
+		if e == nil {
+			return append(dst, "null"...)
+		}
+		return appendErrorAt(dst, e.Path, -1)
 	}
 	return v.AppendJSON(dst)
 }
 
 // AppendErrorView appends the view answer of an error response: the answer
-// AppendAssembleViewBytes gives for a request that fails with e.
-func AppendErrorView(dst []byte, e *Error) []byte {
+// AppendAssembleViewBytes gives for a request that fails with e; syntaxByte
+// is the byte of a JSON syntax error in the request's text (-1 for none).
+func AppendErrorView(dst []byte, e *Error, syntaxByte int) []byte {
 	resp := encodeError(e)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(resp)))
-	return append(append(dst, resp...), "null"...)
+	return appendErrorAt(append(dst, resp...), e.Path, syntaxByte)
+}
+
+// appendErrorAt writes where an error is, for an editor that shows the
+// request (docs/SPEC.md §7.8): {"error_path": the path's keys and indexes,
+// "syntax_byte": the byte of a JSON syntax error or null}.
+func appendErrorAt(dst []byte, path string, syntaxByte int) []byte {
+	dst = append(dst, `{"error_path":[`...)
+	for k, p := range pathParts(path) {
+		if s, ok := p.(string); ok {
+			dst = jsonstr.Append(comma(dst, k), s)
+		} else {
+			dst = strconv.AppendInt(comma(dst, k), int64(p.(int)), 10)
+		}
+	}
+	dst = append(dst, `],"syntax_byte":`...)
+	if syntaxByte < 0 {
+		return append(dst, "null}"...)
+	}
+	return append(strconv.AppendInt(dst, int64(syntaxByte), 10), '}')
 }
 
 // appendView appends the ok response of a to dst (appendTo) and fills v.
@@ -152,6 +177,11 @@ func (v *View) AppendJSON(dst []byte) []byte {
 	dst = appendJSONInt(append(dst, `,"injections_end":`...), int64(v.InjectionsEnd))
 	dst = appendJSONInt(append(dst, `,"goal_end":`...), int64(v.GoalEnd))
 	dst = appendJSONInt(append(dst, `,"steps":`...), int64(v.Steps))
+	dst = append(dst, `,"step_start":[`...) // step k's first message; then the count of messages
+	for k := range v.Steps + 1 {
+		dst = appendJSONInt(comma(dst, k), int64(v.GoalEnd+2*k))
+	}
+	dst = append(dst, ']')
 	dst = append(dst, `,"max_prompt_chars":`...)
 	if v.MaxPromptChars == nil {
 		dst = append(dst, "null"...)

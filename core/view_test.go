@@ -8,6 +8,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -89,10 +90,28 @@ func checkView(t *testing.T, name string, reqBytes []byte) {
 	}
 	dr, err := DecodeResponse(want)
 	if err != nil {
-		if v != nil || !bytes.HasSuffix(ans, []byte("null")) {
-			t.Fatalf("%s: an error response with a view", name)
+		var at struct {
+			ErrorPath  []any `json:"error_path"`
+			SyntaxByte *int  `json:"syntax_byte"`
+		}
+		if v != nil || json.Unmarshal(ans[4+len(want):], &at) != nil || at.ErrorPath == nil || at.SyntaxByte != nil {
+			t.Fatalf("%s: an error response with a view, or without its location: %s", name, ans[4+len(want):])
+		}
+		if got, want := fmt.Sprint(at.ErrorPath), fmt.Sprint(pathPartsJSON(err.(*Error).Path)); got != want {
+			t.Fatalf("%s: error_path %s for the path %q", name, got, err.(*Error).Path)
 		}
 		return
+	}
+	var steps struct {
+		StepStart []int `json:"step_start"`
+	}
+	if json.Unmarshal(ans[4+len(want):], &steps) != nil || len(steps.StepStart) != v.Steps+1 || steps.StepStart[v.Steps] != len(dr.Messages) {
+		t.Fatalf("%s: step_start %v for %d steps and %d messages", name, steps.StepStart, v.Steps, len(dr.Messages))
+	}
+	for k, m := range steps.StepStart[:v.Steps] {
+		if dr.Messages[m].Role != RoleAssistant || dr.Messages[m+1].Role != RoleUser {
+			t.Fatalf("%s: step %d does not start at its raw output (message %d)", name, k, m)
+		}
 	}
 	req, err := DecodeRequest(reqBytes)
 	if err != nil {
@@ -175,5 +194,39 @@ func checkViewBudgetJSON(t *testing.T, name string, ans []byte, budget *int64) {
 	}
 	if w["max_prompt_chars"] != want {
 		t.Fatalf("%s: max_prompt_chars %#v, want %#v", name, w["max_prompt_chars"], want)
+	}
+}
+
+// pathPartsJSON is pathParts as encoding/json reads the view's error_path.
+func pathPartsJSON(p string) []any {
+	out := []any{}
+	for _, x := range pathParts(p) {
+		if n, ok := x.(int); ok {
+			out = append(out, float64(n))
+		} else {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestPathParts: paths of the core's syntax split into keys and indexes,
+// written out here.
+func TestPathParts(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want []any
+	}{
+		{"", nil},
+		{"steps[3].observation", []any{"steps", 3, "observation"}},
+		{`injections["a.b"][0].content`, []any{"injections", "a.b", 0, "content"}},
+		{`["7"]`, []any{"7"}},
+		{"run_messages[0].content[12].text", []any{"run_messages", 0, "content", 12, "text"}},
+		{`injections["q\"\\\n\u0001é"][2]`, []any{"injections", "q\"\\\n\x01é", 2}},
+		{"max_prompt_chars", []any{"max_prompt_chars"}},
+	} {
+		if got := pathParts(tc.path); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("pathParts(%q) = %#v, want %#v", tc.path, got, tc.want)
+		}
 	}
 }

@@ -43,7 +43,12 @@ func AppendAssemble(dst, text []byte) []byte {
 func AppendAssembleView(dst, text []byte) []byte {
 	mp, e := Request(nil, text)
 	if e != nil {
-		return core.AppendErrorView(dst, e)
+		at := -1
+		var se *SyntaxError
+		if _, err := ToMsgpack(nil, text); errors.As(err, &se) {
+			at = se.Offset
+		}
+		return core.AppendErrorView(dst, e, at)
 	}
 	return core.AppendAssembleViewBytes(dst, mp)
 }

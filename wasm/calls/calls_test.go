@@ -135,7 +135,13 @@ func TestEveryCallHasItsFunction(t *testing.T) {
 		if e.Offset == 0 && c.Answer == abi.AnswerJSON {
 			e.Offset = -1 // JSON leaves it out
 		}
-		if want := core.AppendErrorAnswer(nil, c.Op, e); !bytes.Equal(bad, want) {
+		want := core.AppendErrorAnswer(nil, c.Op, e)
+		if c.Answer == abi.AnswerView && c.Arg == abi.ArgJSON {
+			// A JSON syntax error's view also says its byte (the core's
+			// own error answer has no text to say it of).
+			want = bytes.Replace(want, []byte(`"syntax_byte":null`), []byte(`"syntax_byte":0`), 1)
+		}
+		if !bytes.Equal(bad, want) {
 			t.Errorf("%s: its error answer is %q, the core's for it %q", c.Name, bad, want)
 		}
 	}
