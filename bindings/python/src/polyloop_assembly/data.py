@@ -253,8 +253,19 @@ def _decoded(line: bytes, n: int) -> str:
         ) from None
 
 
-def _file_rows(row: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return [dict(r, path=row["path"]) for r in _split_lines([bytes(row["bytes"])])]
+def _file_lines(batch: Any) -> Any:
+    """A batch of files (``bytes``, ``path``) as a Table of their lines: ``line``, ``text``, ``path``."""
+    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    lines: List[int] = []
+    texts: List[str] = []
+    paths: List[str] = []
+    for data, path in zip(batch.column("bytes").to_pylist(), batch.column("path").to_pylist()):
+        for row in _split_lines([data]):
+            lines.append(row["line"])
+            texts.append(row["text"])
+        paths.extend([path] * (len(lines) - len(paths)))
+    return pa.table({"line": pa.array(lines, pa.int64()), "text": pa.array(texts, pa.string()), "path": paths})
 
 
 def ray_read_lines(paths: Any, *, rows_per_block: Optional[int] = 2000, **read_args: Any) -> Any:
@@ -264,7 +275,8 @@ def ray_read_lines(paths: Any, *, rows_per_block: Optional[int] = 2000, **read_a
     blocks of ``rows_per_block`` rows (so that a file's lines reach every actor; None: a block a file)."""
     import ray  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    ds = ray.data.read_binary_files(paths, include_paths=True, **read_args).flat_map(_file_rows)
+    files = ray.data.read_binary_files(paths, include_paths=True, **read_args)
+    ds = files.map_batches(_file_lines, batch_format="pyarrow", batch_size=1)
     return ds if rows_per_block is None else ds.repartition(target_num_rows_per_block=rows_per_block)
 
 
