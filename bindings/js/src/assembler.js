@@ -1,10 +1,7 @@
 /**
- * The Assembler: the binding's API, each method a facade that forwards to
- * one generic call by its row of the contract table (consts.js `CALLS`,
- * generated from core/abi; wasm/README.md "ABI"): the codec packs the
- * request, the runtime crosses (src/instance.js), the answer is decoded by
- * its shape. Every error, those only the host saw included, is the core's
- * answer (its `error` call, docs/SPEC.md §7.10).
+ * The Assembler: the binding's API, each method a facade that forwards to one generic call by its row of the contract table (consts.js
+ * `CALLS`, generated from core/abi; wasm/README.md "ABI"): the codec packs the request, the runtime crosses (src/instance.js), the answer
+ * is decoded by its shape. Every error, those only the host saw included, is the core's answer (its `error` call, docs/SPEC.md §7.10).
  *
  * @module
  */
@@ -108,9 +105,8 @@ export class Assembler {
 
   /**
    * @private
-   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and
-   * reads the answer in place: by `read`, or decoded by its shape. `messageBase`: the prompt's messages before
-   * an add_step answer's own.
+   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and reads the answer in place:
+   * by `read`, or decoded by its shape. `messageBase`: the prompt's messages before an add_step answer's own.
    * @template T
    * @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read] @param {number} [messageBase] @param {boolean} [asIs]
    * @returns {T}
@@ -144,8 +140,8 @@ export class Assembler {
 
   /**
    * @private
-   * One call into an instance, `read` given the answer in place. A trap, bytes that are no answer and a
-   * string the engine cannot make are answered by the core's error call.
+   * One call into an instance, `read` given the answer in place. A trap, bytes that are no answer and a string the engine cannot make are
+   * answered by the core's error call.
    * @template T
    * @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
    * @param {number} [words] the vocabulary of the call's messages (consts.WORDS_*)
@@ -186,8 +182,8 @@ export class Assembler {
 
   /**
    * @private
-   * The core's answer, in the shape of call `row`, to an error only the host saw; an internal one is thrown
-   * whatever `read` does, with `detail`. When the error call fails too, the host raises it.
+   * The core's answer, in the shape of call `row`, to an error only the host saw; an internal one is thrown whatever `read` does, with
+   * `detail`. When the error call fails too, the host raises it.
    * @template T
    * @param {CallSpec} row @param {Reader<T>} read @param {Record<string, unknown>} args @param {string} [detail]
    * @returns {T}
@@ -213,8 +209,12 @@ export class Assembler {
     const n = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
     const response = bytes.slice(4, 4 + n);
     const view = JSON.parse(textDecoder.decode(bytes.subarray(4 + n)));
-    if (view !== null) return { response, view };
-    this.read(response); // throws the error the response carries
+    if (view !== null && view.error_path === undefined) return { response, view };
+    try {
+      this.read(response); // throws the error the response carries
+    } catch (e) {
+      throw view ? Object.assign(e, { at: { path: view.error_path, byte: view.syntax_byte } }) : e; // where, for an editor (SPEC §7.8)
+    }
     throw new Error("a view answer of an ok response without its view");
   }
 

@@ -43,6 +43,8 @@ export class AssemblyError extends Error {
   offset: number | undefined;
   /** For `internal`: what the engine and the module said (trap text, the end of the Go runtime's stderr). Never part of the message. */
   detail: string | undefined;
+  /** From a view call: where the error is, its path's keys and indexes and a JSON syntax error's byte (docs/SPEC.md §7.8). */
+  at?: { path: (string | number)[]; byte: number | null };
 }
 
 /** Options of {@link loadAssembler}; the pool options have the same names and meanings on every host. */
