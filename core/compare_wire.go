@@ -100,15 +100,23 @@ func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, r
 		if msgp.NextType(data) == msgp.BinType {
 			return nil, rest, newError(CodeMalformedRequest, "", "this side's bytes hold bytes (a bin in a bin); give the request or message list itself")
 		}
+		if c := data[0]; c < 0x80 || c > 0xbf && (c < 0xd9 || c > 0xdf) {
+			// Not a msgpack map, array or str (JSON text), which every
+			// side is, nor a byte JSON text can start with in UTF-8: the
+			// bytes are JSON text, judged as the command-line tool judges
+			// a file (a BOM or stray bytes included).
+			if strings.Trim(string(data), " \t\r\n") == "" {
+				return nil, rest, emptySide(len(data))
+			}
+			side, err := fromJSON(data)
+			return side, rest, err
+		}
 		after, e := msgp.Skip(data)
 		if e != nil {
 			return nil, rest, newError(CodeMalformedRequest, "", "this side's msgpack ends in the middle of a value; it was cut short")
 		}
 		if len(after) != 0 {
 			msg := "this side's bytes go on past its msgpack value (which ends at byte " + strconv.Itoa(len(data)-len(after)) + " of " + strconv.Itoa(len(data)) + "); give one request or message list per side"
-			if t := strings.TrimLeft(string(data[:min(len(data), 64)]), " \t\r\n"); t != "" && (t[0] == '{' || t[0] == '[') {
-				msg += "; these bytes look like JSON text, which goes as a str (decode them first)"
-			}
 			return nil, rest, newError(CodeMalformedRequest, "", msg)
 		}
 		// The value the bytes hold is judged as a side given directly (JSON
