@@ -10,6 +10,8 @@ import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, limitModuleMemory, poolOptions
 export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
 export { Prompt } from "./prompt.js";
 export { AssemblyError } from "./errors.js";
+export { INVISIBLE_RANGES, MAX_STRING_UNITS } from "./consts.js";
+export { decodeResponse as decodeMsgpack } from "./decode.js";
 export { version, moduleSha256 } from "./version.js";
 
 /** Where the module is fetched from by default: beside the package root. */

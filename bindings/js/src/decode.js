@@ -1,7 +1,6 @@
 /**
- * The codec's reading half: answer bytes to values. Every code point is kept
- * (a leading U+FEFF too), an int beyond 2^53 is a bigint, and a text the
- * answer names by number (docs/SPEC.md §7.11) is the caller's own string.
+ * The codec's reading half: answer bytes to values. Every code point is kept (a leading U+FEFF too), an int beyond 2^53 is a bigint, and
+ * a text the answer names by number (docs/SPEC.md §7.11) is the caller's own string.
  * @module
  */
 

@@ -9,7 +9,10 @@ import type { ErrorCode } from "./consts.js";
 // Generated from the core (consts.d.ts): the error codes (docs/SPEC.md §6), the
 // messages of `internal` errors and the request limit (1 GiB).
 export type { ErrorCode } from "./consts.js";
-export { ERROR_CODES, INTERNAL_MESSAGES, MAX_REQUEST_BYTES } from "./consts.js";
+export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
+
+/** msgpack bytes (a request the module takes, or an answer) as a value: every code point kept (a leading U+FEFF too), an integer past 2^53 a bigint. */
+export function decodeMsgpack(bytes: Uint8Array): unknown;
 
 /** The project's version (one for the Go module, the wheel, this package, the CLI and the module). */
 export const version: string;

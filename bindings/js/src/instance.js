@@ -34,9 +34,8 @@ export class StderrHead {
 }
 
 /**
- * One instance with its own WASI shim: no arguments, environment or
- * directory; stdout dropped; stderr kept (never printed) for what a trap's
- * Go runtime said. Clocks and random bytes are the real ones.
+ * One instance with its own WASI shim: no arguments, environment or directory; stdout dropped; stderr kept (never printed) for what a
+ * trap's Go runtime said. Clocks and random bytes are the real ones.
  */
 export class ModuleInstance {
   /** @param {WebAssembly.Instance} instance @param {WASI} wasi @param {StderrHead} stderr */
@@ -67,9 +66,8 @@ export class ModuleInstance {
   }
 
   /**
-   * Copies `request` into the module's buffer (asked for a bigger one only
-   * past its capacity) and runs call `op` over it. Throws what the module or
-   * the engine throws; the instance is broken then.
+   * Copies `request` into the module's buffer (asked for a bigger one only past its capacity) and runs call `op` over it. Throws what the
+   * module or the engine throws; the instance is broken then.
    * @param {Uint8Array} request
    * @param {number} op consts.js `CALL_*`
    * @returns {Uint8Array} the answer, a view of linear memory valid until the next call into the instance
@@ -94,9 +92,8 @@ export class ModuleInstance {
 const split = (packed) => [Number(BigInt.asUintN(32, packed >> 32n)), Number(BigInt.asUintN(32, packed))];
 
 /**
- * The pool (docs/SPEC.md §7.4). No caller code runs while a call holds an
- * instance, so one is in use at a time and no call waits. An instance that
- * trapped is dropped, and one whose memory grew past `recycleAboveBytes`.
+ * The pool (docs/SPEC.md §7.4). No caller code runs while a call holds an instance, so one is in use at a time and no call waits. An
+ * instance that trapped is dropped, and one whose memory grew past `recycleAboveBytes`.
  */
 export class InstancePool {
   /** @param {WebAssembly.Module} module @param {number} maxInstances @param {number} recycleAboveBytes */
@@ -172,9 +169,8 @@ export function poolOptions(options) {
 }
 
 /**
- * The module's bytes with a maximum of `limitBytes` (whole 64 KiB pages) on
- * its linear memory, so growing past it fails inside the module (Go says out
- * of memory). Only the memory section changes; 4 GiB returns `bytes`.
+ * The module's bytes with a maximum of `limitBytes` (whole 64 KiB pages) on its linear memory, so growing past it fails inside the module
+ * (Go says out of memory). Only the memory section changes; 4 GiB returns `bytes`.
  * @param {Uint8Array} bytes
  * @param {number} limitBytes
  * @returns {Uint8Array}

@@ -1,7 +1,6 @@
 /**
- * The incremental prompt (docs/SPEC.md §7.3): a facade over the `add_step`
- * call, which holds every rule; it keeps what add_step needs (template,
- * budget, state) and the messages, and hands out copies.
+ * The incremental prompt (docs/SPEC.md §7.3): a facade over the `add_step` call, which holds every rule; it keeps what add_step needs
+ * (template, budget, state) and the messages, and hands out copies.
  * @module
  */
 

@@ -42,10 +42,9 @@ export function wtf8Length(s) {
 }
 
 /**
- * The UTF-8 of long strings met in two requests in a row (src/encode.js): an
- * agent loop sends its history again with every step. Strings up to
- * CACHE_MAX_UNITS units (V8 hashes longer ones by length alone), 8 MiB in
- * all, then it starts over; the bytes live in reused 1 MiB chunks.
+ * The UTF-8 of long strings met in two requests in a row (src/encode.js): an agent loop sends its history again with every step. Strings
+ * up to CACHE_MAX_UNITS units (V8 hashes longer ones by length alone), 8 MiB in all, then it starts over; the bytes live in reused 1 MiB
+ * chunks.
  * @type {Map<string, Uint8Array>}
  */
 export const encodedStrings = new Map();
