@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 	"unsafe"
 
 	"github.com/polyloop/assembly/core/jsonstr"
@@ -61,30 +60,19 @@ func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Erro
 	if err != nil {
 		return AppendCompareError(dst, err)
 	}
-	buf, _ := exportBufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
+	sc := getScratch()
+	defer sc.release()
+	_, a, _, perr := planRequest(req, sc)
+	if perr != nil {
+		return AppendCompareError(dst, perr.within2("request"))
 	}
-	defer exportBufs.Put(buf)
-	resp, v := assembleViewInto(*buf, req)
-	*buf = resp
-	if v == nil {
-		_, derr := DecodeResponse(resp)
-		e, _ := derr.(*Error)
-		if e == nil {
-			e = newError(CodeInternal, "", "the assembler answered bytes that are not a response")
-		}
-		return AppendCompareError(dst, e.within2("request"))
-	}
-	out, err := appendExport(dst, provider, &opts, resp, v)
+	v := a.layout()
+	out, err := appendExport(dst, provider, &opts, a, v)
 	if err != nil {
 		return AppendCompareError(dst, err)
 	}
 	return out
 }
-
-// exportBufs are response buffers the export reuses.
-var exportBufs sync.Pool
 
 // within2 prefixes the path with an argument's name.
 func (e *Error) within2(arg string) *Error {
@@ -266,11 +254,11 @@ func breakpoints(v *View, o *ExportOptions) []int {
 }
 
 // appendExport writes the provider's request body.
-func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v *View) ([]byte, *Error) {
-	w := &exportWriter{provider: provider, o: o, resp: resp, v: v}
+func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
+	w := &exportWriter{provider: provider, o: o, a: a, v: v}
 	if provider == ProviderAnthropic {
 		var err *Error
-		if w.sys, err = leadingSystem(v); err != nil {
+		if w.sys, err = leadingSystem(a, v); err != nil {
 			return nil, err
 		}
 		w.bp = breakpoints(v, o)
@@ -291,8 +279,10 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 	}
 	if w.sys > 0 {
 		dst = append(sep(dst), `"system":[`...)
-		for blk := 0; blk < v.BlockStart[w.sys]; blk++ {
-			dst = w.block(comma(dst, blk), blk, "text")
+		for m := range w.sys {
+			for j := range v.BlockStart[m+1] - v.BlockStart[m] {
+				dst = w.block(comma(dst, v.BlockStart[m]+j), m, j, "text")
+			}
 		}
 		dst = append(dst, ']')
 	}
@@ -302,7 +292,7 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 	}
 	dst = append(w.messages(append(sep(dst), list...)), ']')
 	if provider != ProviderAnthropic {
-		key := v.PrefixDigests.Run
+		key := a.runDigest()
 		if o.hasCacheKey {
 			key = o.CacheKey
 		}
@@ -311,21 +301,23 @@ func appendExport(dst []byte, provider string, o *ExportOptions, resp []byte, v 
 	return append(dst, '}'), nil
 }
 
-// exportWriter writes the messages of one export.
+// exportWriter writes the messages of one export, from the assembly's
+// plan: no response is encoded, each text is written as JSON once.
 type exportWriter struct {
 	provider string
 	o        *ExportOptions
-	resp     []byte
-	v        *View
-	sys      int   // the leading system messages (Anthropic's system)
-	bp       []int // the blocks that get cache_control, ascending
+	a        *assembly
+	v        *View  // the layout (layout): segment ends, roles, block starts
+	sys      int    // the leading system messages (Anthropic's system)
+	bp       []int  // the blocks that get cache_control, ascending
+	render   []byte // the rendering of the observation being written
 }
 
 // messages writes every message after the leading system ones.
 func (w *exportWriter) messages(dst []byte) []byte {
 	v := w.v
 	for m := w.sys; m < len(v.Role); m++ {
-		role := v.Roles[v.Role[m]]
+		role := w.a.msgs[m].role
 		dst = jsonstr.Append(append(comma(dst, m-w.sys), `{"role":`...), role)
 		dst = append(dst, `,"content":[`...)
 		typ := "text"
@@ -335,19 +327,20 @@ func (w *exportWriter) messages(dst []byte) []byte {
 				typ = "output_text"
 			}
 		}
-		for blk := v.BlockStart[m]; blk < v.BlockStart[m+1]; blk++ {
-			dst = w.block(comma(dst, blk-v.BlockStart[m]), blk, typ)
+		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
+			dst = w.block(comma(dst, j), m, j, typ)
 		}
 		dst = append(dst, "]}"...)
 	}
 	return dst
 }
 
-// block writes text block blk (numbered in the prompt) as a block of typ.
-func (w *exportWriter) block(dst []byte, blk int, typ string) []byte {
+// block writes block j of message m (block blk of the prompt) as a block of
+// typ.
+func (w *exportWriter) block(dst []byte, m, j int, typ string) []byte {
+	blk := w.v.BlockStart[m] + j
 	dst = jsonstr.Append(append(dst, `{"type":`...), typ)
-	text := w.resp[w.v.Texts[2*blk]:w.v.Texts[2*blk+1]]
-	dst = jsonstr.Append(append(dst, `,"text":`...), unsafe.String(unsafe.SliceData(text), len(text))) // read here only
+	dst = jsonstr.Append(append(dst, `,"text":`...), w.text(&w.a.msgs[m], j))
 	if _, ok := slices.BinarySearch(w.bp, blk); ok {
 		dst = append(dst, `,"cache_control":{"type":"ephemeral"`...)
 		if w.o.TTL != "" {
@@ -358,15 +351,27 @@ func (w *exportWriter) block(dst []byte, blk int, typ string) []byte {
 	return append(dst, '}')
 }
 
+// text is block j of m's text: a rendering is valid until the next one.
+func (w *exportWriter) text(m *outMsg, j int) string {
+	switch m.kind {
+	case kCopy:
+		return m.blocks[j].Text
+	case kText:
+		return m.text
+	}
+	w.render = w.a.tmpl.AppendRender(w.render[:0], m.text)
+	return unsafe.String(unsafe.SliceData(w.render), len(w.render))
+}
+
 // leadingSystem is the number of leading system messages, which become
 // Anthropic's system; a system message after them is an error.
-func leadingSystem(v *View) (int, *Error) {
-	n, sys := len(v.Role), 0
-	for sys < n && v.Roles[v.Role[sys]] == RoleSystem {
+func leadingSystem(a *assembly, v *View) (int, *Error) {
+	n, sys := len(a.msgs), 0
+	for sys < n && a.msgs[sys].role == RoleSystem {
 		sys++
 	}
 	for m := sys; m < n; m++ {
-		if v.Roles[v.Role[m]] == RoleSystem {
+		if a.msgs[m].role == RoleSystem {
 			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), "Anthropic takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
 		}
 	}
@@ -492,4 +497,27 @@ func appendJSONScalar(dst, b []byte) ([]byte, []byte, *Error) {
 		return append(dst, "null"...), b[1:], nil
 	}
 	return nil, b, wrongType(b, "a JSON value ("+w().JSONValue+")")
+}
+
+// layout is the part of a's view the export reads: the segment ends, a
+// role index per message (its length is the message count) and the block
+// starts.
+func (a *assembly) layout() *View {
+	v := &View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd,
+		Role: make([]int, len(a.msgs)), BlockStart: make([]int, len(a.msgs)+1)}
+	for i := range a.msgs {
+		v.BlockStart[i+1] = v.BlockStart[i] + a.msgs[i].blockCount()
+	}
+	return v
+}
+
+// runDigest is the run prefix digest of a's response (docs/SPEC.md §6),
+// from the canonical encoding of the run's messages.
+func (a *assembly) runDigest() string {
+	enc, ends := a.appendMessages(a.enc[:0], a.msgs[:a.goalEnd])
+	d := prefixDigests(enc, ends, a.segments())
+	if a.enc = enc; cap(enc) > 1<<20 {
+		a.enc = nil
+	}
+	return d[0]
 }
