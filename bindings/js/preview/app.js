@@ -44,6 +44,7 @@ export const SHARE_INFLATE_LIMIT = 32 * 1024 * 1024;
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const fmt = new Intl.NumberFormat("en-US");
+const plural = (n, one, many = one + "s") => `${fmt.format(n)} ${n === 1 ? one : many}`;
 
 performance.mark("polyloop:app-start");
 definePromptView();
@@ -60,9 +61,17 @@ function notice(text, cls = "") {
 /** Set while the page replaces the whole document (so it is sent as text). */
 let replacing = false;
 /** The document came from bytes the editor cannot hold as they are (msgpack,
- * or JSON that is not valid UTF-8): the view shows those bytes until the
- * first edit, then the editor's text. */
+ * JSON that is not valid UTF-8, JSON with mixed line breaks): the view
+ * judges those bytes, not the editor's text. */
 let fromBytes = false;
+/** The document is a file the engine judges for its bytes (not UTF-8): the
+ * editor takes no edit until "Convert to text" replaces them. */
+let locked = false;
+/** How the view judges the editor's line breaks: "\r\n" for a CRLF file
+ * (byte offsets are the file's), else "\n". */
+let lineBreak = /** @type {"\n" | "\r\n"} */ ("\n");
+/** What the view judges after the first edit of a document from bytes. */
+let afterEdit = "";
 
 /**
  * The text as the editor holds it: CodeMirror splits lines at CRLF, CR and
@@ -76,6 +85,8 @@ export function editorText(text) {
 
 /** The editor module (CodeMirror), loading from the start. */
 const cm = import("./editor.js");
+/** @type {typeof import("./editor.js") | null} the editor module once loaded */
+let cmNow = null;
 /** @type {import("@codemirror/view").EditorView} */
 let editor;
 
@@ -84,7 +95,8 @@ function onEditorChange(tr) {
   if (replacing) return;
   if (fromBytes) {
     fromBytes = false;
-    view.setText(tr.newDoc.toString());
+    view.setText(tr.newDoc.toString(), { lineBreak });
+    notice(afterEdit);
   } else {
     /** @type {[number, number, string][]} */
     const changes = [];
@@ -103,26 +115,57 @@ function onEditorUpdate() {
  * view's worker gets it first (it assembles while the editor takes the
  * text). `fresh`: a new document (a file opened, an entry picked), not
  * compared with the result before and never shown over its prompt.
+ * `lock`: the bytes are a file the engine judges for its bytes; the editor
+ * takes no edit until converted (convertDoc). `crlf`: the text is a CRLF
+ * file's (judged with its CRLF line breaks).
  * @param {string} text
- * @param {{bytes?: Uint8Array | null, json?: boolean, fresh?: boolean}} [opts]
+ * @param {{bytes?: Uint8Array | null, json?: boolean, fresh?: boolean, lock?: boolean, crlf?: boolean}} [opts]
  */
-function setDoc(text, { bytes = null, json = false, fresh = false } = {}) {
+function setDoc(text, { bytes = null, json = false, fresh = false, lock = false, crlf = false } = {}) {
   if (!editor) throw new Error("the editor is still loading");
   const doc = editorText(text);
   fromBytes = Boolean(bytes);
+  lineBreak = crlf ? "\r\n" : "\n";
   let gen;
-  if (!bytes) gen = view.setText(doc, { fresh });
+  if (!bytes) gen = view.setText(doc, { fresh, lineBreak });
   else if (json) gen = view.setJSONBytes(bytes, { fresh });
   else gen = view.setBytes(bytes, { fresh });
   replacing = true;
   try {
+    if (locked) lockEditor(false);
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: doc }, selection: { anchor: 0 }, scrollIntoView: true });
   } finally {
     replacing = false;
   }
+  lockEditor(lock && fromBytes);
   docChanged();
   return gen;
 }
+
+/** Locks the editor (a file judged for its bytes) or unlocks it; the
+ * "Convert to text" button shows while locked. */
+function lockEditor(on) {
+  locked = on;
+  $("convert").hidden = !on;
+  $("editor").classList.toggle("locked", on);
+  cmNow?.setLocked(editor, on);
+}
+
+/** "Convert to text": the locked document's text (each invalid byte
+ * sequence already U+FFFD) becomes the request; the view judges it from now. */
+function convertDoc() {
+  if (!locked) return;
+  const text = editor.state.doc.toString();
+  const replaced = [...text.matchAll(/\uFFFD/g)].length - (pickedRequest?.fffd ?? 0);
+  lockEditor(false);
+  fromBytes = false;
+  view.setText(text, { lineBreak });
+  notice(
+    `Converted to text: ${plural(replaced, "invalid byte sequence")} replaced with U+FFFD (\uFFFD). The view now judges the editor's text, not the file's bytes.`,
+  );
+  scheduleSave();
+}
+$("convert").addEventListener("click", convertDoc);
 
 function docChanged() {
   const n = editor.state.doc.length;
@@ -147,6 +190,7 @@ view.addEventListener("polyloop-result", () => {
 view.addEventListener("polyloop-error", (/** @type {any} */ ev) => {
   const e = ev.detail;
   /** @type {HTMLButtonElement} */ ($("copy")).disabled = true;
+  syncSteps();
   // The error's positions are in the text of generation e.gen; mark them only
   // if no edit came since (the next result will mark again).
   showSyntaxPlace(null);
@@ -214,9 +258,17 @@ const byStep = /** @type {HTMLInputElement} */ ($("by-step"));
 
 function syncSteps() {
   const n = view.stepCount;
-  if (!byStep.checked || n === null) {
+  const label = $("step-label");
+  label.classList.toggle("stale", view.state === "stale");
+  if (!byStep.checked || n === null || (view.state !== "ok" && view.state !== "stale")) {
     stepInput.disabled = true;
-    $("step-label").textContent = "";
+    label.textContent = "";
+    return;
+  }
+  if (view.state === "stale") {
+    // The steps are the last valid request's: said so, and not moved.
+    stepInput.disabled = true;
+    label.textContent = `${view.step} / ${n} · last valid request`;
     return;
   }
   stepInput.disabled = false;
@@ -259,11 +311,40 @@ const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
  */
 function jsonRequest(label, bytes, line = 1) {
   const where = { line, size: bytes.length, raw: bytes };
+  let text;
   try {
-    return { label, text: strict.decode(bytes), ...where };
+    text = strict.decode(bytes);
   } catch {
-    return { label: `${label} (not UTF-8)`, text: lossy.decode(bytes), bytes, json: true, ...where };
+    const shown = lossy.decode(bytes);
+    // U+FFFD the file itself holds (EF BF BD), not replacements.
+    const fffd = bytes.length < 3 ? 0 : countFFFD(bytes);
+    return { label: `${label} (not UTF-8)`, text: shown, bytes, json: true, invalid: true, fffd, ...where };
   }
+  const breaks = lineBreaksOf(text);
+  // Mixed line breaks (or a lone CR): the editor cannot keep them, so the
+  // view judges the file's bytes until the first edit.
+  if (breaks === "mixed") return { label, text, bytes, json: true, mixed: true, ...where };
+  return { label, text, crlf: breaks === "crlf", ...where };
+}
+
+/** How many times the bytes hold U+FFFD (EF BF BD). @param {Uint8Array} b */
+function countFFFD(b) {
+  let n = 0;
+  for (let i = b.indexOf(0xef); i >= 0 && i + 2 < b.length; i = b.indexOf(0xef, i + 1)) if (b[i + 1] === 0xbf && b[i + 2] === 0xbd) n++;
+  return n;
+}
+
+/**
+ * A text's line breaks: "lf" (none, or LF only), "crlf" (CRLF only) or
+ * "mixed" (a lone CR, or both kinds).
+ * @param {string} text
+ */
+export function lineBreaksOf(text) {
+  if (!text.includes("\r")) return "lf";
+  const crs = text.split("\r").length - 1;
+  const crlfs = text.split("\r\n").length - 1;
+  const lfs = text.split("\n").length - 1;
+  return crs === crlfs && lfs === crlfs ? "crlf" : "mixed";
 }
 
 const isSpace = (b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
@@ -296,20 +377,33 @@ function objectLine(l) {
  * longer than the longest string the browser can make is one coded error,
  * never an empty document.
  *
+ * JSON lines by the CLI's rule: a `.jsonl` or `.ndjson` name, or an explicit
+ * choice (`lines: true`, the "Open as JSON lines" button); any other JSON
+ * file is one request, as `polyloop-assemble FILE` reads it (two objects in
+ * a `.json` file: the CLI's `unexpected data after the JSON value`).
+ *
  * @param {Uint8Array} bytes
  * @param {string} name
+ * @param {{lines?: boolean}} [opts]
  */
-export function requestsOfFile(bytes, name) {
+export function requestsOfFile(bytes, name, { lines } = {}) {
   if (bytes.length > MAX_STRING_UNITS) return [{ label: name, error: tooLargeText(bytes.length) }];
   let i = 0;
   while (i < bytes.length && isSpace(bytes[i])) i++;
   const b = bytes[i];
   if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf))
     return [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }];
-  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
-  const jsonl = /\.(jsonl|ndjson)$/i.test(name) || (nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line)));
+  const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
   if (!jsonl) return [jsonRequest(name, bytes)];
+  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
   return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
+}
+
+/** Whether a file could be JSON lines (two or more lines, each one object):
+ * then the page offers to open it so. @param {Uint8Array} bytes */
+export function looksLikeLines(bytes) {
+  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
+  return nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line));
 }
 
 /** The error for a file of `size` bytes past the string ceiling. */
@@ -317,26 +411,41 @@ function tooLargeText(size) {
   return `too_large: this file is ${fmt.format(size)} bytes, longer than the longest text the browser can hold (${fmt.format(MAX_STRING_UNITS)} characters); assemble it with the CLI or a binding.`;
 }
 
-/** @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file */
-async function openFile(file) {
+/** The file last opened, for "Open as JSON lines". @type {{name: string, bytes: Uint8Array} | null} */
+let lastFile = null;
+
+/**
+ * Opens a file: its requests (requestsOfFile), the first one loaded.
+ * @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file
+ * @param {{lines?: boolean}} [opts] JSON lines whatever the name (an explicit choice)
+ */
+async function openFile(file, opts = {}) {
   if (file.size > MAX_STRING_UNITS) {
     notice(`Not opened ${file.name}: ${tooLargeText(file.size)}`, "bad");
     return;
   }
   const bytes = new Uint8Array(await file.arrayBuffer());
-  const requests = requestsOfFile(bytes, file.name);
+  const requests = requestsOfFile(bytes, file.name, opts);
   if (requests.length === 1 && requests[0].error) {
     notice(`Not opened ${file.name}: ${requests[0].error}`, "bad");
     return;
   }
   fileRequests = requests;
   fileName = file.name;
+  lastFile = { name: file.name, bytes };
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
-  notice(
-    `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`,
-  );
-  await loadPicked(0);
+  const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
+  await loadPicked(0, opened);
+  // One request read from lines that are each an object: the CLI's reading
+  // (one JSON text), and the other one offered.
+  $("as-lines").hidden = !(requests.length === 1 && requests[0].raw && !opts.lines && looksLikeLines(bytes));
 }
+
+$("as-lines").addEventListener("click", () => {
+  if (!lastFile) return;
+  const { name, bytes } = lastFile;
+  openFile({ name, size: bytes.length, arrayBuffer: async () => bytes.slice().buffer }, { lines: true });
+});
 
 /** The list of a file's entries (shown for two or more). */
 const browser = new EntryBrowser(
@@ -356,10 +465,12 @@ const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
   typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
 
 /** Shows request k of the open file: a new document (nothing of the
- * previous one's prompt stays on screen). */
-async function loadPicked(k) {
+ * previous one's prompt stays on screen); the notice says what the view
+ * judges, after `prefix`. */
+async function loadPicked(k, prefix = "") {
   const r = fileRequests[k];
   if (!r) return;
+  const say = (text, cls = "") => notice([prefix, text].filter(Boolean).join(" "), cls);
   pickedRequest = r;
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
@@ -371,15 +482,25 @@ async function loadPicked(k) {
     } catch {
       shown = "";
     }
+    afterEdit = "Edited: the view now judges the editor's text (the JSON copy, edited), not the msgpack file's bytes.";
     setDoc(shown ?? "", { bytes: r.bytes, fresh: true });
-    notice("msgpack file: the prompt is assembled from the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
-  } else if (r.bytes) {
-    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true });
-    notice(
-      "This request is not valid UTF-8: the prompt view judges the file's bytes (as the CLI does); the editor shows them with replacement characters (your first edit switches to the editor's text).",
+    say("msgpack file: the view judges the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
+  } else if (r.invalid) {
+    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true, lock: true });
+    say(
+      "This request is not valid UTF-8: the view judges the file's bytes, as the CLI does. The editor shows them with U+FFFD (\uFFFD) and takes no edit; “Convert to text” replaces the invalid bytes and judges the editor's text from then on.",
       "bad",
     );
-  } else setDoc(/** @type {string} */ (r.text), { fresh: true });
+  } else if (r.mixed) {
+    afterEdit = "Edited: the view now judges the editor's text, whose line breaks are all LF (byte offsets count that text, not the file).";
+    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true });
+    say(
+      "This file mixes line breaks (CR, LF, CRLF): the view judges the file's bytes, as the CLI does, until your first edit; then the editor's text (line breaks LF).",
+    );
+  } else {
+    setDoc(/** @type {string} */ (r.text), { fresh: true, crlf: r.crlf });
+    say(r.crlf ? "CRLF line breaks: kept when judged, so byte offsets are the file's." : "");
+  }
 }
 
 // ---- comparing two requests (compare.js) ----------------------------------------
@@ -564,6 +685,13 @@ async function fromShareLink() {
 }
 
 $("share").addEventListener("click", async () => {
+  if (fromBytes) {
+    notice(
+      "No share link for this request: the view judges a file's bytes, and a link holds the editor's text (which differs). Share the file, or edit (“Convert to text” for a file that is not UTF-8) first.",
+      "bad",
+    );
+    return;
+  }
   const { url, size } = await shareLink(editor.state.doc.toString());
   if (!url) {
     notice(
@@ -665,7 +793,8 @@ async function main() {
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   state.firstPainted = performance.now();
   performance.mark("polyloop:first-prompt-painted");
-  const { createEditor } = await cm;
+  cmNow = await cm;
+  const { createEditor } = cmNow;
   const dark =
     document.documentElement.dataset.theme === "dark" ||
     (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);

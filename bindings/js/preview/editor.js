@@ -5,6 +5,8 @@
 // page's code) is still loading.
 
 import { EditorView, basicSetup } from "codemirror";
+import { highlightSpecialChars } from "@codemirror/view";
+import { INVISIBLE_RANGES } from "./element/binding.js";
 import { EditorState, Compartment } from "@codemirror/state";
 import { json } from "@codemirror/lang-json";
 import { setDiagnostics, lintGutter } from "@codemirror/lint";
@@ -13,7 +15,22 @@ import { tags } from "@lezer/highlight";
 
 export { setDiagnostics };
 
+/** The characters the prompt view marks (INVISIBLE_RANGES, generated from
+ * the Unicode data: docs/SPEC.md §7.8), marked in the editor too (a red
+ * placeholder naming the code point), tabs and newlines aside. */
+const INVISIBLE = new RegExp(
+  `[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`.replace(
+    "\\u{0}-\\u{9}",
+    "\\u{0}-\\u{8}",
+  ),
+  "u",
+);
+
 const themeCompartment = new Compartment();
+const lockCompartment = new Compartment();
+/** A locked editor takes no change at all (typed, pasted or dispatched):
+ * the document stands for bytes it cannot hold (a file that is not UTF-8). */
+const locked = [EditorState.readOnly.of(true), EditorState.changeFilter.of(() => false)];
 const darkHighlight = HighlightStyle.define([
   { tag: tags.propertyName, color: "#8ab4ff" },
   { tag: tags.string, color: "#a8e6a1" },
@@ -59,6 +76,9 @@ export function createEditor(parent, doc, onChange, onUpdate, dark) {
         json(),
         lintGutter(),
         themeCompartment.of(dark ? darkTheme : []),
+        lockCompartment.of([]),
+        highlightSpecialChars({ addSpecialChars: INVISIBLE }),
+        EditorView.lineWrapping,
         EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
         EditorState.transactionExtender.of((tr) => {
           if (tr.docChanged) onChange(tr);
@@ -75,4 +95,9 @@ export function createEditor(parent, doc, onChange, onUpdate, dark) {
 /** Switches the editor's colours. @param {EditorView} editor @param {boolean} dark */
 export function setDark(editor, dark) {
   editor.dispatch({ effects: themeCompartment.reconfigure(dark ? darkTheme : []) });
+}
+
+/** Locks the editor (no change is taken) or unlocks it. @param {EditorView} editor @param {boolean} on */
+export function setLocked(editor, on) {
+  editor.dispatch({ effects: lockCompartment.reconfigure(on ? locked : []) });
 }

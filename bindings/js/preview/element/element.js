@@ -65,9 +65,33 @@ export function isInvisible(c) {
   return false;
 }
 
-/** The characters to mark: the ranges of INVISIBLE_RANGES as a regular
- * expression (one match per character). */
-const INVISIBLE_RE = new RegExp(`[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`, "gu");
+/** The class of the characters to mark: the ranges of INVISIBLE_RANGES. */
+const INVISIBLE_CLASS = `[${INVISIBLE_RANGES.map(([a, b]) => `\\u{${a.toString(16)}}-\\u{${b.toString(16)}}`).join("")}]`;
+/** A run of tag characters spelling ASCII (U+E0020–E007E spell U+0020–007E:
+ * the "ASCII smuggling" way to hide instructions), or one other character
+ * to mark. */
+const INVISIBLE_RE = new RegExp(`[\\u{e0020}-\\u{e007e}]+|${INVISIBLE_CLASS}`, "gu");
+/** Counts marked characters (a tag character is one each). */
+const INVISIBLE_COUNT_RE = new RegExp(INVISIBLE_CLASS, "gu");
+
+/**
+ * What a run of tag characters spells: U+E0020–E007E are U+0020–007E
+ * (abi.TagText), the text the CLI shows as `<hidden text: "…">`.
+ * @param {string} run
+ */
+export function tagText(run) {
+  let out = "";
+  for (const ch of run) out += String.fromCharCode(/** @type {number} */ (ch.codePointAt(0)) - 0xe0000);
+  return out;
+}
+
+/** How many characters of `text` a view marks (INVISIBLE_RANGES). @param {string} text */
+export function countInvisible(text) {
+  INVISIBLE_COUNT_RE.lastIndex = 0;
+  let n = 0;
+  while (INVISIBLE_COUNT_RE.exec(text)) n++;
+  return n;
+}
 
 /** `U+202E` for code point c. */
 export const codePointName = (c) => `U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
@@ -86,8 +110,23 @@ export function appendLine(pre, line) {
   let at = 0;
   for (let m = INVISIBLE_RE.exec(line); m; m = INVISIBLE_RE.exec(line)) {
     if (m.index > at) pre.append(document.createTextNode(line.slice(at, m.index)));
-    const name = codePointName(/** @type {number} */ (m[0].codePointAt(0)));
-    pre.append(h("span", { class: "cp", "data-cp": name, title: name }, m[0]));
+    const first = /** @type {number} */ (m[0].codePointAt(0));
+    if (first >= 0xe0020 && first <= 0xe007e) {
+      // Tag characters: what they spell, readable (the characters stay in
+      // the text node, so copying keeps them).
+      const said = `hidden text: ${JSON.stringify(tagText(m[0]))}`;
+      const n = [...m[0]].length;
+      pre.append(
+        h(
+          "span",
+          { class: "cp tag", "data-cp": said, title: `${plural(n, "tag character")} (U+E0020–E007E) spelling ${said.slice(13)}` },
+          m[0],
+        ),
+      );
+    } else {
+      const name = codePointName(first);
+      pre.append(h("span", { class: "cp", "data-cp": name, title: name }, m[0]));
+    }
     at = m.index + m[0].length;
   }
   if (at < line.length) pre.append(document.createTextNode(at === 0 ? line : line.slice(at)));
@@ -205,6 +244,8 @@ export class PromptView extends ElementBase {
     /** @private whether the next render scrolls to what the step added */ this.stepScroll = false;
     /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.verdictJob = null;
     /** @private */ this.painting = false;
+    /** @private the result whose invisible characters hiddenCounts holds @type {View | null} */ this.hiddenOf = null;
+    /** @private @type {Map<number, {count: number, tags: number}>} */ this.hiddenCounts = new Map();
     /** @private */ this.repaint = false;
   }
 
@@ -262,13 +303,17 @@ export class PromptView extends ElementBase {
    * opened, another entry picked): the prompt shown so far is dropped (an
    * error shows alone, never over a stale prompt) and the result is not
    * compared with the previous one.
+   * With `lineBreak: "\r\n"`, the text is a CRLF file as an editor holds
+   * it (line breaks LF): it is judged with each LF written CRLF, so an
+   * error's byte offset is the file's (the CLI's), while positions
+   * (`error.location`) stay this text's; edits keep the setting.
    * @param {string} text
-   * @param {{fresh?: boolean}} [opts]
+   * @param {{fresh?: boolean, lineBreak?: "\n" | "\r\n"}} [opts]
    * @returns {number} the generation its result will carry
    */
-  setText(text, { fresh = false } = {}) {
+  setText(text, { fresh = false, lineBreak = "\n" } = {}) {
     if (fresh) this.resetView();
-    return this.post({ type: "text", text, fresh }, text);
+    return this.post({ type: "text", text, fresh, lineBreak }, text);
   }
 
   /**
@@ -566,11 +611,12 @@ export class PromptView extends ElementBase {
       rows,
     );
     const digestBody = h("tbody");
-    const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests"), h("table", {}, digestBody));
+    const digestNote = h("span", { class: "stale-note" });
+    const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests", digestNote), h("table", {}, digestBody));
     root.append(bar, banner, error, cache, list, digests);
     list.addEventListener("keydown", (e) => this.onKey(e));
     rows.addEventListener("click", (e) => this.onClick(e));
-    return { state, totals, gauge, fill, label, banner, error, cache, list, rows, digests, digestBody };
+    return { state, totals, gauge, fill, label, banner, error, cache, list, rows, digests, digestBody, digestNote };
   }
 
   /** @private */
@@ -591,6 +637,36 @@ export class PromptView extends ElementBase {
     if (s === "ok") this.ui.error.hidden = true;
     // "Since the previous result" describes a result: none while rejected.
     this.ui.cache.hidden = s !== "ok";
+    this.markResult(s);
+  }
+
+  /** @private One state per view: what describes a result (totals, gauge,
+   * prefix digests) is the current request's when "ok", visibly the last
+   * valid request's when "stale", and cleared when there is none. */
+  markResult(s) {
+    const { totals, gauge, fill, label, digests, digestBody, digestNote } = this.ui;
+    const stale = s === "stale";
+    if (!this.view || (s !== "ok" && !stale)) {
+      totals.textContent = "";
+      delete totals.dataset.value;
+      gauge.className = "gauge none";
+      fill.style.width = "0";
+      label.textContent = s === "loading" ? "" : "no result";
+      delete label.dataset.value;
+      digestBody.replaceChildren();
+      digestNote.textContent = s === "loading" ? "" : ": none (no request assembled)";
+      digests.classList.remove("stale");
+      gauge.title = "prompt_chars against max_prompt_chars";
+      return;
+    }
+    const last = "of the last request that assembled, not the one given";
+    gauge.classList.toggle("stale", stale);
+    gauge.title = stale ? `prompt_chars against max_prompt_chars ${last}` : "prompt_chars against max_prompt_chars";
+    label.textContent = stale ? `last valid · ${label.dataset.value ?? ""}` : (label.dataset.value ?? "");
+    totals.classList.toggle("stale", stale);
+    if (totals.dataset.value !== undefined) totals.textContent = stale ? `last valid · ${totals.dataset.value}` : totals.dataset.value;
+    digests.classList.toggle("stale", stale);
+    digestNote.textContent = stale ? ` (stale: ${last})` : "";
   }
 
   /** @private Drops the prompt shown (a new document): nothing stale stays. */
@@ -795,8 +871,8 @@ export class PromptView extends ElementBase {
       if (cut !== null) long = true;
       blocks.push(textBlock(cut ?? text));
     }
-    const total = texts.reduce((a, b) => a + b.length, 0);
     const anyLong = open || long;
+    const hidden = this.invisibleIn(i, texts);
     const el = h(
       "article",
       {
@@ -833,6 +909,17 @@ export class PromptView extends ElementBase {
                 "changed since last result",
               )
             : null,
+          hidden.count
+            ? h(
+                "span",
+                {
+                  class: `badge hidden${hidden.tags ? " tags" : ""}`,
+                  "data-invisible": hidden.count,
+                  title: "characters a reader does not see (docs/SPEC.md §7.8), each marked with its code point in the text",
+                },
+                `${plural(hidden.count, "invisible character")}${hidden.tags ? ` · ${plural(hidden.tags, "tag character")} spelling hidden text` : ""}`,
+              )
+            : null,
           h("span", { class: "chars", title: "message_chars: code points" }, plural(v.chars[i], "char")),
         ),
         ...blocks,
@@ -840,12 +927,35 @@ export class PromptView extends ElementBase {
           ? h(
               "button",
               { type: "button", class: "more", "data-expand": i, "aria-expanded": String(open) },
-              open ? "Collapse" : `Show all (${plural(total, "character")})`,
+              open
+                ? "Collapse"
+                : `Show all (${plural(v.chars[i], "character")}${hidden.count ? `, ${fmt.format(hidden.count)} invisible` : ""})`,
             )
           : null,
       ),
     );
     return el;
+  }
+
+  /** @private How many invisible characters (and tag characters) message
+   * i's texts hold, counted once per result. @param {number} i @param {string[]} texts */
+  invisibleIn(i, texts) {
+    if (this.hiddenOf !== this.view) {
+      this.hiddenOf = this.view;
+      this.hiddenCounts = new Map();
+    }
+    let got = this.hiddenCounts.get(i);
+    if (!got) {
+      let count = 0;
+      let tags = 0;
+      for (const t of texts) {
+        count += countInvisible(t);
+        tags += t.match(/[\u{e0020}-\u{e007e}]/gu)?.length ?? 0;
+      }
+      got = { count, tags };
+      this.hiddenCounts.set(i, got);
+    }
+    return got;
   }
 
   /** @private messages of segment s (within the shown limit) */
@@ -878,14 +988,24 @@ export class PromptView extends ElementBase {
     const chars = this.prefixChars(lim);
     const t = this.trajectoryInfo;
     const stepNote = this._step !== null && t ? ` · as sent after ${Math.min(this._step, t.steps)} of ${plural(t.steps, "step")}` : "";
-    this.ui.totals.textContent = `${plural(chars, "char")} · ${plural(lim, "message")}${stepNote}`;
-    const { gauge, fill, label } = this.ui;
-    gauge.className = "gauge";
+    this.ui.totals.dataset.value = `${plural(chars, "char")} · ${plural(lim, "message")}${stepNote}`;
+    this.ui.gauge.className = "gauge";
+    this.showLabel(this.gaugeLabel(v, chars, lim));
+  }
+
+  /** @private Shows the totals and the gauge's label (marked when stale). */
+  showLabel(text) {
+    this.ui.label.dataset.value = text;
+    this.markResult(this.state);
+  }
+
+  /** @private The gauge's fill and classes; its label. */
+  gaugeLabel(v, chars, lim) {
+    const { gauge, fill } = this.ui;
     if (v.budget === null) {
       fill.style.width = "0";
-      label.textContent = "no budget";
       gauge.classList.add("none");
-      return;
+      return "no budget";
     }
     // The budget in integers (BigInt): exact at any size; the share used
     // in basis points, for the gauge's width.
@@ -895,11 +1015,10 @@ export class PromptView extends ElementBase {
     fill.style.width = `${Math.min(100, bp / 100)}%`;
     if (this.overflowAt(lim)) {
       gauge.classList.add("over");
-      label.textContent = `context overflow · ${fmt.format(chars)} / ${fmt.format(b)}`;
-    } else {
-      if (c * 10n > b * 9n) gauge.classList.add("warn");
-      label.textContent = `${fmt.format(chars)} / ${fmt.format(b)}`;
+      return `context overflow · ${fmt.format(chars)} / ${fmt.format(b)}`;
     }
+    if (c * 10n > b * 9n) gauge.classList.add("warn");
+    return `${fmt.format(chars)} / ${fmt.format(b)}`;
   }
 
   /** @private what stayed byte-identical (cacheable) */

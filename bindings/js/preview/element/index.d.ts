@@ -76,8 +76,13 @@ export declare const COLLAPSE_LINES: number;
 export declare class PromptView extends HTMLElement {
   /** The request: an object (encoded by the binding), JSON text (judged by the module as the CLI judges it) or msgpack bytes. */
   request: object | string | Uint8Array | undefined;
-  /** Sets the request as JSON text; returns the generation its result will carry. */
-  setText(text: string, opts?: { fresh?: boolean }): number;
+  /**
+   * Sets the request as JSON text; returns the generation its result will carry.
+   * `fresh`: a new document (nothing of the one before stays shown).
+   * `lineBreak: "\r\n"`: the text is a CRLF file as an editor holds it (LF);
+   * it is judged with CRLF line breaks, so byte offsets are the file's.
+   */
+  setText(text: string, opts?: { fresh?: boolean; lineBreak?: "\n" | "\r\n" }): number;
   /** Sets the request as the bytes of JSON text, judged as they are (a file that is not valid UTF-8: the CLI's verdict). */
   setJSONBytes(bytes: Uint8Array, opts?: { fresh?: boolean }): number;
   /** Sets the request as msgpack bytes; `fresh` as for setText. */

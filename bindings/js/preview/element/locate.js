@@ -111,11 +111,12 @@ function valueEnd(text, i) {
  * name when the last step was an object key.
  *
  * @param {string} text
- * @param {string} path a wire path; "" is the whole request
+ * @param {string | (string | number)[]} path a wire path ("" is the whole
+ *   request), or its keys and indexes as the core gives them (an error's `at.path`)
  * @returns {{from: number, to: number, exact: boolean} | null}
  */
 export function locatePath(text, path) {
-  const steps = parsePath(path);
+  const steps = typeof path === "string" ? parsePath(path) : path;
   if (!steps) return null;
   let at = skipWs(text, 0);
   let end = valueEnd(text, at);

@@ -47,6 +47,11 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .gauge.over .fill { background: var(--pv-bad); opacity: .3; }
 .gauge.over .label { color: var(--pv-ink); font-weight: 700; }
 .gauge.none .label { color: var(--pv-muted); }
+.gauge.stale { border-style: dashed; border-color: var(--pv-bad); }
+.gauge.stale .fill { background: var(--pv-muted); }
+.totals.stale { color: var(--pv-bad); }
+.digests.stale table { border-left: 3px dashed var(--pv-bad); padding-left: 4px; }
+.digests .stale-note { font-weight: 400; color: var(--pv-bad); }
 .legend { margin-left: auto; display: flex; gap: 6px; flex-wrap: wrap; }
 .legend span { font-size: 11px; padding: 0 6px; border-radius: 4px; border-left: 4px solid; }
 .stale-banner { padding: 6px 12px; background: var(--pv-bad-bg); color: var(--pv-bad); border-bottom: 1px solid var(--pv-bad); font-weight: 600; font-size: 13px; }
@@ -90,6 +95,8 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .block .nl::before { content: "\21B5"; color: var(--pv-muted); opacity: .6; }
 .block .cp { unicode-bidi: isolate; font-size: 0; }
 .block .cp::before { content: attr(data-cp); display: inline-block; margin: 0 1px; padding: 0 3px; border: 1px solid var(--pv-bad); border-radius: 3px; font: 600 10px/1.3 var(--pv-sans); color: var(--pv-bad); background: var(--pv-bad-bg); vertical-align: 1px; }
+.block .cp.tag::before { white-space: pre-wrap; font-family: var(--pv-mono); }
+.badge.hidden { color: var(--pv-bad); background: var(--pv-bad-bg); border: 1px solid var(--pv-bad); }
 .more { margin: 0 10px 6px; }
 .msg.seg-run { border-left-color: var(--pv-run); background: var(--pv-run-bg); }
 .msg.seg-injection { border-left-color: var(--pv-injection); background: var(--pv-injection-bg); }

@@ -15,8 +15,11 @@
  * once):
  *
  * - `{type: "init", wasmUrl?}`
- * - `{type: "text", view, gen, text}`: the request as JSON text (the module's
- *   `assemble_view_json` judges it: one verdict with the CLI)
+ * - `{type: "text", view, gen, text, lineBreak?}`: the request as JSON text
+ *   (the module's `assemble_view_json` judges it: one verdict with the CLI);
+ *   with `lineBreak: "\r\n"` the text judged is this one with each LF
+ *   written CRLF (a CRLF file as an editor holds it: LF), so byte offsets
+ *   are the file's while positions sent back are the text's
  * - `{type: "jsonBytes", view, gen, bytes}`: the request as the bytes of JSON
  *   text, judged as they are (a file that is not UTF-8: the CLI's verdict)
  * - `{type: "edit", gen, changes: [from, to, insert][]}`: changes to that
@@ -72,6 +75,7 @@ let asm = null;
  * @property {number} id
  * @property {"text" | "jsonBytes" | "object" | "bytes"} kind
  * @property {string} text
+ * @property {"\n" | "\r\n"} lineBreak how the text's line breaks are judged
  * @property {any} value
  * @property {number} gen
  * @property {boolean} trajectory
@@ -87,7 +91,7 @@ const clients = new Map();
 function clientOf(id) {
   let c = clients.get(id);
   if (!c) {
-    c = { id, kind: "text", text: "", value: null, gen: 0, trajectory: false, doneGen: -1, queued: false, previous: null };
+    c = { id, kind: "text", text: "", lineBreak: "\n", value: null, gen: 0, trajectory: false, doneGen: -1, queued: false, previous: null };
     clients.set(id, c);
   }
   return c;
@@ -95,12 +99,16 @@ function clientOf(id) {
 
 const td = new TextDecoder();
 
-/** An AssemblyError (or any error: internal) as a message's plain object.
- * @param {any} e @returns {{code: string, path: string, message: string, offset?: number}} */
+/** An AssemblyError (or any error: internal) as a message's plain object,
+ * with where it is (`at`: the path's keys and indexes, a JSON syntax
+ * error's byte) when a view call gave it (docs/SPEC.md §7.8).
+ * @param {any} e @returns {{code: string, path: string, message: string, offset?: number, at?: {path: (string | number)[], byte: number | null}}} */
 function errorOf(e) {
   if (!(e instanceof AssemblyError)) return { code: "internal", path: "", message: String(e?.message ?? e) };
+  /** @type {any} */
   const out = { code: String(e.code), path: String(e.path ?? ""), message: String(e.message ?? "") };
   if (typeof e.offset === "number" && e.offset >= 0) out.offset = e.offset;
+  if (e.at) out.at = { path: [...e.at.path], byte: e.at.byte ?? null };
   return out;
 }
 
@@ -204,10 +212,27 @@ function incremental(req) {
 function assembleCurrent(c) {
   try {
     const json = c.kind === "text" || c.kind === "jsonBytes";
-    return /** @type {any} */ (asm).call(json ? "assemble_view_json" : "assemble_view", c.kind === "text" ? c.text : c.value);
+    return /** @type {any} */ (asm).call(json ? "assemble_view_json" : "assemble_view", c.kind === "text" ? judgedText(c) : c.value);
   } catch (e) {
     return { thrown: errorOf(e) };
   }
+}
+
+/** The JSON text the module judges: the client's, its line breaks as the
+ * client's `lineBreak` says. @param {Client} c */
+function judgedText(c) {
+  return c.lineBreak === "\r\n" && c.text.includes("\n") ? c.text.replaceAll("\n", "\r\n") : c.text;
+}
+
+/**
+ * The position in `text` of the UTF-16 index `i` of `judged` (the text with
+ * each LF written CRLF): the CRs before it are not in `text`.
+ * @param {string} judged @param {number} i
+ */
+export function unCRLF(judged, i) {
+  let crs = 0;
+  for (let at = judged.indexOf("\r"); at >= 0 && at < i; at = judged.indexOf("\r", at + 1)) crs++;
+  return i - crs;
 }
 
 /** Assembles the client's newest request and posts its result. @param {Client} c */
@@ -240,11 +265,12 @@ function postRejected(c, gen, err, ms) {
   if (jsonText !== null) {
     const byte = syntaxByte(err);
     if (byte !== null) {
-      const at = utf16Index(jsonText, byte);
+      const judged = judgedText(c);
+      const at = judged === jsonText ? utf16Index(jsonText, byte) : unCRLF(judged, utf16Index(judged, byte));
       out.syntax = true;
       out.location = { from: at, to: Math.min(jsonText.length, at + 1), exact: true };
     } else {
-      out.location = locatePath(jsonText, err.path);
+      out.location = locatePath(jsonText, err.at?.path ?? err.path);
     }
   }
   if (err.code === "invalid_template") placeTemplateError(c, out, err, jsonText);
@@ -359,7 +385,7 @@ function init(m) {
 function apply(c, m) {
   switch (m.type) {
     case "text":
-      Object.assign(c, { kind: "text", text: m.text, value: null, gen: m.gen });
+      Object.assign(c, { kind: "text", text: m.text, lineBreak: m.lineBreak === "\r\n" ? "\r\n" : "\n", value: null, gen: m.gen });
       if (m.fresh) c.previous = null;
       return true;
     case "edit":
@@ -457,7 +483,7 @@ export function verdictOf(bytes) {
  */
 function sideInput(c, s) {
   if (s.kind === "current") {
-    if (c.kind === "text") return c.text;
+    if (c.kind === "text") return judgedText(c);
     if (c.kind === "object") return c.value;
     s = { kind: c.kind, bytes: c.value };
   }

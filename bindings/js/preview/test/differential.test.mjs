@@ -14,10 +14,13 @@
 // gets a space typed before its last `}`, as a user types it: the verdict
 // must not change (the edit lands where the editor shows it).
 //
+// Compared: the code, the path, the byte offset a message names ("at byte
+// N": CRLF files with a syntax error, judged with their CRLF) and the
+// response bytes. Also generated: `.json` files of two or three one-line
+// objects (one JSON text, as the CLI reads it without --batch).
+//
 // Not generated, because the page and the CLI are not asked the same thing:
-// a blank file (the CLI refuses it as no request at all) and a file of
-// several lines that are each one JSON object (the page opens it as JSON
-// lines, the CLI without --batch as one text).
+// a blank file (the CLI refuses it as no request at all).
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -225,26 +228,18 @@ function respace(bytes, r, eol, inString) {
   return { bytes: out, strings };
 }
 
-/** Whether the page would open these bytes as JSON lines (several lines,
- * each one object), not as the one request the CLI reads. */
-function looksLikeJSONLines(bytes) {
-  const lines = [];
-  for (let from = 0; from <= bytes.length;) {
-    let to = bytes.indexOf(0x0a, from);
-    if (to < 0) to = bytes.length;
-    const l = bytes.slice(from, to).filter((b) => !isSpace(b));
-    if (l.length) lines.push(l);
-    from = to + 1;
-  }
-  return lines.length > 1 && lines.every((l) => l[0] === 0x7b && l[l.length - 1] === 0x7d);
-}
-
 /** A JSON file from JSON bytes: line ends, maybe a BOM, maybe invalid UTF-8. */
 function jsonFile(r, text, what) {
   const eol = r.pick(["LF", "LF", "CRLF", "CRLF", "CR", "mixed"]);
   let { bytes, strings } = respace([...text], r, eol, r.chance(0.1));
-  if (looksLikeJSONLines(bytes)) return null;
   const tags = [what, eol];
+  if (r.chance(0.12)) {
+    // A syntax error: a stray byte between two tokens or anywhere.
+    let at = r.int(bytes.length + 1);
+    if (bytes[at - 1] === 0x0d && bytes[at] === 0x0a) at++; // a CRLF stays one line break
+    bytes = [...bytes.slice(0, at), ...te.encode(r.pick(["]", ",", "}", "x", ":", '"', "{"])), ...bytes.slice(at)];
+    tags.push(`syntax: a stray byte at ${at}`);
+  }
   if (r.chance(0.15)) {
     const bad = r.pick(BAD_UTF8);
     const first = bytes.findIndex((b) => !isSpace(b));
@@ -258,6 +253,16 @@ function jsonFile(r, text, what) {
     tags.push("BOM");
   }
   return { name: "request.json", in: "json", bytes: Uint8Array.from(bytes), what: tags.join(", ") };
+}
+
+/** A `.json` file of two or three requests, one a line: the CLI reads one
+ * JSON text (its "unexpected data after the JSON value"), and so must the page. */
+function multiObjectFile(r, k) {
+  const eol = r.pick(["LF", "CRLF"]);
+  const lines = Array.from({ length: 2 + r.int(2) }, () => jsonText(randomRequest(r), r));
+  const nl = eol === "LF" ? "\n" : "\r\n";
+  const bytes = te.encode(lines.join(nl) + (r.chance(0.5) ? nl : ""));
+  return { name: "request.json", in: "json", bytes, what: `multi-object ${k}, ${eol}` };
 }
 
 const isMap = (b) => (b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf;
@@ -311,7 +316,8 @@ function makeFiles() {
     else if (k < jsonCases.length + 250) {
       const c = r.pick(mpCases);
       f = msgpackFile(r, c.request, `vectors ${c.id}`);
-    } else if (r.chance(0.2)) {
+    } else if (r.chance(0.04)) f = multiObjectFile(r, k);
+    else if (r.chance(0.2)) {
       const c = r.pick(jsonCases);
       f = jsonFile(r, c.request, `json-vectors ${c.id}`);
     } else if (r.chance(0.3)) f = randomMsgpack(r, k);
@@ -343,12 +349,20 @@ async function cliVerdicts(files, dir) {
         (e) => (e.code === 1 ? e.stdout : Promise.reject(new Error(`${files[k].what}: the CLI failed: ${e.stderr}`))),
       );
       const resp = decode(stdout);
-      out[k] = resp.ok ? { ok: true, bytes: Buffer.from(stdout).toString("hex") } : { code: resp.error.code, path: resp.error.path };
+      out[k] = resp.ok
+        ? { ok: true, bytes: Buffer.from(stdout).toString("hex") }
+        : { code: resp.error.code, path: resp.error.path, offset: byteOf(resp.error.message) };
     }
   };
   await Promise.all([worker(), worker()]);
   return out;
 }
+
+/** The byte offset an error message names ("at byte N"), or null. @param {string} message */
+const byteOf = (message) => {
+  const m = /at byte (\d+)/.exec(message);
+  return m ? Number(m[1]) : null;
+};
 
 // ---- the page -----------------------------------------------------------------
 
@@ -369,7 +383,8 @@ const VERDICT = () => {
       return { requests, verdict: { ok: true, bytes: hex }, panelHidden: panel.hidden };
     }
     const q = (s) => panel.querySelector(s)?.textContent ?? "";
-    return { requests, verdict: { code: q(".code"), path: q(".path") }, panelHidden: panel.hidden };
+    const m = /at byte (\d+)/.exec(q(".message"));
+    return { requests, verdict: { code: q(".code"), path: q(".path"), offset: m ? Number(m[1]) : null }, panelHidden: panel.hidden };
   };
 };
 
@@ -407,10 +422,13 @@ function editable(f) {
   }
 }
 
-/** What differs between the page's verdict `got` and the CLI's `want`, or null. */
-function mismatch(got, want) {
+/** What differs between the page's verdict `got` and the CLI's `want`, or
+ * null; with `anyOffset`, the byte offset is not compared (an edited file
+ * whose line breaks were mixed: the editor's text, all LF, is judged). */
+function mismatch(got, want, anyOffset = false) {
   if (got.requests !== 1) return `the page opened ${got.requests} requests`;
   if (got.panelHidden !== Boolean(got.verdict.ok)) return "the error panel contradicts the state";
+  if (anyOffset && !want.ok) want = { ...want, offset: got.verdict.offset };
   if (JSON.stringify(got.verdict) === JSON.stringify(want)) return null;
   return `page ${brief(got.verdict, want)}, CLI ${brief(want, got.verdict)}`;
 }
@@ -429,10 +447,25 @@ test("the preview gives the CLI's verdict on 1,000 random files", { skip, timeou
   const dir = mkdtempSync(join(tmpdir(), "polyloop-differential-"));
   try {
     const want = await cliVerdicts(files, dir);
+    // The CLI's verdict on each file to be edited, as saved after the edit
+    // (a space before its last "}", its line breaks as they were).
+    const toEdit = files.map((f, k) => (editable(f) && k % 2 === 0 ? k : -1)).filter((k) => k >= 0);
+    const wantEdited = new Map();
+    const editedVerdicts = await cliVerdicts(
+      toEdit.map((k) => {
+        const b = files[k].bytes;
+        const at = b.lastIndexOf(0x7d);
+        return { ...files[k], bytes: Uint8Array.from([...b.subarray(0, at), 0x20, ...b.subarray(at)]) };
+      }),
+      dir,
+    );
+    toEdit.forEach((k, j) => wantEdited.set(k, editedVerdicts[j]));
     // The mix is what it says: every kind of file and of verdict.
     const count = (f) => files.filter(f).length;
-    for (const tag of ["CRLF", "CR", "LF", "mixed", "BOM", "in a string", "(msgpack)", "vectors ", "cut at"])
+    for (const tag of ["CRLF", "CR", "LF", "mixed", "BOM", "in a string", "(msgpack)", "vectors ", "cut at", "syntax", "multi-object"])
       assert.ok(count((f) => f.what.includes(tag)) >= 10, `at least 10 files with ${tag}`);
+    const crlfSyntax = files.filter((f, k) => /\bCRLF\b/.test(f.what) && want[k].offset > 0).length;
+    assert.ok(crlfSyntax >= 10, `${crlfSyntax} CRLF files with a syntax error's byte offset`);
     const codes = new Map();
     for (const w of want) codes.set(w.ok ? "ok" : w.code, (codes.get(w.ok ? "ok" : w.code) ?? 0) + 1);
     for (const c of ["ok", "malformed_request", "invalid_utf8", "duplicate_key", "invalid_template", "invalid_budget"])
@@ -448,7 +481,8 @@ test("the preview gives the CLI's verdict on 1,000 random files", { skip, timeou
         if (m) mismatches.push(`${files[k].what}: ${m}`);
         else if (editable(files[k]) && k % 2 === 0) {
           edits++;
-          const e = mismatch(await edited(page), want[k]);
+          const pure = !/\b(CR|mixed)\b/.test(files[k].what);
+          const e = mismatch(await edited(page), /** @type {any} */ (wantEdited.get(k)), !pure);
           if (e) mismatches.push(`${files[k].what}, then a space typed before the last "}": ${e}`);
         }
       }

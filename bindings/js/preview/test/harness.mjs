@@ -40,7 +40,7 @@ export async function withPreview(run, opts = {}) {
     const origin = new URL(server.url).origin;
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
     const page = context.pages()[0] ?? (await context.newPage());
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message} ${e.stack}`));
     page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
     await run({ context, page, url: server.url, origin, problems });
   } finally {
