@@ -1,7 +1,9 @@
 package core
 
 import (
+	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgp"
@@ -90,7 +92,7 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 	for i, req := range requests {
 		c := &r.Calls[i]
 		c.Previous = prevAt
-		side, err := requestSideInto(spare, req)
+		side, err := planSide(spare, req)
 		if err != nil {
 			c.Err, c.Previous = err, -1
 			continue
@@ -118,6 +120,63 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 		prev, prevAt = side, i
 	}
 	return r
+}
+
+// planSide is a request's prompt as the report compares it, read from
+// its assembly's plan (no response is encoded): its messages' roles,
+// texts and code points, its segment ends and prefix digests. The texts
+// alias the request's bytes, and its renderings are written over buf's
+// bytes (resp), so they hold while buf is not used again.
+func planSide(buf, req []byte) (*cmpSide, *Error) {
+	if err := checkRequestSize(len(req)); err != nil {
+		return nil, err
+	}
+	sc := getScratch()
+	defer sc.release()
+	_, a, _, err := planRequest(req, sc)
+	if err != nil {
+		return nil, err
+	}
+	n := len(a.msgs)
+	s := &cmpSide{roles: make([]string, n), texts: make([][]string, n), chars: make([]int64, n)}
+	nb, rendered := 0, 0
+	for i := range a.msgs {
+		nb += a.msgs[i].blockCount()
+		if a.msgs[i].kind == kObs {
+			rendered += a.msgs[i].nbytes
+		}
+	}
+	all := make([]string, 0, nb)
+	render := slices.Grow(buf[:0], rendered) // never grown past: the strings below stay valid
+	for i := range a.msgs {
+		m := &a.msgs[i]
+		s.roles[i], s.chars[i] = m.role, m.chars
+		start := len(all)
+		switch m.kind {
+		case kCopy:
+			for _, b := range m.blocks {
+				all = append(all, b.Text)
+			}
+		case kText:
+			all = append(all, m.text)
+		default:
+			at := len(render)
+			render = a.tmpl.AppendRender(render, m.text)
+			all = append(all, unsafe.String(unsafe.SliceData(render[at:]), len(render)-at))
+		}
+		s.texts[i] = all[start:len(all):len(all)]
+	}
+	enc, ends := a.appendMessages(a.enc[:0], a.msgs[:a.goalEnd])
+	d := prefixDigests(enc, ends, a.segments())
+	a.enc = enc
+	var prompt int64
+	for _, c := range s.chars {
+		prompt += c
+	}
+	s.view = &View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, MessageChars: s.chars, PromptChars: prompt,
+		PrefixDigests: PrefixDigests{Run: d[0], Injections: d[1], Goal: d[2]}}
+	s.resp = render
+	return s, nil
 }
 
 // compare sets what the call keeps of the previous call's prompt.
