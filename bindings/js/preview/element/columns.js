@@ -29,6 +29,7 @@ const te = new TextEncoder();
  * @property {{run: string, injections: string, goal: string}} prefix_digests
  * @property {[number, number, number, number]} segEnds where the run, injection, goal and history segments end
  * @property {number} steps
+ * @property {Uint32Array} stepStart the first message of each step, then the count (steps + 1 entries: the core's step_start)
  * @property {string | null} budget max_prompt_chars as the core wrote it (a decimal string: exact)
  * @property {number} firstOver the first message where the running sum of message_chars exceeds the budget, -1 if none
  */
@@ -63,6 +64,7 @@ export function columnsOf(bytes, v) {
     prefix_digests: v.prefix_digests,
     segEnds: [v.run_end, v.injections_end, v.goal_end, n],
     steps: v.steps,
+    stepStart: Uint32Array.from(v.step_start),
     budget: v.max_prompt_chars,
     firstOver: v.first_over,
   };

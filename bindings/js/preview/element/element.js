@@ -174,6 +174,7 @@ const quote = (s) => JSON.stringify(s);
  * @property {Uint32Array} ends
  * @property {[number, number, number, number]} segEnds where the run, injection, goal and history segments end (the core's)
  * @property {number} steps
+ * @property {Uint32Array} stepStart the first message of each step, then the count
  * @property {{channel: string, entry_id: string}[]} injected
  * @property {number} prompt_chars
  * @property {boolean} context_overflow
@@ -475,6 +476,20 @@ export class PromptView extends ElementBase {
     requestAnimationFrame(() => this.rowCache.get(row)?.focus());
   }
 
+  /**
+   * Scrolls to step `k` (1-based: `steps[k - 1]`, its raw output first) and
+   * focuses it; false when the request has no such step (or it is not shown).
+   * @param {number} k
+   */
+  goToStep(k) {
+    const v = this.view;
+    if (!v || !Number.isInteger(k) || k < 1 || k > v.steps) return false;
+    const i = v.stepStart[k - 1];
+    if (i >= this.limit() || this.rows.indexOf(i) < 0) return false;
+    this.scrollToMessage(i);
+    return true;
+  }
+
   /** The texts of message `i`'s blocks (for tests and tools). */
   messageTexts(i) {
     const v = this.view;
@@ -694,7 +709,7 @@ export class PromptView extends ElementBase {
     this.stepScroll = false;
     const k = Math.min(this._step, t.steps);
     if (k === 0) return;
-    const row = this.rows.indexOf(this.limit() - 2);
+    const row = this.rows.indexOf(t.stepStart[k - 1]);
     if (row >= 0) this.virtualizer.scrollToIndex(row, { align: "start" });
   }
 
@@ -704,8 +719,7 @@ export class PromptView extends ElementBase {
     if (!v) return 0;
     const t = this.trajectoryInfo;
     if (this._step === null || !t) return v.count;
-    const k = Math.min(this._step, t.steps);
-    return t.baseCount + 2 * k;
+    return t.stepStart[Math.min(this._step, t.steps)];
   }
 
   /** @private */
@@ -829,7 +843,7 @@ export class PromptView extends ElementBase {
       const n = this.segmentCount(s);
       const detail =
         s === 3
-          ? plural(n / 2, "step")
+          ? plural(this.stepsBefore(this.limit()), "step")
           : s === 1
             ? n
               ? `${plural(n, "entry", "entries")}, by code point`
@@ -859,7 +873,7 @@ export class PromptView extends ElementBase {
     const texts = this.messageTexts(i) ?? [];
     const t = this.trajectoryInfo;
     const lim = this.limit();
-    const isNew = this._step !== null && t && this._step > 0 && i >= lim - 2 && i >= t.baseCount;
+    const isNew = this._step !== null && t && this._step > 0 && i >= t.stepStart[Math.min(this._step, t.steps) - 1];
     const firstOver = v.firstOver >= 0 && v.firstOver < lim ? v.firstOver : -1;
     const isOver = i === firstOver;
     const isChanged = this._step === null && v.changedFrom === i && v.changedFrom >= 0;
@@ -977,9 +991,30 @@ export class PromptView extends ElementBase {
       return `injections[${quote(entry.channel)}][${k}]`;
     }
     if (i < goal) return `goal_messages[${i - inj}]`;
-    const j = i - goal;
-    const s = Math.floor(j / 2);
-    return j % 2 === 0 ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
+    const s = this.stepOf(i);
+    return i === v.stepStart[s] ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
+  }
+
+  /** @private The step message i belongs to (a history message): the last
+   * step starting at or before it (step_start, binary search). */
+  stepOf(i) {
+    const st = /** @type {View} */ (this.view).stepStart;
+    let lo = 0;
+    let hi = st.length - 2;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (st[mid] <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** @private How many steps start before message n. */
+  stepsBefore(n) {
+    const v = /** @type {View} */ (this.view);
+    let k = 0;
+    while (k < v.steps && v.stepStart[k] < n) k++;
+    return k;
   }
 
   /** @private */
@@ -1031,11 +1066,11 @@ export class PromptView extends ElementBase {
       if (k === 0) {
         c.replaceChildren(h("b", {}, "Step 0: "), "the prompt before any step (run, injections, goal).");
       } else {
-        const prev = this.prefixChars(lim - 2);
+        const prev = this.prefixChars(t.stepStart[k - 1]);
         c.replaceChildren(
           h("b", {}, `Step ${k}: `),
           h("span", { class: "same" }, "run, injections and goal unchanged (same prefix digests)"),
-          `; the whole prompt of step ${k - 1} (${plural(prev, "char")}) is a byte-identical prefix: cacheable. Step ${k} added ${plural(v.chars[lim - 2] + v.chars[lim - 1], "char")}.`,
+          `; the whole prompt of step ${k - 1} (${plural(prev, "char")}) is a byte-identical prefix: cacheable. Step ${k} added ${plural(this.prefixChars(lim) - prev, "char")}.`,
         );
       }
       return;

@@ -26,8 +26,8 @@
  *   text, positions in the text before the changes, in ascending order
  * - `{type: "object", gen, request}`: a request object (the binding's encoder)
  * - `{type: "bytes", gen, bytes}`: msgpack request bytes
- * - `{type: "trajectory", gen, on}`: also build the prompt step by step with
- *   the incremental prompt (`asm.prompt()` + `addStep`), for the step slider
+ * - `{type: "trajectory", gen, on}`: also say where each step starts (the
+ *   view's step_start), for the step slider
  * - `{type: "json", view, id, bytes?}`: the current response as JSON text (for
  *   copying), or with `bytes` its exact msgpack bytes (for tests and tools)
  * - `{type: "drop", view}`: forget the element's request
@@ -57,7 +57,7 @@
 
 import { loadAssembler, AssemblyError } from "@polyloop/assembly";
 import { decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
-import { columnsOf, columnsOfPrompt, firstDifference } from "./columns.js";
+import { columnsOf, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 
 /** @type {Promise<import("@polyloop/assembly").Assembler> | null} */
@@ -186,24 +186,6 @@ function requestValue(c) {
 }
 
 /**
- * The prompt step by step with the incremental prompt: the request without
- * its steps, then addStep for each. Returns the steps' message counts so the
- * main thread can show the prompt as sent before any step.
- *
- * @param {any} req
- */
-function incremental(req) {
-  const steps = field(req, "steps") ?? [];
-  const base = req instanceof Map ? new Map(req) : { ...req };
-  if (base instanceof Map) base.set("steps", []);
-  else base.steps = [];
-  const prompt = /** @type {any} */ (asm).prompt(base);
-  const baseCount = prompt.message_chars.length;
-  for (const s of steps) prompt.addStep(field(s, "raw_output"), field(s, "observation"));
-  return { prompt: prompt.response(), baseCount, steps: steps.length };
-}
-
-/**
  * The client's request through the module's view call: the response and
  * its view, or the error the assembler threw.
  * @param {Client} c
@@ -295,29 +277,14 @@ function placeTemplateError(c, out, err, jsonText) {
 }
 
 /**
- * Posts an ok result: the columns, or with the step slider on, those of
- * the prompt built step by step (its messages must equal one assemble()'s;
- * trajectory.sameAsAssemble says whether they do).
+ * Posts an ok result: its columns, and with the step slider on, where each
+ * step starts (the core's step_start: the prompt as sent before step k is
+ * the first step_start[k] messages, a byte-identical prefix of the whole,
+ * docs/SPEC.md §7.8), so a step costs the page no second assembly.
  * @param {Client} c
  */
 function postView(c, gen, cols, t0, tAssembled) {
-  /** @type {any} */
-  let traj = null;
-  if (c.trajectory) {
-    let built;
-    try {
-      built = incremental(requestValue(c));
-    } catch (e) {
-      return postError(c, gen, errorOf(e), tAssembled - t0);
-    }
-    const stepped = columnsOfPrompt(built.prompt, cols);
-    traj = {
-      baseCount: built.baseCount,
-      steps: built.steps,
-      sameAsAssemble: firstDifference(stepped, cols) < 0 && stepped.prompt_chars === cols.prompt_chars,
-    };
-    cols = stepped;
-  }
+  const traj = c.trajectory ? { steps: cols.steps, stepStart: Array.from(cols.stepStart) } : null;
   const tTraj = performance.now();
   const view = viewOf(c, cols);
   const tView = performance.now();
