@@ -12,6 +12,7 @@ from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tupl
 from ._assembler import Assembler, default_assembler
 from ._caching import cache_report
 from ._data_messages import chat_messages
+from ._data_values import _absent, _values
 from ._errors import AssemblyError
 
 __all__ = ["RUN_COLUMNS", "RunRows", "run_arrow_schema", "run_rows"]
@@ -195,8 +196,6 @@ class RunRows:
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        from .data import _absent, _values
 
         table = batch.pa_table if hasattr(batch, "pa_table") else batch
         if not hasattr(table, "column_names"):

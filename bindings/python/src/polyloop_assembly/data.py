@@ -101,6 +101,7 @@ from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
 from ._assembler import Assembler, _prepare_value, compare
 from ._data_messages import MessagesView, chat_messages
 from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
+from ._data_values import _absent, _is_ndarray, _values
 from ._errors import AssemblyError
 
 __all__ = [
@@ -315,19 +316,6 @@ def request_of_row(row: Mapping) -> Dict[str, Any]:  # type: ignore[type-arg]
     known = [k for k in REQUEST_FIELDS if k in row]
     keys = known + [k for k in row if k not in REQUEST_FIELDS]
     return {k: _absent(row[k]) for k in keys if row[k] is not None}
-
-
-def _absent(value: Any) -> Any:
-    """``value`` with every null-valued key of its maps dropped (NumPy
-    arrays of Ray's "numpy" batches as lists); list elements are kept, a
-    null element is the wire's nil."""
-    if isinstance(value, Mapping):
-        return {k: _absent(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_absent(v) for v in value]
-    if _is_ndarray(value):
-        return [_absent(v) for v in value.tolist()]
-    return value
 
 
 def arrow_schema(*, messages: str = "list", response: bool = False) -> Any:
@@ -557,22 +545,6 @@ class RenderBatch:
                 pa.array(cols[field.name], type=field.type), index=out.index, dtype=pd.ArrowDtype(field.type)
             )
         return out
-
-
-def _values(column: Any) -> List[Any]:
-    if type(getattr(column, "dtype", None)).__name__ == "ArrowDtype":  # Ray's pandas: Arrow-backed, nulls kept
-        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        return list(pa.array(column).to_pylist())
-    tolist = getattr(column, "tolist", None)  # a NumPy array, a pandas Series: plain Python values
-    if callable(tolist):
-        return list(tolist())
-    to_pylist = getattr(column, "to_pylist", None)  # an Arrow array
-    return list(to_pylist()) if callable(to_pylist) else list(column)
-
-
-def _is_ndarray(value: Any) -> bool:
-    return type(value).__module__ == "numpy" and hasattr(value, "ndim")
 
 
 def _append(table: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
