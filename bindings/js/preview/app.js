@@ -72,6 +72,12 @@ let locked = false;
 let lineBreak = /** @type {"\n" | "\r\n"} */ ("\n");
 /** What the view judges after the first edit of a document from bytes. */
 let afterEdit = "";
+/** The text of the document last loaded (the example, a file, an entry, a
+ * link): the editor holds edits when its text differs. */
+let loaded = "";
+
+/** Whether the editor holds edits of the document last loaded. */
+const hasEdits = () => Boolean(editor) && !fromBytes && editor.state.doc.toString() !== loaded;
 
 /**
  * The text as the editor holds it: CodeMirror splits lines at CRLF, CR and
@@ -138,6 +144,7 @@ function setDoc(text, { bytes = null, json = false, fresh = false, lock = false,
     replacing = false;
   }
   lockEditor(lock && fromBytes);
+  loaded = doc;
   docChanged();
   return gen;
 }
@@ -292,6 +299,53 @@ stepInput.addEventListener("input", () => {
   view.step = Number(stepInput.value);
   $("step-label").textContent = `${view.step} / ${view.stepCount}`;
 });
+// A step let go of is an address (back and forward return to it).
+stepInput.addEventListener("change", () => pushAddress());
+
+// ---- finding things: in the prompt, a step ------------------------------------
+
+const find = /** @type {HTMLInputElement} */ ($("find"));
+let findTimer = 0;
+find.addEventListener("input", () => {
+  clearTimeout(findTimer);
+  findTimer = window.setTimeout(() => view.search(find.value), 150);
+});
+find.addEventListener("keydown", (e) => {
+  if (e.key !== "Enter") return;
+  e.preventDefault();
+  clearTimeout(findTimer);
+  if (view.searchState.query !== find.value) view.search(find.value);
+  else view.nextHit(e.shiftKey ? -1 : 1);
+});
+$("find-next").addEventListener("click", () => view.nextHit(1));
+$("find-prev").addEventListener("click", () => view.nextHit(-1));
+view.addEventListener("polyloop-search", () => showFindCount());
+/** "k of n" for the search in the prompt. */
+function showFindCount() {
+  const { query, count, current } = view.searchState;
+  $("find-count").textContent = !query ? "" : count ? `${fmt.format(current + 1)} of ${fmt.format(count)}` : "no match";
+}
+
+const gotoStep = /** @type {HTMLInputElement} */ ($("goto-step"));
+gotoStep.addEventListener("keydown", (e) => {
+  if (e.key !== "Enter") return;
+  e.preventDefault();
+  goToStep(Number(gotoStep.value));
+});
+gotoStep.addEventListener("change", () => goToStep(Number(gotoStep.value)));
+/** Scrolls the prompt to step k (1-based), or says why it cannot. @param {number} k */
+function goToStep(k) {
+  const note = $("goto-note");
+  if (view.goToStep(k)) {
+    note.textContent = "";
+    return;
+  }
+  const n = view.stepCount ?? 0;
+  note.textContent =
+    !Number.isInteger(k) || k < 1 || k > n
+      ? `no step ${gotoStep.value || "?"}: this request has ${plural(n, "step")}`
+      : `step ${k} is not shown: the step slider is at ${view.step}`;
+}
 
 // ---- files: picker and drag-and-drop ----------------------------------------
 
@@ -436,6 +490,7 @@ async function openFile(file, opts = {}) {
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
   const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
   await loadPicked(0, opened);
+  pushAddress();
   // One request read from lines that are each an object: the CLI's reading
   // (one JSON text), and the other one offered.
   $("as-lines").hidden = !(requests.length === 1 && requests[0].raw && !opts.lines && looksLikeLines(bytes));
@@ -457,7 +512,7 @@ const browser = new EntryBrowser(
     errors: /** @type {HTMLInputElement} */ ($("browser-errors")),
     count: $("browser-count"),
   },
-  (k) => loadPicked(k),
+  (k) => loadPicked(k).then(() => pushAddress()),
 );
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
@@ -766,6 +821,96 @@ $("theme").addEventListener("click", () => {
 });
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => applyTheme(document.documentElement.dataset.theme ?? "auto"));
 
+// ---- the address: a share link, an entry and a step ------------------------------
+
+/** Set while the page follows the address (no new history entry then). */
+let following = false;
+
+/**
+ * The address of what is shown: `#entry=L` (line L of the open file, with
+ * two or more entries) and `&step=K` (the step slider). Pushed as a history
+ * entry, so back and forward return to it.
+ */
+function pushAddress() {
+  if (following) return;
+  const parts = [];
+  if (fileRequests.length > 1 && pickedRequest?.line) parts.push(`entry=${pickedRequest.line}`);
+  if (byStep.checked && view.step !== null) parts.push(`step=${view.step}`);
+  const hash = parts.length ? `#${parts.join("&")}` : "";
+  if (hash === location.hash) return;
+  history.pushState(null, "", `${location.pathname}${location.search}${hash}`);
+}
+
+/** Asks before replacing the editor's edits; whether to go on. */
+function askToReplace() {
+  const d = /** @type {HTMLDialogElement} */ ($("confirm-link"));
+  d.returnValue = "";
+  d.showModal();
+  return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "open"), { once: true }));
+}
+
+/** Drops the address's fragment (the page shows what it names no more). */
+const dropHash = () => history.replaceState(null, "", location.pathname + location.search);
+
+/**
+ * Follows the address: a share link (`#req=`, after asking when the editor
+ * holds edits), or an entry and step of the open file.
+ */
+async function followAddress() {
+  if (!editor) return;
+  if (location.hash.startsWith("#req=")) {
+    const shared = await fromShareLink();
+    if (shared === null) return dropHash();
+    if (hasEdits() && editorText(shared) !== editor.state.doc.toString() && !(await askToReplace())) {
+      dropHash();
+      notice("Kept your edits; the share link was not opened (paste it again to open it).");
+      return;
+    }
+    dropHash();
+    fileRequests = [];
+    browser.open([], () => {});
+    $("editor-title").textContent = "Request";
+    setDoc(shared, { fresh: true });
+    notice("Loaded the request from the share link.");
+    return;
+  }
+  const params = new URLSearchParams(location.hash.slice(1));
+  const line = params.get("entry");
+  const step = params.get("step");
+  following = true;
+  try {
+    if (line !== null) {
+      const k = fileRequests.findIndex((r) => String(r.line) === line);
+      if (k < 0 || fileRequests.length < 2) {
+        notice(`This address names entry (line) ${line} of a file that is not open here: open the file first.`, "bad");
+        return;
+      }
+      if (k !== browser.selected) {
+        browser.select(k);
+        await loadPicked(k);
+      }
+    }
+    if (step !== null) {
+      if (!byStep.checked) {
+        byStep.checked = true;
+        view.trajectory = true;
+      }
+      view.step = Number(step);
+      stepInput.value = step;
+      syncSteps();
+    } else if (byStep.checked && line !== null) {
+      byStep.checked = false;
+      view.step = null;
+      view.trajectory = false;
+      syncSteps();
+    }
+  } finally {
+    following = false;
+  }
+}
+window.addEventListener("popstate", () => followAddress());
+window.addEventListener("hashchange", () => followAddress());
+
 // ---- start -------------------------------------------------------------------
 
 /** @type {{asm: any, firstPainted: number | null}} */
@@ -777,9 +922,16 @@ async function main() {
   const stored = localStorage.getItem(STORE_KEY);
   example = await loadExample();
   let text = example;
-  if (shared !== null) {
+  loaded = editorText(example);
+  const savedEdits = stored !== null && stored !== example && stored !== shared;
+  if (shared !== null && savedEdits && !(await askToReplace())) {
+    text = stored;
+    dropHash();
+    notice("Kept your saved edits; the share link was not opened (open it again to be asked again).");
+  } else if (shared !== null) {
     text = shared;
-    history.replaceState(null, "", location.pathname + location.search);
+    loaded = editorText(shared);
+    dropHash();
     notice("Loaded the request from the share link.");
   } else if (stored !== null) {
     text = stored;

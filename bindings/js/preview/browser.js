@@ -24,6 +24,7 @@ export function sizeText(n) {
  * @property {number} size its size in bytes
  * @property {Uint8Array} raw its bytes (judged by the module)
  * @property {string} [text] its text, for the search
+ * @property {string} [find] its text with JSON's escapes decoded (searchText)
  * @property {string | null} [code] the module's verdict: "ok", an error code, null while pending
  * @property {number} [steps] its number of steps, -1 when unknown
  */
@@ -54,7 +55,7 @@ export class EntryBrowser {
       onChange: () => this.paint(),
     });
     this.unmount = this.virtualizer._didMount();
-    ui.search.addEventListener("input", () => this.refilterSoon(120));
+    ui.search.addEventListener("input", () => this.refilterSoon(60));
     ui.errors.addEventListener("change", () => this.refilter());
     ui.rows.addEventListener("click", (e) => {
       const el = /** @type {HTMLElement} */ (e.target).closest?.("[data-entry]");
@@ -81,11 +82,26 @@ export class EntryBrowser {
     this.ui.list.scrollTop = 0;
     this.refilter();
     this.paintedAt = performance.now();
+    this.prepareSearch(entries);
     if (entries.length > 1)
       judge(
         entries.map((e) => e.raw),
         (p) => this.onVerdicts(p),
       );
+  }
+
+  /** @private Decodes the entries' texts for the search in the background,
+   * in slices of a few milliseconds, so the first search is as quick as the
+   * next. @param {Entry[]} entries */
+  prepareSearch(entries) {
+    let k = 0;
+    const slice = () => {
+      if (this.entries !== entries) return;
+      const t0 = performance.now();
+      for (; k < entries.length && performance.now() - t0 < 8; k++) if (entries[k].text !== undefined) searchText(entries[k]);
+      if (k < entries.length) setTimeout(slice, 0);
+    };
+    if (entries.length > 1) setTimeout(slice, 0);
   }
 
   /** @private Verdicts of a slice of entries arrived. */
@@ -118,15 +134,19 @@ export class EntryBrowser {
 
   /** @private Recomputes the entries shown from the search and the filter. */
   refilter() {
+    const t0 = performance.now();
     const q = this.ui.search.value.trim();
     const errorsOnly = this.ui.errors.checked;
+    const match = q ? matcher(q) : null;
     const out = [];
     for (let k = 0; k < this.entries.length; k++) {
       const e = this.entries[k];
       if (errorsOnly && (e.code == null || e.code === "ok")) continue;
-      if (q && !matches(e, q)) continue;
+      if (match && !match(e)) continue;
       out.push(k);
     }
+    /** How long the last search and filter took (ms), for the benchmark. */
+    this.filterMs = performance.now() - t0;
     this.shown = Int32Array.from(out);
     this.cache.clear();
     this.ui.rows.replaceChildren();
@@ -191,11 +211,19 @@ export class EntryBrowser {
 
   /** Picks entry k (shown or not): marks it and opens it. @param {number} k */
   pick(k) {
-    if (k < 0 || k >= this.entries.length) return;
+    if (this.select(k)) this.onPick(k);
+  }
+
+  /** Marks entry k as the one picked (scrolled into view when shown),
+   * without opening it; whether there is one. @param {number} k */
+  select(k) {
+    if (k < 0 || k >= this.entries.length) return false;
     this.selected = k;
     for (const el of this.cache.values()) el.setAttribute("aria-selected", String(Number(el.getAttribute("data-entry")) === k));
     this.ui.list.setAttribute("aria-activedescendant", `entry-${k}`);
-    this.onPick(k);
+    const row = this.shown.indexOf(k);
+    if (row >= 0) this.virtualizer.scrollToIndex(row, { align: "auto" });
+    return true;
   }
 
   /** @private Arrow keys, Home and End move the pick among the shown entries. */
@@ -214,12 +242,43 @@ export class EntryBrowser {
   }
 }
 
-/** Whether entry e matches the search q: its line number, its verdict, or
- * a part of its text. @param {Entry} e @param {string} q */
-function matches(e, q) {
-  if (/^\d+$/.test(q) && String(e.line) === q) return true;
-  if (e.code && e.code.includes(q)) return true;
-  return e.text !== undefined && e.text.includes(q);
+/** `s` as a regular expression matching itself. @param {string} s */
+export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The search q as a test of an entry: its line number, its verdict, or a
+ * part of its decoded text, ignoring case (`Süd` finds `S\u00fcd`, which
+ * Python's json.dumps writes; `süd` finds `Süd`).
+ * @param {string} q
+ * @returns {(e: Entry) => boolean}
+ */
+export function matcher(q) {
+  const re = new RegExp(escapeRegExp(q), "iu");
+  const line = /^\d+$/.test(q) ? q : null;
+  const lower = q.toLowerCase();
+  return (e) => {
+    if (line !== null && String(e.line) === line) return true;
+    if (e.code && e.code.toLowerCase().includes(lower)) return true;
+    return e.text !== undefined && re.test(searchText(e));
+  };
+}
+
+/** JSON's escapes in string literals: `\uXXXX` (surrogate pairs too, as
+ * two units), `\n`, `\"`… */
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g;
+const SIMPLE = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+
+/**
+ * The text of an entry as it reads: its JSON text with the escapes of its
+ * strings decoded (computed once; the text itself when it has none).
+ * @param {Entry} e
+ */
+export function searchText(e) {
+  if (e.find === undefined) {
+    const t = /** @type {string} */ (e.text);
+    e.find = t.includes("\\") ? t.replace(ESCAPE, (_m, hex, c) => (hex ? String.fromCharCode(parseInt(hex, 16)) : SIMPLE[c])) : t;
+  }
+  return e.find;
 }
 
 /** @param {string} cls @param {string} text */

@@ -25,6 +25,9 @@ import { CSS } from "./styles.js";
 import { blockText } from "./columns.js";
 import { INVISIBLE_RANGES } from "./binding.js";
 
+/** The most hits a search marks. */
+export const MAX_HITS = 10_000;
+
 /** Texts longer than this (UTF-16 units) or with more lines are collapsed. */
 export const COLLAPSE_CHARS = 1200;
 export const COLLAPSE_LINES = 14;
@@ -145,6 +148,41 @@ function textBlock(text) {
   return pre;
 }
 
+/**
+ * Wraps the search hits `ranges` ([from, to, current] in UTF-16 positions
+ * of the block's text) in `<mark>`: only the plain text nodes of the block
+ * are split (a marked invisible character keeps its marker); the text stays
+ * the same.
+ * @param {HTMLElement} pre @param {[number, number, boolean][]} ranges ascending
+ */
+export function markHits(pre, ranges) {
+  if (!ranges.length) return;
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  /** @type {[Text, number][]} */
+  const nodes = [];
+  let at = 0;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    nodes.push([/** @type {Text} */ (n), at]);
+    at += /** @type {Text} */ (n).data.length;
+  }
+  for (let k = nodes.length - 1; k >= 0; k--) {
+    const [node, start] = nodes[k];
+    if (node.parentNode !== pre) continue;
+    const end = start + node.data.length;
+    for (let r = ranges.length - 1; r >= 0; r--) {
+      const [from, to, current] = ranges[r];
+      if (to <= start || from >= end) continue;
+      const a = Math.max(from, start) - start;
+      const b = Math.min(to, end) - start;
+      node.splitText(b);
+      const hit = node.splitText(a);
+      const mark = h("mark", { class: current ? "hit current" : "hit" });
+      hit.replaceWith(mark);
+      mark.append(hit);
+    }
+  }
+}
+
 /** The first lines of a long text, cut at COLLAPSE_CHARS / COLLAPSE_LINES. */
 function collapsed(text) {
   let cut = Math.min(text.length, COLLAPSE_CHARS);
@@ -246,6 +284,11 @@ export class PromptView extends ElementBase {
     /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.verdictJob = null;
     /** @private */ this.painting = false;
     /** @private the result whose invisible characters hiddenCounts holds @type {View | null} */ this.hiddenOf = null;
+    /** @private the search's text ("" for none) */ this.queryText = "";
+    /** @private @type {{message: number, block: number, from: number, to: number}[]} the search's hits, in order */ this.hits = [];
+    /** @private @type {Map<number, number[]>} message → indexes into hits */ this.hitsByMessage = new Map();
+    /** @private the current hit, -1 for none */ this.hit = -1;
+    /** @private the result and limit the hits are of */ this.hitsOf = "";
     /** @private @type {Map<number, {count: number, tags: number}>} */ this.hiddenCounts = new Map();
     /** @private */ this.repaint = false;
   }
@@ -413,9 +456,9 @@ export class PromptView extends ElementBase {
     this.post({ type: "trajectory", on: this._trajectory });
   }
 
-  /** Number of steps of the request (known once assembled in trajectory mode). */
+  /** Number of steps of the request shown (null before a result). */
   get stepCount() {
-    return this.trajectoryInfo?.steps ?? null;
+    return this.trajectoryInfo?.steps ?? this.view?.steps ?? null;
   }
 
   /** The generation of the newest request sent, and of the one shown. */
@@ -488,6 +531,96 @@ export class PromptView extends ElementBase {
     if (i >= this.limit() || this.rows.indexOf(i) < 0) return false;
     this.scrollToMessage(i);
     return true;
+  }
+
+  /**
+   * Searches the messages shown (decoded text, case ignored: `süd` finds
+   * `SÜD`), marks every hit, and goes to the first (scrolled to, its
+   * message expanded when the hit is past the fold). The hits follow new
+   * results until the search is cleared (""). Fires `polyloop-search`.
+   * @param {string} query
+   * @returns {number} the number of hits (at most MAX_HITS)
+   */
+  search(query) {
+    this.queryText = query;
+    this.findHits();
+    if (this.hits.length) this.showHit(0);
+    else this.repaintRows();
+    return this.hits.length;
+  }
+
+  /** Goes to the next hit (`dir` 1) or the previous one (-1), wrapping.
+   * @param {1 | -1} [dir] */
+  nextHit(dir = 1) {
+    const n = this.hits.length;
+    if (n) this.showHit((((this.hit + dir) % n) + n) % n);
+  }
+
+  /** The search: its text, the number of hits, the current one (0-based,
+   * -1 for none) and the message it is in. */
+  get searchState() {
+    const h = this.hits[this.hit];
+    return { query: this.queryText, count: this.hits.length, current: this.hit, message: h ? h.message : -1 };
+  }
+
+  /** @private Finds the hits of the search in the messages shown. */
+  findHits() {
+    const v = this.view;
+    this.hits = [];
+    this.hitsByMessage = new Map();
+    this.hitsOf = v ? `${this.shownGen}:${this.limit()}` : "";
+    if (!v || !this.queryText) {
+      this.hit = -1;
+      return;
+    }
+    const re = new RegExp(this.queryText.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "giu");
+    const lim = this.limit();
+    for (let i = 0; i < lim && this.hits.length < MAX_HITS; i++) {
+      for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) {
+        const text = blockText(/** @type {any} */ (v), b);
+        re.lastIndex = 0;
+        for (let m = re.exec(text); m && this.hits.length < MAX_HITS; m = re.exec(text)) {
+          const list = this.hitsByMessage.get(i) ?? [];
+          list.push(this.hits.length);
+          this.hitsByMessage.set(i, list);
+          this.hits.push({ message: i, block: b - v.blockStart[i], from: m.index, to: m.index + m[0].length });
+        }
+      }
+    }
+    this.hit = Math.min(this.hit, this.hits.length - 1);
+    if (this.hit < 0 && this.hits.length) this.hit = 0;
+  }
+
+  /** @private Makes hit k the current one and goes to it. */
+  showHit(k) {
+    const hit = this.hits[k];
+    if (!hit) return;
+    this.hit = k;
+    const text = /** @type {string[]} */ (this.messageTexts(hit.message))[hit.block];
+    const cut = collapsed(text);
+    if (cut !== null && hit.to > cut.length) this.expanded.add(hit.message);
+    const folded = this.collapsedSegs.has(this.segOf(hit.message));
+    if (folded) this.collapsedSegs.delete(this.segOf(hit.message));
+    if (folded) this.render();
+    else this.repaintRows();
+    this.scrollToMessage(hit.message);
+    // Then the hit itself into view (a long message's hit may be far below its start).
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => {
+        const row = this.rowCache.get(this.rows.indexOf(hit.message));
+        row?.querySelector("mark.hit.current")?.scrollIntoView({ block: "center" });
+        this.emit("polyloop-search", this.searchState);
+      }),
+    );
+  }
+
+  /** @private Puts every row in view again (their marks changed). */
+  repaintRows() {
+    this.rowCache.clear();
+    this.ui.rows.replaceChildren();
+    this.virtualizer.setOptions({ ...this.virtualizer.options, getItemKey: this.rowKeys() });
+    this.virtualizer._willUpdate();
+    this.paintRows();
   }
 
   /** The texts of message `i`'s blocks (for tests and tools). */
@@ -753,6 +886,13 @@ export class PromptView extends ElementBase {
     const v = this.view;
     if (!v) return;
     const lim = this.limit();
+    if (this.queryText && this.hitsOf !== `${this.shownGen}:${lim}`) {
+      this.findHits();
+      this.hitsOf = `${this.shownGen}:${lim}`;
+      this.rowCache.clear();
+      this.ui.rows.replaceChildren();
+      this.emit("polyloop-search", this.searchState);
+    }
     const rows = [];
     for (let s = 0; s < 4; s++) {
       rows.push(-1 - s);
@@ -880,11 +1020,23 @@ export class PromptView extends ElementBase {
     const open = this.expanded.has(i);
     const blocks = [];
     let long = false;
-    for (const text of texts) {
+    const hitsHere = this.hitsByMessage.get(i);
+    texts.forEach((text, b) => {
       const cut = open ? null : collapsed(text);
       if (cut !== null) long = true;
-      blocks.push(textBlock(cut ?? text));
-    }
+      const block = textBlock(cut ?? text);
+      if (hitsHere) {
+        const shownLength = (cut ?? text).length;
+        /** @type {[number, number, boolean][]} */
+        const ranges = [];
+        for (const k of hitsHere) {
+          const hit = this.hits[k];
+          if (hit.block === b && hit.to <= shownLength) ranges.push([hit.from, hit.to, k === this.hit]);
+        }
+        markHits(block, ranges);
+      }
+      blocks.push(block);
+    });
     const anyLong = open || long;
     const hidden = this.invisibleIn(i, texts);
     const el = h(

@@ -1,6 +1,6 @@
 // Types of `@polyloop/assembly/preview`: the <polyloop-prompt-view> element.
 
-import type { Comparison } from "@polyloop/assembly";
+import type { AssembleRequest, Comparison } from "@polyloop/assembly";
 
 /** One side of {@link PromptView.compare}: JSON text, the bytes of JSON text, msgpack bytes, or the element's request as it stands. */
 export type CompareSide =
@@ -26,7 +26,7 @@ export interface PromptViewResult {
   stale: boolean;
   /** milliseconds the worker spent assembling */
   ms: number;
-  /** steps of the request, once known (trajectory mode), else null */
+  /** steps of the request */
   stepCount: number | null;
 }
 
@@ -54,6 +54,18 @@ export interface PromptViewLocate extends TextRange {
   path: string;
 }
 
+/** `detail` of `polyloop-search` (and {@link PromptView.searchState}). */
+export interface PromptViewSearch {
+  query: string;
+  count: number;
+  /** the current hit, 0-based; -1 for none */
+  current: number;
+  /** the message of the current hit; -1 for none */
+  message: number;
+}
+
+/** The most hits a search marks. */
+export declare const MAX_HITS: number;
 /** Texts longer than this many UTF-16 units are collapsed (with a button to expand). */
 export declare const COLLAPSE_CHARS: number;
 /** Texts with more lines than this are collapsed. */
@@ -75,7 +87,7 @@ export declare const COLLAPSE_LINES: number;
  */
 export declare class PromptView extends HTMLElement {
   /** The request: an object (encoded by the binding), JSON text (judged by the module as the CLI judges it) or msgpack bytes. */
-  request: object | string | Uint8Array | undefined;
+  request: AssembleRequest | string | Uint8Array | undefined;
   /**
    * Sets the request as JSON text; returns the generation its result will carry.
    * `fresh`: a new document (nothing of the one before stays shown).
@@ -93,11 +105,23 @@ export declare class PromptView extends HTMLElement {
   verdicts(items: Uint8Array[], onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
-  /** Show the prompt as sent after `step` completed steps (built with the incremental prompt); null: the whole request. */
+  /** Show the prompt as sent after `step` completed steps (the first step_start[step] messages, docs/SPEC.md §7.8); null: the whole request. */
   step: number | null;
-  /** Whether the prompt is also built step by step (set by `step`). */
+  /** Whether the step slider's mode is on (set by `step`). */
   trajectory: boolean;
+  /** Steps of the request shown (null before a result). */
   readonly stepCount: number | null;
+  /** Scrolls to step `k` (1-based: `steps[k - 1]`); false when there is no such step shown. */
+  goToStep(k: number): boolean;
+  /**
+   * Searches the messages shown (decoded text, any case), marks every hit and goes to the first (its message expanded when
+   * the hit is past the fold); the hits follow new results until cleared with "". Returns the number of hits (at most MAX_HITS).
+   */
+  search(query: string): number;
+  /** Goes to the next hit (1) or the previous one (-1), wrapping. */
+  nextHit(dir?: 1 | -1): void;
+  /** The search: its text, its number of hits, the current one (-1: none) and the message it is in. */
+  readonly searchState: PromptViewSearch;
   readonly generation: number;
   readonly shownGeneration: number;
   /** "empty" | "loading" | "ok" | "stale" (an older prompt shown: the request does not parse or is rejected) | "error" */
@@ -129,5 +153,6 @@ declare global {
     "polyloop-error": CustomEvent<PromptViewError>;
     "polyloop-rendered": CustomEvent<{ gen: number }>;
     "polyloop-locate": CustomEvent<PromptViewLocate>;
+    "polyloop-search": CustomEvent<PromptViewSearch>;
   }
 }

@@ -6,4 +6,4 @@
  * @module
  */
 
-export { PromptView, definePromptView, COLLAPSE_CHARS, COLLAPSE_LINES } from "./element.js";
+export { PromptView, definePromptView, COLLAPSE_CHARS, COLLAPSE_LINES, MAX_HITS } from "./element.js";

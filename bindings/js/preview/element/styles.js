@@ -97,6 +97,8 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .block .cp::before { content: attr(data-cp); display: inline-block; margin: 0 1px; padding: 0 3px; border: 1px solid var(--pv-bad); border-radius: 3px; font: 600 10px/1.3 var(--pv-sans); color: var(--pv-bad); background: var(--pv-bad-bg); vertical-align: 1px; }
 .block .cp.tag::before { white-space: pre-wrap; font-family: var(--pv-mono); }
 .badge.hidden { color: var(--pv-bad); background: var(--pv-bad-bg); border: 1px solid var(--pv-bad); }
+.block mark.hit { background: var(--pv-mark); color: inherit; border-radius: 2px; }
+.block mark.hit.current { outline: 2px solid var(--pv-run); }
 .more { margin: 0 10px 6px; }
 .msg.seg-run { border-left-color: var(--pv-run); background: var(--pv-run-bg); }
 .msg.seg-injection { border-left-color: var(--pv-injection); background: var(--pv-injection-bg); }

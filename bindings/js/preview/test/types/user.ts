@@ -18,3 +18,12 @@ void view.compare(side, { kind: "text", text: "[]" }).then((r) => {
   const answer: Comparison | null = "answer" in r ? r.answer : null;
   console.log(answer?.identical, COLLAPSE_CHARS, View.name);
 });
+// The request is the binding's AssembleRequest, not any object.
+// @ts-expect-error steps is a list of steps
+view.request = { observation_template: "{observation}", steps: 3 };
+view.setText("{}", { lineBreak: "\r\n" });
+const hits: number = view.search("süd");
+view.nextHit(-1);
+view.addEventListener("polyloop-search", (e) => console.log(e.detail.count, e.detail.current, view.searchState.message, hits));
+const moved: boolean = view.goToStep(3);
+console.log(moved, view.stepCount ?? 0);
