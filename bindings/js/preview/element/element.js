@@ -238,6 +238,9 @@ let nextClient = 1;
 
 export class PromptView extends ElementBase {
   static observedAttributes = ["request", "step", "theme"];
+  /** Where the worker and the module are, unless attributes say (definePromptView).
+   * @type {{workerUrl?: string | URL, wasmUrl?: string | URL}} */
+  static urls = {};
 
   constructor() {
     super();
@@ -638,21 +641,30 @@ export class PromptView extends ElementBase {
    * (started by the first element that needs it). */
   ensureWorker() {
     if (this.worker) return this.worker;
-    const custom = this.getAttribute("worker-url");
-    const wasm = this.getAttribute("wasm-url");
+    const defaults = /** @type {typeof PromptView} */ (this.constructor).urls ?? {};
+    const custom = this.getAttribute("worker-url") ?? (defaults.workerUrl === undefined ? null : String(defaults.workerUrl));
+    const wasm = this.getAttribute("wasm-url") ?? (defaults.wasmUrl === undefined ? null : String(defaults.wasmUrl));
     const wasmUrl = wasm === null ? undefined : new URL(wasm, document.baseURI).href;
     const key = `${custom ?? ""}\n${wasmUrl ?? ""}`;
     let entry = workers.get(key);
     if (!entry) {
-      const w = custom ? new Worker(custom, { type: "module" }) : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      const workerUrl = custom ? new URL(custom, document.baseURI) : new URL("./worker.js", import.meta.url);
+      const w = new Worker(workerUrl, { type: "module" });
       const clients = new Map();
+      let started = false;
       w.onmessage = (ev) => {
         const m = ev.data;
+        if (m.type === "ready") started = true;
         if (m.view === undefined) for (const el of clients.values()) el.onWorker(m);
         else clients.get(m.view)?.onWorker(m);
       };
       w.onerror = (ev) => {
-        for (const el of clients.values()) el.fatal(`the assembly worker failed: ${ev.message ?? "unknown error"}`);
+        // Before it answered, the worker did not load (most often: a bundle
+        // without the element's worker.js, which esbuild does not emit).
+        const [code, message] = started
+          ? ["internal", `the assembly worker failed: ${ev.message ?? "unknown error"}`]
+          : ["worker_failed", workerFailed(workerUrl.href, ev.message)];
+        for (const el of clients.values()) el.fatal(message, code);
       };
       w.postMessage({ type: "init", wasmUrl });
       entry = { worker: w, clients };
@@ -725,8 +737,8 @@ export class PromptView extends ElementBase {
   }
 
   /** @private */
-  fatal(message) {
-    this.lastError = { code: "internal", path: "", message, location: null, syntax: false, template: null };
+  fatal(message, code = "internal") {
+    this.lastError = { code, path: "", message, location: null, syntax: false, template: null };
     this.setState(this.view ? "stale" : "error");
     this.renderError();
     this.emit("polyloop-error", { gen: this.gen, ...this.lastError });
@@ -1376,6 +1388,18 @@ export class PromptView extends ElementBase {
   }
 }
 
+/**
+ * The message of `worker_failed`: the element's worker did not load.
+ * @param {string} url @param {string | undefined} detail
+ */
+export function workerFailed(url, detail) {
+  return (
+    `the prompt view's worker did not start from ${url}${detail ? ` (${detail})` : ""}: serve the element's worker ` +
+    `(preview/element/worker.js of @polyloop/assembly, bundled) and give its URL with the worker-url attribute or ` +
+    `definePromptView(name, { workerUrl, wasmUrl }) (docs/PREVIEW.md, "Bundlers": esbuild does not emit it by itself)`
+  );
+}
+
 /** Bytes of JSON text given as the request (setJSONBytes). */
 class JsonBytes {
   /** @param {Uint8Array} bytes */
@@ -1386,12 +1410,22 @@ class JsonBytes {
 
 /**
  * Registers the element (once) as `name` (default `polyloop-prompt-view`).
+ * `urls`: where its worker and the module are when a bundler does not emit
+ * them (esbuild): `workerUrl` (the element's worker.js, bundled), `wasmUrl`
+ * (assembly.wasm); the `worker-url` and `wasm-url` attributes override them.
  * Needs a DOM (custom elements): in Node it throws an Error saying so.
  * @param {string} [name]
+ * @param {{workerUrl?: string | URL, wasmUrl?: string | URL}} [urls]
  */
-export function definePromptView(name = "polyloop-prompt-view") {
+export function definePromptView(name = "polyloop-prompt-view", urls = {}) {
   if (typeof customElements === "undefined" || globalThis.HTMLElement === undefined)
     throw new Error("definePromptView needs a browser DOM (customElements); importing @polyloop/assembly/preview elsewhere is safe");
-  if (!customElements.get(name)) customElements.define(name, class extends PromptView {});
+  if (!customElements.get(name))
+    customElements.define(
+      name,
+      class extends PromptView {
+        static urls = { ...urls };
+      },
+    );
   return customElements.get(name);
 }

@@ -33,7 +33,8 @@ export interface PromptViewResult {
 /** `detail` of `polyloop-error` (and {@link PromptView.error}). */
 export interface PromptViewError {
   gen: number;
-  /** a wire error code (docs/SPEC.md §6), e.g. `invalid_template`, `malformed_request` */
+  /** a wire error code (docs/SPEC.md §6), e.g. `invalid_template`, `malformed_request`; or `worker_failed`: the element's worker
+   * did not load (its message names the URL and what to do: the `worker-url` attribute, docs/PREVIEW.md "Bundlers") */
   code: string;
   /** the offending value, e.g. `steps[3].observation`; "" for the whole request */
   path: string;
@@ -141,8 +142,12 @@ export declare class PromptView extends HTMLElement {
   terminate(): void;
 }
 
-/** Registers the element as `name` (default `polyloop-prompt-view`) once; returns its class. */
-export declare function definePromptView(name?: string): typeof PromptView;
+/**
+ * Registers the element as `name` (default `polyloop-prompt-view`) once; returns its class. `urls`: where the element's worker
+ * (preview/element/worker.js, bundled) and assembly.wasm are when a bundler does not emit them (esbuild); the `worker-url` and
+ * `wasm-url` attributes override them. A worker that does not load is a `polyloop-error` with code `worker_failed`.
+ */
+export declare function definePromptView(name?: string, urls?: { workerUrl?: string | URL; wasmUrl?: string | URL }): typeof PromptView;
 
 declare global {
   interface HTMLElementTagNameMap {
