@@ -648,8 +648,11 @@ export class PromptView extends ElementBase {
     const key = `${custom ?? ""}\n${wasmUrl ?? ""}`;
     let entry = workers.get(key);
     if (!entry) {
+      // The default in the form bundlers recognise (Vite emits the worker).
+      const w = custom
+        ? new Worker(new URL(custom, document.baseURI), { type: "module" })
+        : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
       const workerUrl = custom ? new URL(custom, document.baseURI) : new URL("./worker.js", import.meta.url);
-      const w = new Worker(workerUrl, { type: "module" });
       const clients = new Map();
       let started = false;
       w.onmessage = (ev) => {
