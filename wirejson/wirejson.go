@@ -4,9 +4,9 @@
 // decoder gives JSON input the same codes and paths as msgpack input. A
 // repeated key stays repeated (duplicate_key), a lone-surrogate escape or raw
 // invalid UTF-8 becomes invalid UTF-8 inside a str (invalid_utf8), a number
-// with a fraction or exponent, or an integer the wire cannot carry (outside
-// -2^63 .. 2^64-1), becomes a float64 (malformed_request where an int
-// belongs).
+// with a fraction or exponent becomes a float64 (malformed_request where an
+// int belongs), and an integer the wire cannot carry (outside -2^63 ..
+// 2^64-1) ext 3 holding its text (an int beyond 64 bits, the core says).
 //
 // Only JSON syntax errors are judged here. Nesting depth is not, and it
 // costs little: the reader keeps its own stack (no recursion), writes the
@@ -36,6 +36,7 @@ import (
 	"github.com/polyloop/assembly/core/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // ErrTextTooLarge is ToMsgpack's answer to a text over 4 GiB − 1 bytes, more
@@ -544,12 +545,33 @@ func (p *parser) number() error {
 			p.out = msgp.AppendUint64(p.out, v)
 			return nil
 		}
+		// An integer the wire cannot carry: ext 3 (abi.ExtBigInt) holding
+		// its text as written, which the core names an int beyond 64 bits,
+		// as the Python binding writes such an int.
+		p.out = appendExt(p.out, abi.ExtBigInt, p.src[start:p.i])
+		return nil
 	}
-	// A fraction, an exponent or an integer the wire cannot carry: a
-	// float64, correctly rounded (±Inf beyond its range).
+	// A fraction or an exponent: a float64, correctly rounded (±Inf
+	// beyond its range).
 	f, _ := strconv.ParseFloat(text, 64)
 	p.out = msgp.AppendFloat64(p.out, f)
 	return nil
+}
+
+// appendExt appends the ext value of type typ holding data, in the shortest
+// form msgp writes.
+func appendExt(b []byte, typ int8, data []byte) []byte {
+	switch n := len(data); {
+	case n == 1 || n == 2 || n == 4 || n == 8 || n == 16:
+		b = append(b, map[int]byte{1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8}[n], byte(typ))
+	case n < 256:
+		b = append(b, 0xc7, byte(n), byte(typ))
+	case n < 65536:
+		b = append(b, 0xc8, byte(n>>8), byte(n), byte(typ))
+	default:
+		b = append(b, 0xc9, byte(n>>24), byte(n>>16), byte(n>>8), byte(n), byte(typ))
+	}
+	return append(b, data...)
 }
 
 // appendStrHeader appends the shortest msgpack str header for n bytes.

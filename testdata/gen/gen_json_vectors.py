@@ -8,7 +8,8 @@ The oracle is independent of the Go JSON reader (wirejson):
    the hooks below see every value), with
    - ``object_pairs_hook`` keeping every pair, repeated keys included;
    - ``parse_int`` keeping integers the wire carries (-2**63 .. 2**64-1) and
-     marking the others as a float64 (the wire has no bigger integer);
+     writing the others as ext 3 with their decimal text as written (the wire
+     has no bigger integer; the core says "an int beyond 64 bits");
    - ``parse_float`` marking every number with a fraction or an exponent as
      a float64 (``1.0`` is a float, as in msgpack);
    - ``parse_constant`` refusing NaN and Infinity (not JSON);
@@ -112,7 +113,7 @@ def _scanstring(s: str, end: int, strict: bool = True) -> tuple[BStr, int]:
 
 def _int(t: str):
     n = int(t)
-    return n if -(1 << 63) <= n < (1 << 64) else R.Float(float(t))
+    return n if -(1 << 63) <= n < (1 << 64) else R.Ext(3, t.encode("ascii"))  # EXT_BIG_INT: its decimal text
 
 
 def _constant(t: str):
@@ -365,7 +366,7 @@ def build() -> Book:
 
     b.file(
         "numbers",
-        "Numbers: a fraction or exponent is a float (malformed where an int belongs); integers up to the wire's range are exact; beyond it a float.",
+        "Numbers: a fraction or exponent is a float (malformed where an int belongs); integers up to the wire's range are exact; beyond it ext 3 (an int beyond 64 bits).",
     )
     for name, v, expect in [
         ("num-v-1-0", "1.0", (MAL, "v")),

@@ -175,7 +175,8 @@ def test_a_missing_private_name_warns_and_takes_the_public_api() -> None:
 
 
 def test_the_module_call_numbers_are_the_binding_s() -> None:
-    """Every Assembler entry point reaches the module as its call number."""
+    """Every Assembler entry point reaches the module as its call number (its words, WORDS_PYTHON, in the
+    bits above: the calls whose errors the binding raises)."""
     asm = pa.Assembler(max_instances=1)
     ops: List[int] = []
     real = asm.pool.call
@@ -190,10 +191,13 @@ def test_the_module_call_numbers_are_the_binding_s() -> None:
     prompt = asm.prompt(STEPPED)
     prompt.add_step("a", "b")
     pa.compare(TINY, TINY, assembler=asm)
-    assert ops == [
+    assert [op & 0xFF for op in ops] == [
         _consts.CALL_ASSEMBLE,
         _consts.CALL_ASSEMBLE_JSON,
         _consts.CALL_PROMPT_START,
         _consts.CALL_ADD_STEP,
         _consts.CALL_COMPARE,
     ]
+    assert all(op & ~0xFF == _consts.WORDS_PYTHON for op in ops)
+    assert asm.assemble_bytes(b"\x90")  # the bytes APIs: the wire's words
+    assert ops[-1] == _consts.CALL_ASSEMBLE

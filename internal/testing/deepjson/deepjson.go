@@ -53,10 +53,20 @@ func Int(v int64) Value {
 	return Value{[]byte(strconv.FormatInt(v, 10)), msgp.AppendInt64(nil, v)}
 }
 
-// Num is a JSON number that msgpack carries as the float64 f (a fraction,
-// an exponent, or an integer beyond 64 bits).
+// Num is a JSON number that msgpack carries as the float64 f (a fraction
+// or an exponent).
 func Num(json string, f float64) Value {
 	return Value{[]byte(json), msgp.AppendFloat64(nil, f)}
+}
+
+// BigInt is a JSON integer beyond 64 bits: ext 3 (abi.ExtBigInt) holding
+// its text, written with the msgp library.
+func BigInt(json string) Value {
+	mp, err := msgp.AppendExtension(nil, &msgp.RawExtension{Type: 3, Data: []byte(json)})
+	if err != nil {
+		panic(err)
+	}
+	return Value{[]byte(json), mp}
 }
 
 // Obj is the object of the members, in order (a repeated key stays).
@@ -96,14 +106,14 @@ func Lit(json string) Value {
 }
 
 // Scalars are the values the chains are made of: integers at each of
-// msgpack's size steps, integers past 64 bits and numbers with fractions or
-// exponents (floats), strings at each header step, escaped, with a lone
+// msgpack's size steps, an integer past 64 bits (ext 3) and numbers with
+// fractions or exponents (floats), strings at each header step, escaped, with a lone
 // surrogate (its three-byte form) or raw invalid UTF-8, the literals, empty
 // and small containers, and an object with a repeated key.
 var Scalars = []Value{
 	Int(0), Int(-1), Int(127), Int(128), Int(65536), Int(-129), Int(-1 << 63),
 	{[]byte("18446744073709551615"), msgp.AppendUint64(nil, 1<<64-1)},
-	Num("18446744073709551616", 18446744073709551616), Num("1.5", 1.5), Num("1e0", 1), Num("-2E-1", -0.2),
+	BigInt("18446744073709551616"), Num("1.5", 1.5), Num("1e0", 1), Num("-2E-1", -0.2),
 	Num("1e400", posInf()), {[]byte("-0"), []byte{0}},
 	Str(""), Str("a"), Str(strings.Repeat("x", 31)), Str(strings.Repeat("y", 32)), Str(strings.Repeat("z", 256)),
 	Str(strings.Repeat("w", 65536)), Esc(`\n\u00e9\ud83d\ude00\/`, "\né😀/"), Esc(`a\ud800`, "a\xed\xa0\x80"),

@@ -48,11 +48,13 @@ def _prepare(op: int, data: BytesLike) -> Prepared:
     return op, data if isinstance(data, bytes) else bytes(data)
 
 
-def _prepare_value(op: int, value: Any, caught: List[BaseException]) -> Prepared:
+def _prepare_value(op: int, value: Any, caught: List[BaseException], words: bool = True) -> Prepared:
     """A Python value encoded for call ``op`` by the codec (unreadable values' exceptions to ``caught``); its
-    messages in a Python user's words (``WORDS_PYTHON``: dict, list, None), as it raises them."""
+    messages in a Python user's words (``WORDS_PYTHON``: dict, list, None), as it raises them, unless the
+    answer's bytes are kept (``words=False``: the wire's, every host's bytes)."""
     try:
-        return _in_python_words(_prepare(op, _codec.encode(value, caught)))
+        prepared = _prepare(op, _codec.encode(value, caught))
+        return _in_python_words(prepared) if words else prepared
     except _codec.EncodeError as e:
         return _host_error(op, "value_too_large", size=e.size, type_name=e.type_name)
 

@@ -197,7 +197,7 @@ def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dic
             return _response_row(assembler, CALL_ASSEMBLE_JSON, assembler.assemble_json_bytes(request), messages)
         if isinstance(request, (bytes, bytearray, memoryview)):
             return _response_row(assembler, CALL_ASSEMBLE, assembler.assemble_bytes(request), messages)
-        answer = assembler._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, []))
+        answer = assembler._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, [], words=False))  # the wire's bytes
         return _response_row(assembler, CALL_ASSEMBLE, answer, messages)
     except AssemblyError as e:  # internal: the instance failed
         return _error_row(e.code, e.path, e.message, None)
