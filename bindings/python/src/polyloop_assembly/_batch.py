@@ -357,8 +357,10 @@ assemble_json_many = cast(
     _many(
         "assemble_json_many",
         """:func:`assemble_many` for requests written as JSON text, each judged as :func:`assemble_json`
-    judges it. The lines of a JSON-lines file can be passed as they are read: the white space around
-    a request is allowed; a blank line is a syntax error in its place (as the command-line tool's ``--batch``).""",
+    judges it. The lines of a JSON-lines file can be passed as they are read from
+    ``open(path, encoding="utf-8", newline="\n")`` or :func:`polyloop_assembly.data.jsonl_lines` (lines end at
+    "\n" alone; a text-mode file's default ends one at a CR): the white space around a request is allowed; a
+    blank line is a syntax error in its place (as the command-line tool's ``--batch``).""",
         lambda asm: (
             CALL_ASSEMBLE_JSON,
             lambda text: (*_in_python_words(_prepare_json(text)), None),
