@@ -958,7 +958,8 @@ async function main() {
   // A page-thread assembler for the console and the tests (the view has its
   // own, in its worker), compiled once the first prompt is on screen.
   const { loadAssembler } = await import("@polyloop/assembly");
-  state.asm = await loadAssembler({ url: new URL("../assembly.wasm", location.href) });
+  // The worker's compiled module: the page compiles it once.
+  state.asm = await loadAssembler({ module: await view.compiledModule() });
 }
 
 /** For tests, the benchmark and the console. */

@@ -504,6 +504,17 @@ export class PromptView extends ElementBase {
     return /** @type {Promise<Uint8Array | null>} */ (this.askResponse(true));
   }
 
+  /** The module as the element's worker compiled it (a WebAssembly.Module):
+   * `loadAssembler({ module })` then builds an assembler on this thread
+   * without compiling it again. @returns {Promise<WebAssembly.Module>} */
+  compiledModule() {
+    const id = ++this.jsonId;
+    return new Promise((resolve) => {
+      this.jsonWaiters.set(id, resolve);
+      this.ensureWorker().postMessage({ type: "module", view: this.client, id });
+    });
+  }
+
   /** @private The worker's copy of the last accepted response: its bytes, or JSON text. */
   askResponse(bytes) {
     const id = ++this.jsonId;
@@ -701,6 +712,11 @@ export class PromptView extends ElementBase {
       this.jsonWaiters.delete(m.id);
       return;
     }
+    if (m.type === "module") {
+      this.jsonWaiters.get(m.id)?.(m.module);
+      this.jsonWaiters.delete(m.id);
+      return;
+    }
     if (m.type === "verdicts") {
       if (this.verdictJob?.id === m.id) this.verdictJob.onProgress(m);
       return;
@@ -778,6 +794,7 @@ export class PromptView extends ElementBase {
     const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests", digestNote), h("table", {}, digestBody));
     root.append(bar, banner, error, cache, list, digests);
     list.addEventListener("keydown", (e) => this.onKey(e));
+    list.addEventListener("copy", (e) => this.onCopy(/** @type {ClipboardEvent} */ (e)));
     rows.addEventListener("click", (e) => this.onClick(e));
     return { state, totals, gauge, fill, label, banner, error, cache, list, rows, digests, digestBody, digestNote };
   }
@@ -1353,6 +1370,18 @@ export class PromptView extends ElementBase {
     this.rowCache.delete(row);
     this.virtualizer.setOptions({ ...this.virtualizer.options });
     this.paintRows();
+  }
+
+  /** @private Copying from the messages: the exact text selected (the
+   * browser's own copy drops NUL and other controls). */
+  onCopy(e) {
+    const root = /** @type {any} */ (this.shadowRoot);
+    const sel = typeof root.getSelection === "function" ? root.getSelection() : document.getSelection();
+    if (!sel || sel.rangeCount === 0 || !e.clipboardData) return;
+    const text = sel.getRangeAt(0).toString();
+    if (!text) return;
+    e.clipboardData.setData("text/plain", text);
+    e.preventDefault();
   }
 
   /** @private keyboard: arrows move between rows, Enter expands, Home/End */

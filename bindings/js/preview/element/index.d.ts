@@ -138,6 +138,8 @@ export declare class PromptView extends HTMLElement {
   scrollToMessage(index: number): void;
   /** The block texts of message `index`, or null. */
   messageTexts(index: number): string[] | null;
+  /** The module as the element's worker compiled it: `loadAssembler({ module })` builds an assembler without compiling it again. */
+  compiledModule(): Promise<WebAssembly.Module>;
   /** Leaves the page's shared worker (stopped once no element uses it). */
   terminate(): void;
 }

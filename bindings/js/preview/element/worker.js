@@ -31,6 +31,8 @@
  * - `{type: "json", view, id, bytes?}`: the current response as JSON text (for
  *   copying), or with `bytes` its exact msgpack bytes (for tests and tools)
  * - `{type: "drop", view}`: forget the element's request
+ * - `{type: "module", view, id}`: the compiled module (a WebAssembly.Module),
+ *   so the page can build an assembler without compiling it again
  * - `{type: "verdicts", view, id, items: Uint8Array[]}`: the module's verdict
  *   on each item (the UTF-8 bytes of one JSON request), computed in the
  *   background in slices, so the element's own requests go first; a newer
@@ -217,6 +219,20 @@ export function unCRLF(judged, i) {
   return i - crs;
 }
 
+/** The view's max_prompt_chars stops at 2^63 - 1 (core/view.go writes an
+ * int64): a budget there is read from the request itself, exactly. */
+const INT64_MAX = "9223372036854775807";
+
+/** The request's max_prompt_chars as a decimal string, or null. @param {Client} c */
+function exactBudget(c) {
+  try {
+    const b = field(requestValue(c), "max_prompt_chars");
+    return typeof b === "bigint" || typeof b === "number" ? String(b) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Assembles the client's newest request and posts its result. @param {Client} c */
 function run(c) {
   c.queued = false;
@@ -227,7 +243,9 @@ function run(c) {
   const got = assembleCurrent(c);
   const ms = performance.now() - t0;
   if ("thrown" in got) return got.thrown.code === "internal" ? postError(c, gen, got.thrown, ms) : postRejected(c, gen, got.thrown, ms);
-  postView(c, gen, columnsOf(got.response, got.view), t0, performance.now());
+  const cols = columnsOf(got.response, got.view);
+  if (cols.budget === INT64_MAX) cols.budget = exactBudget(c) ?? cols.budget;
+  postView(c, gen, cols, t0, performance.now());
 }
 
 /** Posts a failure with no place in the request. */
@@ -371,6 +389,10 @@ function apply(c, m) {
       return true;
     case "verdicts":
       startVerdicts(c, m.id, m.items);
+      return false;
+    case "module":
+      if (asm) postMessage({ type: "module", view: c.id, id: m.id, module: /** @type {any} */ (asm).module });
+      else asmReady?.then((a) => postMessage({ type: "module", view: c.id, id: m.id, module: /** @type {any} */ (a).module }));
       return false;
     case "compare":
       compareSides(c, m);

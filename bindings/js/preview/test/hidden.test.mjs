@@ -20,6 +20,7 @@ const tags = (s) => [...s].map((c) => String.fromCodePoint(0xe0000 + c.charCodeA
 const VISIBLE_PART = "Please summarise the report.";
 /** Characters the view must mark one by one, and the names it gives them. */
 const SINGLES = [
+  ["\u0000", "U+0000"],
   ["\t", "U+0009"],
   ["\ufe0f", "U+FE0F"],
   ["\u{e0100}", "U+E0100"],
@@ -113,14 +114,14 @@ test("invisible characters are shown, tag characters decoded", { skip, timeout: 
     await t.test("the editor marks them too", async () => {
       await page.evaluate(() => window.preview.editor.dispatch({ selection: { anchor: 0 }, scrollIntoView: true }));
       const titles = await page.evaluate(() => [...document.querySelectorAll("#editor .cm-specialChar")].map((e) => e.title));
-      for (const [c] of SINGLES.slice(1)) {
+      for (const [c] of SINGLES.slice(2)) {
         const code = `0x${c.codePointAt(0).toString(16)}`;
         assert.ok(
           titles.some((t) => t.toLowerCase().endsWith(` ${code}`)),
           `${code} marked in the editor (${titles.length} marks)`,
         );
       }
-      assert.ok(titles.length >= SINGLES.length - 1 + [...SMUGGLED].length, `${titles.length} marks`);
+      assert.ok(titles.length >= SINGLES.length - 2 + [...SMUGGLED].length, `${titles.length} marks`);
     });
 
     assert.deepEqual(problems, []);

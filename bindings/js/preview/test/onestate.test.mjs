@@ -95,7 +95,19 @@ test("one state per view: nothing of another request is shown unmarked", { skip,
   };
 
   await withPreview(async ({ page, url, problems }) => {
+    const fetched = [];
+    page.context().on("request", (r) => r.url().endsWith("/assembly.wasm") && fetched.push(r.url()));
     await open(page, url);
+    await page.waitForFunction(() => window.preview.asm !== null);
+
+    await t.test("the page and its worker share one compiled module", async () => {
+      assert.equal(fetched.length, 1, `assembly.wasm fetched ${fetched.length} times`);
+      assert.equal(
+        await page.evaluate(() => window.preview.asm.assembleJSON('{"observation_template": "{observation}", "steps": []}').prompt_chars),
+        0,
+      );
+    });
+
     const A = request("a", 5000);
     const B = request("b", 700);
 
@@ -162,6 +174,13 @@ test("one state per view: nothing of another request is shown unmarked", { skip,
         if (req) showsValid(await looks(page), req, `entry ${k + 1}`);
         else showsNothing(await looks(page), `entry ${k + 1}`);
       }
+    });
+
+    await t.test("a budget past 2^63 is shown as written", async () => {
+      const text =
+        '{"observation_template": "{observation}", "steps": [{"raw_output": "abc", "observation": "d"}], "max_prompt_chars": 18446744073709551615}';
+      assert.equal(await setText(page, text), "ok");
+      assert.equal((await looks(page)).gauge, "4 / 18,446,744,073,709,551,615");
     });
 
     assert.deepEqual(problems, []);
