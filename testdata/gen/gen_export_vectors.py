@@ -81,7 +81,11 @@ def export(req: dict, provider: str, options: dict) -> dict:
             if messages[m]["role"] == "system":
                 path = f"request.run_messages[{m}]" if m < segs[0] else f"request.goal_messages[{m - segs[1]}]"
                 return {"error": {"code": "malformed_request", "path": path}}
-    bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20)) if provider == "anthropic" else []
+    bp = (
+        breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
+        if provider == "anthropic"
+        else []
+    )
     body: dict = dict(options.get("body", {}))
     blk = 0
 
@@ -124,26 +128,51 @@ def requests() -> list[tuple[str, dict]]:
     for i in range(160):
         req: dict = {}
         if r.random() < 0.85:
-            req["run_messages"] = [m(r.choice(roles) if k else r.choice(["system", "system", "user"])) for k in range(r.randint(0, 4))]
+            req["run_messages"] = [
+                m(r.choice(roles) if k else r.choice(["system", "system", "user"])) for k in range(r.randint(0, 4))
+            ]
         if r.random() < 0.5:
             req["injections"] = {f"ch{c}": [inj(f"e{c}{k}", t()) for k in range(r.randint(0, 3))] for c in range(r.randint(0, 3))}
         if r.random() < 0.85:
             req["goal_messages"] = [m(r.choice(["user", "user", "system", "assistant"])) for _ in range(r.randint(0, 3))]
         if r.random() < 0.8:
             req["steps"] = [step(t(), t()) for _ in range(r.choice([0, 1, 2, 5, 12, 30]))]
-        req["observation_template"] = r.choice(["{observation}", "Observation: {observation}", "<{observation!r}>", "{observation:>8}|{observation}"])
+        req["observation_template"] = r.choice(
+            ["{observation}", "Observation: {observation}", "<{observation!r}>", "{observation:>8}|{observation}"]
+        )
         out.append((f"random-{i}", req))
     # every position of a system message, and empty slots
     for pos in range(5):
         run = [msg("user", "u"), msg("assistant", "a"), msg("user", "v")]
         run.insert(min(pos, 3), msg("system", "late system" if pos else "first system"))
         out.append((f"system-at-{pos}", {"run_messages": run, "observation_template": "{observation}"}))
-    out.append(("system-in-goal", {"run_messages": [msg("system", "s")], "goal_messages": [msg("user", "g"), msg("system", "g2")], "observation_template": "{observation}"}))
-    out.append(("system-only", {"run_messages": [msg("system", "a", "b"), msg("system", "c")], "observation_template": "{observation}"}))
-    out.append(("system-empty-content", {"run_messages": [{"role": "system", "content": []}, msg("user", "u")], "observation_template": "{observation}"}))
+    out.append(
+        (
+            "system-in-goal",
+            {
+                "run_messages": [msg("system", "s")],
+                "goal_messages": [msg("user", "g"), msg("system", "g2")],
+                "observation_template": "{observation}",
+            },
+        )
+    )
+    out.append(
+        ("system-only", {"run_messages": [msg("system", "a", "b"), msg("system", "c")], "observation_template": "{observation}"})
+    )
+    out.append(
+        (
+            "system-empty-content",
+            {"run_messages": [{"role": "system", "content": []}, msg("user", "u")], "observation_template": "{observation}"},
+        )
+    )
     out.append(("nothing", {"observation_template": "{observation}"}))
     out.append(("only-injections", {"injections": {"memo": [inj("1", "remember")]}, "observation_template": "{observation}"}))
-    out.append(("empty-channel", {"injections": {"memo": []}, "goal_messages": [msg("user", "g")], "observation_template": "{observation}"}))
+    out.append(
+        (
+            "empty-channel",
+            {"injections": {"memo": []}, "goal_messages": [msg("user", "g")], "observation_template": "{observation}"},
+        )
+    )
     for k, n in enumerate((1000, 1000, 40)):
         req = {
             "run_messages": [msg("system", "You are an agent."), msg("user", "example")],
@@ -164,7 +193,15 @@ OPTIONS = [
     {"max_breakpoints": 0},
     {"lookback": 5},
     {"lookback": 0, "max_breakpoints": 3},
-    {"prompt_cache_key": "run-42", "body": {"model": "m-1", "max_tokens": 1024, "temperature": 0.5, "tools": [{"name": "t", "input_schema": {"type": "object"}}]}},
+    {
+        "prompt_cache_key": "run-42",
+        "body": {
+            "model": "m-1",
+            "max_tokens": 1024,
+            "temperature": 0.5,
+            "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+        },
+    },
 ]
 
 
@@ -187,14 +224,21 @@ def main() -> None:
         for j, provider in enumerate(PROVIDERS):
             options = OPTIONS[(k + j) % len(OPTIONS)]
             answer = export(decoded, provider, options)
-            case = {"name": f"{name}-{provider}", "request": base64.b64encode(wire).decode(), "provider": provider,
-                    "options": base64.b64encode(pack(floats(options))).decode()}
+            case = {
+                "name": f"{name}-{provider}",
+                "request": base64.b64encode(wire).decode(),
+                "provider": provider,
+                "options": base64.b64encode(pack(floats(options))).decode(),
+            }
             if "error" in answer:
                 case["error"] = answer["error"]
             else:
                 case["answer"] = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
             cases.append(case)
-    doc = {"description": "Provider request bodies (docs/SPEC.md §7.13) from testdata/gen/gen_export_vectors.py; an ok answer is compared byte for byte, an error by code and path.", "cases": cases}
+    doc = {
+        "description": "Provider request bodies (docs/SPEC.md §7.13) from testdata/gen/gen_export_vectors.py; an ok answer is compared byte for byte, an error by code and path.",
+        "cases": cases,
+    }
     with open(OUT, "w", encoding="utf-8", newline="\n") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
         f.write("\n")
