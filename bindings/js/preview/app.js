@@ -445,19 +445,112 @@ export function requestsOfFile(bytes, name, { lines } = {}) {
   let i = 0;
   while (i < bytes.length && isSpace(bytes[i])) i++;
   const b = bytes[i];
-  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf))
-    return [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }];
+  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) {
+    const values = lines ? msgpackValues(bytes) : null;
+    if (!values) return [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }];
+    return values.map(([from, to], k) => {
+      const one = bytes.subarray(from, to);
+      return { label: `value ${k + 1} (msgpack)`, bytes: one, raw: one, msgpack: true, line: k + 1, size: one.length };
+    });
+  }
   const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
   if (!jsonl) return [jsonRequest(name, bytes)];
   const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
   return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
 }
 
-/** Whether a file could be JSON lines (two or more lines, each one object):
- * then the page offers to open it so. @param {Uint8Array} bytes */
+/** Whether a file could be JSON lines (two or more lines, each one object)
+ * or a msgpack stream (two or more maps): then the page offers to open it
+ * so. @param {Uint8Array} bytes */
 export function looksLikeLines(bytes) {
+  if ((bytes[0] >= 0x80 && bytes[0] <= 0x8f) || bytes[0] === 0xde || bytes[0] === 0xdf) {
+    const values = msgpackValues(bytes);
+    return values !== null && values.length > 1 && values.every(([from]) => isMapByte(bytes[from]));
+  }
   const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
   return nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line));
+}
+
+const isMapByte = (/** @type {number} */ b) => (b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf;
+
+/** Bytes a msgpack head takes past its first byte, and the values it holds
+ * (a map's pairs count twice); null for 0xc1. @param {Uint8Array} b @param {number} i */
+function msgpackHead(b, i) {
+  const t = b[i];
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const u16 = () => dv.getUint16(i + 1);
+  const u32 = () => dv.getUint32(i + 1);
+  if (t <= 0x7f || t >= 0xe0 || t === 0xc0 || t === 0xc2 || t === 0xc3) return [1, 0];
+  if (t <= 0x8f) return [1, 2 * (t & 15)];
+  if (t <= 0x9f) return [1, t & 15];
+  if (t <= 0xbf) return [1 + (t & 31), 0];
+  /** @type {Record<number, () => [number, number]>} */
+  const sized = {
+    0xc4: () => [2 + b[i + 1], 0],
+    0xc5: () => [3 + u16(), 0],
+    0xc6: () => [5 + u32(), 0],
+    0xc7: () => [3 + b[i + 1], 0],
+    0xc8: () => [4 + u16(), 0],
+    0xc9: () => [6 + u32(), 0],
+    0xd9: () => [2 + b[i + 1], 0],
+    0xda: () => [3 + u16(), 0],
+    0xdb: () => [5 + u32(), 0],
+    0xdc: () => [3, u16()],
+    0xdd: () => [5, u32()],
+    0xde: () => [3, 2 * u16()],
+    0xdf: () => [5, 2 * u32()],
+  };
+  const fixed = {
+    0xca: 5,
+    0xcb: 9,
+    0xcc: 2,
+    0xcd: 3,
+    0xce: 5,
+    0xcf: 9,
+    0xd0: 2,
+    0xd1: 3,
+    0xd2: 5,
+    0xd3: 9,
+    0xd4: 3,
+    0xd5: 4,
+    0xd6: 6,
+    0xd7: 10,
+    0xd8: 18,
+  };
+  if (fixed[t]) return [fixed[t], 0];
+  return sized[t] ? sized[t]() : null;
+}
+
+/**
+ * The byte ranges of the msgpack values a stream holds one after another
+ * (what the CLI's --batch reads), or null when the bytes are not whole
+ * values (cut short, a reserved byte).
+ * @param {Uint8Array} b
+ * @returns {[number, number][] | null}
+ */
+export function msgpackValues(b) {
+  const out = [];
+  let i = 0;
+  while (i < b.length) {
+    const from = i;
+    let pending = 1;
+    while (pending > 0) {
+      if (i >= b.length) return null;
+      let head;
+      try {
+        head = msgpackHead(b, i);
+      } catch {
+        return null; // a length past the end
+      }
+      if (!head) return null;
+      i += head[0];
+      if (!Number.isFinite(i)) return null;
+      pending += head[1] - 1;
+    }
+    if (i > b.length) return null;
+    out.push([from, i]);
+  }
+  return out;
 }
 
 /** The error for a file of `size` bytes past the string ceiling. */
@@ -488,12 +581,14 @@ async function openFile(file, opts = {}) {
   fileName = file.name;
   lastFile = { name: file.name, bytes };
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
+  const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
+  asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
   const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
   await loadPicked(0, opened);
   pushAddress();
   // One request read from lines that are each an object: the CLI's reading
   // (one JSON text), and the other one offered.
-  $("as-lines").hidden = !(requests.length === 1 && requests[0].raw && !opts.lines && looksLikeLines(bytes));
+  asLines.hidden = !(requests.length === 1 && !opts.lines && looksLikeLines(bytes));
 }
 
 $("as-lines").addEventListener("click", () => {
@@ -638,6 +733,39 @@ window.addEventListener("drop", (e) => {
   $("drop").hidden = true;
   const f = e.dataTransfer?.files?.[0];
   if (f) openFile(f);
+});
+
+// ---- the sample files of examples/ --------------------------------------------
+
+/** A sample file of the repository's examples/ (served beside the page) as a File-like. @param {string} name */
+async function exampleFile(name) {
+  const r = await fetch(`./examples/${name}`, { cache: "no-cache" });
+  if (!r.ok) throw new Error(`examples/${name}: HTTP ${r.status} (run the page with \`make preview\`, which serves them)`);
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  return { name, size: bytes.length, arrayBuffer: async () => bytes.buffer };
+}
+
+/** Opens example `value` of the Examples menu (asking first when the editor holds edits). @param {string} value */
+async function openExample(value) {
+  if (!value) return;
+  if (hasEdits() && !(await askToReplace())) return notice("Kept your edits; the example was not opened.");
+  try {
+    if (value === "compare") {
+      const [a, b] = await Promise.all(["compare-a.json", "compare-b.json"].map(exampleFile));
+      await openFile(a);
+      compare.set("a", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await a.arrayBuffer()), a.name)[0], a.name)));
+      compare.set("b", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await b.arrayBuffer()), b.name)[0], b.name)));
+      notice("Opened compare-a.json; the comparison below is compare-a.json (A) against compare-b.json (B).");
+    } else await openFile(await exampleFile(value), value.endsWith(".msgpack") ? { lines: true } : {});
+  } catch (err) {
+    notice(`Cannot open the example: ${/** @type {Error} */ (err).message}`, "bad");
+  }
+}
+$("examples").addEventListener("change", (ev) => {
+  const sel = /** @type {HTMLSelectElement} */ (ev.target);
+  const value = sel.value;
+  sel.value = "";
+  openExample(value);
 });
 
 // ---- everyday comforts: storage, share link, reset, theme, copy ----------------
@@ -979,6 +1107,7 @@ Object.assign(window, {
     shareLink,
     requestsOfFile,
     openFile,
+    openExample,
     browser,
     compare,
     inflateBounded,

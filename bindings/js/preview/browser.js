@@ -23,6 +23,7 @@ export function sizeText(n) {
  * @property {number} line the entry's line in the file (1-based)
  * @property {number} size its size in bytes
  * @property {Uint8Array} raw its bytes (judged by the module)
+ * @property {boolean} [msgpack] the bytes are msgpack (a value of a msgpack stream), not JSON text
  * @property {string} [text] its text, for the search
  * @property {string} [find] its text with JSON's escapes decoded (searchText)
  * @property {string | null} [code] the module's verdict: "ok", an error code, null while pending
@@ -68,7 +69,7 @@ export class EntryBrowser {
    * Shows the entries of a new file (hidden for fewer than two) and starts
    * their verdicts with `judge` (the view's worker).
    * @param {Entry[]} entries
-   * @param {(items: Uint8Array[], onProgress: (p: any) => void) => void} judge
+   * @param {(items: (Uint8Array | {msgpack: Uint8Array})[], onProgress: (p: any) => void) => void} judge
    */
   open(entries, judge) {
     this.entries = entries;
@@ -85,7 +86,7 @@ export class EntryBrowser {
     this.prepareSearch(entries);
     if (entries.length > 1)
       judge(
-        entries.map((e) => e.raw),
+        entries.map((e) => (e.msgpack ? { msgpack: e.raw } : e.raw)),
         (p) => this.onVerdicts(p),
       );
   }

@@ -4,7 +4,8 @@
  *
  *   node preview/serve.mjs [--port N]      (default 8377; 0 = any free port)
  *
- * It serves, from bindings/js/: /preview/ (the page; not its tests), /src/ (the package) and
+ * It serves, from bindings/js/: /preview/ (the page; not its tests), /src/ (the package),
+ * /preview/examples/ (the sample files of the repository's examples/ the page offers) and
  * /assembly.wasm (the module, as application/wasm for streaming compilation),
  * and two bundles it builds with esbuild when it starts (kept in memory, never
  * written): /preview/app.bundle.js (the page: app.js and the
@@ -30,6 +31,9 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** URL path prefixes served, relative to bindings/js/. */
 const ALLOWED = ["preview/", "src/", "assembly.wasm"];
+/** The repository's sample files the page offers (examples/), served as
+ * /preview/examples/NAME. */
+export const EXAMPLES = new Set(["react.json", "trajectories.jsonl", "requests.msgpack", "compare-a.json", "compare-b.json"]);
 
 /**
  * Bundles the page and the element's worker with esbuild (in memory).
@@ -97,6 +101,10 @@ async function resolveFile(urlPath) {
   const clean = normalize(rel);
   if (clean.startsWith("..") || clean.includes(`${sep}..${sep}`)) return null;
   const posix = clean.split(sep).join("/");
+  if (posix.startsWith("preview/examples/")) {
+    const name = posix.slice("preview/examples/".length);
+    return EXAMPLES.has(name) ? join(ROOT, "..", "..", "examples", name) : null;
+  }
   if (!ALLOWED.some((p) => posix === p || (p.endsWith("/") && posix.startsWith(p))) || posix.startsWith("preview/test/")) return null;
   const file = join(ROOT, clean);
   const s = await stat(file).catch(() => null);

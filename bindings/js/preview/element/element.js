@@ -393,7 +393,7 @@ export class PromptView extends ElementBase {
    * `onProgress({from, codes, steps, done})` gets them slice by slice (codes:
    * "ok" or the error code; steps: the request's number of steps, -1 when
    * unknown). A newer call supersedes an older one.
-   * @param {Uint8Array[]} items
+   * @param {(Uint8Array | {msgpack: Uint8Array})[]} items the bytes of JSON text, or `{msgpack}` bytes
    * @param {(p: {from: number, codes: string[], steps: number[], done: boolean}) => void} onProgress
    */
   verdicts(items, onProgress) {

@@ -442,12 +442,21 @@ function startVerdicts(c, id, items) {
 }
 
 /**
- * The module's verdict on one JSON request (its UTF-8 bytes): "ok" or the
+ * The module's verdict on one JSON request (its UTF-8 bytes; `{msgpack}`:
+ * msgpack bytes): "ok" or the
  * error code, and its number of steps (the core's for an accepted request;
  * for a rejected one read from the JSON when it parses, else -1).
  * @param {Uint8Array} bytes
  */
 export function verdictOf(bytes) {
+  if (!(bytes instanceof Uint8Array)) {
+    // msgpack bytes: the steps are the core's, or unknown.
+    try {
+      return { code: "ok", steps: Number(/** @type {any} */ (asm).call("assemble_view", bytes.msgpack).view.steps) };
+    } catch (e) {
+      return { code: errorOf(e).code, steps: -1 };
+    }
+  }
   try {
     return { code: "ok", steps: Number(/** @type {any} */ (asm).call("assemble_view_json", bytes).view.steps) };
   } catch (e) {
