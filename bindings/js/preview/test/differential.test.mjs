@@ -442,7 +442,7 @@ function brief(v, other) {
   return `ok (${v.bytes.length / 2} response bytes${other.ok ? `, from byte ${i >> 1}: ${v.bytes.slice(i & ~1, (i & ~1) + 32)}` : ""})`;
 }
 
-test("the preview gives the CLI's verdict on 1,000 random files", { skip, timeout: 600_000 }, async () => {
+test("the preview gives the CLI's verdict on 1,000 random files", { skip, timeout: 600_000 }, async (t) => {
   const files = makeFiles();
   const dir = mkdtempSync(join(tmpdir(), "polyloop-differential-"));
   try {
@@ -466,6 +466,9 @@ test("the preview gives the CLI's verdict on 1,000 random files", { skip, timeou
       assert.ok(count((f) => f.what.includes(tag)) >= 10, `at least 10 files with ${tag}`);
     const crlfSyntax = files.filter((f, k) => /\bCRLF\b/.test(f.what) && want[k].offset > 0).length;
     assert.ok(crlfSyntax >= 10, `${crlfSyntax} CRLF files with a syntax error's byte offset`);
+    t.diagnostic(
+      `${crlfSyntax} CRLF files with a syntax error's offset, ${count((f) => f.what.includes("multi-object"))} multi-object .json files, ${toEdit.length} edited`,
+    );
     const codes = new Map();
     for (const w of want) codes.set(w.ok ? "ok" : w.code, (codes.get(w.ok ? "ok" : w.code) ?? 0) + 1);
     for (const c of ["ok", "malformed_request", "invalid_utf8", "duplicate_key", "invalid_template", "invalid_budget"])
