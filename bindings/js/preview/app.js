@@ -928,6 +928,7 @@ $("confirm-reset").addEventListener("close", () => {
   const d = /** @type {HTMLDialogElement} */ ($("confirm-reset"));
   if (d.returnValue !== "discard") return;
   localStorage.removeItem(STORE_KEY);
+  leaveFile();
   setDoc(example, { fresh: true });
   notice("Reset to the example request.");
 });
@@ -977,6 +978,16 @@ function askToReplace() {
   return new Promise((resolve) => d.addEventListener("close", () => resolve(d.returnValue === "open"), { once: true }));
 }
 
+/** Closes the open file (its list, its entry's title): the editor's next
+ * document is not one of its entries. */
+function leaveFile() {
+  fileRequests = [];
+  pickedRequest = null;
+  browser.open([], () => {});
+  $("editor-title").textContent = "Request";
+  $("as-lines").hidden = true;
+}
+
 /** Drops the address's fragment (the page shows what it names no more). */
 const dropHash = () => history.replaceState(null, "", location.pathname + location.search);
 
@@ -995,9 +1006,7 @@ async function followAddress() {
       return;
     }
     dropHash();
-    fileRequests = [];
-    browser.open([], () => {});
-    $("editor-title").textContent = "Request";
+    leaveFile();
     setDoc(shared, { fresh: true });
     notice("Loaded the request from the share link.");
     return;

@@ -176,6 +176,16 @@ test("one state per view: nothing of another request is shown unmarked", { skip,
       }
     });
 
+    await t.test("Reset example: the title and list of the file before go", async () => {
+      // The JSON-lines file of the test before is open, entry 1 picked.
+      assert.equal(await page.textContent("#editor-title"), "Request · line 1");
+      await page.evaluate(() => window.preview.edit(0, 0, " "));
+      await page.click("#reset");
+      await page.click('#confirm-reset button[value="discard"]');
+      await page.waitForFunction(() => document.getElementById("editor-title").textContent === "Request");
+      assert.equal(await page.isVisible("#browser"), false, "no list of another file");
+    });
+
     await t.test("a budget past 2^63 is shown as written", async () => {
       const text =
         '{"observation_template": "{observation}", "steps": [{"raw_output": "abc", "observation": "d"}], "max_prompt_chars": 18446744073709551615}';
