@@ -545,9 +545,7 @@ func (p *parser) number() error {
 			p.out = msgp.AppendUint64(p.out, v)
 			return nil
 		}
-		// An integer the wire cannot carry: ext 3 (abi.ExtBigInt) holding
-		// its text as written, which the core names an int beyond 64 bits,
-		// as the Python binding writes such an int.
+		// An integer the wire cannot carry: ext 3 holding its text (an int beyond 64 bits).
 		p.out = appendExt(p.out, abi.ExtBigInt, p.src[start:p.i])
 		return nil
 	}
