@@ -103,7 +103,10 @@ export declare class PromptView extends HTMLElement {
   /** The module's comparison of two sides (docs/SPEC.md §7.9), in the element's worker. */
   compare(a: CompareSide, b: CompareSide): Promise<{ answer: Comparison } | { error: { code: string; path: string; message: string } }>;
   /** The module's verdict on each item (UTF-8 bytes of one JSON request), computed in the worker in the background, slice by slice; a newer call supersedes an older one. */
-  verdicts(items: (Uint8Array | { msgpack: Uint8Array })[], onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void): void;
+  verdicts(
+    items: (Uint8Array | { msgpack: Uint8Array })[],
+    onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void,
+  ): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
   /** Show the prompt as sent after `step` completed steps (the first step_start[step] messages, docs/SPEC.md §7.8); null: the whole request. */
