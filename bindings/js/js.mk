@@ -97,7 +97,7 @@ dist.js.run:
 		--keep-names --legal-comments=inline --log-level=warning --outfile=$(abspath $(JS_STAGE))/src/node.bundle.js
 	node $(JS_DIR)/scripts/stage.mjs $(JS_STAGE) VERSION $(JS_DIR)/node_modules
 	rm -f $(JS_DIST_DIR)/polyloop-assembly-*.tgz
-	cd $(JS_STAGE) && npm pack --pack-destination $(abspath $(JS_DIST_DIR)) --loglevel=error
+	cd $(JS_STAGE) && node scripts/prepack.mjs && npm pack --pack-destination $(abspath $(JS_DIST_DIR)) --loglevel=error
 
 # The Node suite (vectors, properties, bad values, pool, traps, types) and the
 # Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.

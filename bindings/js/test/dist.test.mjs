@@ -75,6 +75,7 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
   const pkg = JSON.parse(run("tar", ["xzfO", TARBALL, "package/package.json"], HERE).stdout);
   assert.equal(pkg.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
   assert.equal(pkg.license, "Apache-2.0");
+  assert.equal(pkg.scripts, undefined, "the packed package.json names no script: their files are not in the tarball");
   assert.equal(pkg.repository.url, "git+https://github.com/polyloop/assembly.git");
   assert.match(pkg.homepage, /^https:\/\/github\.com\/polyloop\/assembly/);
   assert.equal(pkg.exports["."].node, "./src/node.bundle.js", "Node's entry in the package is the bundle");
