@@ -52,6 +52,8 @@ type PreviewPaths struct {
 	OpenJSONL *PreviewFigure `json:"open_jsonl"`
 	Elements  *PreviewFigure `json:"elements"`
 	ColdLoad  *PreviewFigure `json:"cold_load"`
+	Search    *PreviewFigure `json:"search"`
+	StepEdit  *PreviewFigure `json:"step_edit"`
 }
 
 // pathGoals adds the budgets of the preview's paths (bench/preview-paths.mjs)
@@ -81,6 +83,8 @@ func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 	row("preview: 100 elements on one page → all painted", "≤ 2 s, one worker", p.Elements, 2000, func(f *PreviewFigure) (string, bool) {
 		return fmt.Sprintf("%d elements, %d worker(s)", f.Elements, f.Workers), f.Workers == 1
 	})
+	row("preview: search a 10,000-entry JSONL → list painted", "≤ 200 ms", p.Search, 200, nil)
+	row("preview: edit in step mode, 1,000 steps × 1 KB → painted", "≤ 50 ms", p.StepEdit, 50, nil)
 }
 
 // runPreview runs the preview benchmark in headless Chromium.
@@ -206,6 +210,8 @@ func previewMarkdown(rep *Report) string {
 			{"open a 10,000-line JSONL (file input) → list painted", p.OpenJSONL},
 			{"100 elements on one page → all painted", p.Elements},
 			{"cold page load (empty HTTP cache) → first prompt painted", p.ColdLoad},
+			{"search a 10,000-entry JSONL → list painted", p.Search},
+			{"edit in step mode, 1,000 steps × 1 KB → painted", p.StepEdit},
 		} {
 			if r.f != nil && len(r.f.Ms) > 0 {
 				fmt.Fprintf(&b, "| %s | %.0f ms | %.0f–%.0f ms | %v |\n", r.name, r.f.MedianMs, r.f.MinMs, r.f.MaxMs, rounded(r.f.Ms))

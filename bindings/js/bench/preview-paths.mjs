@@ -8,7 +8,11 @@
 // - 100 <polyloop-prompt-view> elements on one page until every one has
 //   painted its prompt (with the number of workers the page runs);
 // - a cold page load (HTTP cache, with the code cache, cleared) until the
-//   first prompt is painted.
+//   first prompt is painted;
+// - a search over a 10,000-entry JSONL (escaped as Python's json.dumps
+//   writes it) until the filtered list is painted;
+// - an edit of a 1,000-step × 1 KB request in step mode (at step 500) until
+//   the prompt is painted.
 //
 // Each figure: every sample, the median, and the spread (min–max).
 
@@ -137,7 +141,70 @@ async function coldLoads(page, url, n) {
 }
 
 /**
- * Measures the four paths; the page is the preview, loaded.
+ * A search over the list of a 10,000-entry JSONL (non-ASCII written as
+ * \uXXXX escapes): each query set and the list refiltered, until painted.
+ * @param {import("playwright-core").Page} page @param {string} text the file @param {number} n
+ */
+async function searchTimes(page, text, n) {
+  const before = await page.evaluate(() => window.preview.view.generation);
+  await page.setInputFiles("#file", { name: "run.jsonl", mimeType: "application/octet-stream", buffer: Buffer.from(text) });
+  await page.waitForFunction((b) => window.preview.view.generation > b, before);
+  await page.waitForTimeout(300);
+  const ms = [];
+  for (let i = 0; i < n; i++) {
+    ms.push(
+      await page.evaluate(
+        async (q) => {
+          const t0 = performance.now();
+          document.getElementById("browser-search").value = q;
+          window.preview.browser.refilter();
+          await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+          return performance.now() - t0;
+        },
+        ["süd", "SÜD", "observation", "Süd"][i % 4],
+      ),
+    );
+  }
+  return figure(ms);
+}
+
+/**
+ * An edit of a 1,000-step × 1 KB request in step mode (the slider at step
+ * 500), until the prompt is painted.
+ * @param {import("playwright-core").Page} page @param {string} text @param {number} n
+ */
+async function stepEditTimes(page, text, n) {
+  const pos = text.lastIndexOf('"observation": "') + '"observation": "'.length;
+  const ms = await page.evaluate(
+    async ({ text, pos, n }) => {
+      const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      const p = window.preview;
+      const by = document.getElementById("by-step");
+      if (!by.checked) by.click();
+      await p.setText(text);
+      await frame();
+      const s = document.getElementById("step");
+      s.value = "500";
+      s.dispatchEvent(new Event("input"));
+      await frame();
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await p.edit(pos, pos + 1, i % 2 ? "x" : "y");
+        await frame();
+        out.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      by.click();
+      return out;
+    },
+    { text, pos, n },
+  );
+  return figure(ms);
+}
+
+/**
+ * Measures the six paths; the page is the preview, loaded.
  * @param {import("playwright-core").Page} page
  * @param {string} url
  * @param {string} dir a temporary directory for the files
@@ -167,5 +234,16 @@ export async function measurePaths(page, url, dir, quick) {
   line(`100 elements → all painted (${out.elements.workers} worker${out.elements.workers === 1 ? "" : "s"})`, out.elements);
   out.cold_load = await coldLoads(page, url, quick ? 3 : 6);
   line("cold page load (empty HTTP cache) → first prompt painted", out.cold_load);
+  const escaped = Array.from({ length: lines }, (_, i) => {
+    const t = trajectory(1 + (i % 5), 150);
+    if (i % 1000 === 7) t.steps[0].observation += " Wind aus Süd";
+    return JSON.stringify(t).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  });
+  out.search = await searchTimes(page, escaped.join("\n") + "\n", quick ? 4 : 8);
+  line("search a 10,000-entry JSONL → list painted", out.search);
+  await page.goto(url);
+  await page.evaluate(async () => await window.preview.ready);
+  out.step_edit = await stepEditTimes(page, asText(req), quick ? 5 : 9);
+  line("edit in step mode, 1,000 steps × 1 KB → painted", out.step_edit);
   return out;
 }
