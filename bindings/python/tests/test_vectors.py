@@ -117,3 +117,27 @@ def test_assemble_ran_every_ok_vector_and_most_error_vectors() -> None:
 def test_vector_files_exist() -> None:
     assert Path(VECTORS_DIR, "README.md").is_file()
     assert len(VECTORS) > 100
+
+
+def test_python_users_read_python_words() -> None:
+    """Every error of the shared and JSON-text vectors, as the calls whose errors the binding raises answer it
+    (WORDS_PYTHON): no msgpack, map, array, nil, bin or ext; the code and path the vector states."""
+    import re
+
+    import msgpack  # type: ignore[import-untyped]
+
+    from polyloop_assembly import _consts
+
+    wire = re.compile(r"msgpack|\bmaps?\b|\barrays?\b|\bnil\b|\bbin\b|\bext\b")
+    asm = pa.Assembler(max_instances=1)
+    said = 0
+    for op, cases in ((_consts.CALL_ASSEMBLE, VECTORS), (_consts.CALL_ASSEMBLE_JSON, load("json-vectors"))):
+        for lv in cases:
+            answer = msgpack.unpackb(asm._pool.call(bytes(lv.request), op | _consts.WORDS_PYTHON), raw=False)
+            if lv.error is None:
+                continue
+            e = answer["error"]
+            assert (e["code"], e["path"]) == (lv.error["code"], lv.error["path"]), lv.name
+            assert not wire.search(e["message"]), "%s/%s: a Python user reads %r" % (lv.file, lv.name, e["message"])
+            said += 1
+    assert said > 300
