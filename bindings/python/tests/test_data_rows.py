@@ -72,13 +72,15 @@ def test_every_kind_of_request_is_one_row() -> None:
         assert cols["error_code"][i] is None
     with pytest.raises(pa.AssemblyError) as bad_error:
         pa.assemble(bad)
-    # each form's own answer: JSON text's, the wire's, and a dict's (in the object API's words)
+    # each form's own answer: JSON text's, the wire's, and a dict's, all in the wire's words (a row's
+    # response bytes are every host's; assemble() raises in Python's words, the same code and path)
     bad_answers = [pa.assemble_json_bytes(json.dumps(bad)), pa.assemble_bytes(_codec.encode(bad)), None]
     for i in range(3, 6):
         assert (cols["ok"][i], cols["error_code"][i], cols["error_path"][i]) == (False, "invalid_budget", "max_prompt_chars")
         assert cols["messages"][i] is None and cols["prompt_chars"][i] is None
         assert cols["response"][i] == bad_answers[i - 3] or bad_answers[i - 3] is None
-    assert cols["error_message"][5] == bad_error.value.message
+    assert cols["error_message"][5] == msgpack.unpackb(bad_answers[1], raw=False)["error"]["message"]
+    assert (bad_error.value.code, bad_error.value.path) == ("invalid_budget", "max_prompt_chars")
     assert (cols["error_code"][6], cols["error_path"][6]) == ("malformed_request", "")
     assert cols["error_message"][6].startswith("invalid JSON at byte 1")
     assert cols["response"][6] == pa.assemble_json_bytes("{not json")  # the module's error response
