@@ -273,18 +273,22 @@ type exportVector struct {
 // LoadExportVectors reads the export vectors.
 func loadExportVectors(t *testing.T) []exportVector {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/export-vectors/export.json")
-	if err != nil {
-		t.Fatal(err)
+	var all []exportVector
+	for _, f := range []string{"export.json", "export-long.json"} {
+		data, err := os.ReadFile("../testdata/export-vectors/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Cases []exportVector }
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, doc.Cases...)
 	}
-	var doc struct{ Cases []exportVector }
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
+	if len(all) < 600 {
+		t.Fatalf("%d export vectors", len(all))
 	}
-	if len(doc.Cases) < 200 {
-		t.Fatalf("%d export vectors", len(doc.Cases))
-	}
-	return doc.Cases
+	return all
 }
 
 // TestExportVectors: the core answers every export vector as the

@@ -1,4 +1,5 @@
-"""Write testdata/export-vectors/export.json: the provider request bodies of
+"""Write testdata/export-vectors/export.json and export-long.json (the 1,000-step
+histories): the provider request bodies of
 docs/SPEC.md §7.13, from this independent Python reference.
 
 Run with CPython 3.12 (`make vectors`); deterministic. The messages, segment
@@ -25,6 +26,7 @@ import reference as R  # noqa: E402
 from reference import inj, msg, pack, step  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export.json")
+OUT_LONG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export-long.json")
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses")
 
 
@@ -115,17 +117,17 @@ def export(req: dict, provider: str, options: dict) -> dict:
 
 def requests() -> list[tuple[str, dict]]:
     r = random.Random(2026_35)
-    words = ["café", "naïve", "日本語", "🙂", "a\u2028b", "tab\there", "", "plain text", "x" * 300, "\u202e"]
+    words = ["café", "naïve", "日本語", "🙂", "a\u2028b", "tab\there", "", "plain text", "x" * 40, "\u202e"]
 
     def t() -> str:
-        return " ".join(r.choice(words) for _ in range(r.randint(0, 4)))
+        return " ".join(r.choice(words) for _ in range(r.randint(0, 2)))
 
     def m(role: str) -> dict:
         return msg(role, *[t() for _ in range(r.choice([1, 1, 1, 2, 3, 0]))])
 
     out: list[tuple[str, dict]] = []
     roles = ["system", "user", "assistant"]
-    for i in range(160):
+    for i in range(190):
         req: dict = {}
         if r.random() < 0.85:
             req["run_messages"] = [
@@ -136,7 +138,7 @@ def requests() -> list[tuple[str, dict]]:
         if r.random() < 0.85:
             req["goal_messages"] = [m(r.choice(["user", "user", "system", "assistant"])) for _ in range(r.randint(0, 3))]
         if r.random() < 0.8:
-            req["steps"] = [step(t(), t()) for _ in range(r.choice([0, 1, 2, 5, 12, 30]))]
+            req["steps"] = [step(t(), t()) for _ in range(r.choice([0, 1, 2, 5, 12]))]
         req["observation_template"] = r.choice(
             ["{observation}", "Observation: {observation}", "<{observation!r}>", "{observation:>8}|{observation}"]
         )
@@ -173,14 +175,14 @@ def requests() -> list[tuple[str, dict]]:
             {"injections": {"memo": []}, "goal_messages": [msg("user", "g")], "observation_template": "{observation}"},
         )
     )
-    for k, n in enumerate((1000, 1000, 40)):
+    for k, n in enumerate((1000, 40)):
         req = {
             "run_messages": [msg("system", "You are an agent."), msg("user", "example")],
             "goal_messages": [msg("user", "Do it.")],
-            "steps": [step(f"Thought {s}.", f"obs {s} café") for s in range(n)],
+            "steps": [step(f"T{s}", f"o{s}é") for s in range(n)],
             "observation_template": "Observation: {observation}",
         }
-        if k == 1:
+        if k == 0:
             req["injections"] = {"memory": [inj("m", "note")]}
         out.append((f"history-{n}-{k}", req))
     return out
@@ -235,13 +237,18 @@ def main() -> None:
             else:
                 case["answer"] = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
             cases.append(case)
-    doc = {
-        "description": "Provider request bodies (docs/SPEC.md §7.13) from testdata/gen/gen_export_vectors.py; an ok answer is compared byte for byte, an error by code and path.",
-        "cases": cases,
-    }
-    with open(OUT, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(doc, f, ensure_ascii=False, indent=1)
-        f.write("\n")
+    # Two files, each under 1 MiB: the 1,000-step histories apart.
+    for path, part in (
+        (OUT, [c for c in cases if "-1000-" not in c["name"]]),
+        (OUT_LONG, [c for c in cases if "-1000-" in c["name"]]),
+    ):
+        doc = {
+            "description": "Provider request bodies (docs/SPEC.md §7.13) from testdata/gen/gen_export_vectors.py; an ok answer is compared byte for byte, an error by code and path.",
+            "cases": part,
+        }
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            json.dump(doc, f, ensure_ascii=False, indent=1)
+            f.write("\n")
     print(f"{OUT}: {len(cases)} cases", file=sys.stderr)
 
 

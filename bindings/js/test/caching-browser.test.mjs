@@ -24,7 +24,9 @@ test("cache report and export in Chromium equal Node's", { skip, timeout: 180_00
       observation_template: "Observation: {observation}",
     };
   });
-  const { cases } = JSON.parse(readFileSync(join(REPO, "testdata/export-vectors/export.json"), "utf8"));
+  const cases = ["export.json", "export-long.json"].flatMap(
+    (f) => JSON.parse(readFileSync(join(REPO, "testdata/export-vectors", f), "utf8")).cases,
+  );
   const ok = cases.filter((c) => !c.error);
   await withPreview(async ({ page, url }) => {
     await open(page, url);

@@ -63,7 +63,9 @@ test("the planted run: exactly the three breaks, and the CLI's report", () => {
 });
 
 test("every export vector of the independent reference, byte for byte", () => {
-  const { cases } = JSON.parse(readFileSync(join(REPO, "testdata/export-vectors/export.json"), "utf8"));
+  const cases = ["export.json", "export-long.json"].flatMap(
+    (f) => JSON.parse(readFileSync(join(REPO, "testdata/export-vectors", f), "utf8")).cases,
+  );
   assert.ok(cases.length >= 200);
   for (const c of cases) {
     const request = new Uint8Array(Buffer.from(c.request, "base64"));

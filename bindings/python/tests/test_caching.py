@@ -122,7 +122,11 @@ def test_an_invalid_request_is_its_call_s_error() -> None:
     assert report["calls"][2]["previous"] == 0 and report["calls"][2]["extends"]
 
 
-VECTORS = json.loads((REPO / "testdata" / "export-vectors" / "export.json").read_text(encoding="utf-8"))["cases"]
+VECTORS = [
+    case
+    for name in ("export.json", "export-long.json")
+    for case in json.loads((REPO / "testdata" / "export-vectors" / name).read_text(encoding="utf-8"))["cases"]
+]
 
 
 def test_every_export_vector() -> None:
