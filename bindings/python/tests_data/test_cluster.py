@@ -49,7 +49,7 @@ def _render_on_node(lines: List[str]) -> Dict[str, Any]:
         "file": _pa.__file__,
         "cache": str(_runtime.get_runtime().cache_path),
         "status": _runtime.get_runtime().cache_status,
-        "responses": rows["response"],
+        "responses": rows.column("response").to_pylist(),  # a typed pyarrow Table (RenderBatch)
     }
 
 
