@@ -162,6 +162,10 @@ func TestCacheReportStepsRemovedAndUsage(t *testing.T) {
 		return map[string]any{"usage": map[string]any{"prompt_tokens": int64(900), "prompt_tokens_details": map[string]any{"cached_tokens": int64(read)}}}
 	}
 	r := cacheReport(t, reqs, []any{anthropic(0), openai(640), anthropic(0), nil, openai(0), nil})
+	deepseek := cacheReport(t, run[3:5], []any{nil, map[string]any{"usage": map[string]any{"prompt_cache_hit_tokens": int64(96), "prompt_cache_miss_tokens": int64(20)}}})
+	if u := deepseek.Calls[1].Usage; u == nil || u.Class != "hit" || u.Cached == nil || *u.Cached != 96 {
+		t.Errorf("DeepSeek's usage: %+v", u)
+	}
 	if b := r.Calls[2].Break; b == nil || b.Cause != "steps_removed" || b.Segment != "history" {
 		t.Errorf("call 2: %+v", b)
 	}
