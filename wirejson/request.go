@@ -16,14 +16,25 @@ import (
 // over 4 GiB − 1 bytes is too_large at "", with the message every host and
 // binding gives a request of its size (core.MsgRequestTooLargeFormat).
 func Request(dst, text []byte) ([]byte, *core.Error) {
+	mp, e, _ := request(dst, text)
+	return mp, e
+}
+
+// request is Request, with the byte of a JSON syntax error (-1 for none).
+func request(dst, text []byte) ([]byte, *core.Error, int) {
 	mp, err := ToMsgpack(dst, text)
 	if errors.Is(err, ErrTextTooLarge) {
-		return nil, &core.Error{Code: core.CodeTooLarge, Message: msgfmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}
+		return nil, &core.Error{Code: core.CodeTooLarge, Message: msgfmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}, -1
 	}
 	if err != nil {
-		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}
+		at := -1
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			at = se.Offset
+		}
+		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}, at
 	}
-	return mp, nil
+	return mp, nil, -1
 }
 
 // AppendAssemble answers the JSON text of one request with the canonical
@@ -41,14 +52,9 @@ func AppendAssemble(dst, text []byte) []byte {
 // assemble_view_json export: core.AppendAssembleViewBytes of the converted
 // request, or the view answer of a JSON syntax error (docs/SPEC.md §7.8).
 func AppendAssembleView(dst, text []byte) []byte {
-	mp, e := Request(nil, text)
+	mp, e, at := request(nil, text)
 	if e != nil {
-		at := -1
-		var se *SyntaxError
-		if _, err := ToMsgpack(nil, text); errors.As(err, &se) {
-			at = se.Offset
-		}
-		return core.AppendErrorView(dst, e, at)
+		return core.AppendErrorView(dst, e, at) // the syntax error's byte, from the one read
 	}
 	return core.AppendAssembleViewBytes(dst, mp)
 }
