@@ -273,26 +273,20 @@ func readUsage(b []byte) (*int64, []byte, *Error) {
 // {requests, usage}: requests an array of requests (each a map, or JSON
 // text in a str, or msgpack in a bin, as a compare side), usage nil or an
 // array of as many usages (readUsage). It appends the report's JSON.
-func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) (answer []byte) {
-	defer func() {
-		if r := recover(); r != nil {
-			answer = AppendCompareError(dst, newError(CodeInternal, "", "the cache report panicked; please report this request: "+panicText(r)))
+func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) []byte {
+	return appendJSONCall(dst, request, "the cache report", func() ([]byte, *Error) {
+		reqs, errs, usage, err := readCacheArgs(request, fromJSON)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	if err := checkRequestSize(len(request)); err != nil {
-		return AppendCompareError(dst, err)
-	}
-	reqs, errs, usage, err := readCacheArgs(request, fromJSON)
-	if err != nil {
-		return AppendCompareError(dst, err)
-	}
-	r := CacheReportOf(reqs, usage)
-	for i, e := range errs {
-		if e != nil {
-			r.Calls[i].Err, r.Calls[i].Previous = e, -1
+		r := CacheReportOf(reqs, usage)
+		for i, e := range errs {
+			if e != nil {
+				r.Calls[i].Err, r.Calls[i].Previous = e, -1
+			}
 		}
-	}
-	return r.AppendJSON(dst)
+		return r.AppendJSON(dst), nil
+	})
 }
 
 // readCacheArgs reads a cache_report request: each request's msgpack (nil

@@ -16,23 +16,38 @@ import (
 // a recorded message array, or either as JSON text in a str, which
 // fromJSON converts to msgpack) and appends the JSON answer to dst
 // (Comparison.AppendJSON, or AppendCompareError).
-func AppendCompareBytes(dst, request []byte, fromJSON func(text []byte) ([]byte, *Error)) (answer []byte) {
+func AppendCompareBytes(dst, request []byte, fromJSON func(text []byte) ([]byte, *Error)) []byte {
+	return appendJSONCall(dst, request, "the comparison", func() ([]byte, *Error) {
+		a, b, err := splitCompareRequest(request, fromJSON)
+		if err != nil {
+			return nil, err
+		}
+		c, err := Compare(a, b)
+		if err != nil {
+			return nil, err
+		}
+		return c.AppendJSON(dst), nil
+	})
+}
+
+// appendJSONCall is the discipline of the calls that answer JSON
+// (compare, cache_report, export): a request over the limit is too_large,
+// an error is {"error": …} (AppendCompareError), and a panic of what (the
+// comparison, …) is an internal error asking for the request.
+func appendJSONCall(dst, request []byte, what string, answer func() ([]byte, *Error)) (out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			answer = AppendCompareError(dst, newError(CodeInternal, "", "the comparison panicked; please report this request: "+panicText(r)))
+			out = AppendCompareError(dst, newError(CodeInternal, "", what+" panicked; please report this request: "+panicText(r)))
 		}
 	}()
 	if err := checkRequestSize(len(request)); err != nil {
 		return AppendCompareError(dst, err)
 	}
-	a, b, err := splitCompareRequest(request, fromJSON)
-	if err == nil {
-		var c *Comparison
-		if c, err = Compare(a, b); err == nil {
-			return c.AppendJSON(dst)
-		}
+	out, err := answer()
+	if err != nil {
+		return AppendCompareError(dst, err)
 	}
-	return AppendCompareError(dst, err)
+	return out
 }
 
 // splitCompareRequest returns the msgpack of the request's two sides.

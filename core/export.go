@@ -47,31 +47,20 @@ type ExportOptions struct {
 // options} (the request as a compare side: a map, or JSON text in a str, or
 // msgpack in a bin; options nil or a map) answered with the provider's
 // request body as JSON text, or {"error": …}.
-func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) (answer []byte) {
-	defer func() {
-		if r := recover(); r != nil {
-			answer = AppendCompareError(dst, newError(CodeInternal, "", "the export panicked; please report this request: "+panicText(r)))
+func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) []byte {
+	return appendJSONCall(dst, request, "the export", func() ([]byte, *Error) {
+		req, provider, opts, err := readExportArgs(request, fromJSON)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	if err := checkRequestSize(len(request)); err != nil {
-		return AppendCompareError(dst, err)
-	}
-	req, provider, opts, err := readExportArgs(request, fromJSON)
-	if err != nil {
-		return AppendCompareError(dst, err)
-	}
-	sc := getScratch()
-	defer sc.release()
-	_, a, _, perr := planRequest(req, sc)
-	if perr != nil {
-		return AppendCompareError(dst, perr.within2("request"))
-	}
-	v := a.layout()
-	out, err := appendExport(dst, provider, &opts, a, v)
-	if err != nil {
-		return AppendCompareError(dst, err)
-	}
-	return out
+		sc := getScratch()
+		defer sc.release()
+		_, a, _, err := planRequest(req, sc)
+		if err != nil {
+			return nil, err.within2("request")
+		}
+		return appendExport(dst, provider, &opts, a, a.layout())
+	})
 }
 
 // within2 prefixes the path with an argument's name.
