@@ -86,14 +86,21 @@ type CacheReport struct {
 func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
 	groups := map[PrefixDigests]int{}
+	// Two sides, the previous call's and this one's, alternate: each keeps
+	// its slices and its rendering buffer from call to call.
+	var sides [2]cmpSide
+	var views [2]View
 	var prev *cmpSide
 	prevAt := -1
-	var spare []byte // the response buffer no side uses: two alternate
 	for i, req := range requests {
 		c := &r.Calls[i]
 		c.Previous = prevAt
-		side, err := planSide(spare, req)
-		if err != nil {
+		side := &sides[0]
+		if prev == side {
+			side = &sides[1]
+		}
+		side.view = &views[side.index(sides[:])]
+		if err := planSide(side, req); err != nil {
 			c.Err, c.Previous = err, -1
 			continue
 		}
@@ -114,31 +121,37 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 		if usage != nil {
 			c.Usage = classify(c, usage[i])
 		}
-		if prev != nil {
-			spare = prev.resp
-		}
 		prev, prevAt = side, i
 	}
 	return r
 }
 
-// planSide is a request's prompt as the report compares it, read from
-// its assembly's plan (no response is encoded): its messages' roles,
-// texts and code points, its segment ends and prefix digests. The texts
-// alias the request's bytes, and its renderings are written over buf's
-// bytes (resp), so they hold while buf is not used again.
-func planSide(buf, req []byte) (*cmpSide, *Error) {
+// index is s's index in sides.
+func (s *cmpSide) index(sides []cmpSide) int {
+	if s == &sides[0] {
+		return 0
+	}
+	return 1
+}
+
+// planSide sets s to a request's prompt as the report compares it, read
+// from its assembly's plan (no response is encoded): its messages' roles,
+// texts and code points, its segment ends and prefix digests (in s.view).
+// The texts alias the request's bytes, and its renderings are written
+// over s.resp, so they hold until s is planned again; s's slices are
+// reused.
+func planSide(s *cmpSide, req []byte) *Error {
 	if err := checkRequestSize(len(req)); err != nil {
-		return nil, err
+		return err
 	}
 	sc := getScratch()
 	defer sc.release()
 	_, a, _, err := planRequest(req, sc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	n := len(a.msgs)
-	s := &cmpSide{roles: make([]string, n), texts: make([][]string, n), chars: make([]int64, n)}
+	s.roles, s.texts, s.chars = grown(s.roles, n), grown(s.texts, n), grown(s.chars, n)
 	nb, rendered := 0, 0
 	for i := range a.msgs {
 		nb += a.msgs[i].blockCount()
@@ -146,8 +159,8 @@ func planSide(buf, req []byte) (*cmpSide, *Error) {
 			rendered += a.msgs[i].nbytes
 		}
 	}
-	all := make([]string, 0, nb)
-	render := slices.Grow(buf[:0], rendered) // never grown past: the strings below stay valid
+	all := grown(s.all, nb)[:0]
+	render := slices.Grow(s.resp[:0], rendered) // never grown past: the strings below stay valid
 	for i := range a.msgs {
 		m := &a.msgs[i]
 		s.roles[i], s.chars[i] = m.role, m.chars
@@ -173,15 +186,26 @@ func planSide(buf, req []byte) (*cmpSide, *Error) {
 	for _, c := range s.chars {
 		prompt += c
 	}
-	s.view = &View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, MessageChars: s.chars, PromptChars: prompt,
+	*s.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, MessageChars: s.chars, PromptChars: prompt,
 		PrefixDigests: PrefixDigests{Run: d[0], Injections: d[1], Goal: d[2]}}
-	s.resp = render
-	return s, nil
+	s.resp, s.all = render, all
+	return nil
+}
+
+// grown is s with length n, its array reused when large enough.
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // compare sets what the call keeps of the previous call's prompt.
 func (c *CacheCall) compare(prev, cur *cmpSide) {
-	d := firstDifference(prev, cur)
+	var d *Difference
+	if !extends(prev, cur) {
+		d = firstDifference(prev, cur)
+	}
 	if d == nil || d.Kind == DiffLength && !d.HasA { // the same prompt, or the previous one and more
 		c.Extends = true
 		for _, ch := range prev.chars {
@@ -210,6 +234,21 @@ func (c *CacheCall) compare(prev, cur *cmpSide) {
 		}
 	}
 	c.Break = b
+}
+
+// extends reports whether cur's prompt begins with every message of
+// prev's, block by block: the common case, answered without the
+// difference firstDifference would describe.
+func extends(prev, cur *cmpSide) bool {
+	if len(prev.roles) > len(cur.roles) {
+		return false
+	}
+	for i, role := range prev.roles {
+		if role != cur.roles[i] || !slices.Equal(prev.texts[i], cur.texts[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // classify is the usage class of a call that read cached tokens (nil: no

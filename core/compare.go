@@ -78,7 +78,8 @@ type cmpSide struct {
 	texts [][]string
 	chars []int64
 	view  *View
-	resp  []byte // a request side's response, which its texts alias
+	resp  []byte   // a request side's response, which its texts alias
+	all   []string // the cache report's: the texts' array, reused
 }
 
 // Compare compares two prompts, each given as a wire request (a msgpack map,

@@ -229,23 +229,51 @@ func Skip(b []byte) ([]byte, error) {
 }
 
 func skip(b []byte, depth int) ([]byte, error) {
-	if depth >= recursionLimit {
-		return b, ErrRecursion
-	}
-	size, items, err := extent(b)
-	if err != nil {
-		return b, err
-	}
-	if uint64(len(b)) < size {
-		return b, ErrShortBytes
-	}
-	b = b[size:]
-	for ; items > 0; items-- {
-		if b, err = skip(b, depth+1); err != nil {
-			return b, err
+	// A loop over the values, with the items left in each open array or
+	// map on a stack: the same walk and errors as recursing, without a
+	// call per value.
+	var small [16]uint64
+	open := small[:0]
+	for {
+		if depth+len(open) >= recursionLimit {
+			return b, ErrRecursion
+		}
+		var size, items uint64
+		switch { // the common values first, then any by its spec
+		case len(b) > 0 && b[0] < 0x80: // a positive fixint
+			size = 1
+		case len(b) > 0 && b[0]&0xe0 == 0xa0: // a fixstr
+			size = 1 + uint64(b[0]&0x1f)
+		case len(b) > 0 && b[0]&0xe0 == 0x80: // a fixmap, a fixarray
+			size, items = 1, uint64(b[0]&0x0f)<<(1-b[0]>>4&1) // a map's keys and values
+		case len(b) > 1 && b[0] == 0xd9: // a str8
+			size = 2 + uint64(b[1])
+		case len(b) > 2 && b[0] == 0xda: // a str16
+			size = 3 + uint64(be16(b[1:]))
+		default:
+			var err error
+			if size, items, err = extent(b); err != nil {
+				return b, err
+			}
+		}
+		if uint64(len(b)) < size {
+			return b, ErrShortBytes
+		}
+		b = b[size:]
+		if items > 0 {
+			open = append(open, items)
+			continue
+		}
+		for len(open) > 0 {
+			if open[len(open)-1]--; open[len(open)-1] > 0 {
+				break
+			}
+			open = open[:len(open)-1]
+		}
+		if len(open) == 0 {
+			return b, nil
 		}
 	}
-	return b, nil
 }
 
 // extent returns the bytes of the value at the start of b that precede the
