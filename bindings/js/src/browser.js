@@ -8,7 +8,7 @@ import { Assembler } from "./assembler.js";
 import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, limitModuleMemory, poolOptions } from "./instance.js";
 
 export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
-export { Prompt } from "./prompt.js";
+export { Prompt, chatMessages } from "./prompt.js";
 export { AssemblyError } from "./errors.js";
 export { INVISIBLE_RANGES, MAX_STRING_UNITS } from "./consts.js";
 export { decodeResponse as decodeMsgpack } from "./decode.js";

@@ -71,8 +71,12 @@ export class Prompt {
   private constructor();
   /** Steps held: those of the request plus those added. */
   readonly stepCount: number;
-  /** A fresh copy on every read (as are message_chars, injected, prefix_digests and response()): editing it never changes the prompt. */
-  readonly messages: Message[];
+  /**
+   * A read-only Array of the messages so far, made in O(1) whatever the history; later steps never show in it, and each message read
+   * from it is a new object to edit freely (`slice()`, `[...messages]`: an array of them, for `structuredClone`/`postMessage`).
+   * message_chars, injected, prefix_digests and response() are fresh copies on every read.
+   */
+  readonly messages: readonly Message[];
   readonly message_chars: number[];
   readonly prompt_chars: number;
   readonly context_overflow: boolean;
@@ -87,10 +91,22 @@ export class Prompt {
    * request); the prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
+  /** The messages as {@link chatMessages} gives them. */
+  chatMessages(): ChatMessage[];
   /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
   response(): AssembleResponse;
   toJSON(): AssembleResponse;
 }
+
+/** A message as chat templates, TRL and the providers' SDKs take it. */
+export interface ChatMessage {
+  role: Message["role"];
+  /** Its blocks' texts joined: as many code points as the message's `message_chars`. */
+  content: string;
+}
+
+/** Messages as the core answers them, as {@link ChatMessage}s. @throws {TypeError} a block that is not `{type: "text", text: string}`. */
+export function chatMessages(messages: Iterable<Message>): ChatMessage[];
 
 /** Assembles prompts. Every method is synchronous and safe to call from any number of async tasks. */
 export class Assembler {

@@ -13,7 +13,7 @@ import { useNodeBuffer } from "./strings.js";
 
 export { DEFAULT_WASM_URL, compileModule } from "./node-module.js";
 export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
-export { Prompt } from "./prompt.js";
+export { Prompt, chatMessages } from "./prompt.js";
 export { AssemblyError } from "./errors.js";
 export { INVISIBLE_RANGES, MAX_STRING_UNITS } from "./consts.js";
 export { decodeResponse as decodeMsgpack } from "./decode.js";

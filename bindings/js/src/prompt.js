@@ -1,6 +1,6 @@
 /**
  * The incremental prompt (docs/SPEC.md §7.3): a facade over the `add_step` call, which holds every rule; it keeps what add_step needs
- * (template, budget, state) and the messages, and hands out copies.
+ * (template, budget, state) and the messages, and hands out copies and read-only views; and `chatMessages`, `{role, content: string}`.
  * @module
  */
 
@@ -23,9 +23,14 @@ export class Prompt {
     this.own = { messages, message_chars, context_overflow, injected, prefix_digests };
   }
 
-  /** @returns {import("./index.js").Message[]} a fresh copy on every read */
+  /** @returns {readonly import("./index.js").Message[]} a read-only view, made in O(1) */
   get messages() {
-    return this.own.messages.map(copyMessage);
+    return messagesView(this.own.messages, this.own.messages.length);
+  }
+
+  /** @returns {import("./index.js").ChatMessage[]} */
+  chatMessages() {
+    return chatMessages(this.own.messages);
   }
 
   get message_chars() {
@@ -73,7 +78,8 @@ export class Prompt {
 
   /** @returns {import("./index.js").AssembleResponse} */
   response() {
-    const { messages, message_chars, prompt_chars, context_overflow, injected, prefix_digests } = this;
+    const { message_chars, prompt_chars, context_overflow, injected, prefix_digests } = this;
+    const messages = this.own.messages.map(copyMessage);
     return { v: WIRE_VERSION, ok: true, messages, message_chars, prompt_chars, context_overflow, injected, prefix_digests };
   }
 
@@ -85,4 +91,54 @@ export class Prompt {
 /** @param {import("./index.js").Message} m a copy of m, its content and blocks */
 function copyMessage(m) {
   return { role: m.role, content: m.content.map((b) => ({ type: b.type, text: b.text })) };
+}
+
+const readOnly = () => {
+  throw new TypeError("a prompt's messages are read-only: edit a copy (messages.slice() or [...messages] is an array of new messages)");
+};
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/**
+ * The first `n` of `items` (which only ever grow) as a read-only Array made in O(1), as Python's MessagesView: later steps never show in
+ * it, and each message read from it is a new object the caller may edit. A Proxy, so structuredClone and postMessage take `view.slice()`.
+ * @param {import("./index.js").Message[]} items @param {number} n @returns {readonly import("./index.js").Message[]}
+ */
+function messagesView(items, n) {
+  const index = (/** @type {string | symbol} */ k) => (typeof k === "string" && +k < n && String(+k >>> 0) === k ? +k : -1);
+  const target = /** @type {any} */ ([]); // an Array to the world (Array.isArray, its methods), holding nothing
+  target[INSPECT] = () => items.slice(0, n); // what Node's console shows
+  return new Proxy(target, {
+    get(t, k) {
+      const i = index(k);
+      return i >= 0 ? copyMessage(items[i]) : k === "length" ? n : Reflect.get(t, k);
+    },
+    has: (t, k) => index(k) >= 0 || Reflect.has(t, k),
+    ownKeys: () => [...Array.from({ length: n }, (_, i) => String(i)), "length"],
+    getOwnPropertyDescriptor(t, k) {
+      if (k === "length") return { value: n, writable: true, enumerable: false, configurable: false };
+      const i = index(k);
+      return i >= 0 ? { value: copyMessage(items[i]), writable: false, enumerable: true, configurable: true } : undefined;
+    },
+    set: readOnly,
+    defineProperty: readOnly,
+    deleteProperty: readOnly,
+    preventExtensions: readOnly,
+    setPrototypeOf: readOnly,
+  });
+}
+
+/**
+ * Messages (`{role, content: [{type: "text", text}]}`, as the core answers them) as chat templates, TRL and the providers' SDKs take
+ * them: `{role, content: string}`, each content its blocks' texts joined (every character kept), as Python's chat_messages.
+ * @param {Iterable<import("./index.js").Message>} messages @returns {import("./index.js").ChatMessage[]}
+ */
+export function chatMessages(messages) {
+  return Array.from(messages, (m, i) => ({ role: m.role, content: m.content.map((b, j) => textOf(b, i, j)).join("") }));
+}
+
+/** @param {any} b block `j` of message `i` @param {number} i @param {number} j */
+function textOf(b, i, j) {
+  if (b?.type === "text" && typeof b.text === "string") return b.text;
+  const what = `chatMessages: messages[${i}].content[${j}] is not a text block {type: "text", text: string}`;
+  throw new TypeError(`${what}: pass the messages the core assembled (prompt.messages, a response's messages)`);
 }

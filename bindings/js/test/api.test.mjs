@@ -376,7 +376,7 @@ test("prompt: editing what it returns (messages, response(), injected, digests) 
   for (let k = 0; k < 3; k++) {
     vandalise(p.response());
     vandalise({
-      messages: p.messages,
+      messages: [...p.messages], // the view itself refuses edits (prompt-messages.test.mjs)
       message_chars: p.message_chars,
       injected: p.injected,
       prefix_digests: p.prefix_digests,

@@ -6,12 +6,14 @@ import {
   ERROR_CODES,
   INTERNAL_MESSAGES,
   MAX_REQUEST_BYTES,
+  chatMessages,
   compileModule,
   loadAssembler,
   moduleSha256,
   version,
   type AssembleRequest,
   type AssembleResponse,
+  type ChatMessage,
   type ErrorCode,
   type Prompt,
 } from "@polyloop/assembly";
@@ -29,6 +31,9 @@ export async function main(): Promise<number> {
   const fromJSON: AssembleResponse = asm.assembleJSON(JSON.stringify(request));
   const bytes: Uint8Array = asm.assembleBytes(new Uint8Array([0x80]));
   const p: Prompt = asm.prompt(request).addStep("cat a", "b");
+  const chat: ChatMessage[] = chatMessages(p.messages).concat(p.chatMessages());
+  // @ts-expect-error the prompt's messages are a read-only view
+  p.messages.push(chat[0]);
   try {
     asm.validateTemplate("{");
   } catch (e) {
@@ -40,5 +45,5 @@ export async function main(): Promise<number> {
     }
   }
   console.log(version, moduleSha256, ERROR_CODES.length, MAX_REQUEST_BYTES, asm.options.memoryLimitBytes);
-  return r.prompt_chars + fromJSON.message_chars.length + bytes.length + p.prompt_chars + asm.instancesCreated;
+  return r.prompt_chars + fromJSON.message_chars.length + bytes.length + p.prompt_chars + asm.instancesCreated + chat.length;
 }
