@@ -15,6 +15,7 @@ import { definePromptView } from "@polyloop/assembly/preview";
 import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
 import { ComparePanel } from "./compare.js";
+import { ExportPanel, RunReport } from "./caching.js";
 import { formatJSON, lineColumnAt } from "./jsontext.js";
 
 /** Used when examples/react.json was not copied beside the page. */
@@ -109,6 +110,7 @@ function onEditorChange(tr) {
     tr.changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => changes.push([fromA, toA, inserted.toString()]));
     view.applyChanges(changes);
   }
+  exporter.invalidate();
 }
 
 function onEditorUpdate() {
@@ -146,6 +148,7 @@ function setDoc(text, { bytes = null, json = false, fresh = false, lock = false,
   lockEditor(lock && fromBytes);
   loaded = doc;
   docChanged();
+  exporter.invalidate();
   return gen;
 }
 
@@ -167,6 +170,7 @@ function convertDoc() {
   lockEditor(false);
   fromBytes = false;
   view.setText(text, { lineBreak });
+  exporter.invalidate();
   notice(
     `Converted to text: ${plural(replaced, "invalid byte sequence")} replaced with U+FFFD (\uFFFD). The view now judges the editor's text, not the file's bytes.`,
   );
@@ -581,6 +585,7 @@ async function openFile(file, opts = {}) {
   fileName = file.name;
   lastFile = { name: file.name, bytes };
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
+  report.open(/** @type {any} */ (requests));
   const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
   asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
   const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
@@ -610,6 +615,34 @@ const browser = new EntryBrowser(
   (k) => loadPicked(k).then(() => pushAddress()),
 );
 
+// ---- prompt caching (caching.js): the provider's request body, a run's cache report ----
+
+const exporter = new ExportPanel(
+  {
+    radios: /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('input[name="provider"]')]),
+    tools: /** @type {HTMLElement} */ (document.querySelector(".prompt-tools")),
+    pane: $("export"),
+    title: $("export-title"),
+    size: $("export-size"),
+    copy: /** @type {HTMLButtonElement} */ ($("export-copy")),
+    error: $("export-error"),
+    json: $("export-json"),
+  },
+  view,
+  {
+    copyText: (t) => copyText(t),
+    notice,
+    locate: ({ from, to }) => view.dispatchEvent(new CustomEvent("polyloop-locate", { detail: { from, to } })),
+  },
+);
+
+const report = new RunReport(
+  { pane: $("run"), totals: $("run-totals"), call: $("run-call"), chart: $("run-chart"), table: $("run-table") },
+  view,
+  { pick: (k) => browser.pick(k), changed: () => browser.refreshRows() },
+);
+browser.callOf = (k) => report.callOf(k);
+
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
 const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
   typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
@@ -624,6 +657,7 @@ async function loadPicked(k, prefix = "") {
   pickedRequest = r;
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
+  let gen = 0;
   if (r.bytes && !r.json) {
     let shown;
     try {
@@ -633,24 +667,25 @@ async function loadPicked(k, prefix = "") {
       shown = "";
     }
     afterEdit = "Edited: the view now judges the editor's text (the JSON copy, edited), not the msgpack file's bytes.";
-    setDoc(shown ?? "", { bytes: r.bytes, fresh: true });
+    gen = setDoc(shown ?? "", { bytes: r.bytes, fresh: true });
     say("msgpack file: the view judges the file's bytes; the editor shows a JSON copy (your first edit switches to it).");
   } else if (r.invalid) {
-    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true, lock: true });
+    gen = setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true, lock: true });
     say(
       "This request is not valid UTF-8: the view judges the file's bytes, as the CLI does. The editor shows them with U+FFFD (\uFFFD) and takes no edit; “Convert to text” replaces the invalid bytes and judges the editor's text from then on.",
       "bad",
     );
   } else if (r.mixed) {
     afterEdit = "Edited: the view now judges the editor's text, whose line breaks are all LF (byte offsets count that text, not the file).";
-    setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true });
+    gen = setDoc(/** @type {string} */ (r.text), { bytes: r.bytes, json: true, fresh: true });
     say(
       "This file mixes line breaks (CR, LF, CRLF): the view judges the file's bytes, as the CLI does, until your first edit; then the editor's text (line breaks LF).",
     );
   } else {
-    setDoc(/** @type {string} */ (r.text), { fresh: true, crlf: r.crlf });
+    gen = setDoc(/** @type {string} */ (r.text), { fresh: true, crlf: r.crlf });
     say(r.crlf ? "CRLF line breaks: kept when judged, so byte offsets are the file's." : "");
   }
+  if (fileRequests.length > 1) report.pick(k, gen);
 }
 
 // ---- comparing two requests (compare.js) ----------------------------------------
@@ -984,6 +1019,7 @@ function leaveFile() {
   fileRequests = [];
   pickedRequest = null;
   browser.open([], () => {});
+  report.open([]);
   $("editor-title").textContent = "Request";
   $("as-lines").hidden = true;
 }
@@ -1078,6 +1114,7 @@ async function main() {
   // it); the editor gets it when its code has loaded.
   text = editorText(text);
   const gen = view.setText(text);
+  view.cacheBreakpoints = true;
   await view.whenRendered(gen);
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   state.firstPainted = performance.now();
@@ -1119,6 +1156,8 @@ Object.assign(window, {
     openExample,
     browser,
     compare,
+    exporter,
+    report,
     inflateBounded,
     /** Replaces the text; resolves when its result is rendered. */
     setText: (text) => view.whenRendered(setDoc(text)),

@@ -44,6 +44,9 @@ export class EntryBrowser {
     this.judged = 0;
     /** performance.now() when the list of the newest file was first painted */ this.paintedAt = 0;
     /** @type {Map<number, HTMLElement>} */ this.cache = new Map();
+    /** The cache report's call of entry k, once known (RunReport.callOf).
+     * @type {(k: number) => import("./caching.js").Call | null} */
+    this.callOf = () => null;
     this.filterTimer = 0;
     this.virtualizer = new Virtualizer({
       count: 0,
@@ -115,13 +118,18 @@ export class EntryBrowser {
     }
     this.judged = Math.max(this.judged, from + codes.length);
     if (this.ui.errors.checked && (done || !this.filterTimer)) this.refilterSoon(done ? 0 : 250);
+    this.refreshRows();
+    this.renderCount();
+  }
+
+  /** The rows in view drawn again (their verdicts or cache report came). */
+  refreshRows() {
     for (const [row, el] of this.cache) {
       const fresh = this.rowElement(row);
       el.replaceWith(fresh);
       this.cache.set(row, fresh);
     }
     this.paint();
-    this.renderCount();
   }
 
   /** @private */
@@ -206,7 +214,17 @@ export class EntryBrowser {
     const steps =
       e.steps === undefined ? "… steps" : e.steps < 0 ? "steps unknown" : `${fmt.format(e.steps)} ${e.steps === 1 ? "step" : "steps"}`;
     const meta = span("entry-meta", `${sizeText(e.size)} · ${steps}`);
+    const call = this.callOf(k);
+    let cache = null;
+    if (call && !call.error) {
+      const share = `${Math.floor(/** @type {number} */ (call.cacheable_share) * 100)}% cacheable`;
+      if (call.break) {
+        cache = span("entry-cache break", `break: ${call.break.segment}`);
+        cache.title = `${share}; ${call.break.cause} at message ${call.break.message}, char ${call.break.char}`;
+      } else cache = span("entry-cache", call.previous == null ? "first call" : share);
+    }
     el.append(line, verdict, meta);
+    if (cache) el.append(cache);
     return el;
   }
 

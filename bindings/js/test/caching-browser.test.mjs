@@ -8,22 +8,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { decode as unpack } from "@msgpack/msgpack";
 import { REPO, assembler } from "./common.mjs";
+import { plantedRun } from "./planted-run.mjs";
 import { open, skip, withPreview } from "../preview/test/harness.mjs";
 
 test("cache report and export in Chromium equal Node's", { skip, timeout: 180_000 }, async () => {
   const asm = await assembler();
-  const text = (role, s) => ({ role, content: [{ type: "text", text: s }] });
-  const run = Array.from({ length: 200 }, (_, i) => {
-    let steps = Array.from({ length: i + 1 }, (_, s) => ({ raw_output: `Thought ${s}.`, observation: `result ${s}: café` }));
-    if (i >= 170) steps = [{ raw_output: "Summary.", observation: "condensed" }, ...steps.slice(100)];
-    return {
-      run_messages: [text("system", "You are a careful agent." + (i >= 120 ? " " : ""))],
-      injections: { memory: [{ entry_id: "m1", content: i >= 50 ? "Prefer imperial units." : "Prefer metric units." }] },
-      goal_messages: [text("user", "Find the price.")],
-      steps,
-      observation_template: "Observation: {observation}",
-    };
-  });
+  const run = plantedRun();
   const cases = ["export.json", "export-long.json"].flatMap(
     (f) => JSON.parse(readFileSync(join(REPO, "testdata/export-vectors", f), "utf8")).cases,
   );

@@ -154,8 +154,9 @@ function textBlock(text) {
  * are split (a marked invisible character keeps its marker); the text stays
  * the same.
  * @param {HTMLElement} pre @param {[number, number, boolean][]} ranges ascending
+ * @param {string} [cls] the marks' class
  */
-export function markHits(pre, ranges) {
+export function markHits(pre, ranges, cls = "hit") {
   if (!ranges.length) return;
   const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
   /** @type {[Text, number][]} */
@@ -176,7 +177,7 @@ export function markHits(pre, ranges) {
       const b = Math.min(to, end) - start;
       node.splitText(b);
       const hit = node.splitText(a);
-      const mark = h("mark", { class: current ? "hit current" : "hit" });
+      const mark = h("mark", { class: current ? `${cls} current` : cls });
       hit.replaceWith(mark);
       mark.append(hit);
     }
@@ -199,6 +200,13 @@ function collapsed(text) {
 }
 
 const quote = (s) => JSON.stringify(s);
+
+/** The UTF-16 index of code point `cp` of `text` (its length past the end). @param {string} text @param {number} cp */
+export function utf16At(text, cp) {
+  let i = 0;
+  for (let k = 0; k < cp && i < text.length; k++) i += text.codePointAt(i) > 0xffff ? 2 : 1;
+  return i;
+}
 
 /**
  * @typedef {object} View the compact form of a response the worker sends
@@ -294,6 +302,15 @@ export class PromptView extends ElementBase {
     /** @private the result and limit the hits are of */ this.hitsOf = "";
     /** @private @type {Map<number, {count: number, tags: number}>} */ this.hiddenCounts = new Map();
     /** @private */ this.repaint = false;
+    /** @private the generation of the ok result shown (-1: none) */ this.viewGen = -1;
+    /** @private */ this._cacheBreakpoints = false;
+    /** @private @type {{gen: number, breakpoints?: [number, number][], error?: any, reason?: string} | null} the cache breakpoints of result `gen` */
+    this.marks = null;
+    /** @private @type {Map<number, Map<number, number>>} message → block → breakpoint index (of the marks shown) */
+    this.bpAt = new Map();
+    /** @private @type {{gen: number, chars: number} | null} "new since the previous call" from code point `chars` of result `gen` */
+    this.since = null;
+    /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.reportJob = null;
   }
 
   connectedCallback() {
@@ -419,6 +436,75 @@ export class PromptView extends ElementBase {
       this.jsonWaiters.set(id, resolve);
       this.ensureWorker().postMessage({ type: "compare", view: this.client, id, a, b });
     });
+  }
+
+  /**
+   * Draw the cache breakpoints of the Anthropic export (the default
+   * policy, docs/SPEC.md §7.13) on the prompt: after each result, the
+   * worker exports the request and the blocks it marks with `cache_control`
+   * get a marker ("cache breakpoint k of n"), taken from the export's
+   * answer. Not drawn in step mode, nor for a response over 4 MB (said so).
+   */
+  get cacheBreakpoints() {
+    return this._cacheBreakpoints;
+  }
+
+  set cacheBreakpoints(on) {
+    this._cacheBreakpoints = Boolean(on);
+    if (!on) this.marks = null;
+    this.post({ type: "marks", on: this._cacheBreakpoints });
+  }
+
+  /** The cache breakpoints drawn: `[message, block]` pairs in prompt order
+   * (null when none are drawn), or the export's error, for the result shown. */
+  get breakpoints() {
+    const m = this.shownMarks();
+    return m ? { list: m.breakpoints ?? null, error: m.error ?? null, reason: m.reason ?? null } : null;
+  }
+
+  /**
+   * Highlights what is "new since the previous call" in the result of
+   * generation `gen` (what setText and the other setters returned): the
+   * characters from code point `chars` of the prompt on (a run's cache
+   * report's `cacheable_prefix_chars`). Shown only while that result is
+   * (an edit ends it); null clears it.
+   * @param {number} gen @param {number | null} chars
+   */
+  markNew(gen, chars) {
+    this.since = chars === null ? null : { gen, chars };
+    if (this.view) this.render();
+  }
+
+  /**
+   * The request as a provider's request body (the binding's `export`,
+   * docs/SPEC.md §7.13), exported in the element's worker: its JSON text
+   * (`JSON.stringify` of the answer), or the error, with `gen` the
+   * generation of the request exported.
+   * @param {"anthropic" | "openai-chat" | "openai-responses"} provider
+   * @param {object | null} [options]
+   * @returns {Promise<{gen: number, text?: string, error?: {code: string, path: string, message: string}, location?: {from: number, to: number, exact: boolean} | null}>}
+   */
+  exportRequest(provider, options = null) {
+    const id = ++this.jsonId;
+    return new Promise((resolve) => {
+      this.jsonWaiters.set(id, resolve);
+      this.ensureWorker().postMessage({ type: "export", view: this.client, id, provider, options });
+    });
+  }
+
+  /**
+   * The cache report of a run (the binding's `cacheReport`, docs/SPEC.md
+   * §7.12) over `items` (as for verdicts: a run's calls in order), computed
+   * in the worker in slices: `onProgress({from, calls, done})` gets the
+   * report's calls slice by slice, each `previous` an index into `items`.
+   * A newer call supersedes an older one.
+   * @param {(Uint8Array | {msgpack: Uint8Array})[]} items
+   * @param {(p: {from: number, calls: any[], done: boolean, error?: any}) => void} onProgress
+   */
+  cacheReport(items, onProgress) {
+    const id = ++this.jsonId;
+    this.reportJob = { id, onProgress };
+    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items });
   }
 
   /**
@@ -707,6 +793,22 @@ export class PromptView extends ElementBase {
       this.jsonWaiters.delete(m.id);
       return;
     }
+    if (m.type === "export") {
+      const { gen, text, error, location } = m;
+      this.jsonWaiters.get(m.id)?.(error ? { gen, error, location: location ?? null } : { gen, text });
+      this.jsonWaiters.delete(m.id);
+      return;
+    }
+    if (m.type === "cacheReport") {
+      if (this.reportJob?.id === m.id) this.reportJob.onProgress(m);
+      return;
+    }
+    if (m.type === "marks") {
+      if (!this._cacheBreakpoints || m.gen !== this.viewGen) return;
+      this.marks = m;
+      this.render();
+      return;
+    }
     if (m.type === "compare") {
       this.jsonWaiters.get(m.id)?.(m.error ? { error: m.error } : { answer: m.answer });
       this.jsonWaiters.delete(m.id);
@@ -731,6 +833,7 @@ export class PromptView extends ElementBase {
     if (m.ok) {
       const first = !this.view;
       this.view = m.columns;
+      this.viewGen = m.gen;
       this.trajectoryInfo = m.trajectory;
       this.lastError = null;
       if (first) this.focusRow = 0;
@@ -783,6 +886,7 @@ export class PromptView extends ElementBase {
     const banner = h("div", { class: "stale-banner", hidden: true });
     const error = h("div", { class: "error", role: "alert", hidden: true });
     const cache = h("div", { class: "cache", "aria-live": "polite" });
+    const bps = h("div", { class: "bps" });
     const rows = h("div", { class: "rows" });
     const list = h(
       "div",
@@ -792,11 +896,11 @@ export class PromptView extends ElementBase {
     const digestBody = h("tbody");
     const digestNote = h("span", { class: "stale-note" });
     const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests", digestNote), h("table", {}, digestBody));
-    root.append(bar, banner, error, cache, list, digests);
+    root.append(bar, banner, error, cache, bps, list, digests);
     list.addEventListener("keydown", (e) => this.onKey(e));
     list.addEventListener("copy", (e) => this.onCopy(/** @type {ClipboardEvent} */ (e)));
     rows.addEventListener("click", (e) => this.onClick(e));
-    return { state, totals, gauge, fill, label, banner, error, cache, list, rows, digests, digestBody, digestNote };
+    return { state, totals, gauge, fill, label, banner, error, cache, bps, list, rows, digests, digestBody, digestNote };
   }
 
   /** @private */
@@ -815,6 +919,7 @@ export class PromptView extends ElementBase {
         : `Stale: the request is rejected (${e.code}); the prompt below is from the last request that assembled.`;
     }
     if (s === "ok") this.ui.error.hidden = true;
+    this.renderMarks();
     // "Since the previous result" describes a result: none while rejected.
     this.ui.cache.hidden = s !== "ok";
     this.markResult(s);
@@ -852,6 +957,9 @@ export class PromptView extends ElementBase {
   /** @private Drops the prompt shown (a new document): nothing stale stays. */
   resetView() {
     this.view = null;
+    this.viewGen = -1;
+    this.marks = null;
+    this.since = null;
     this.trajectoryInfo = null;
     this.lastError = null;
     this.rows = new Int32Array(0);
@@ -945,8 +1053,10 @@ export class PromptView extends ElementBase {
       getItemKey: same ? this.virtualizer.options.getItemKey : this.rowKeys(),
     });
     this.virtualizer._willUpdate();
+    this.indexMarks();
     this.renderTotals(lim);
     this.renderCache(lim);
+    this.renderMarks();
     this.renderDigests();
     this.paintRows();
     this.scrollToStep();
@@ -956,7 +1066,12 @@ export class PromptView extends ElementBase {
    * measurements when it changes): a row's key is its message or segment and
    * whether it is expanded. */
   rowKeys() {
-    return (/** @type {number} */ i) => `${this.rows[i]}:${this.expanded.has(this.rows[i]) ? 1 : 0}`;
+    const marked = this.bpAt;
+    const since = this.sinceFrom();
+    return (/** @type {number} */ i) => {
+      const r = this.rows[i];
+      return `${r}:${this.expanded.has(r) ? 1 : 0}:${marked.has(r) ? 1 : 0}:${since !== null && r >= since[0] ? 1 : 0}`;
+    };
   }
 
   /** @private Puts the visible rows (only those) into the DOM: new rows are
@@ -1050,6 +1165,11 @@ export class PromptView extends ElementBase {
     const isOver = i === firstOver;
     const isChanged = this._step === null && v.changedFrom === i && v.changedFrom >= 0;
     const open = this.expanded.has(i);
+    const since = this.sinceFrom();
+    // What is new since the previous call: all of this message (0), or from code point `sinceAt` of its text.
+    const sinceAt = since === null || i < since[0] ? -1 : i === since[0] ? since[1] : 0;
+    let cpBefore = 0;
+    const bps = this.bpAt.get(i);
     const blocks = [];
     let long = false;
     const hitsHere = this.hitsByMessage.get(i);
@@ -1067,7 +1187,28 @@ export class PromptView extends ElementBase {
         }
         markHits(block, ranges);
       }
+      if (sinceAt > 0) {
+        const shown = cut ?? text;
+        const from = utf16At(text, Math.max(0, sinceAt - cpBefore));
+        if (from < shown.length) markHits(block, [[from, shown.length, false]], "since");
+        cpBefore += [...text].length;
+      }
       blocks.push(block);
+      const k = bps?.get(b);
+      if (k !== undefined) {
+        const n = /** @type {any} */ (this.marks).breakpoints.length;
+        blocks.push(
+          h(
+            "div",
+            {
+              class: "bp",
+              "data-breakpoint": k + 1,
+              title: "Anthropic's cache_control on this block (the export's default policy): the prompt up to here is cached as a prefix",
+            },
+            `cache breakpoint ${k + 1} of ${n}`,
+          ),
+        );
+      }
     });
     const anyLong = open || long;
     const hidden = this.invisibleIn(i, texts);
@@ -1082,7 +1223,10 @@ export class PromptView extends ElementBase {
       },
       h(
         "div",
-        { class: `msg seg-${seg}${isNew ? " is-new" : ""}${isOver ? " is-over" : ""}`, "data-segment": seg },
+        {
+          class: `msg seg-${seg}${isNew ? " is-new" : ""}${isOver ? " is-over" : ""}${sinceAt === 0 ? " is-since" : ""}`,
+          "data-segment": seg,
+        },
         h(
           "div",
           { class: "meta" },
@@ -1090,6 +1234,17 @@ export class PromptView extends ElementBase {
           h("span", { class: "where" }, `#${i} · ${this.where(i)}`),
           seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.segEnds[0]].entry_id}`) : null,
           isNew ? h("span", { class: "badge new", title: `added by step ${this._step}` }, `new at step ${this._step}`) : null,
+          sinceAt >= 0
+            ? h(
+                "span",
+                {
+                  class: "badge since",
+                  "data-since": sinceAt,
+                  title: "past the prefix this call shares with the previous call of the run (its cache report): not cacheable",
+                },
+                sinceAt === 0 ? "new since the previous call" : `new since the previous call from char ${fmt.format(sinceAt)}`,
+              )
+            : null,
           isOver
             ? h(
                 "span",
@@ -1199,6 +1354,59 @@ export class PromptView extends ElementBase {
     let k = 0;
     while (k < v.steps && v.stepStart[k] < n) k++;
     return k;
+  }
+
+  /** @private The cache breakpoints of the result shown, or null. */
+  shownMarks() {
+    const m = this.marks;
+    return m && this._cacheBreakpoints && this.view && m.gen === this.viewGen ? m : null;
+  }
+
+  /** @private Indexes the breakpoints shown (none in step mode). */
+  indexMarks() {
+    this.bpAt = new Map();
+    const list = this._step === null ? this.shownMarks()?.breakpoints : null;
+    list?.forEach(([i, b], k) => {
+      const at = this.bpAt.get(i) ?? new Map();
+      at.set(b, k);
+      this.bpAt.set(i, at);
+    });
+  }
+
+  /** @private Where "new since the previous call" starts in the result
+   * shown: [message, code point in it], or null. */
+  sinceFrom() {
+    const s = this.since;
+    const v = this.view;
+    if (!s || !v || s.gen !== this.viewGen || this._step !== null) return null;
+    let left = s.chars;
+    for (let i = 0; i < v.count; i++) {
+      if (left < v.chars[i]) return [i, left];
+      left -= v.chars[i];
+    }
+    return null;
+  }
+
+  /** @private The line saying where the cache breakpoints are (or why none are drawn). */
+  renderMarks() {
+    const el = this.ui.bps;
+    const m = this.shownMarks();
+    if (!this._cacheBreakpoints || !this.view) return void el.replaceChildren();
+    const title = h(
+      "b",
+      {},
+      this.state === "stale" ? "Anthropic cache breakpoints (of the last valid request): " : "Anthropic cache breakpoints: ",
+    );
+    if (!m) el.replaceChildren(title, "exporting…");
+    else if (this._step !== null) el.replaceChildren(title, "drawn on the whole request (not step by step).");
+    else if (m.error)
+      el.replaceChildren(title, "none, the export is refused: ", h("span", { class: "code" }, m.error.code), ` at ${m.error.path}`);
+    else if (m.reason) el.replaceChildren(title, m.reason);
+    else {
+      const list = /** @type {[number, number][]} */ (m.breakpoints);
+      const at = list.map(([i, b]) => (b ? `#${i} block ${b}` : `#${i}`)).join(", ");
+      el.replaceChildren(title, list.length ? `${list.length} (the default policy, at most 4), after ${at}.` : "none.");
+    }
   }
 
   /** @private */

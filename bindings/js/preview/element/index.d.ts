@@ -107,6 +107,34 @@ export declare class PromptView extends HTMLElement {
     items: (Uint8Array | { msgpack: Uint8Array })[],
     onProgress: (p: { from: number; codes: string[]; steps: number[]; done: boolean }) => void,
   ): void;
+  /**
+   * Draw the cache breakpoints of the Anthropic export (default policy, docs/SPEC.md §7.13) on the prompt: the blocks the
+   * export marks with `cache_control`, each followed by "cache breakpoint k of n" (not in step mode, nor past a 4 MB response).
+   */
+  cacheBreakpoints: boolean;
+  /** The breakpoints drawn for the result shown: `[message, block]` pairs in prompt order, or the export's error; null: none asked. */
+  readonly breakpoints: {
+    list: [number, number][] | null;
+    error: { code: string; path: string; message: string } | null;
+    reason: string | null;
+  } | null;
+  /** Highlights "new since the previous call" (from code point `chars` of the prompt) in the result of generation `gen`; null clears. */
+  markNew(gen: number, chars: number | null): void;
+  /** The request as a provider's request body (docs/SPEC.md §7.13), exported in the worker: its JSON text, or the error. */
+  exportRequest(
+    provider: "anthropic" | "openai-chat" | "openai-responses",
+    options?: object | null,
+  ): Promise<{
+    gen: number;
+    text?: string;
+    error?: { code: string; path: string; message: string };
+    location?: { from: number; to: number; exact: boolean } | null;
+  }>;
+  /** A run's cache report (docs/SPEC.md §7.12) over `items` in call order, in the worker, slice by slice; a newer call supersedes it. */
+  cacheReport(
+    items: (Uint8Array | { msgpack: Uint8Array })[],
+    onProgress: (p: { from: number; calls: any[]; done: boolean; error?: { code: string; path: string; message: string } }) => void,
+  ): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;
   /** Show the prompt as sent after `step` completed steps (the first step_start[step] messages, docs/SPEC.md §7.8); null: the whole request. */

@@ -100,6 +100,15 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .block mark.hit { background: var(--pv-mark); color: inherit; border-radius: 2px; }
 .block mark.hit.current { outline: 2px solid var(--pv-run); }
 .more { margin: 0 10px 6px; }
+.bps { padding: 4px 12px; font-size: 12px; color: var(--pv-muted); border-bottom: 1px solid var(--pv-line); background: var(--pv-panel); overflow-wrap: anywhere; }
+.bps:empty { display: none; }
+.bps b { color: var(--pv-ink); font-weight: 600; }
+.bps .code { font-family: var(--pv-mono); color: var(--pv-bad); }
+.bp { display: flex; align-items: center; gap: 6px; margin: 0 10px; padding: 1px 0 3px; font: 600 11px/1.4 var(--pv-sans); color: var(--pv-run); border-top: 2px dashed var(--pv-run); }
+.bp::before { content: "\25B2"; font-size: 9px; }
+.badge.since { color: var(--pv-new); background: var(--pv-new-bg); border: 1px dashed var(--pv-new); }
+.msg.is-since { box-shadow: 0 0 0 2px var(--pv-new); }
+.block mark.since { background: var(--pv-new-bg); color: inherit; outline: 1px dashed var(--pv-new); border-radius: 2px; }
 .msg.seg-run { border-left-color: var(--pv-run); background: var(--pv-run-bg); }
 .msg.seg-injection { border-left-color: var(--pv-injection); background: var(--pv-injection-bg); }
 .msg.seg-goal { border-left-color: var(--pv-goal); background: var(--pv-goal-bg); }

@@ -37,6 +37,16 @@
  *   on each item (the UTF-8 bytes of one JSON request), computed in the
  *   background in slices, so the element's own requests go first; a newer
  *   `verdicts` of the same element supersedes it
+ * - `{type: "marks", view, gen, on}`: after each ok result, also say which
+ *   blocks the Anthropic export of the request (the default policy) marks
+ *   with `cache_control` (a `marks` message for that result's `gen`, unless
+ *   a newer request came meanwhile)
+ * - `{type: "export", view, id, provider, options?}`: the element's request
+ *   as the provider's request body (the binding's `export`, docs/SPEC.md
+ *   §7.13), as JSON text, or its error
+ * - `{type: "cacheReport", view, id, items}`: the run's cache report
+ *   (`cacheReport`, docs/SPEC.md §7.12) of `items` (as for `verdicts`), in
+ *   slices; a newer `cacheReport` of the same element supersedes it
  * - `{type: "compare", view, id, a, b}`: the module's `compare` export
  *   (docs/SPEC.md §7.9) on two sides, each `{kind: "text", text}` (JSON
  *   text), `{kind: "jsonBytes", bytes}` (the bytes of JSON text, judged as
@@ -49,7 +59,11 @@
  *
  * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
  * `{type: "json", view, id, text | bytes}`, `{type: "verdicts", view, id, from,
- * codes, steps, done}`, `{type: "compare", view, id, answer | error}` (the
+ * codes, steps, done}`, `{type: "marks", view, gen, breakpoints | error | reason}`
+ * (breakpoints: `[message, block]` pairs in prompt order), `{type: "export",
+ * view, id, gen, text | error, location?}`, `{type: "cacheReport", view, id,
+ * from, calls, done}` (the report's calls of items from, from + 1, …; each
+ * `previous` an index into all the items), `{type: "compare", view, id, answer | error}` (the
  * core's answer as it is, or the error of a side, its path prefixed with it) (codes: "ok" or the error code; steps: the number of
  * steps, or -1 when unknown), `{type: "fatal", view?, message}` (no `view`:
  * for every element).
@@ -81,6 +95,7 @@ let asm = null;
  * @property {any} value
  * @property {number} gen
  * @property {boolean} trajectory
+ * @property {boolean} marks whether each ok result is followed by its cache breakpoints
  * @property {number} doneGen
  * @property {boolean} queued
  * @property {import("./columns.js").Columns | null} previous
@@ -93,7 +108,19 @@ const clients = new Map();
 function clientOf(id) {
   let c = clients.get(id);
   if (!c) {
-    c = { id, kind: "text", text: "", lineBreak: "\n", value: null, gen: 0, trajectory: false, doneGen: -1, queued: false, previous: null };
+    c = {
+      id,
+      kind: "text",
+      text: "",
+      lineBreak: "\n",
+      value: null,
+      gen: 0,
+      trajectory: false,
+      marks: false,
+      doneGen: -1,
+      queued: false,
+      previous: null,
+    };
     clients.set(id, c);
   }
   return c;
@@ -246,6 +273,129 @@ function run(c) {
   const cols = columnsOf(got.response, got.view);
   if (cols.budget === INT64_MAX) cols.budget = exactBudget(c) ?? cols.budget;
   postView(c, gen, cols, t0, performance.now());
+  if (c.marks) scheduleMarks(c, gen, cols);
+}
+
+/** A prompt whose response is past this many bytes gets no breakpoints
+ * drawn: its export would hold the worker longer than an edit's budget. */
+export const MARKS_LIMIT = 4_000_000;
+
+/** After result `gen` is posted, its cache breakpoints, unless a newer
+ * request came meanwhile (its own result will be marked).
+ * @param {Client} c @param {number} gen @param {import("./columns.js").Columns} cols */
+function scheduleMarks(c, gen, cols) {
+  setTimeout(() => {
+    if (c.gen !== gen || c.doneGen !== gen || !c.marks || !clients.has(c.id)) return;
+    postMessage({ type: "marks", view: c.id, gen, ...marksOf(c, cols) });
+  }, 0);
+}
+
+/** The blocks the Anthropic export of the client's request marks with
+ * `cache_control`, or why there are none. @param {Client} c @param {import("./columns.js").Columns} cols */
+function marksOf(c, cols) {
+  if (cols.bytes.length > MARKS_LIMIT)
+    return {
+      reason: `not drawn for a prompt over ${MARKS_LIMIT / 1e6} MB (the export takes long); export it with the provider toggle or the CLI`,
+    };
+  try {
+    return { breakpoints: cacheBlocks(/** @type {any} */ (asm).export(sideInput(c, { kind: "current" }), "anthropic"), cols) };
+  } catch (e) {
+    return { error: errorOf(e) };
+  }
+}
+
+/**
+ * Where the blocks of an Anthropic export body that carry `cache_control`
+ * are in the prompt: its `system` blocks are the blocks of the prompt's
+ * leading system messages, in order, and `messages[j]` is the message after
+ * them j places on (docs/SPEC.md §7.13: no message added, dropped or moved).
+ * @param {any} body the export's answer
+ * @param {{count: number, roleNames: string[], roles: ArrayLike<number>, blockStart: ArrayLike<number>}} cols
+ * @returns {[number, number][]} `[message, block]` pairs, in prompt order
+ */
+export function cacheBlocks(body, cols) {
+  const system = field(body, "system") ?? [];
+  const messages = field(body, "messages") ?? [];
+  let lead = 0;
+  while (lead < cols.count && cols.roleNames[cols.roles[lead]] === "system") lead++;
+  /** @type {[number, number][]} */
+  const out = [];
+  let k = 0;
+  for (let i = 0; i < lead; i++)
+    for (let b = 0; b < cols.blockStart[i + 1] - cols.blockStart[i]; b++, k++)
+      if (field(system[k], "cache_control") != null) out.push([i, b]);
+  if (k !== system.length || messages.length !== cols.count - lead)
+    throw new Error(`the Anthropic export (${system.length} system blocks, ${messages.length} messages) does not match the prompt`);
+  messages.forEach((/** @type {any} */ m, /** @type {number} */ j) => {
+    const blocks = field(m, "content") ?? [];
+    blocks.forEach((/** @type {any} */ blk, /** @type {number} */ b) => field(blk, "cache_control") != null && out.push([lead + j, b]));
+  });
+  return out;
+}
+
+/** Posts the client's request as the provider's request body (JSON text),
+ * or its error with the place of its path in the JSON text.
+ * @param {Client} c */
+function exportRequest(c, m) {
+  if (!asm) return void asmReady?.then(() => exportRequest(c, m));
+  /** @type {any} */
+  const out = { type: "export", view: c.id, id: m.id, gen: c.gen };
+  try {
+    out.text = JSON.stringify(
+      /** @type {any} */ (asm).export(sideInput(c, { kind: "current" }), m.provider, m.options ?? null),
+      jsonBigInt,
+    );
+  } catch (e) {
+    out.error = errorOf(e);
+    // request.steps[0] is steps[0] of the editor's text
+    const path = out.error.path.replace(/^request(?=$|[.[])\.?/, "");
+    if (c.kind === "text" && out.error.path.startsWith("request")) out.location = locatePath(c.text, path);
+  }
+  postMessage(out);
+}
+
+/** The newest cache report job of each element (a newer one supersedes it). */
+const reportJobs = new Map();
+
+/**
+ * Starts the cache report of `items` for client c, in slices of about 10
+ * ms (the element's own requests run between them). A call is compared with
+ * the last valid call before it (docs/SPEC.md §7.12), so each slice starts
+ * with that call (whose own answer is dropped): every call's answer is the
+ * one a report of the whole run gives.
+ * @param {Client} c @param {number} id @param {(Uint8Array | {msgpack: Uint8Array})[]} items
+ */
+function startReport(c, id, items) {
+  reportJobs.set(c.id, id);
+  let lastValid = -1;
+  let size = 8;
+  const step = (/** @type {number} */ from) => {
+    if (reportJobs.get(c.id) !== id || !clients.has(c.id)) return;
+    if (!asm) return void asmReady?.then(() => step(from));
+    const to = Math.min(items.length, from + size);
+    const base = lastValid >= 0 ? lastValid : from;
+    const t0 = performance.now();
+    let calls;
+    try {
+      const sides = items.slice(base, to).map((it) => (it instanceof Uint8Array ? it : it.msgpack));
+      calls = /** @type {any} */ (asm).cacheReport(sides).calls.slice(from - base);
+    } catch (e) {
+      postMessage({ type: "cacheReport", view: c.id, id, from, calls: [], error: errorOf(e), done: true });
+      reportJobs.delete(c.id);
+      return;
+    }
+    const ms = performance.now() - t0;
+    for (const call of calls) if (call.previous != null) call.previous += base;
+    calls.forEach((/** @type {any} */ call, /** @type {number} */ k) => !call.error && (lastValid = from + k));
+    const done = to >= items.length;
+    postMessage({ type: "cacheReport", view: c.id, id, from, calls, done });
+    if (done) reportJobs.delete(c.id);
+    else {
+      size = Math.max(1, Math.min(4096, Math.round((size * 10) / Math.max(ms, 0.5))));
+      setTimeout(() => step(to), 0);
+    }
+  };
+  setTimeout(() => step(0), 0);
 }
 
 /** Posts a failure with no place in the request. */
@@ -397,6 +547,17 @@ function apply(c, m) {
     case "compare":
       compareSides(c, m);
       return false;
+    case "export":
+      exportRequest(c, m);
+      return false;
+    case "cacheReport":
+      startReport(c, m.id, m.items);
+      return false;
+    case "marks":
+      c.marks = Boolean(m.on);
+      c.gen = m.gen;
+      c.doneGen = -1;
+      return true;
     case "trajectory":
       c.trajectory = Boolean(m.on);
       c.gen = m.gen;

@@ -7,6 +7,7 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
+import { plantedRun } from "../../test/planted-run.mjs";
 import { ARTIFACTS, axe, open, setText, skip, withPreview } from "./harness.mjs";
 
 const tags = (s) => [...s].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
@@ -57,6 +58,52 @@ for (const { name, opts } of SETUPS) {
       await page.setInputFiles("#file", { name: "latin1.json", mimeType: "application/json", buffer: bytes });
       await page.waitForSelector("#convert:not([hidden])");
       await check("a file that is not UTF-8");
+      assert.deepEqual(problems, []);
+    }, opts);
+  });
+}
+
+// Prompt caching (issue 35): the cache breakpoints on the prompt, each
+// provider's request body and a refused export, a run's cache report (its
+// chart, its table open, a break picked). Screenshot: the run, dark.
+for (const { name, opts } of SETUPS) {
+  test(`axe-core finds nothing in the caching states, ${name}`, { skip, timeout: 180_000 }, async () => {
+    await withPreview(async ({ page, url, problems }) => {
+      await open(page, url);
+      const check = async (what) => {
+        assert.deepEqual(await axe(page), [], `${what}, ${name}`);
+        if (opts.viewport)
+          assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `${what}: no horizontal scrolling`);
+      };
+      await page.waitForFunction(() => window.preview.view.breakpoints?.list);
+      await check("cache breakpoints on the prompt");
+      for (const p of ["anthropic", "openai-chat", "openai-responses"]) {
+        await page.check(`input[name="provider"][value="${p}"]`);
+        await page.waitForFunction(() => !(/** @type {HTMLButtonElement} */ (document.getElementById("export-copy")).disabled));
+        await check(`the ${p} request body`);
+      }
+      const late = {
+        goal_messages: [
+          { role: "user", content: "hi" },
+          { role: "system", content: "late" },
+        ],
+        observation_template: "{observation}",
+      };
+      await setText(page, late);
+      await page.waitForSelector("#export-error:not([hidden])");
+      await check("a refused export");
+      await page.check('input[name="provider"][value="prompt"]');
+      const run = plantedRun()
+        .map((r) => JSON.stringify(r))
+        .join("\n");
+      await page.setInputFiles("#file", { name: "run.jsonl", mimeType: "application/octet-stream", buffer: Buffer.from(run) });
+      await page.waitForFunction(() => window.preview.report?.done);
+      await page.evaluate(() => window.preview.browser.pick(50));
+      await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(".badge.since"));
+      await page.click(".run-table summary");
+      await check("a run's cache report");
+      if (name === "dark") await page.screenshot({ path: `${ARTIFACTS}preview-cache-run-dark.png` });
+      if (opts.viewport) await page.screenshot({ path: `${ARTIFACTS}preview-cache-run-390.png`, fullPage: true });
       assert.deepEqual(problems, []);
     }, opts);
   });

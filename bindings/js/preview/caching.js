@@ -1,0 +1,370 @@
+// Prompt caching in the preview (issue 35): the provider toggle with the
+// exact request body a provider's API takes (the element's exportRequest:
+// the binding's `export`, JSON.stringify of its answer, the bytes the CLI's
+// `polyloop-assemble export --provider P FILE` prints, without its newline),
+// and the cache report of a run opened in the trajectory browser (the
+// binding's `cacheReport`): per call its cacheable prefix, the break and its
+// cause, a chart of cacheable against volatile characters with a table
+// beside it. One state: what is shown is the answer for the request now in
+// the view, or nothing ("exporting…"), never an older one's.
+// Text reaches the page as text only (textContent), never markup.
+
+const fmt = new Intl.NumberFormat("en-US");
+const pct = (share) => `${(share * 100).toFixed(1)}%`;
+
+/** The longest export text put on screen (the copy is always whole). */
+export const SHOW_CHARS = 1_000_000;
+
+/** @param {string} tag @param {Record<string, string>} [attrs] @param {...(Node | string)} kids */
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  e.append(...kids);
+  return e;
+}
+
+/** @param {string} tag @param {Record<string, string | number>} attrs */
+function svg(tag, attrs) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+/** An error as the page shows errors: its code, " at " its path, its message. */
+function errorParts(/** @type {{code: string, path: string, message: string}} */ e) {
+  return [
+    el("div", {}, el("span", { class: "code" }, e.code), e.path ? " at " : "", e.path ? el("span", { class: "path" }, e.path) : ""),
+    el("div", { class: "message" }, e.message),
+  ];
+}
+
+export class ExportPanel {
+  /**
+   * @param {{radios: HTMLInputElement[], tools: HTMLElement, pane: HTMLElement, title: HTMLElement, size: HTMLElement, copy: HTMLButtonElement, error: HTMLElement, json: HTMLElement}} ui
+   * @param {import("@polyloop/assembly/preview").PromptView} view
+   * @param {{copyText: (t: string) => Promise<void>, notice: (t: string, cls?: string) => void, locate: (loc: any) => void}} page
+   */
+  constructor(ui, view, page) {
+    this.ui = ui;
+    this.view = view;
+    this.page = page;
+    /** @type {"prompt" | "anthropic" | "openai-chat" | "openai-responses"} */
+    this.provider = "prompt";
+    /** the generation whose export is on screen (-1: none) */
+    this.shownGen = -1;
+    /** the text on screen, whole */
+    this.text = "";
+    for (const r of ui.radios) r.addEventListener("change", () => r.checked && this.choose(/** @type {any} */ (r.value)));
+    ui.copy.addEventListener("click", async () => {
+      if (this.shownGen < 0 || this.shownGen !== view.generation) return;
+      await page.copyText(this.text + "\n");
+      page.notice(
+        `Copied the ${this.provider} request body: ${fmt.format(this.text.length + 1)} characters, as \`polyloop-assemble export\` prints it.`,
+      );
+    });
+    view.addEventListener("polyloop-rendered", () => this.refresh());
+  }
+
+  /** Shows the prompt, or the request body of a provider. @param {"prompt" | "anthropic" | "openai-chat" | "openai-responses"} provider */
+  choose(provider) {
+    this.provider = provider;
+    for (const r of this.ui.radios) r.checked = r.value === provider;
+    const on = provider !== "prompt";
+    this.view.classList.toggle("off", on);
+    this.ui.tools.hidden = on;
+    this.ui.pane.hidden = !on;
+    this.clear();
+    this.refresh();
+  }
+
+  /** Drops what is shown (a new request came, or another provider). */
+  clear() {
+    const { title, size, copy, error, json } = this.ui;
+    this.shownGen = -1;
+    this.text = "";
+    title.textContent = this.provider === "prompt" ? "" : `${this.provider} request body: exporting…`;
+    size.textContent = "";
+    copy.disabled = true;
+    error.hidden = true;
+    error.replaceChildren();
+    json.textContent = "";
+  }
+
+  /** Called when the view is sent a new request: nothing of the one before stays on screen. */
+  invalidate() {
+    if (this.provider !== "prompt" && this.shownGen !== this.view.generation) this.clear();
+  }
+
+  /** Exports the view's request, if it is not on screen yet; shows it unless a newer one came meanwhile. */
+  async refresh() {
+    const provider = this.provider;
+    if (provider === "prompt" || this.shownGen === this.view.generation) return;
+    const got = await this.view.exportRequest(provider);
+    if (provider !== this.provider || got.gen !== this.view.generation || this.shownGen === got.gen) return;
+    this.clear();
+    this.shownGen = got.gen;
+    const { title, size, copy, error, json } = this.ui;
+    if (got.error) {
+      title.textContent = `${provider}: no request body, the export is refused`;
+      const parts = errorParts(got.error);
+      const loc = got.location;
+      if (loc) {
+        const b = el(
+          "button",
+          { type: "button", class: "locate" },
+          `Show ${got.error.path.replace(/^request\.?/, "") || "the request"} in the editor`,
+        );
+        b.addEventListener("click", () => this.page.locate(loc));
+        parts.push(el("div", {}, b));
+      }
+      error.replaceChildren(...parts);
+      error.hidden = false;
+      return;
+    }
+    const text = /** @type {string} */ (got.text);
+    this.text = text;
+    title.textContent = `${provider} request body`;
+    size.textContent = `${fmt.format(text.length)} characters, compact JSON`;
+    json.textContent = text.length > SHOW_CHARS ? text.slice(0, SHOW_CHARS) : text;
+    if (text.length > SHOW_CHARS) size.textContent += ` (the first ${fmt.format(SHOW_CHARS)} shown; Copy copies all)`;
+    copy.disabled = false;
+  }
+}
+
+/** The calls a chart draws at most one column each; past it, columns of several calls. */
+const COLUMNS = 400;
+/** Table rows at most. */
+const TABLE_ROWS = 400;
+
+/**
+ * @typedef {object} Call one call of a cache report (docs/SPEC.md §7.12)
+ * @property {number | null} [previous]
+ * @property {boolean} [extends]
+ * @property {{segment: string, message: number, char: number, step: number | null, cause: string, excerpt_before: string, excerpt_previous: string | null, excerpt_this: string | null} | null} [break]
+ * @property {number} [prompt_chars]
+ * @property {number} [cacheable_prefix_chars]
+ * @property {number} [cacheable_share]
+ * @property {{code: string, path: string, message: string}} [error]
+ */
+
+export class RunReport {
+  /**
+   * @param {{pane: HTMLElement, totals: HTMLElement, call: HTMLElement, chart: HTMLElement, table: HTMLElement}} ui
+   * @param {import("@polyloop/assembly/preview").PromptView} view
+   * @param {{pick: (k: number) => void, changed: () => void}} page
+   */
+  constructor(ui, view, page) {
+    this.ui = ui;
+    this.view = view;
+    this.page = page;
+    /** @type {(Call | null)[]} */
+    this.calls = [];
+    /** @type {{line: number}[]} */
+    this.entries = [];
+    this.done = false;
+    /** @type {{k: number, gen: number} | null} the entry shown in the view, and its generation */
+    this.picked = null;
+    this.frame = 0;
+    ui.chart.addEventListener("click", (e) => {
+      const k = /** @type {Element} */ (e.target).closest?.("[data-call]")?.getAttribute("data-call");
+      if (k != null) page.pick(Number(k));
+    });
+  }
+
+  /**
+   * A new file's entries (a run's calls in order): the report starts over
+   * (nothing of the previous file stays), computed in the view's worker.
+   * @param {{line: number, raw?: Uint8Array, msgpack?: boolean}[]} entries
+   */
+  open(entries) {
+    this.entries = entries;
+    this.calls = entries.map(() => null);
+    this.done = false;
+    this.picked = null;
+    const on = entries.length > 1 && entries.every((e) => e.raw);
+    this.ui.pane.hidden = !on;
+    for (const k of /** @type {const} */ (["totals", "call", "chart", "table"])) this.ui[k].replaceChildren();
+    if (!on) return;
+    this.ui.totals.textContent = "computing…";
+    this.view.cacheReport(
+      entries.map((e) => (e.msgpack ? { msgpack: /** @type {Uint8Array} */ (e.raw) } : /** @type {Uint8Array} */ (e.raw))),
+      (p) => this.onSlice(p),
+    );
+  }
+
+  /** @private */
+  onSlice({ from, calls, done, error }) {
+    calls.forEach((c, i) => (this.calls[from + i] = c));
+    if (error) this.ui.totals.textContent = `no report: ${error.code}: ${error.message}`;
+    this.done = done;
+    if (this.picked && this.picked.k >= from && this.picked.k < from + calls.length) this.showCall();
+    this.page.changed();
+    if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.paint()));
+  }
+
+  /** The report's call of entry k (null while pending). @param {number} k */
+  callOf(k) {
+    return this.calls[k] ?? null;
+  }
+
+  /**
+   * Entry k is shown in the view as generation `gen`: its call is described
+   * and what is new since the previous call highlighted in the prompt.
+   * @param {number} k @param {number} gen
+   */
+  pick(k, gen) {
+    this.picked = { k, gen };
+    this.showCall();
+  }
+
+  /** @private Describes the picked call, and marks its new characters in the view. */
+  showCall() {
+    const p = this.picked;
+    const box = this.ui.call;
+    if (!p || this.ui.pane.hidden) return box.replaceChildren();
+    const c = this.calls[p.k];
+    const head = el("b", {}, `Call ${fmt.format(p.k)} (line ${fmt.format(this.entries[p.k].line)}): `);
+    if (!c) {
+      this.view.markNew(p.gen, null);
+      return box.replaceChildren(head, "computing…");
+    }
+    if (c.error) {
+      this.view.markNew(p.gen, null);
+      return box.replaceChildren(
+        head,
+        `rejected (${c.error.code}), left out of the run: the next call is compared with the last valid one.`,
+      );
+    }
+    const chars = /** @type {number} */ (c.cacheable_prefix_chars);
+    const parts = [
+      head,
+      `${fmt.format(/** @type {number} */ (c.prompt_chars))} chars; cacheable prefix `,
+      el("span", { "data-field": "cacheable" }, `${fmt.format(chars)} chars (${pct(/** @type {number} */ (c.cacheable_share))})`),
+      "; ",
+    ];
+    if (c.previous == null) parts.push("the first call of the run: nothing is cached yet.");
+    else if (c.extends) parts.push(`extends call ${fmt.format(c.previous)}: the new characters are highlighted in the prompt.`);
+    else {
+      const b = /** @type {NonNullable<Call["break"]>} */ (c.break);
+      parts.push(
+        el("span", { class: "break", "data-field": "break" }, `breaks the cache of call ${fmt.format(c.previous)}`),
+        ` in segment `,
+        el("span", { "data-field": "segment" }, b.segment),
+        `, message ${fmt.format(b.message)}, char ${fmt.format(b.char)}${b.step == null ? "" : ` (step ${b.step})`}: `,
+        el("span", { "data-field": "cause" }, b.cause),
+        el(
+          "div",
+          { class: "excerpts" },
+          "before: ",
+          el("q", {}, b.excerpt_before),
+          " · previous: ",
+          b.excerpt_previous === null ? "(no message)" : el("q", {}, b.excerpt_previous),
+          " · this call: ",
+          b.excerpt_this === null ? "(no message)" : el("q", {}, b.excerpt_this),
+        ),
+      );
+    }
+    box.replaceChildren(...parts);
+    this.view.markNew(p.gen, c.previous == null ? null : chars);
+  }
+
+  /** @private The totals, the chart and its table. */
+  paint() {
+    const calls = this.calls;
+    const n = calls.length;
+    let prompt = 0;
+    let cacheable = 0;
+    let breaks = 0;
+    let errors = 0;
+    let max = 1;
+    for (const c of calls) {
+      if (!c) continue;
+      if (c.error) errors++;
+      else {
+        prompt += /** @type {number} */ (c.prompt_chars);
+        cacheable += /** @type {number} */ (c.cacheable_prefix_chars);
+        if (c.break) breaks++;
+        max = Math.max(max, /** @type {number} */ (c.prompt_chars));
+      }
+    }
+    const known = calls.reduce((a, c) => a + (c ? 1 : 0), 0);
+    this.ui.totals.textContent =
+      `${fmt.format(n)} calls${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
+      `${fmt.format(cacheable)} of ${fmt.format(prompt)} chars cacheable${prompt ? ` (${pct(cacheable / prompt)})` : ""}` +
+      (this.done ? "" : ` · ${fmt.format(known)} / ${fmt.format(n)} reported`);
+    const per = Math.ceil(n / COLUMNS);
+    const cols = [];
+    for (let a = 0; a < n; a += per) {
+      const group = calls.slice(a, Math.min(n, a + per));
+      const sum = (/** @type {"prompt_chars" | "cacheable_prefix_chars"} */ f) =>
+        group.reduce((s, c) => s + (c && !c.error ? /** @type {number} */ (c[f]) : 0), 0);
+      cols.push({
+        from: a,
+        to: a + group.length - 1,
+        prompt: sum("prompt_chars") / group.length,
+        cacheable: sum("cacheable_prefix_chars") / group.length,
+        breaks: group.flatMap((c, i) => (c?.break ? [{ k: a + i, ...c.break }] : [])),
+        error: group.some((c) => c?.error),
+      });
+    }
+    this.paintChart(cols, max, breaks, per);
+    this.paintTable(cols, per);
+  }
+
+  /** @private */
+  paintChart(cols, max, breaks, per) {
+    const H = 100;
+    const W = cols.length;
+    const s = svg("svg", { viewBox: `0 0 ${W} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
+    const label =
+      `Cacheable and volatile characters per call, ${per > 1 ? `${fmt.format(per)} calls a column, ` : ""}` +
+      `${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"}` +
+      (breaks ? ` (calls ${cols.flatMap((c) => c.breaks.map((b) => fmt.format(b.k))).join(", ")})` : "") +
+      "; the table below lists them.";
+    s.setAttribute("aria-label", label);
+    for (const [x, c] of cols.entries()) {
+      const g = svg("g", { "data-call": c.from });
+      const hp = (c.prompt / max) * H;
+      const hc = (c.cacheable / max) * H;
+      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: 8 + H - hp, width: 0.8, height: hp - hc }));
+      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 8 + H - hc, width: 0.8, height: hc }));
+      if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": c.breaks[0].k }));
+      const t = svg("title", {});
+      t.textContent = `${c.from === c.to ? `call ${c.from}` : `calls ${c.from}–${c.to}`}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
+      g.append(t);
+      s.append(g);
+    }
+    this.ui.chart.replaceChildren(s);
+  }
+
+  /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it). */
+  paintTable(cols, per) {
+    const head = el(
+      "tr",
+      {},
+      ...[per > 1 ? "calls" : "call", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
+        el("th", { scope: "col" }, t),
+      ),
+    );
+    const rows = cols.slice(0, TABLE_ROWS).map((c) => {
+      const b = c.breaks[0];
+      const tr = el(
+        "tr",
+        b ? { class: "break", "data-call": String(c.from) } : { "data-call": String(c.from) },
+        el("th", { scope: "row" }, c.from === c.to ? fmt.format(c.from) : `${fmt.format(c.from)}–${fmt.format(c.to)}`),
+        el("td", {}, fmt.format(Math.round(c.prompt))),
+        el("td", {}, fmt.format(Math.round(c.cacheable))),
+        el("td", {}, fmt.format(Math.round(c.prompt - c.cacheable))),
+        el(
+          "td",
+          { "data-field": "segment" },
+          b ? b.segment + (c.breaks.length > 1 ? ` (+${c.breaks.length - 1})` : "") : c.error ? "(rejected)" : "",
+        ),
+        el("td", { "data-field": "cause" }, b ? b.cause : ""),
+      );
+      return tr;
+    });
+    const caption = el("caption", {}, per > 1 ? `Means per column of ${fmt.format(per)} calls` : "Per call");
+    this.ui.table.replaceChildren(el("table", {}, caption, el("thead", {}, head), el("tbody", {}, ...rows)));
+  }
+}
