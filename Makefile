@@ -177,11 +177,14 @@ fuzz:
 # on the shared requests of internal/testing/benchreq: BENCHMARKS.md (regenerated),
 # BENCHMARKS.json and BENCHMARKS-add_step.svg. The Python and JavaScript
 # makefiles add their own table benchmarks (bench.python, bench.js) to it.
+# It includes the data-set ways at 40,000 rows (bindings/python/bench/data_bench.py,
+# on ray[data] and datasets: make python.data-deps).
 # `make bench.quick` is a reduced run (under a minute) written to
-# $(BENCH_QUICK_OUT).md/.json, leaving BENCHMARKS.md alone.
+# $(BENCH_QUICK_OUT).md/.json, leaving BENCHMARKS.md alone; it leaves out
+# datasets and Ray.
 BENCH_HOSTS = -python "$(PY_VENV_PY)" -node "$$(command -v node)"
 BENCH_QUICK_OUT ?= /tmp/polyloop-bench-quick
-bench: wasm python.venv python.wasm js.deps js.wasm dist.js
+bench: wasm python.venv python.data-deps python.wasm js.deps js.wasm dist.js
 	$(GO) run ./tools/benchreport $(BENCH_HOSTS) -out BENCHMARKS.md -json BENCHMARKS.json
 
 bench.quick: wasm python.venv python.wasm js.deps js.wasm dist.js

@@ -3,7 +3,7 @@
 // BENCHMARKS.md (regenerated) and BENCHMARKS.json, plus an SVG plot of the
 // add_step cost against the history length.
 //
-//	go run ./tools/benchreport [-quick] [-python PY] [-node NODE] [-out BENCHMARKS.md] [-json BENCHMARKS.json]
+//	go run ./tools/benchreport [-quick] [-data-sets-only] [-python PY] [-node NODE] [-out BENCHMARKS.md] [-json BENCHMARKS.json]
 //
 // It measures the Go hosts itself (native core, wazero, wasmtime-go), side by
 // side: each sample round runs every engine once, so a burst of load on a
@@ -11,7 +11,10 @@
 // (bindings/python/bench/bench.py, bindings/js/bench/bench.mjs) run as
 // subprocesses on the same request files with --json and report their raw
 // samples; a host whose benchmark cannot run is listed with the reason.
-// `make bench` and `make bench.quick` call it.
+// The data-set figures (datasets.go) come the same way from
+// bindings/python/bench/data_bench.py --json and bindings/js/bench/messages.mjs
+// --json (-data-sets-only measures them alone). `make bench` and
+// `make bench.quick` call it.
 package main
 
 import (
@@ -56,6 +59,7 @@ func main() {
 	jsonOut := flag.String("json", "BENCHMARKS.json", "machine-readable results to write")
 	readme := flag.String("readme", "", "README to update between its benchmark markers (empty: none)")
 	previewFrom := flag.String("preview-from", "", "measure nothing: re-render the report recorded in -json with the prompt preview's figures from this output of bindings/js/bench/preview.mjs --json")
+	dataOnly := flag.Bool("data-sets-only", false, "measure only the data-set figures (bindings/python/bench/data_bench.py, bindings/js/bench/messages.mjs)")
 	flag.Parse()
 
 	p := plan{Quick: *quick, Samples: 7, SampleSec: 0.15, Requests: []string{"tiny", "typical", "1MB", "16MB"},
@@ -68,6 +72,9 @@ func main() {
 	var err error
 	if *previewFrom != "" {
 		rep, err = withPreview(*jsonOut, *previewFrom)
+	} else if *dataOnly {
+		rep = newReport(p)
+		measureDataSets(rep, p, *python, *node)
 	} else {
 		rep, err = run(p, *python, *node)
 	}
@@ -221,6 +228,7 @@ type Report struct {
 	Module     map[string]int    `json:"module_bytes"`
 	Goals      []Goal            `json:"goals"`
 	Preview    *Preview          `json:"preview,omitempty"`
+	DataSets   *DataSets         `json:"data_sets,omitempty"`
 	Skipped    map[string]string `json:"skipped,omitempty"`
 	Reference  map[string]string `json:"references"`
 }
@@ -290,6 +298,7 @@ func run(p plan, python, node string) (*Report, error) {
 	finish(rep)
 	fmt.Fprintln(os.Stderr, "benchreport: cache report and export (Go wazero)")
 	measureCaching(rep, p, kinds[0].r)
+	measureDataSets(rep, p, python, node)
 	previewGoals(rep)
 	return rep, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 )
 
@@ -89,28 +88,9 @@ func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 
 // runPreview runs the preview benchmark in headless Chromium.
 func runPreview(rep *Report, p plan, node string) error {
-	f, err := os.CreateTemp("", "benchreport-preview-*.json")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	defer os.Remove(f.Name())
-	args := []string{"bindings/js/bench/preview.mjs", "--json", f.Name()}
-	if p.Quick {
-		args = append(args, "--quick")
-	}
-	cmd := exec.Command(node, args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s failed: %v", node, strings.Join(args, " "), err)
-	}
-	b, err := os.ReadFile(f.Name())
-	if err != nil {
-		return err
-	}
 	var r Preview
-	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("bench/preview.mjs wrote unreadable JSON: %v", err)
+	if err := runJSON(node, []string{"bindings/js/bench/preview.mjs", "--json"}, p.Quick, &r); err != nil {
+		return err
 	}
 	rep.Preview = &r
 	return nil

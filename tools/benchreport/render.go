@@ -59,6 +59,7 @@ func markdown(rep *Report, svg string) string {
 	mdOverhead(w, rep)
 	mdStages(w, rep)
 	mdThroughput(w, rep)
+	mdDataSets(w, rep)
 	mdAddStepStartupMemory(w, rep, svg)
 	w("%s", previewMarkdown(rep))
 	if len(rep.Skipped) > 0 {

@@ -4,6 +4,7 @@ BENCHMARKS-notes.md):
 
     python bindings/python/bench/data_bench.py 10000 40000
     python bindings/python/bench/data_bench.py --runs 2000 --messages 4000
+    python bindings/python/bench/data_bench.py --json OUT [--quick]
 
 Needs ray[data] and datasets (make python.data-deps) and go (the CLI). Prints
 one JSON object per measurement: way, rows, seconds, rows/s, cores, rows/s
@@ -12,6 +13,14 @@ per core and, beside it, that figure over the serial ``render_columns``'s
 ``--runs N``: runs into training rows (``data.run_rows``) against rendering
 the same calls; ``--messages N``: reading ``Prompt.messages`` after each of N
 steps, at step 10 and step N.
+
+``--json OUT`` is the mode of ``make bench`` (tools/benchreport, datasets.go):
+each way at 40,000 rows right after the serial binding doing the same work
+(its serial pair), the engines' identity pipelines, a control (plain CPU work
+in 2 processes against 1: what the machine lent), runs into rows against
+rendering the same calls and the reads of ``Prompt.messages``, in rounds;
+raw figures into OUT. ``--quick`` (``make bench.quick``): 5,000 rows, no
+``datasets`` or Ray (their start-up alone exceeds its budget), fewer rounds.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "examples" / "datasets"))
@@ -218,45 +227,253 @@ def _datasets(n: int, path: Path, tmp: Path, datasets: Any, serial: List[bytes])
         print(json.dumps({"parquet": name, "rows": n, "bytes": os.path.getsize(tmp / name)}), flush=True)
 
 
-def runs(n_runs: int) -> None:
-    """Runs into rows against rendering the same calls (each call once, serially)."""
+def _planted_calls(n_runs: int) -> List[Tuple[int, Any]]:
+    """The calls of the first ``n_runs`` planted runs (tests/test_data_runs.py: 5–40 steps, 5 % condensed)."""
     sys.path.insert(0, str(REPO / "bindings" / "python" / "tests"))
     from test_data_runs import RUNS, planted_runs
 
     calls, _ = planted_runs()
-    calls = [c for c in calls if c[0] < min(n_runs, RUNS)]
+    return [c for c in calls if c[0] < min(n_runs, RUNS)]
+
+
+def runs(n_runs: int) -> None:
+    """Runs into rows against rendering the same calls (each call once, serially)."""
+    calls = _planted_calls(n_runs)
     asm = pa.Assembler(max_instances=1)
     _timed("serial: render_columns (no response)", len(calls), 1, lambda: data.render_columns([q for _, q in calls], asm))
     rows = _timed("serial: run_rows (calls in, chain rows out)", len(calls), 1, lambda: list(data.run_rows(calls, assembler=asm)))
     print(json.dumps({"run_rows": len(rows), "calls": len(calls)}), flush=True)
 
 
-def messages(steps: int) -> None:
-    """Reading Prompt.messages after each of ``steps`` steps: the median read at step 10 and at the last."""
+def _message_reads(steps: int, window: int = 20) -> Tuple[float, float]:
+    """One prompt grown by ``steps`` steps, ``Prompt.messages`` read once after each step (as the README's
+    loop reads it); the median of those reads over the first ``window`` steps (around step 10) and over
+    the last ``window`` (around step ``steps``), in seconds."""
     p = pa.Prompt(
         {
             "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}],
             "observation_template": "{observation}",
         }
     )
-    per: Dict[int, float] = {}
+    clock = time.perf_counter_ns
+    reads: List[int] = []
     for k in range(1, steps + 1):
         p.add_step("raw output %d" % k, "observation %d" % k)
-        if k in (10, steps):
-            times = []
-            for _ in range(201):
-                t0 = time.perf_counter()
-                p.messages  # noqa: B018 - the read measured
-                times.append(time.perf_counter() - t0)
-            per[k] = sorted(times)[100]
-        else:
-            p.messages  # noqa: B018 - read after every step, as the README's loop does
-    rec = {"way": "Prompt.messages read", "step_10_us": round(per[10] * 1e6, 3), "step_%d_us" % steps: round(per[steps] * 1e6, 3)}
-    rec["ratio"] = round(per[steps] / per[10], 2)
+        t0 = clock()
+        p.messages  # noqa: B018 - the read measured
+        reads.append(clock() - t0)
+    first, last = sorted(reads[:window]), sorted(reads[-window:])
+    return first[window // 2] / 1e9, last[window // 2] / 1e9
+
+
+def messages(steps: int) -> None:
+    """Reading Prompt.messages after each of ``steps`` steps: the median read around step 10 and the last."""
+    at10, atn = _message_reads(steps)
+    rec = {"way": "Prompt.messages read", "step_10_us": round(at10 * 1e6, 3), "step_%d_us" % steps: round(atn * 1e6, 3)}
+    rec["ratio"] = round(atn / at10, 2)
     print(json.dumps(rec), flush=True)
 
 
+# --- make bench: --json ---------------------------------------------------------------------------------
+
+
+def _measure(fn: Callable[[], Any]) -> Tuple[float, float]:
+    """Wall and CPU seconds (this process and its descendants) of fn()."""
+    c0 = _cpu()
+    t0 = time.perf_counter()
+    fn()
+    secs = time.perf_counter() - t0
+    c1 = _cpu()
+    return secs, sum(v - c0.get(pid, 0.0) for pid, v in c1.items())
+
+
+def _spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x ^= i
+    return x
+
+
+def _control() -> Dict[str, float]:
+    """Plain CPU work (no I/O, nothing shared) in 2 processes against the same in 1: what the machine
+    lent a way of 2 processes at that moment (2.0 on 2 idle cores)."""
+    import multiprocessing
+
+    n = 3_000_000
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pool.map(_spin, [1000, 1000])  # started
+        one, _ = _measure(lambda: _spin(n))
+        two, _ = _measure(lambda: pool.map(_spin, [n, n]))
+    return {"one_s": one, "two_s": two, "gain": 2 * one / two}
+
+
+class _Identity:
+    """A Ray actor that passes its batches through (the pipeline's floor)."""
+
+    def __call__(self, batch: Any) -> Any:
+        return batch
+
+
+def _way(
+    out: Dict[str, Any], name: str, cores: int, serial: str, fn: Callable[[], Any], pair: Callable[[], Any], rows: int = 0
+) -> None:
+    """Measure ``pair`` (the serial binding doing the same work) and right after it ``fn``, into out["ways"]."""
+    ss, sc = _measure(pair)
+    ws, wc = _measure(fn)
+    rec = dict(way=name, cores=cores, serial=serial, rows=rows or out["rows"], seconds=ws, cpu_seconds=wc)
+    rec.update(serial_seconds=ss, serial_cpu_seconds=sc)
+    out["ways"].append(rec)
+    print(json.dumps(rec), file=sys.stderr, flush=True)
+
+
+def _floor(out: Dict[str, Any], name: str, fn: Callable[[], Any]) -> None:
+    secs, cpu = _measure(fn)
+    out["identity"][name] = {"seconds": secs, "cpu_seconds": cpu}
+    print(json.dumps({"identity": name, "seconds": secs}), file=sys.stderr, flush=True)
+
+
+def _bench_ways(out: Dict[str, Any], tmp: Path, quick: bool) -> None:
+    n = out["rows"]
+    lines = trajectories.lines(n, seed=13)
+    path = tmp / "t.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    wires = [_codec.encode(json.loads(line)) for line in lines if _json(line)]
+    asm = pa.Assembler(max_instances=2)
+
+    def columns() -> Any:
+        return data.render_columns(lines, asm)
+
+    for many, items, wire in ((pa.assemble_json_many, lines, ""), (pa.assemble_bytes_many, wires, " (msgpack)")):
+
+        def ways(workers: int, many: Any = many, items: List[Any] = items) -> Callable[[], Any]:
+            return lambda: list(many(items, workers=workers, assembler=asm))
+
+        name = many.__name__
+        _way(out, "%s, workers=2%s" % (name, wire), 2, "%s, workers=1" % name, ways(2), ways(1), rows=len(items))
+    if quick:
+        out["skipped"]["datasets and Ray"] = (
+            "make bench.quick leaves them out (importing them, starting Ray, ~6 s, and a pipeline's workers "
+            "exceed its minute); make bench measures them at 40,000 rows"
+        )
+        return
+    for name, engine in (("datasets", _bench_datasets), ("Ray", _bench_ray)):
+        try:
+            engine(out, path, tmp, columns)
+        except Exception as e:  # one engine failing leaves the other figures measured
+            out["skipped"][name] = "failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+            print(out["skipped"][name], file=sys.stderr, flush=True)
+
+
+def _bench_datasets(out: Dict[str, Any], path: Path, tmp: Path, columns: Callable[[], Any]) -> None:
+    try:
+        import datasets
+    except ImportError as e:
+        out["skipped"]["datasets"] = "%s: make python.data-deps installs it" % e
+        return
+    import render as example  # examples/datasets/render.py: the documented pipeline
+
+    datasets.disable_progress_bars()
+    out["versions"]["datasets"] = datasets.__version__
+
+    def hf(num_proc: int) -> Callable[[], Any]:
+        def go() -> Any:
+            cache = str(tmp / ("hf%d" % time.monotonic_ns()))
+            example.hf_pipeline(str(path), num_proc=num_proc, cache_dir=cache).to_parquet(str(tmp / "hf.parquet"))
+
+        return go
+
+    def identity() -> Any:
+        ds = data.hf_read_lines(path, cache_dir=str(tmp / ("hf%d" % time.monotonic_ns())))
+        res = ds.map(_Identity(), batched=True, batch_size=1000, num_proc=2, load_from_cache_file=False)
+        res.to_parquet(str(tmp / "id.parquet"))
+
+    _floor(out, "datasets", identity)
+    for num_proc in (1, 2):
+        way = "datasets map(RenderBatch), num_proc=%d (hf_read_lines, to_parquet)" % num_proc
+        _way(out, way, num_proc, "render_columns", hf(num_proc), columns)
+
+
+def _bench_ray(out: Dict[str, Any], path: Path, tmp: Path, columns: Callable[[], Any]) -> None:
+    try:
+        import ray
+    except ImportError as e:
+        out["skipped"]["Ray"] = "%s: make python.data-deps installs it" % e
+        return
+    import render as example
+
+    out["versions"]["ray"] = ray.__version__
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    out["ray_init_seconds"] = time.perf_counter() - t0
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+
+        def identity() -> Any:
+            ds = data.ray_read_lines(str(path)).map_batches(
+                _Identity, batch_format="pyarrow", batch_size=1000, compute=ray.data.ActorPoolStrategy(size=2), num_cpus=0.5
+            )
+            ds.write_parquet(str(tmp / ("rayid%d" % time.monotonic_ns())))
+
+        def render() -> Any:
+            example.ray_pipeline(str(path)).write_parquet(str(tmp / ("ray%d" % time.monotonic_ns())))
+
+        _floor(out, "Ray", identity)
+        _way(
+            out,
+            "Ray map_batches(RenderBatch), 2 actors x 0.5 CPU, batch 1000 (write_parquet)",
+            2,
+            "render_columns",
+            render,
+            columns,
+        )
+    finally:
+        ray.shutdown()
+
+
+def _bench_runs(out: Dict[str, Any], n_runs: int, rounds: int) -> None:
+    """Runs into rows against rendering the same calls, round by round (the order alternating)."""
+    calls = _planted_calls(n_runs)
+    asm = pa.Assembler(max_instances=1)
+    requests = [q for _, q in calls]
+    chains: List[int] = []
+
+    def rows() -> None:
+        chains.append(sum(1 for _ in data.run_rows(calls, assembler=asm)))
+
+    pair = [lambda: data.render_columns(requests, asm), rows]
+    render_s, run_rows_s = [], []
+    for r in range(rounds):
+        order = pair if r % 2 == 0 else pair[::-1]
+        first, second = _measure(order[0])[0], _measure(order[1])[0]
+        a, b = (first, second) if r % 2 == 0 else (second, first)
+        render_s.append(a)
+        run_rows_s.append(b)
+    out["runs"] = dict(runs=min(n_runs, 1000), calls=len(calls), rows=chains[0], render_s=render_s, run_rows_s=run_rows_s)
+
+
+def _bench_json(path: str, quick: bool) -> None:
+    import platform
+
+    out: Dict[str, Any] = {"quick": quick, "rows": 5_000 if quick else 40_000, "ways": [], "identity": {}, "skipped": {}}
+    out["versions"] = {"python": platform.python_version(), "polyloop_assembly": pa.__version__}
+    out["control_before"] = _control()
+    with tempfile.TemporaryDirectory() as d:
+        _bench_ways(out, Path(d), quick)
+    out["control_after"] = _control()
+    _bench_runs(out, 100 if quick else 1000, 3)
+    steps = 4000
+    reads = [_message_reads(steps) for _ in range(3 if quick else 7)]
+    out["messages"] = {"steps": steps, "window": 20, "step_10_s": [a for a, _ in reads], "step_n_s": [b for _, b in reads]}
+    out["loadavg"] = os.getloadavg()
+    Path(path).write_text(json.dumps(out, indent=1), encoding="utf-8")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--json"]:
+        for k, v in (("HF_HUB_OFFLINE", "1"), ("HF_DATASETS_OFFLINE", "1"), ("RAY_USAGE_STATS_ENABLED", "0")):
+            os.environ.setdefault(k, v)
+        _bench_json(sys.argv[2], "--quick" in sys.argv[3:])
+        return
     if sys.argv[1:2] in (["--runs"], ["--messages"]):
         args = sys.argv[1:]
         for flag, value in zip(args[::2], args[1::2]):
