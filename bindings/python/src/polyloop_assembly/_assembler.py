@@ -13,9 +13,9 @@ import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 from . import _codec, _fork, _runtime
-from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ERROR, CALL_PROMPT_START, CALLS, HostError
+from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ASSEMBLE_SHARED, CALL_ERROR, CALL_PROMPT_START
 from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
-from ._consts import MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON
+from ._consts import CALLS, MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON, HostError
 from ._data_messages import MessagesView, chat_messages
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
@@ -153,10 +153,11 @@ class Assembler:
         except InstanceFailure as e:
             raise self._error(op, e.kind, e.detail) from None
 
-    def _decode(self, op: int, answer: bytes, caught: Sequence[BaseException] = ()) -> Any:
-        """An answer of call ``op``, decoded by its shape (JSON text or msgpack), or raise the error it carries."""
+    def _decode(self, op: int, answer: bytes, caught: Sequence[BaseException] = (), texts: Optional[List[str]] = None) -> Any:
+        """An answer of call ``op``, decoded by its shape (JSON text or msgpack; the request's ``texts``: one
+        with its texts shared), or raise the error it carries."""
         try:
-            value = json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer)
+            value = json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer, texts)
         except Exception as e:
             raise self._error(op, "not_a_response", "%s: %s" % (type(e).__name__, e)) from None
         if value.__class__ is dict and ("error" not in value if _JSON_ANSWER[op] else value.get("ok") is True):
@@ -206,8 +207,10 @@ class Assembler:
         core alone: a bad value gets the code and path of the same mistake on the wire (one whose reading
         raised: ``malformed_request``, the exception as ``__cause__``). Raises :class:`AssemblyError`."""
         caught: List[BaseException] = []
-        answer = self._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, caught))
-        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught))
+        prepared = _prepare_value(CALL_ASSEMBLE, request, caught)
+        texts = _codec.shared_texts(request, len(prepared[1]))  # an error call's request is short: None
+        answer = self._run(CALL_ASSEMBLE, prepared if texts is None else (CALL_ASSEMBLE_SHARED | WORDS_PYTHON, prepared[1]))
+        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught, texts))
 
     def assemble_bytes(self, request: BytesLike) -> bytes:
         """The wire function: msgpack request bytes in, the canonical response out, errors as error

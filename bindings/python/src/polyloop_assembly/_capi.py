@@ -74,6 +74,7 @@ class Handles:
         #: Two wasmtime_val_raw_t: the arguments in, the result out.
         self.raw = (_raw_t * 2)()
         self.raw_address: int = ctypes.addressof(self.raw)
+        self.raw_view = memoryview(self.raw).cast("B")  # the same bytes, for struct
         self._new_trap_slot()
 
     def _new_trap_slot(self) -> None:

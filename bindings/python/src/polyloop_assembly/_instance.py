@@ -30,6 +30,8 @@ _MASK32 = 0xFFFFFFFF
 _ITEM = struct.Struct("<II")  # a batch item's op and size
 _LEN = struct.Struct("<I")  # a batch answer item's length
 _MASK64 = 0xFFFFFFFFFFFFFFFF
+_ARGS = struct.Struct("<I12xI")  # call's two i32 arguments, each the first 4 bytes of a 16-byte wasmtime_val_raw_t
+_RESULT = struct.Struct("<Q")  # its i64 result, in the first slot
 
 _FAST_AVAILABLE = _capi.AVAILABLE
 _FAST_MISSING = _capi.MISSING
@@ -201,7 +203,7 @@ class Instance:
         """Linear memory's size after a call (which may have grown it: then the view of it is re-made)."""
         h = self._fast
         if h is not None:
-            size = int(_capi.memory_data_size(h.context, h.memory))
+            size: int = _capi.memory_data_size(h.context, h.memory)
         else:
             size = int(self._memory.data_len(self._store))
         if size != self._view_size:
@@ -262,13 +264,11 @@ class Instance:
         """The module's ``call(op, n)`` on the request in its buffer: the answer's place and length."""
         h = self._fast
         if h is not None:  # the one crossing, inline
-            raw = h.raw
-            raw[0].i32 = op
-            raw[1].i32 = _i32(n)
+            _ARGS.pack_into(h.raw_view, 0, op, n)
             err = _capi.call_unchecked(h.context, h.call, h.raw_address, 2, h.trap_address)
             if err or h.trap:
                 raise self._fast_failure(h, err)
-            packed = int(raw[0].i64) & _MASK64
+            (packed,) = _RESULT.unpack_from(h.raw_view)
         else:
             packed = self._export(self._call, 0, op, n)
         rptr, rlen = packed >> 32, packed & _MASK32
