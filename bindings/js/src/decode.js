@@ -22,8 +22,12 @@ export class StringCeiling extends Error {
 
 /** Short strings met again and again (keys, roles, "text"), decoded once; up to 32 bytes in JavaScript. */
 const SHORT_CACHE_BYTES = 16;
-const shortCache = Array.from({ length: SHORT_CACHE_BYTES + 1 }, () => []);
-const shortCacheNext = new Uint32Array(SHORT_CACHE_BYTES + 1);
+const SHORT_SLOT_BITS = 9;
+const SHORT_SLOTS = 1 << SHORT_SLOT_BITS;
+const shortLength = new Uint8Array(SHORT_SLOTS);
+const shortHead = new Uint32Array(SHORT_SLOTS);
+const shortBytes = new Uint8Array(SHORT_SLOTS * SHORT_CACHE_BYTES);
+const shortStrings = new Array(SHORT_SLOTS).fill("");
 const SHORT_UTF8 = 32;
 const units = new Uint16Array(SHORT_UTF8);
 const NO_BYTES = new Uint8Array(0);
@@ -38,14 +42,18 @@ class AnswerDecoder {
   constructor(maxStringUnits) {
     this.maxStringUnits = maxStringUnits;
     this.bytes = NO_BYTES;
+    this.view = new DataView(NO_BYTES.buffer);
     this.pos = 0;
+    this.end = 0;
     this.texts = undefined;
   }
 
   /** @param {Uint8Array} bytes @param {string[] | undefined} texts */
   decode(bytes, texts) {
     this.bytes = bytes;
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.pos = 0;
+    this.end = bytes.length;
     this.texts = texts;
     try {
       const v = this.value();
@@ -53,6 +61,8 @@ class AnswerDecoder {
       return v;
     } finally {
       this.bytes = NO_BYTES; // nothing of the answer is held
+      this.view = new DataView(NO_BYTES.buffer);
+      this.end = 0;
       forgetReadView();
       this.texts = undefined;
     }
@@ -61,7 +71,7 @@ class AnswerDecoder {
   /** Moves past `n` bytes; where they start. @param {number} n */
   take(n) {
     const p = this.pos;
-    if (p + n > this.bytes.length) throw new Error("truncated msgpack");
+    if (p + n > this.end) throw new Error("truncated msgpack");
     this.pos = p + n;
     return p;
   }
@@ -73,17 +83,13 @@ class AnswerDecoder {
     return n === 1 ? b[p] : n === 2 ? (b[p] << 8) | b[p + 1] : b[p] * 0x1000000 + ((b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]);
   }
 
-  /** A view of the answer's bytes (floats and int64s, rare). */
-  get view() {
-    return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
-  }
-
   value() {
     const b = this.bytes[this.take(1)];
     if (b < 0x80) return b;
     if (b < 0x90) return this.map(b & 0x0f);
     if (b < 0xa0) return this.array(b & 0x0f);
     if (b < 0xc0) return this.str(b & 0x1f);
+    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(this.size(4));
     if (b >= 0xe0) return b - 0x100;
     if (b >= 0xd9 && b <= 0xdb) return this.str(this.size(1 << (b - 0xd9)));
     if (b >= 0xcc && b <= 0xce) return this.size(1 << (b - 0xcc));
@@ -91,7 +97,6 @@ class AnswerDecoder {
     if (b === 0xde || b === 0xdf) return this.map(this.size(2 << (b - 0xde)));
     if (b === 0xc0 || b === 0xc2 || b === 0xc3) return b === 0xc0 ? null : b === 0xc3;
     if (b >= 0xc4 && b <= 0xc6) return this.bytes.slice(this.take(this.size(1 << (b - 0xc4))), this.pos);
-    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(this.size(4));
     const number = b >= 0xca ? NUMBERS[b - 0xca] : undefined;
     if (number === undefined || number === "-") throw new Error(`msgpack format 0x${b.toString(16)} is not in an answer`);
     const r = /** @type {any} */ (this.view)[`get${number}`](this.take(Number(number.replace(/\D+/, "")) / 8));
@@ -123,19 +128,23 @@ class AnswerDecoder {
     return s;
   }
 
-  /** A short string from the cache (16 per length, the oldest gives way). @param {number} start @param {number} n */
+  /** A short string from the cache: one slot per hash of its bytes, the newest kept. @param {number} start @param {number} n */
   cachedShort(start, n) {
+    if (n < 4) return n === 0 ? "" : this.short(start, n);
     const bytes = this.bytes;
-    const bucket = shortCache[n];
-    next: for (let k = 0; k < bucket.length; k++) {
-      const e = bucket[k];
-      for (let i = 0; i < n; i++) if (e.bytes[i] !== bytes[start + i]) continue next;
-      return e.s;
+    const head = this.view.getUint32(start);
+    const slot = Math.imul(head ^ (bytes[start + n - 1] << 8) ^ n, 0x9e3779b1) >>> (32 - SHORT_SLOT_BITS);
+    if (shortLength[slot] === n && shortHead[slot] === head) {
+      const at = slot * SHORT_CACHE_BYTES;
+      let i = 4;
+      while (i < n && shortBytes[at + i] === bytes[start + i]) i++;
+      if (i === n) return shortStrings[slot];
     }
     const s = this.short(start, n);
-    const entry = { bytes: bytes.slice(start, start + n), s };
-    if (bucket.length < 16) bucket.push(entry);
-    else bucket[shortCacheNext[n]++ & 15] = entry;
+    shortLength[slot] = n;
+    shortHead[slot] = head;
+    shortBytes.set(bytes.subarray(start, start + n), slot * SHORT_CACHE_BYTES);
+    shortStrings[slot] = s;
     return s;
   }
 
@@ -151,7 +160,7 @@ class AnswerDecoder {
   }
 
   array(n) {
-    if (n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
+    if (n > this.end - this.pos) throw new Error("truncated msgpack");
     const out = new Array(n);
     let i = 0;
     try {
@@ -164,36 +173,57 @@ class AnswerDecoder {
   }
 
   map(n) {
-    if (2 * n > this.bytes.length - this.pos) throw new Error("truncated msgpack");
+    if (2 * n > this.end - this.pos) throw new Error("truncated msgpack");
+    if (n === 2) {
+      const k1 = this.key();
+      const v1 = this.entry(k1);
+      const k2 = this.key();
+      const v2 = this.entry(k2);
+      // A message's and a block's shape made at once; a computed key is an own one, "__proto__" too.
+      if (k1 === "role" && k2 === "content") return { role: v1, content: v2 };
+      return k1 === "type" && k2 === "text" ? { type: v1, text: v2 } : { [k1]: v1, [k2]: v2 };
+    }
     const out = {};
     for (let i = 0; i < n; i++) {
-      const k = this.value();
-      if (typeof k !== "string") throw new Error("a map key in an answer is not a string");
-      let v;
-      try {
-        v = this.value();
-        // A rendering in pieces (docs/SPEC.md §7.11), joined.
-        if (k === "text" && this.texts !== undefined && Array.isArray(v)) v = joined(v, this.maxStringUnits);
-      } catch (e) {
-        if (e instanceof StringCeiling) e.path.unshift(k);
-        throw e;
-      }
+      const k = this.key();
+      const v = this.entry(k);
       if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
       else out[k] = v;
     }
     return out;
   }
-}
 
-/** A rendering's pieces joined by `+` (a rope; join would copy). @param {unknown[]} pieces @param {number} max */
-function joined(pieces, max) {
-  let s = "";
-  for (const p of pieces) {
-    if (typeof p !== "string") throw new Error("a piece of a text is not a string");
-    s += p;
+  key() {
+    const k = this.value();
+    if (typeof k !== "string") throw new Error("a map key in an answer is not a string");
+    return k;
   }
-  if (s.length > max) throw new StringCeiling(wtf8Length(s));
-  return s;
+
+  /** A rendering's `n` pieces joined by `+` (a rope; join would copy). @param {number} n */
+  joined(n) {
+    let s = "";
+    for (let i = 0; i < n; i++) {
+      const piece = this.value();
+      if (typeof piece !== "string") throw new Error("a piece of a text is not a string");
+      s += piece;
+    }
+    if (s.length > this.maxStringUnits) throw new StringCeiling(wtf8Length(s));
+    return s;
+  }
+
+  /** The value of the entry of key `k`. @param {string} k */
+  entry(k) {
+    try {
+      const b = this.bytes[this.pos];
+      // A rendering in pieces (docs/SPEC.md §7.11), joined.
+      if (k !== "text" || this.texts === undefined || !(b >>> 4 === 9 || b === 0xdc || b === 0xdd)) return this.value();
+      this.pos++;
+      return this.joined(b < 0xa0 ? b & 0x0f : this.size(2 << (b - 0xdc)));
+    } catch (e) {
+      if (e instanceof StringCeiling) e.path.unshift(k);
+      throw e;
+    }
+  }
 }
 
 const sharedDecoder = new AnswerDecoder(MAX_STRING_UNITS);

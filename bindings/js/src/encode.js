@@ -62,6 +62,7 @@ export class RequestEncoder extends Encoder {
   constructor(limit = MAX_REQUEST_BYTES) {
     super({ initialBufferSize: Math.min(INITIAL_BUFFER_BYTES, limit + 8), ignoreUndefined: true, maxDepth: Infinity });
     this.limit = limit;
+    this.capacity = this.bytes.byteLength; // the buffer's, kept (a typed array's byteLength costs)
     // The long strings written (string, start, length, … flat) and their units; the same of the request before,
     // the buffer its bytes are in and the cache's epoch then; whether this pass may leave them in place.
     this.strings = [];
@@ -185,6 +186,7 @@ export class RequestEncoder extends Encoder {
     if (this.bytes.byteLength > KEEP_BUFFER_BYTES) {
       const buf = new ArrayBuffer(Math.min(INITIAL_BUFFER_BYTES, this.limit + 8));
       this.bytes = new Uint8Array(buf);
+      this.capacity = buf.byteLength;
       this.view = new DataView(buf);
       this.pos = 0;
       forgetWriteView();
@@ -203,12 +205,13 @@ export class RequestEncoder extends Encoder {
   /** Room for `size` more bytes; past the limit, counting (bytes land at the start, never read). @override @param {number} size */
   ensureBufferSizeToWrite(size) {
     const need = this.pos + size;
-    if (need <= this.bytes.byteLength) return;
+    if (need <= this.capacity) return;
     if (this.counting || this.counted + need > this.limit) {
       this.countOnly(0);
-      if (size <= this.bytes.byteLength) return;
+      if (size <= this.capacity) return;
     }
     this.resizeBuffer(Math.max(need, Math.min(need * 2, this.limit + 8)));
+    this.capacity = this.bytes.byteLength;
   }
 
   /** Counts `n` bytes without writing them. @param {number} n */

@@ -84,6 +84,7 @@ test("assemble(): texts come back as the request's, whatever the order of its ke
     ]),
     { ...request, goal_messages: [padding], observation_template: "{observation!r:>120} then {observation}" },
     { ...request, goal_messages: [padding], observation_template: "{observation}{observation}" },
+    { ...request, goal_messages: [padding], observation_template: "<{observation}>".repeat(9) }, // 19 pieces: an array16
     { ...request, goal_messages: [padding], steps: [{ raw_output: "", observation: "" }] },
   ];
   for (const req of cases) {
