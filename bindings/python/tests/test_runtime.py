@@ -54,7 +54,7 @@ def test_fast_calls_are_used_with_the_pinned_wasmtime(monkeypatch: pytest.Monkey
     monkeypatch.setattr(wasmtime.Func, "__call__", public_call)
     for request in (TINY, STEPPED):
         assert asm.assemble_bytes(R.pack(request)) == _expected(request)
-    assert asm.pool._idle[0].fast
+    assert asm.pool._idle_instances[0].fast
 
 
 def test_the_fast_path_warns_loudly_when_it_cannot_be_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +79,7 @@ def test_public_api_path_gives_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -
     asm = pa.Assembler(max_instances=1)
     for request in (TINY, STEPPED):
         assert asm.assemble_bytes(R.pack(request)) == _expected(request)
-    assert asm.pool._idle and not asm.pool._idle[0].fast
+    assert asm.pool._idle_instances and not asm.pool._idle_instances[0].fast
     err = msgpack.unpackb(asm.assemble_bytes(b"\x80"), raw=False)
     assert err["error"]["code"] == "missing_field"
 
@@ -112,7 +112,7 @@ def test_memory_exhaustion_raises_internal_then_recovers(fast: bool, monkeypatch
     # the next calls run on a fresh instance and are correct
     assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
     assert asm.assemble(TINY) == msgpack.unpackb(_expected(TINY), raw=False)
-    assert asm.pool._live == 1
+    assert len(asm.pool._idle_instances) == 1
 
 
 def test_memory_exhaustion_through_assemble_and_prompt() -> None:
@@ -134,7 +134,7 @@ def test_instance_that_cannot_start_is_an_internal_error() -> None:
         with pytest.raises(pa.AssemblyError) as info:
             asm.assemble(TINY)
         assert info.value.code == "internal"
-    assert asm.pool._live == 0
+    assert len(asm.pool._idle_instances) == 0
 
 
 def test_grown_instances_are_recycled() -> None:
@@ -142,11 +142,11 @@ def test_grown_instances_are_recycled() -> None:
     for _ in range(3):
         assert asm.assemble_bytes(R.pack(STEPPED)) == _expected(STEPPED)
     assert asm.pool.discarded_grown == 3
-    assert asm.pool._live == 0
+    assert len(asm.pool._idle_instances) == 0
     big = pa.Assembler(max_instances=1)  # default threshold: 256 MiB
     for _ in range(3):
         big.assemble(TINY)
-    assert big.pool.discarded_grown == 0 and len(big.pool._idle) == 1
+    assert big.pool.discarded_grown == 0 and len(big.pool._idle_instances) == 1
 
 
 def test_pool_bounds_the_number_of_instances() -> None:
@@ -363,7 +363,7 @@ def test_too_large_is_answered_before_copying_into_the_module() -> None:
     assert asm.assemble_bytes(request) == want
     assert asm.assemble_bytes(memoryview(request)) == want
     assert asm.assemble_bytes(memoryview(request).cast("B", (1, len(request)))) == want  # nbytes, not len
-    assert asm.pool.discarded_grown == 0 and all(i.memory_bytes < n for i in asm.pool._idle)  # never copied in
+    assert asm.pool.discarded_grown == 0 and all(i.memory_bytes < n for i in asm.pool._idle_instances)  # never copied in
     del request
     assert asm.assemble(TINY)["ok"] is True
 

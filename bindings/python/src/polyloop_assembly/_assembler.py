@@ -118,12 +118,6 @@ class Assembler:
         pool = self._pool
         return (_assembler_by_token, (self._token, pool.max_instances, pool.recycle_above_bytes, pool.memory_limit_bytes))
 
-    def __copy__(self) -> "Assembler":
-        return self
-
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "Assembler":
-        return self
-
     def call(self, name: str, *args: Any) -> Any:
         """The answer, decoded, of the module's call ``name`` (a row of ``CALLS``, from the core's table) on the
         map of the row's ``params`` to ``args``, or on ``args[0]`` (bytes-like: msgpack; a str for a call of
@@ -372,12 +366,8 @@ class Prompt:
         return len(self._messages)
 
     def __repr__(self) -> str:
-        return "<Prompt steps=%d messages=%d prompt_chars=%d context_overflow=%s>" % (
-            self.step_count,
-            len(self._messages),
-            self.prompt_chars,
-            self._overflow,
-        )
+        counts = (self.step_count, len(self._messages), self.prompt_chars, self._overflow)
+        return "<Prompt steps=%d messages=%d prompt_chars=%d context_overflow=%s>" % counts
 
 
 def compare(a: Any, b: Any, *, assembler: Optional[Assembler] = None) -> Comparison:

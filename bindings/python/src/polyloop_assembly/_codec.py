@@ -189,9 +189,8 @@ def _encode_slow(request: Any, caught: Optional[List[BaseException]]) -> bytes:
 
 
 def decode(response: bytes, texts: Optional[Sequence[str]] = None) -> Any:
-    """Decode a response of the core; with the request's ``texts``, an ``assemble_shared`` answer (the
-    project's docs/SPEC.md §7.11, in the source repository): text k is ``texts[k]`` itself, a text in pieces
-    their join."""
+    """Decode a response of the core; with the request's ``texts``, an ``assemble_shared`` answer (the project's
+    docs/SPEC.md §7.11, in the source repository): text k is ``texts[k]`` itself, a text in pieces joined."""
     if texts is None:
         return msgpack.unpackb(response, raw=False, strict_map_key=True, use_list=True)
 
@@ -208,10 +207,9 @@ def decode(response: bytes, texts: Optional[Sequence[str]] = None) -> Any:
 
 
 def shared_texts(request: Any, size: int) -> Optional[List[str]]:
-    """The texts of a request of ``size`` bytes, numbered as the shared answer numbers them, the very str
-    objects :func:`encode` wrote, if sharing them pays: from 64 KiB and 64 Ki non-ASCII characters (CPython
-    decodes ASCII as fast as it joins, and a shared text costs a hook call). None then, and unless every
-    container on the way is a dict or a list and every text a str."""
+    """The texts of a request of ``size`` bytes in the shared answer's order, the str objects :func:`encode`
+    wrote, if sharing pays (from 64 KiB and 64 Ki non-ASCII characters: CPython decodes ASCII as fast as it
+    joins, and a shared text costs a hook call) and every container is a dict or list, every text a str."""
     if size < _SHARED_MIN:
         return None
     try:
@@ -220,7 +218,7 @@ def shared_texts(request: Any, size: int) -> Optional[List[str]]:
         blocks = [m["content"] for m in run] + [m["content"] for m in goal]
         entries = [e for c in channels.values() for e in c]
         texts = [b["text"] for c in blocks[: len(run)] for b in c] + [e["content"] for e in entries]
-        texts += [b["text"] for c in blocks[len(run) :] for b in c] + [s[k] for s in steps for k in _STEP_TEXTS]
+        texts += [b["text"] for c in blocks[len(run) :] for b in c] + [s[k] for s in steps for k in ("raw_output", "observation")]
         dicts = (request, channels, *run, *goal, *entries, *steps, *(b for c in blocks for b in c))
         plain = all(x.__class__ is list for x in (run, goal, steps, *channels.values(), *blocks))
         plain = plain and all(x.__class__ is dict for x in dicts) and all(t.__class__ is str for t in texts)
@@ -230,5 +228,4 @@ def shared_texts(request: Any, size: int) -> Optional[List[str]]:
 
 
 _SHARED_MIN = 1 << 16
-_STEP_TEXTS = ("raw_output", "observation")
 _EXT_REQUEST_TEXT = 2  # an answer's "request text k" (core.ExtRequestText)

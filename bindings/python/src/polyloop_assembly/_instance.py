@@ -53,11 +53,7 @@ def _warn_once(text: str) -> None:
 
 def _check_version() -> None:
     version = wasmtime_version()
-    try:
-        major = int(version.split(".")[0])
-    except ValueError:
-        major = -1
-    if major != _TESTED_MAJOR:
+    if version.split(".")[0] != str(_TESTED_MAJOR):
         _warn_once(
             "wasmtime %s is outside the versions this binding was tested with (wasmtime%s); it runs, "
             "but install a tested version: pip install 'wasmtime%s'" % (version, FAST_PATH_TESTED, FAST_PATH_TESTED)
@@ -69,11 +65,6 @@ _SIGNATURES = {"buffer": (("i32",), ("i64",)), "call": (("i32", "i32"), ("i64",)
 
 # Trap does not derive from WasmtimeError; ExitTrap (proc_exit) does.
 _WASM_FAILURES = (wasmtime.WasmtimeError, wasmtime.Trap)
-
-
-def _signature(func: wasmtime.Func, store: wasmtime.Store) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
-    ty = func.type(store)
-    return tuple(str(t) for t in ty.params), tuple(str(t) for t in ty.results)
 
 
 def _engine_text(exc: BaseException) -> str:
@@ -114,8 +105,7 @@ class Instance:
         self._fast: Optional[_capi.Handles] = None
         self.fast = False
         self._view = memoryview(b"")  # linear memory, re-made when its size changes
-        self._view_size = -1
-        self.memory_bytes = 0
+        self.memory_bytes = -1  # none read yet
         self._request_ptr = self._capacity = 0
         self._setup_fast()
         self._request_buffer(0)  # the buffer's place and capacity (at least 64 KiB); reads the memory's size
@@ -159,7 +149,8 @@ class Instance:
         if _FAST_AVAILABLE:
             _check_version()
             for name, func in (("buffer", self._buffer), ("call", self._call)):
-                got = _signature(func, self._store)
+                ty = func.type(self._store)
+                got = tuple(map(str, ty.params)), tuple(map(str, ty.results))
                 if got != _SIGNATURES[name]:
                     raise RuntimeError(
                         "polyloop_assembly: the module's export %r has the signature %r, not %r; is "
@@ -183,7 +174,8 @@ class Instance:
         return self._failure(_capi.error(err) if err else trap if trap is not None else wasmtime.WasmtimeError("no trap"))
 
     def _export(self, func: wasmtime.Func, address: int, *args: int) -> int:
-        """An export's i64 result, unsigned, for i32 arguments (at its C ``address`` on the fast path)."""
+        """An export's i64 result, unsigned, for one or two i32 arguments (at its C ``address`` on the fast
+        path, where both argument slots are written: ``buffer`` reads one)."""
         h = self._fast
         if h is None:
             try:
@@ -191,13 +183,11 @@ class Instance:
             except _WASM_FAILURES as e:
                 raise self._failure(e) from None
             return int(out) & _MASK64
-        raw = h.raw
-        for i, x in enumerate(args):
-            raw[i].i32 = _i32(x)
+        _ARGS.pack_into(h.raw_view, 0, args[0], args[-1])
         err = _capi.call_unchecked(h.context, address, h.raw_address, 2, h.trap_address)
         if err or h.trap:
             raise self._fast_failure(h, err)
-        return int(raw[0].i64) & _MASK64
+        return int(_RESULT.unpack_from(h.raw_view)[0])
 
     def _sync_memory(self) -> int:
         """Linear memory's size after a call (which may have grown it: then the view of it is re-made)."""
@@ -206,14 +196,13 @@ class Instance:
             size: int = _capi.memory_data_size(h.context, h.memory)
         else:
             size = int(self._memory.data_len(self._store))
-        if size != self._view_size:
+        if size != self.memory_bytes:
             if h is not None:
                 base = _capi.memory_data(h.context, h.memory) or 0
             else:
                 base = ctypes.cast(self._memory.data_ptr(self._store), ctypes.c_void_p).value or 0
             self._view = memoryview((ctypes.c_ubyte * size).from_address(base)).cast("B") if size else memoryview(b"")
-            self._view_size = size
-        self.memory_bytes = size
+            self.memory_bytes = size
         return size
 
     def _request_buffer(self, n: int) -> None:
@@ -262,15 +251,7 @@ class Instance:
 
     def _crossing(self, op: int, n: int) -> Tuple[int, int]:
         """The module's ``call(op, n)`` on the request in its buffer: the answer's place and length."""
-        h = self._fast
-        if h is not None:  # the one crossing, inline
-            _ARGS.pack_into(h.raw_view, 0, op, n)
-            err = _capi.call_unchecked(h.context, h.call, h.raw_address, 2, h.trap_address)
-            if err or h.trap:
-                raise self._fast_failure(h, err)
-            (packed,) = _RESULT.unpack_from(h.raw_view)
-        else:
-            packed = self._export(self._call, 0, op, n)
+        packed = self._export(self._call, self._fast.call if self._fast else 0, op, n)
         rptr, rlen = packed >> 32, packed & _MASK32
         if rptr + rlen > self._sync_memory():
             raise InstanceFailure("call returned an answer outside linear memory")

@@ -60,16 +60,6 @@ class Pool:
             self._queue.put(True)
         self._idle_instances: "collections.deque[Instance]" = collections.deque()
 
-    @property
-    def _idle(self) -> List[Instance]:
-        """The idle instances, for tests."""
-        return list(self._idle_instances)
-
-    @property
-    def _live(self) -> int:
-        """How many instances are alive at rest."""
-        return len(self._idle_instances)
-
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
         """:meth:`Instance.call` on a pooled instance (InstanceFailure: it was discarded)."""
         return self._on_instance(lambda instance: instance.call(request, op))
