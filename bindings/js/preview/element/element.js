@@ -1397,8 +1397,8 @@ export class PromptView extends ElementBase {
       {},
       this.state === "stale" ? "Anthropic cache breakpoints (of the last valid request): " : "Anthropic cache breakpoints: ",
     );
-    if (!m) el.replaceChildren(title, "exporting…");
-    else if (this._step !== null) el.replaceChildren(title, "drawn on the whole request (not step by step).");
+    if (this._step !== null || this._trajectory) el.replaceChildren(title, "drawn on the whole request (not step by step).");
+    else if (!m) el.replaceChildren(title, "exporting…");
     else if (m.error)
       el.replaceChildren(title, "none, the export is refused: ", h("span", { class: "code" }, m.error.code), ` at ${m.error.path}`);
     else if (m.reason) el.replaceChildren(title, m.reason);

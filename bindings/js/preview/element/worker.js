@@ -273,7 +273,8 @@ function run(c) {
   const cols = columnsOf(got.response, got.view);
   if (cols.budget === INT64_MAX) cols.budget = exactBudget(c) ?? cols.budget;
   postView(c, gen, cols, t0, performance.now());
-  if (c.marks) scheduleMarks(c, gen, cols);
+  // Not in step mode: the view draws them on the whole request only.
+  if (c.marks && !c.trajectory) scheduleMarks(c, gen, cols);
 }
 
 /** A prompt whose response is past this many bytes gets no breakpoints

@@ -297,6 +297,12 @@ test(
       }
       await page.evaluate(() => window.preview.view.scrollToMessage(0));
       await page.screenshot({ path: `${ARTIFACTS}preview-cache-breakpoints.png` });
+      // Step by step: the breakpoints are the whole request's, so none is drawn on a step's prompt.
+      await page.check("#by-step");
+      await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(".bps").textContent.includes("not step by step"));
+      assert.equal(await page.evaluate(() => window.preview.view.shadowRoot.querySelectorAll(".bp").length), 0);
+      await page.uncheck("#by-step");
+      await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(".bp"));
       await page.check('input[name="provider"][value="anthropic"]');
       await exported(page);
       await page.screenshot({ path: `${ARTIFACTS}preview-cache-export.png` });
