@@ -71,11 +71,7 @@ export class Prompt {
   private constructor();
   /** Steps held: those of the request plus those added. */
   readonly stepCount: number;
-  /**
-   * A read-only Array of the messages so far, made in O(1) whatever the history; later steps never show in it, and each message read
-   * from it is a new object to edit freely (`slice()`, `[...messages]`: an array of them, for `structuredClone`/`postMessage`).
-   * message_chars, injected, prefix_digests and response() are fresh copies on every read.
-   */
+  /** A read-only Array view made in O(1) (docs/JS.md), each message read a new object; the rest are fresh copies on every read. */
   readonly messages: readonly Message[];
   readonly message_chars: number[];
   readonly prompt_chars: number;
@@ -98,13 +94,8 @@ export class Prompt {
   toJSON(): AssembleResponse;
 }
 
-/** A message as chat templates, TRL and the providers' SDKs take it. */
-export interface ChatMessage {
-  role: Message["role"];
-  /** Its blocks' texts joined: as many code points as the message's `message_chars`. */
-  content: string;
-}
-
+/** A message as chat templates, TRL and the providers' SDKs take it: `content` its blocks' texts joined. */
+export type ChatMessage = { role: Message["role"]; content: string };
 /** Messages as the core answers them, as {@link ChatMessage}s. @throws {TypeError} a block that is not `{type: "text", text: string}`. */
 export function chatMessages(messages: Iterable<Message>): ChatMessage[];
 

@@ -93,37 +93,31 @@ function copyMessage(m) {
   return { role: m.role, content: m.content.map((b) => ({ type: b.type, text: b.text })) };
 }
 
-const readOnly = () => {
+/** A messages view's traps of every edit. */
+const READ_ONLY = Object.fromEntries(
+  ["set", "defineProperty", "deleteProperty", "preventExtensions", "setPrototypeOf"].map((trap) => [trap, readOnly]),
+);
+
+function readOnly() {
   throw new TypeError("a prompt's messages are read-only: edit a copy (messages.slice() or [...messages] is an array of new messages)");
-};
-const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+}
 
 /**
- * The first `n` of `items` (which only ever grow) as a read-only Array made in O(1), as Python's MessagesView: later steps never show in
- * it, and each message read from it is a new object the caller may edit. A Proxy, so structuredClone and postMessage take `view.slice()`.
+ * The first `n` of `items` (which only grow) as a read-only Array made in O(1), as Python's MessagesView: later steps never show in it,
+ * each message read from it is a new object. A Proxy over an empty Array: Array.isArray, the Array methods and JSON.stringify take it.
  * @param {import("./index.js").Message[]} items @param {number} n @returns {readonly import("./index.js").Message[]}
  */
 function messagesView(items, n) {
-  const index = (/** @type {string | symbol} */ k) => (typeof k === "string" && +k < n && String(+k >>> 0) === k ? +k : -1);
-  const target = /** @type {any} */ ([]); // an Array to the world (Array.isArray, its methods), holding nothing
-  target[INSPECT] = () => items.slice(0, n); // what Node's console shows
+  const at = (/** @type {string | symbol} */ k) => (typeof k === "string" && +k < n && String(+k >>> 0) === k ? +k : -1);
+  const own = (/** @type {number} */ i) => ({ value: copyMessage(items[i]), writable: false, enumerable: true, configurable: true });
+  const length = { value: n, writable: true, enumerable: false, configurable: false };
+  const target = Object.assign([], { [Symbol.for("nodejs.util.inspect.custom")]: () => items.slice(0, n) }); // what Node's console shows
   return new Proxy(target, {
-    get(t, k) {
-      const i = index(k);
-      return i >= 0 ? copyMessage(items[i]) : k === "length" ? n : Reflect.get(t, k);
-    },
-    has: (t, k) => index(k) >= 0 || Reflect.has(t, k),
+    ...READ_ONLY,
+    get: (t, k) => (at(k) >= 0 ? copyMessage(items[at(k)]) : k === "length" ? n : Reflect.get(t, k)),
+    has: (t, k) => at(k) >= 0 || Reflect.has(t, k),
     ownKeys: () => [...Array.from({ length: n }, (_, i) => String(i)), "length"],
-    getOwnPropertyDescriptor(t, k) {
-      if (k === "length") return { value: n, writable: true, enumerable: false, configurable: false };
-      const i = index(k);
-      return i >= 0 ? { value: copyMessage(items[i]), writable: false, enumerable: true, configurable: true } : undefined;
-    },
-    set: readOnly,
-    defineProperty: readOnly,
-    deleteProperty: readOnly,
-    preventExtensions: readOnly,
-    setPrototypeOf: readOnly,
+    getOwnPropertyDescriptor: (t, k) => (at(k) >= 0 ? own(at(k)) : k === "length" ? length : undefined),
   });
 }
 
