@@ -202,7 +202,7 @@ class Assembler:
         raised: ``malformed_request``, the exception as ``__cause__``). Raises :class:`AssemblyError`."""
         caught: List[BaseException] = []
         prepared = _prepare_value(CALL_ASSEMBLE, request, caught)
-        texts = _codec.shared_texts(request, len(prepared[1]))  # an error call's request is short: None
+        texts = _codec.shared_texts(request) if len(prepared[1]) >= _codec.SHARED_MIN else None  # not an error call's
         answer = self._run(CALL_ASSEMBLE, prepared if texts is None else (CALL_ASSEMBLE_SHARED | WORDS_PYTHON, prepared[1]))
         return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught, texts))
 

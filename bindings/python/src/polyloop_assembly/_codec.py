@@ -206,12 +206,10 @@ def decode(response: bytes, texts: Optional[Sequence[str]] = None) -> Any:
     return value
 
 
-def shared_texts(request: Any, size: int) -> Optional[List[str]]:
-    """The texts of a request of ``size`` bytes in the shared answer's order, the str objects :func:`encode`
-    wrote, if sharing pays (from 64 KiB and 64 Ki non-ASCII characters: CPython decodes ASCII as fast as it
-    joins, and a shared text costs a hook call) and every container is a dict or list, every text a str."""
-    if size < _SHARED_MIN:
-        return None
+def shared_texts(request: Any) -> Optional[List[str]]:
+    """The request's texts in the shared answer's order, the str objects :func:`encode` wrote, if sharing pays
+    (from :data:`SHARED_MIN` bytes and non-ASCII characters: CPython decodes ASCII as fast as it joins, and a
+    shared text costs a hook call) and every container is a dict or list, every text a str."""
     try:
         run, goal = request.get("run_messages", []), request.get("goal_messages", [])
         channels, steps = request.get("injections", {}), request.get("steps", [])
@@ -224,8 +222,8 @@ def shared_texts(request: Any, size: int) -> Optional[List[str]]:
         plain = plain and all(x.__class__ is dict for x in dicts) and all(t.__class__ is str for t in texts)
     except Exception:
         return None
-    return texts if plain and sum(len(t) for t in texts if not t.isascii()) >= _SHARED_MIN else None
+    return texts if plain and sum(len(t) for t in texts if not t.isascii()) >= SHARED_MIN else None
 
 
-_SHARED_MIN = 1 << 16
+SHARED_MIN = 1 << 16
 _EXT_REQUEST_TEXT = 2  # an answer's "request text k" (core.ExtRequestText)
