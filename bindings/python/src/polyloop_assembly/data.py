@@ -83,7 +83,8 @@ mix of ok and error rows and whatever Ray ``batch_format``; a null is an
 error row's (or ``response`` of a request refused before the core).
 
 Runs into training rows: :func:`run_rows` and :class:`RunRows`; the migration
-check: :class:`CompareRecorded`.
+check: :class:`CompareRecorded`; each call's cache report and recorded usage as
+columns: :func:`cache_rows` and :class:`CacheRows`.
 
 :class:`RenderBatch` holds one :class:`~polyloop_assembly.Assembler` per
 worker process, created on its first batch (it pickles without it).
@@ -99,21 +100,27 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 from . import _runtime
 from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
 from ._assembler import Assembler, _prepare_value, compare
+from ._data_cache import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
 from ._data_messages import MessagesView, chat_messages
 from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
 from ._data_values import _absent, _is_ndarray, _values
 from ._errors import AssemblyError
 
 __all__ = [
+    "CACHE_COLUMNS",
     "COLUMNS",
     "COMPARE_COLUMNS",
+    "CacheRows",
     "CompareRecorded",
     "MessagesView",
     "REQUEST_FIELDS",
     "RUN_COLUMNS",
     "RenderBatch",
     "RunRows",
+    "Tokenizer",
     "arrow_schema",
+    "cache_arrow_schema",
+    "cache_rows",
     "chat_messages",
     "compare_arrow_schema",
     "hf_features",
@@ -534,17 +541,36 @@ class RenderBatch:
         return _append(table, cols, self.schema())
 
     def _frame(self, frame: Any) -> Any:
-        import pandas as pd  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
         names = list(frame.columns)
         cols = self._render(self._requests(frame, names))
         out = frame.drop(columns=self._request_columns(names)) if not self.keep_request else frame.copy()
-        for field in self.schema():
-            out[field.name] = pd.Series(
-                pa.array(cols[field.name], type=field.type), index=out.index, dtype=pd.ArrowDtype(field.type)
-            )
-        return out
+        return _frame_append(out, cols, self.schema())
+
+
+def _frame_append(frame: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
+    """``frame`` (changed in place) with the added columns, Arrow-typed by ``schema`` (``pandas.ArrowDtype``)."""
+    import pandas as pd  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    for field in schema:
+        frame[field.name] = pd.Series(
+            pa.array(cols[field.name], type=field.type), index=frame.index, dtype=pd.ArrowDtype(field.type)
+        )
+    return frame
+
+
+def _with_columns(batch: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
+    """Any batch form with ``cols`` added, typed by ``schema``: a Table for a Table, a ``datasets`` batch
+    (its features kept), NumPy or lists; a DataFrame for a DataFrame."""
+    if hasattr(batch, "column_names") and hasattr(batch, "append_column"):  # a pyarrow.Table
+        return _append(batch, cols, schema)
+    if hasattr(batch, "iloc") and hasattr(batch, "columns"):  # a pandas.DataFrame
+        return _frame_append(batch.copy(), cols, schema)
+    if _is_hf_batch(batch):
+        return _hf_table(batch, [], cols, schema)
+    if any(_is_ndarray(v) for v in batch.values()):  # Ray "numpy": a typed Table
+        return _append(_numpy_table(dict(batch)), cols, schema)
+    return _typed(dict(batch), cols, schema)
 
 
 def _append(table: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
