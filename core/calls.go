@@ -46,6 +46,8 @@ func AppendErrorAnswer(dst []byte, c abi.Call, e *Error) []byte {
 		return AppendErrorView(dst, e, -1)
 	case abi.AnswerJSON:
 		return AppendCompareError(dst, e)
+	case abi.AnswerMap:
+		return AppendMapError(dst, e)
 	}
 	return append(dst, encodeError(e)...)
 }
@@ -83,6 +85,8 @@ func IsAnswer(c abi.Call, b []byte) bool {
 		return isResponse(abi.AnswerResponse, b[4:4+le32(b)])
 	case abi.AnswerJSON:
 		return len(b) > 2 && b[0] == '{' && b[len(b)-1] == '}'
+	case abi.AnswerMap:
+		return len(b) > 0 && (b[0]&0xf0 == 0x80 || b[0] == 0xde || b[0] == 0xdf)
 	case abi.AnswerNamed: // the error call: an answer of any other call's shape
 		for k := range abi.NumCalls {
 			if a := abi.Calls[k].Answer; a != abi.AnswerNamed && a != abi.AnswerBatch && IsAnswer(k, b) {

@@ -34,9 +34,13 @@ func TestAppendErrorAnswer(t *testing.T) {
 				t.Fatalf("%s: %v, view %v", c.Name, serr, view)
 			}
 			_, err = core.DecodeResponse(resp)
-		case abi.AnswerJSON:
+		case abi.AnswerJSON, abi.AnswerMap:
+			text := ans
+			if c.Answer == abi.AnswerMap {
+				text, _ = core.AppendJSONValue(nil, ans)
+			}
 			var j struct{ Error *core.Error }
-			if jerr := json.Unmarshal(ans, &j); jerr != nil || j.Error == nil {
+			if jerr := json.Unmarshal(text, &j); jerr != nil || j.Error == nil {
 				t.Fatalf("%s: %q: %v", c.Name, ans, jerr)
 			}
 			err = j.Error

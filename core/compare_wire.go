@@ -31,21 +31,26 @@ func AppendCompareBytes(dst, request []byte, fromJSON func(text []byte) ([]byte,
 }
 
 // appendJSONCall is the discipline of the calls that answer JSON
-// (compare, cache_report, export): a request over the limit is too_large,
+// (compare, cache_report): a request over the limit is too_large,
 // an error is {"error": …} (AppendCompareError), and a panic of what (the
 // comparison, …) is an internal error asking for the request.
-func appendJSONCall(dst, request []byte, what string, answer func() ([]byte, *Error)) (out []byte) {
+func appendJSONCall(dst, request []byte, what string, answer func() ([]byte, *Error)) []byte {
+	return appendArgsCall(dst, request, what, AppendCompareError, answer)
+}
+
+// appendArgsCall is appendJSONCall with the errors written by fail.
+func appendArgsCall(dst, request []byte, what string, fail func([]byte, *Error) []byte, answer func() ([]byte, *Error)) (out []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = AppendCompareError(dst, newError(CodeInternal, "", what+" panicked; please report this request: "+panicText(r)))
+			out = fail(dst, newError(CodeInternal, "", what+" panicked; please report this request: "+panicText(r)))
 		}
 	}()
 	if err := checkRequestSize(len(request)); err != nil {
-		return AppendCompareError(dst, err)
+		return fail(dst, err)
 	}
 	out, err := answer()
 	if err != nil {
-		return AppendCompareError(dst, err)
+		return fail(dst, err)
 	}
 	return out
 }

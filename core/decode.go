@@ -39,6 +39,27 @@ func decodeRequest(b []byte, sc *scratch) (*Request, *Template, *Error) {
 	return req, tmpl, nil
 }
 
+// planPrefix plans the request map at the start of b, in sc, and returns
+// the bytes after it: a request inside a call's arguments, read without
+// walking it twice. Its errors are those of planRequest on the map's
+// bytes alone.
+func planPrefix(b []byte, sc *scratch) (*assembly, []byte, *Error) {
+	var req *Request
+	var tmpl *Template
+	rest, err := decodeTopRest(b, jsonHint, func(b []byte) (rest []byte, err *Error) {
+		req, tmpl, rest, err = decodeRequestMap(b, sc)
+		return rest, err
+	})
+	if err != nil {
+		return nil, b, err
+	}
+	a := build(req, tmpl, sc)
+	if _, err = a.encodedSize(); err != nil {
+		return nil, b, err
+	}
+	return a, rest, nil
+}
+
 // jsonHint ends the message of a request that is not a map but looks like
 // JSON text handed to a msgpack entry point (a str or bin, or bytes that start
 // as JSON does: see looksLikeJSON). Messages are the same in every host
@@ -50,27 +71,33 @@ const jsonHint = "; to assemble JSON text, call assemble_json (Python), assemble
 // §2.2). hint ends the message of a top-level value that looksLikeJSON
 // ("" for a request no person writes, as add_step's).
 func decodeTop(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) *Error {
+	rest, err := decodeTopRest(b, hint, decodeMap)
+	if err == nil && len(rest) != 0 {
+		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request; send exactly one request")
+	}
+	return err
+}
+
+// decodeTopRest is decodeTop with the bytes after the map returned.
+func decodeTopRest(b []byte, hint string, decodeMap func([]byte) ([]byte, *Error)) ([]byte, *Error) {
 	if len(b) == 0 {
-		return newError(CodeMalformedRequest, "", "the request is empty; send one "+w().Request)
+		return b, newError(CodeMalformedRequest, "", "the request is empty; send one "+w().Request)
 	}
 	if msgp.NextType(b) != msgp.MapType {
 		if e := unreadableError(b); e != nil {
-			return e
+			return b, e
 		}
 		if !looksLikeJSON(b) {
 			hint = ""
 		}
-		return newError(CodeMalformedRequest, "", "the request must be "+w().Request+", found "+topTypeName(b)+hint)
+		return b, newError(CodeMalformedRequest, "", "the request must be "+w().Request+", found "+topTypeName(b)+hint)
 	}
 	rest, err := decodeMap(b)
 	if err != nil {
 		err.Path = trimDot(err.Path)
-		return err
+		return b, err
 	}
-	if len(rest) != 0 {
-		return newError(CodeMalformedRequest, "", strconv.Itoa(len(rest))+" trailing bytes after the request; send exactly one request")
-	}
-	return nil
+	return rest, nil
 }
 
 // looksLikeJSON reports whether a top-level value that is not a map is

@@ -215,8 +215,19 @@ func appendDigests(out []byte, d [3]string) []byte {
 func encodeError(e *Error) []byte {
 	out := make([]byte, 0, 80+len(e.Message)+len(e.Path))
 	out = appendHead(out, 3, false)
-	out = append(out, keyError...)
-	withOffset := e.Code == CodeInvalidTemplate && e.Offset >= 0
+	return appendErrorMap(append(out, keyError...), e, e.Code == CodeInvalidTemplate && e.Offset >= 0)
+}
+
+// AppendMapError appends the answer of a call of the map shape (export)
+// that fails with e: {"error": {code, message, path[, offset]}}, the
+// offset where it has one, as the JSON answers write it.
+func AppendMapError(dst []byte, e *Error) []byte {
+	return appendErrorMap(append(appendMapHeader(dst, 1), keyError...), e, e.Offset >= 0)
+}
+
+// appendErrorMap writes e's map: code, message, path, and its offset when
+// withOffset.
+func appendErrorMap(out []byte, e *Error, withOffset bool) []byte {
 	if withOffset {
 		out = appendMapHeader(out, 4)
 	} else {
@@ -274,6 +285,17 @@ func appendArrayHeader(dst []byte, n int) []byte {
 // appendMapHeader writes the header of a map of n ≤ 15 keys (a fixmap: the
 // only maps a response holds).
 func appendMapHeader(dst []byte, n int) []byte { return append(dst, 0x80|byte(n)) }
+
+// appendAnyMapHeader writes the header of a map of n keys, the shortest.
+func appendAnyMapHeader(dst []byte, n int) []byte {
+	if n <= 15 {
+		return appendMapHeader(dst, n)
+	}
+	if n <= 0xffff {
+		return append(dst, 0xde, byte(n>>8), byte(n))
+	}
+	return append(dst, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
 
 func appendBool(dst []byte, b bool) []byte {
 	if b {

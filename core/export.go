@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unsafe"
 
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgp"
@@ -46,18 +45,22 @@ type ExportOptions struct {
 // AppendExportBytes is the module's export call: a map {request, provider,
 // options} (the request as a compare side: a map, or JSON text in a str, or
 // msgpack in a bin; options nil or a map) answered with the provider's
-// request body as JSON text, or {"error": …}.
+// request body as a msgpack map, or {"error": …} (AppendMapError).
+// AppendJSONValue writes the body as the JSON text a provider takes.
 func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) []byte {
-	return appendJSONCall(dst, request, "the export", func() ([]byte, *Error) {
-		req, provider, opts, err := readExportArgs(request, fromJSON)
+	return appendArgsCall(dst, request, "the export", AppendMapError, func() ([]byte, *Error) {
+		sc := getScratch()
+		defer sc.release()
+		req, a, provider, opts, err := readExportArgs(request, fromJSON, sc)
 		if err != nil {
 			return nil, err
 		}
-		sc := getScratch()
-		defer sc.release()
-		_, a, _, err := planRequest(req, sc)
-		if err != nil {
-			return nil, err.within2("request")
+		if a == nil { // not planned in place: planned on its own bytes
+			own := getScratch()
+			defer own.release()
+			if _, a, _, err = planRequest(req, own); err != nil {
+				return nil, err.within2("request")
+			}
 		}
 		return appendExport(dst, provider, &opts, a, a.layout())
 	})
@@ -73,54 +76,92 @@ func (e *Error) within2(arg string) *Error {
 	return e
 }
 
-func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (req []byte, provider string, o ExportOptions, _ *Error) {
+// readExportArgs reads the export's arguments. A request map (or msgpack
+// in a bin) is planned where it lies, in sc (a: its assembly); any other,
+// or one whose planning fails, is returned as its bytes (req) to be
+// planned on its own, so that its errors are the same either way.
+func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratch) (req []byte, a *assembly, provider string, o ExportOptions, _ *Error) {
 	o.MaxBreakpoints, o.Lookback = MaxBreakpoints, DefaultLookback
 	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
-		return nil, "", o, wrongType(b, "an export request (a map with the keys request, provider and options)")
+		return nil, nil, "", o, wrongType(b, "an export request (a map with the keys request, provider and options)")
 	}
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return nil, "", o, err
+		return nil, nil, "", o, err
 	}
 	for range n {
 		var key string
 		if key, b, err = readKey(b); err != nil {
-			return nil, "", o, err
+			return nil, nil, "", o, err
 		}
 		switch key {
 		case "request":
 			if len(b) > 0 && msgp.NextType(b) == msgp.ArrayType {
-				return nil, "", o, newError(CodeMalformedRequest, "request", "expected a request (a map), found a message list: the export needs the request, whose segments place the cache breakpoints")
+				return nil, nil, "", o, newError(CodeMalformedRequest, "request", "expected a request (a map), found a message list: the export needs the request, whose segments place the cache breakpoints")
+			}
+			if a != nil || req != nil {
+				return nil, nil, "", o, duplicateKey(key)
+			}
+			if a, b = planInPlace(b, sc); a != nil {
+				continue
 			}
 			if req, b, err = compareSideBytes(b, fromJSON); err != nil {
-				return nil, "", o, err.within2("request")
+				return nil, nil, "", o, err.within2("request")
 			}
 		case "provider":
 			if provider, b, err = readStr(b); err != nil {
-				return nil, "", o, err.within2("provider")
+				return nil, nil, "", o, err.within2("provider")
 			}
 			switch provider {
 			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses:
 			default:
-				return nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat or openai-responses")
+				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat or openai-responses")
 			}
 		case "options":
 			if b, err = o.read(b); err != nil {
-				return nil, "", o, err.within2("options")
+				return nil, nil, "", o, err.within2("options")
 			}
 		default:
-			return nil, "", o, unknownField(key, "an export request", "request, provider, options")
+			return nil, nil, "", o, unknownField(key, "an export request", "request, provider, options")
 		}
 	}
 	switch {
 	case len(b) != 0:
-		return nil, "", o, newError(CodeMalformedRequest, "", "bytes follow the export request; send one map")
-	case req == nil:
-		return nil, "", o, missingField("request", "an export request")
+		return nil, nil, "", o, newError(CodeMalformedRequest, "", "bytes follow the export request; send one map")
+	case req == nil && a == nil:
+		return nil, nil, "", o, missingField("request", "an export request")
 	case provider == "":
-		return nil, "", o, missingField("provider", "an export request")
+		return nil, nil, "", o, missingField("provider", "an export request")
 	}
-	return req, provider, o, nil
+	return req, a, provider, o, nil
+}
+
+// planInPlace plans the request at the start of b, a map or msgpack in a
+// bin holding one map and nothing after it, in sc: its assembly and the
+// bytes after it, or nil when it is none of these or its planning fails
+// (sc is then left for the caller to release).
+func planInPlace(b []byte, sc *scratch) (*assembly, []byte) {
+	if len(b) == 0 {
+		return nil, b
+	}
+	if msgp.NextType(b) == msgp.MapType {
+		a, rest, err := planPrefix(b, sc)
+		if err != nil {
+			return nil, b
+		}
+		return a, rest
+	}
+	if msgp.NextType(b) != msgp.BinType {
+		return nil, b
+	}
+	data, rest, e := msgp.ReadBytesZC(b)
+	if e != nil || len(data) == 0 || msgp.NextType(data) != msgp.MapType {
+		return nil, b
+	}
+	if a, after, err := planPrefix(data, sc); err == nil && len(after) == 0 {
+		return a, rest
+	}
+	return nil, b
 }
 
 // read reads the options map (or nil).
@@ -196,10 +237,10 @@ func readUintOpt(b []byte) (uint64, []byte, *Error) {
 // o.MaxBreakpoints; then, while one is left, one every o.Lookback blocks
 // back from the last, so that the cache the previous call wrote stays
 // within the provider's look-back of one of them.
-func breakpoints(v *View, o *ExportOptions) []int {
+func breakpoints(v *View, o *ExportOptions, buf *[MaxBreakpoints]int) []int {
 	n := len(v.Role)
 	lastBlock := func(m int) int { return v.BlockStart[m+1] - 1 } // -1 when no block ends there
-	var cands []int
+	cands := make([]int, 0, 4)
 	if n > 0 {
 		cands = append(cands, lastBlock(n-1))
 	}
@@ -212,7 +253,7 @@ func breakpoints(v *View, o *ExportOptions) []int {
 	if v.InjectionsEnd > v.RunEnd {
 		cands = append(cands, lastBlock(v.InjectionsEnd-1))
 	}
-	var bp []int
+	bp := buf[:0]
 	for _, c := range cands {
 		if c >= 0 && len(bp) < o.MaxBreakpoints && !slices.Contains(bp, c) {
 			bp = append(bp, c)
@@ -242,64 +283,90 @@ func breakpoints(v *View, o *ExportOptions) []int {
 	return bp
 }
 
-// appendExport writes the provider's request body.
+// appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
-	w := &exportWriter{provider: provider, o: o, a: a, v: v}
+	w := exportWriter{provider: provider, o: o, a: a, v: v}
+	keys := 1 // messages, or input
 	if provider == ProviderAnthropic {
 		var err *Error
 		if w.sys, err = leadingSystem(a, v); err != nil {
 			return nil, err
 		}
-		w.bp = breakpoints(v, o)
+		w.nbp = len(breakpoints(v, o, &w.bp))
+		if w.sys > 0 {
+			keys++
+		}
+	} else {
+		keys++ // prompt_cache_key
 	}
-	start := len(dst)
-	dst = append(dst, '{')
+	var body []byte
 	if o.Body != nil {
+		var n int
 		var err *Error
-		if dst, err = appendBodyFields(dst, o.Body, provider); err != nil {
+		if n, body, err = bodyFields(o.Body, provider); err != nil {
 			return nil, err.within2("options.body")
 		}
+		keys += n
 	}
-	sep := func(dst []byte) []byte {
-		if len(dst) > start+1 {
-			return append(dst, ',')
-		}
-		return dst
-	}
+	dst = append(appendAnyMapHeader(dst, keys), body...)
 	if w.sys > 0 {
-		dst = append(sep(dst), `"system":[`...)
+		dst = appendArrayHeader(append(dst, keySystem...), v.BlockStart[w.sys])
 		for m := range w.sys {
 			for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-				dst = w.block(comma(dst, v.BlockStart[m]+j), m, j, "text")
+				dst = w.block(dst, m, j, blockText)
 			}
 		}
-		dst = append(dst, ']')
 	}
-	list := `"messages":[`
+	list := keyMessages
 	if provider == ProviderOpenAIResponses {
-		list = `"input":[`
+		list = keyInput
 	}
-	dst = append(w.messages(append(sep(dst), list...)), ']')
+	dst = w.messages(appendArrayHeader(append(dst, list...), len(v.Role)-w.sys))
 	if provider != ProviderAnthropic {
 		key := a.runDigest()
 		if o.hasCacheKey {
 			key = o.CacheKey
 		}
-		dst = jsonstr.Append(append(dst, `,"prompt_cache_key":`...), key)
+		dst = appendStr(append(dst, keyPromptCacheKey...), key)
 	}
-	return append(dst, '}'), nil
+	return dst, nil
+}
+
+// The export's own keys and values, each encoded once.
+var (
+	keySystem         = key("system")
+	keyInput          = key("input")
+	keyPromptCacheKey = key("prompt_cache_key")
+	keyCacheControl   = key("cache_control")
+	keyTTL            = key("ttl")
+	ephemeral         = string(appendMapHeader(nil, 1)) + keyType + key("ephemeral")
+	// blockHeads is, per block type (text, input_text, output_text), a
+	// block's map up to its text: of 2 keys, and of 3 (cache_control last).
+	blockHeads = [3][2]string{exportHead(BlockTypeText), exportHead("input_text"), exportHead("output_text")}
+)
+
+// The block types' indexes in blockHeads.
+const (
+	blockText = iota
+	blockInputText
+	blockOutputText
+)
+
+func exportHead(typ string) [2]string {
+	rest := keyType + key(typ) + keyText
+	return [2]string{string(appendMapHeader(nil, 2)) + rest, string(appendMapHeader(nil, 3)) + rest}
 }
 
 // exportWriter writes the messages of one export, from the assembly's
-// plan: no response is encoded, each text is written as JSON once.
+// plan: no response is encoded, each text is written once.
 type exportWriter struct {
 	provider string
 	o        *ExportOptions
 	a        *assembly
-	v        *View  // the layout (layout): segment ends, roles, block starts
-	sys      int    // the leading system messages (Anthropic's system)
-	bp       []int  // the blocks that get cache_control, ascending
-	render   []byte // the rendering of the observation being written
+	v        *View               // the layout (layout): segment ends, roles, block starts
+	sys      int                 // the leading system messages (Anthropic's system)
+	bp       [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
+	nbp      int
 }
 
 // messages writes every message after the leading system ones.
@@ -307,50 +374,93 @@ func (w *exportWriter) messages(dst []byte) []byte {
 	v := w.v
 	for m := w.sys; m < len(v.Role); m++ {
 		role := w.a.msgs[m].role
-		dst = jsonstr.Append(append(comma(dst, m-w.sys), `{"role":`...), role)
-		dst = append(dst, `,"content":[`...)
-		typ := "text"
+		typ := blockText
 		if w.provider == ProviderOpenAIResponses {
-			typ = "input_text"
+			typ = blockInputText
 			if role == RoleAssistant {
-				typ = "output_text"
+				typ = blockOutputText
 			}
 		}
-		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-			dst = w.block(comma(dst, j), m, j, typ)
+		n := v.BlockStart[m+1] - v.BlockStart[m]
+		if r := roleIndex(role); n == 1 && r >= 0 { // the common message: one head up to its text
+			mark := w.marked(m, 0)
+			dst = w.text(append(dst, oneBlockHeads[r][typ][mark]...), m, 0, mark)
+			continue
 		}
-		dst = append(dst, "]}"...)
+		dst = appendStr(append(dst, msgHead...), role)
+		dst = appendArrayHeader(append(dst, keyContent...), n)
+		for j := range n {
+			dst = w.block(dst, m, j, typ)
+		}
 	}
 	return dst
 }
 
-// block writes block j of message m (block blk of the prompt) as a block of
-// typ.
-func (w *exportWriter) block(dst []byte, m, j int, typ string) []byte {
+// marked is 1 when block j of message m gets cache_control, else 0.
+func (w *exportWriter) marked(m, j int) int {
 	blk := w.v.BlockStart[m] + j
-	dst = jsonstr.Append(append(dst, `{"type":`...), typ)
-	dst = jsonstr.Append(append(dst, `,"text":`...), w.text(&w.a.msgs[m], j))
-	if _, ok := slices.BinarySearch(w.bp, blk); ok {
-		dst = append(dst, `,"cache_control":{"type":"ephemeral"`...)
-		if w.o.TTL != "" {
-			dst = jsonstr.Append(append(dst, `,"ttl":`...), w.o.TTL)
+	for _, b := range w.bp[:w.nbp] {
+		if b == blk {
+			return 1
 		}
-		dst = append(dst, '}')
 	}
-	return append(dst, '}')
+	return 0
 }
 
-// text is block j of m's text: a rendering is valid until the next one.
-func (w *exportWriter) text(m *outMsg, j int) string {
-	switch m.kind {
-	case kCopy:
-		return m.blocks[j].Text
-	case kText:
-		return m.text
-	}
-	w.render = w.a.tmpl.AppendRender(w.render[:0], m.text)
-	return unsafe.String(unsafe.SliceData(w.render), len(w.render))
+// block writes block j of message m as a block of type typ (an index of
+// blockHeads).
+func (w *exportWriter) block(dst []byte, m, j int, typ int) []byte {
+	mark := w.marked(m, j)
+	return w.text(append(dst, blockHeads[typ][mark]...), m, j, mark)
 }
+
+// text writes block j of message m from its text on: the text, then its
+// cache_control when mark is 1.
+func (w *exportWriter) text(dst []byte, m, j, mark int) []byte {
+	switch msg := &w.a.msgs[m]; msg.kind {
+	case kCopy:
+		dst = appendStr(dst, msg.blocks[j].Text)
+	case kText:
+		dst = appendStr(dst, msg.text)
+	default:
+		dst = w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
+	}
+	if mark == 1 {
+		dst = append(dst, keyCacheControl...)
+		if w.o.TTL == "" {
+			return append(dst, ephemeral...)
+		}
+		dst = append(append(appendMapHeader(dst, 2), ephemeral[1:]...), keyTTL...)
+		dst = appendStr(dst, w.o.TTL)
+	}
+	return dst
+}
+
+// roleIndex is role's index in oneBlockHeads, or -1.
+func roleIndex(role string) int {
+	switch role {
+	case RoleUser:
+		return 0
+	case RoleAssistant:
+		return 1
+	case RoleSystem:
+		return 2
+	}
+	return -1
+}
+
+// oneBlockHeads is, per role (roleIndex), block type and whether the block
+// is marked, a message of one block up to its text.
+var oneBlockHeads = func() (h [3][3][2]string) {
+	for r, role := range []string{RoleUser, RoleAssistant, RoleSystem} {
+		for typ := range blockHeads {
+			for mark := range 2 {
+				h[r][typ][mark] = msgHead + key(role) + keyContent + string(appendArrayHeader(nil, 1)) + blockHeads[typ][mark]
+			}
+		}
+	}
+	return h
+}()
 
 // leadingSystem is the number of leading system messages, which become
 // Anthropic's system; a system message after them is an error.
@@ -378,31 +488,49 @@ func requestPathOf(v *View, m int) string {
 	return "request"
 }
 
-// appendBodyFields writes the body map's fields (a msgpack map) as JSON
-// members, refusing a field the export writes itself.
-func appendBodyFields(dst, b []byte, provider string) ([]byte, *Error) {
-	n, b, err := readMapHeader(b)
+// bodyFields reads the body map (msgpack): its field count and the bytes of
+// its fields, each a value JSON can hold (AppendJSONValue), refusing a
+// field the export writes itself.
+func bodyFields(b []byte, provider string) (int, []byte, *Error) {
+	n, fields, err := readMapHeader(b)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	own := []string{"messages", "system"}
+	own := []string{"messages", "system", "error"}
 	if provider != ProviderAnthropic {
-		own = []string{"messages", "input", "prompt_cache_key"}
+		own = []string{"messages", "input", "prompt_cache_key", "error"}
 	}
-	for i := range n {
+	rest := fields
+	var scratch [64]byte
+	for range n {
 		var key string
-		if key, b, err = readKey(b); err != nil {
-			return nil, err
+		if key, rest, err = readKey(rest); err != nil {
+			return 0, nil, err
 		}
 		if slices.Contains(own, key) {
-			return nil, newError(CodeMalformedRequest, fieldSeg(key)[1:], "the export writes "+quote(key)+" itself from the prompt; leave it out of the body")
+			what := "the export writes " + quote(key) + " itself from the prompt; leave it out of the body"
+			if key == "error" {
+				what = "a body field named \"error\" would make the answer read as an error; no provider takes one, leave it out"
+			}
+			return 0, nil, newError(CodeMalformedRequest, fieldSeg(key)[1:], what)
 		}
-		dst = append(jsonstr.Append(comma(dst, int(i)), key), ':')
-		if dst, b, err = appendJSONValue(dst, b, 0); err != nil {
-			return nil, err.within(fieldSeg(key))
+		if _, rest, err = appendJSONValue(scratch[:0], rest, 0); err != nil {
+			return 0, nil, err.within(fieldSeg(key))
 		}
 	}
-	return dst, nil
+	return int(n), fields[:len(fields)-len(rest)], nil
+}
+
+// AppendJSONValue appends the msgpack value b holds (one value, whole) as
+// JSON text: compact, strings as Python's json.dumps(s,
+// ensure_ascii=False) writes them, map keys in their order. The
+// command-line tool writes an export's body with it.
+func AppendJSONValue(dst, b []byte) ([]byte, *Error) {
+	dst, rest, err := appendJSONValue(dst, b, 0)
+	if err == nil && len(rest) != 0 {
+		err = newError(CodeMalformedRequest, "", "bytes follow the value")
+	}
+	return dst, err
 }
 
 // appendJSONValue writes the msgpack value at the start of b as JSON: a
@@ -489,15 +617,26 @@ func appendJSONScalar(dst, b []byte) ([]byte, []byte, *Error) {
 }
 
 // layout is the part of a's view the export reads: the segment ends, a
-// role index per message (its length is the message count) and the block
-// starts.
+// role index per message (its length is the message count; its values
+// unset) and the block starts, in arrays a keeps from call to call.
 func (a *assembly) layout() *View {
-	v := &View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd,
-		Role: make([]int, len(a.msgs)), BlockStart: make([]int, len(a.msgs)+1)}
-	for i := range a.msgs {
-		v.BlockStart[i+1] = v.BlockStart[i] + a.msgs[i].blockCount()
+	if a.lay == nil {
+		a.lay = &layoutBuf{}
 	}
-	return v
+	l, n := a.lay, len(a.msgs)
+	l.role, l.blockStart = grown(l.role, n), grown(l.blockStart, n+1)
+	l.blockStart[0] = 0
+	for i := range a.msgs {
+		l.blockStart[i+1] = l.blockStart[i] + a.msgs[i].blockCount()
+	}
+	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Role: l.role, BlockStart: l.blockStart}
+	return &l.view
+}
+
+// layoutBuf holds layout's view and arrays.
+type layoutBuf struct {
+	view             View
+	role, blockStart []int
 }
 
 // runDigest is the run prefix digest of a's response (docs/SPEC.md §6),

@@ -52,6 +52,8 @@ type assembly struct {
 	digests [3]string
 	// enc is appendShared's buffer for the canonical encoding it digests.
 	enc []byte
+	// lay is layout's view, and its slices' arrays, kept with enc.
+	lay *layoutBuf
 	// body is what the messages add to the response (outMsg.size), summed
 	// as build adds them and saturated past maxResponse (encodedSize).
 	body int

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,18 @@ func exportOf(t *testing.T, req []byte, provider string, options map[string]any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wirejson.AppendExport(nil, b)
+	return exportJSON(t, wirejson.AppendExport(nil, b))
+}
+
+// exportJSON is an export answer (a msgpack map) as JSON text, as the
+// command-line tool prints it.
+func exportJSON(t *testing.T, answer []byte) []byte {
+	t.Helper()
+	js, err := core.AppendJSONValue(nil, answer)
+	if err != nil {
+		t.Fatalf("the export answered %d bytes JSON cannot hold: %v", len(answer), err)
+	}
+	return js
 }
 
 type exportBlock struct {
@@ -237,12 +249,23 @@ func TestExportErrors(t *testing.T) {
 		{"anthropic", map[string]any{"ttl": "2h"}, "options.ttl"},
 		{"anthropic", map[string]any{"max_breakpoints": 5}, "options.max_breakpoints"},
 		{"anthropic", map[string]any{"colour": "red"}, "options.colour"},
+		{"openai-chat", map[string]any{"body": map[string]any{"error": 1}}, "options.body.error"},
+		{"openai-responses", map[string]any{"body": map[string]any{"blob": []byte{1}}}, "options.body.blob"},
 	} {
 		var body exportBody
 		_ = json.Unmarshal(exportOf(t, req, tc.provider, tc.options), &body)
 		if body.Error == nil || body.Error.Path != tc.path || body.Error.Code != "malformed_request" && body.Error.Code != "unknown_field" {
 			t.Errorf("%s %v: %+v, want malformed_request at %s", tc.provider, tc.options, body.Error, tc.path)
 		}
+	}
+	// A body of more fields than a fixmap holds: every one kept.
+	many := map[string]any{}
+	for i := range 20 {
+		many[fmt.Sprintf("f%02d", i)] = i
+	}
+	var got map[string]any
+	if err := json.Unmarshal(exportOf(t, req, "openai-chat", map[string]any{"body": many}), &got); err != nil || len(got) != 22 || got["f19"] != 19.0 {
+		t.Errorf("a body of 20 fields: %v, %v", got, err)
 	}
 	// The body's keys in their order (a Go map has none: packed by hand).
 	body := msgp.AppendMapHeader(msgp.AppendString(msgp.AppendMapHeader(nil, 1), "body"), 3)
@@ -253,7 +276,7 @@ func TestExportErrors(t *testing.T) {
 	b := msgp.AppendMapHeader(nil, 3)
 	b = msgp.AppendBytes(msgp.AppendString(b, "request"), req)
 	b = msgp.AppendString(msgp.AppendString(b, "provider"), "openai-chat")
-	ans := wirejson.AppendExport(nil, append(msgp.AppendString(b, "options"), body...))
+	ans := exportJSON(t, wirejson.AppendExport(nil, append(msgp.AppendString(b, "options"), body...)))
 	if !strings.HasPrefix(string(ans), `{"model":"gpt-x","temperature":0.5,"tools":[{"type":"function"}],"messages":[`) {
 		t.Errorf("body: %.200s", ans)
 	}
@@ -299,7 +322,7 @@ func TestExportVectors(t *testing.T) {
 		b = append(msgp.AppendString(b, "request"), c.Request...)
 		b = msgp.AppendString(msgp.AppendString(b, "provider"), c.Provider)
 		b = append(msgp.AppendString(b, "options"), c.Options...)
-		got := wirejson.AppendExport(nil, b)
+		got := exportJSON(t, wirejson.AppendExport(nil, b))
 		if c.Error != nil {
 			var e exportBody
 			if json.Unmarshal(got, &e) != nil || e.Error == nil || e.Error.Code != c.Error.Code || e.Error.Path != c.Error.Path {

@@ -64,7 +64,11 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 func (sc *scratch) release() {
 	sc.req = Request{}
 	enc := sc.a.enc[:0] // appendShared's buffer, kept (bounded there)
-	sc.a = assembly{enc: enc}
+	lay := sc.a.lay     // layout's arrays, kept unless a large prompt grew them
+	if lay != nil && cap(lay.blockStart) > 1<<16 {
+		lay = nil
+	}
+	sc.a = assembly{enc: enc, lay: lay}
 	sc.tc.run, sc.tc.goal, sc.tc.steps = sc.tc.run[:0], sc.tc.goal[:0], sc.tc.steps[:0]
 	clear(sc.msgs)
 	clear(sc.blocks)

@@ -302,9 +302,23 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer eng.Close()
 	ans := eng.AppendCall(abi.CallExport, nil, core.AppendArgs(nil, abi.CallExport, req, msgp.AppendString(nil, *provider), o))
+	if ans, err = exportText(ans); err != nil {
+		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
+		return 2
+	}
 	fmt.Fprintf(stdout, "%s\n", ans)
 	if bytes.HasPrefix(ans, []byte(`{"error"`)) {
 		return 1
 	}
 	return 0
+}
+
+// exportText is the export's answer (a msgpack map) as the JSON text the
+// provider takes (core.AppendJSONValue).
+func exportText(answer []byte) ([]byte, error) {
+	text, e := core.AppendJSONValue(nil, answer)
+	if e != nil {
+		return nil, fmt.Errorf("the engine's export answer is not JSON's (%s); is the module from this release?", e.Message)
+	}
+	return text, nil
 }

@@ -69,6 +69,7 @@ const (
 	AnswerBatch                     // item by item, the length of its answer (u32 little-endian) and the answer
 	AnswerNamed                     // an error answer in the shape of the call named by the request's call argument
 	AnswerShared                    // a wire response whose texts may be the request's own, by number (docs/SPEC.md §7.11)
+	AnswerMap                       // a msgpack map: the answer, or {"error": {code, message, path}} (docs/SPEC.md §7.13)
 	NumAnswers                      // the number of answer shapes
 )
 
@@ -127,7 +128,7 @@ var Calls = [NumCalls]Spec{
 	{"cache_report", CallCacheReport, ArgArgs, AnswerJSON, []string{"requests", "usage"},
 		"Runner.Call(abi.CallCacheReport, requests, usage)", "cache_report", "Assembler.cacheReport",
 		"Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository)."},
-	{"export", CallExport, ArgArgs, AnswerJSON, []string{"request", "provider", "options"},
+	{"export", CallExport, ArgArgs, AnswerMap, []string{"request", "provider", "options"},
 		"Runner.Call(abi.CallExport, request, provider, options)", "export", "Assembler.export",
 		"The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository)."},
 }
@@ -171,5 +172,5 @@ func (a Arg) String() string {
 
 // String names the answer shape, as the generated CALLS tables do.
 func (a Answer) String() string {
-	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch", "named", "shared"}[a]
+	return [NumAnswers]string{"response", "prompt_start", "step", "view", "json", "batch", "named", "shared", "map"}[a]
 }

@@ -24,7 +24,7 @@ export interface CallSpec {
   readonly name: string;
   readonly op: number;
   readonly arg: "request" | "json" | "add_step" | "compare" | "batch" | "args";
-  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named" | "shared";
+  readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named" | "shared" | "map";
   readonly params: readonly string[];
   readonly api: string;
   readonly doc: string;

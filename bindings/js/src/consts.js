@@ -132,7 +132,7 @@ export const CALLS = Object.freeze([
     name: "export",
     op: 11,
     arg: "args",
-    answer: "json",
+    answer: "map",
     params: Object.freeze(["request", "provider", "options"]),
     api: "Assembler.export",
     doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",

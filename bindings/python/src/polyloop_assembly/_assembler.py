@@ -32,6 +32,7 @@ _BY_NAME = {c.name: c for c in CALLS}
 #: being copied in; anything else (JSON text, compare sides) up to the module's 32-bit buffer.
 _LIMIT = tuple(MAX_REQUEST_BYTES if c.arg in ("request", "add_step") else MAX_MODULE_BUFFER_BYTES for c in CALLS)
 _JSON_ANSWER = tuple(c.answer == "json" for c in CALLS)
+_PLAIN_ANSWER = tuple(c.answer in ("json", "map") for c in CALLS)  # an answer without "ok"
 _UNREADABLE = MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
 
 
@@ -154,7 +155,7 @@ class Assembler:
             value = json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer, texts)
         except Exception as e:
             raise self._error(op, "not_a_response", "%s: %s" % (type(e).__name__, e)) from None
-        if value.__class__ is dict and ("error" not in value if _JSON_ANSWER[op] else value.get("ok") is True):
+        if value.__class__ is dict and ("error" not in value if _PLAIN_ANSWER[op] else value.get("ok") is True):
             return value
         error = error_of(value)
         if error is None:

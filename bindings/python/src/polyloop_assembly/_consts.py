@@ -96,7 +96,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = get_args(ErrorCode)
 CallArg = Literal["request", "json", "add_step", "compare", "batch", "args"]
 
 #: The shapes of a call's answer (an error is answered in its call's shape).
-CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch", "named", "shared"]
+CallAnswer = Literal["response", "prompt_start", "step", "view", "json", "batch", "named", "shared", "map"]
 
 #: The errors a host asks the error call (CALLS row "error") to answer: the error argument.
 HostError = Literal["too_large", "value_too_large", "trapped", "out_of_memory", "not_a_response", "string_ceiling"]
@@ -219,7 +219,7 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         name="export",
         op=11,
         arg="args",
-        answer="json",
+        answer="map",
         params=("request", "provider", "options"),
         api="export",
         doc="The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
