@@ -293,3 +293,22 @@ def test_a_run_goes_on_across_batches() -> None:
             out = adapter({"run_id": [run], "request": [request], "usage": [usage]}, indices=[i])
             got.append({k: out.column(k)[0].as_py() for k in data.CACHE_COLUMNS})
         assert got == [{k: r[k] for k in data.CACHE_COLUMNS} for r in want]
+
+
+def test_the_example_names_the_planted_break_and_the_miss(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/caching/usage_columns.py: the made-up log, and the same log read back from a JSON-lines file."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "caching" / "usage_columns.py"
+    spec = importlib.util.spec_from_file_location("usage_columns", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    log = tmp_path / "calls.jsonl"
+    log.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in example.made_up_log()), encoding="utf-8")
+    for args in ([], [str(log)]):
+        assert example.main(*args) == 0
+        lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+        assert [line[:3] for line in lines[1:3]] == [["run-a", "4", "prefix_break"], ["run-b", "3", "provider_miss"]]
+        assert lines[1][5:7] == ["injections:", "injections_changed"]
