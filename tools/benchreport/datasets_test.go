@@ -21,7 +21,7 @@ func TestDataSetGoals(t *testing.T) {
 		},
 		Identity: map[string]DataFloor{"datasets": {Seconds: 2}},
 		Skipped:  map[string]string{"Ray": "failed: RaySystemError: x"},
-		Runs:     &DataRuns{Runs: 10, Calls: 300, Rows: 11, Render: []float64{1, 1, 1}, RunRows: []float64{3, 3, 3}},
+		Runs:     &DataRuns{Runs: 10, Calls: 300, Rows: 11, Render: []float64{1, 1, 1}, RunRows: []float64{3, 3, 3}, RunRowsBatch: []float64{0.5, 1, 2}},
 		Messages: &MessageReads{Steps: 4000, Window: 20, At10: []float64{1e-6, 2e-6}, AtN: []float64{1.1e-6, 2.2e-6}},
 	}
 	dataSetGoals(rep)
@@ -35,6 +35,8 @@ func TestDataSetGoals(t *testing.T) {
 		{"data set, 40,000 rows: datasets map(RenderBatch), num_proc=2", "0.50× (4,000 rows/s vs 8,000, render_columns); per core 0.25×, per CPU-second 0.50×", false},
 		{"data set, 40,000 rows: Ray", "not measured: failed: RaySystemError: x", false},
 		{"runs → rows (data.run_rows), 300 calls of 10 runs → 11 rows", "0.33× (rounds 0.33 – 0.33; 100 calls/s vs 300)", false},
+		// by round 1/0.5, 1/1, 1/2: median 1.00×, rounds 0.50 – 2.00
+		{"runs → rows (RunRows, one batch of columns → Arrow), 300 calls", "1.00× (rounds 0.50 – 2.00; 300 calls/s vs 300)", true},
 		{"Prompt.messages read after each of 4,000 steps", "1.10 (rounds 1.10 – 1.10", true},
 		{"prompt.messages read after each of 4,000 steps", "not measured", false},
 	}

@@ -17,8 +17,9 @@ steps, at step 10 and step N.
 ``--json OUT`` is the mode of ``make bench`` (tools/benchreport, datasets.go):
 each way at 40,000 rows right after the serial binding doing the same work
 (its serial pair), the engines' identity pipelines, a control (plain CPU work
-in 2 processes against 1: what the machine lent), runs into rows against
-rendering the same calls and the reads of ``Prompt.messages``, in rounds;
+in 2 processes against 1: what the machine lent), runs into rows
+(``run_rows``, ``RunRows``) against rendering the same calls and the reads
+of ``Prompt.messages``, in rounds;
 raw figures into OUT. ``--quick`` (``make bench.quick``): 5,000 rows, no
 ``datasets`` or Ray (their start-up alone exceeds its budget), fewer rounds.
 """
@@ -431,24 +432,28 @@ def _bench_ray(out: Dict[str, Any], path: Path, tmp: Path, columns: Callable[[],
 
 
 def _bench_runs(out: Dict[str, Any], n_runs: int, rounds: int) -> None:
-    """Runs into rows against rendering the same calls, round by round (the order alternating)."""
+    """Runs into rows (``run_rows``, and ``RunRows`` on the calls as one batch of columns) against rendering
+    the same calls, round by round (the order reversed every other round); each row count checked."""
     calls = _planted_calls(n_runs)
     asm = pa.Assembler(max_instances=1)
     requests = [q for _, q in calls]
+    batch = {"run_id": [run for run, _ in calls], "request": requests}
     chains: List[int] = []
-
-    def rows() -> None:
-        chains.append(sum(1 for _ in data.run_rows(calls, assembler=asm)))
-
-    pair = [lambda: data.render_columns(requests, asm), rows]
-    render_s, run_rows_s = [], []
+    last = [i for i, (run, _) in enumerate(calls) if run == calls[-1][0]]
+    batched = data.RunRows()
+    batched({"run_id": [calls[i][0] for i in last], "request": [requests[i] for i in last]})  # warm: pyarrow, module
+    data.render_columns(requests[:10], asm)
+    ways: Dict[str, Callable[[], Any]] = {
+        "render_s": lambda: data.render_columns(requests, asm),
+        "run_rows_s": lambda: chains.append(sum(1 for _ in data.run_rows(calls, assembler=asm))),
+        "run_rows_batch_s": lambda: chains.append(batched(batch).num_rows),
+    }
+    times: Dict[str, List[float]] = {k: [] for k in ways}
     for r in range(rounds):
-        order = pair if r % 2 == 0 else pair[::-1]
-        first, second = _measure(order[0])[0], _measure(order[1])[0]
-        a, b = (first, second) if r % 2 == 0 else (second, first)
-        render_s.append(a)
-        run_rows_s.append(b)
-    out["runs"] = dict(runs=min(n_runs, 1000), calls=len(calls), rows=chains[0], render_s=render_s, run_rows_s=run_rows_s)
+        for k in list(ways) if r % 2 == 0 else list(ways)[::-1]:
+            times[k].append(_measure(ways[k])[0])
+    assert len(set(chains)) == 1, "run_rows and RunRows gave %s rows" % sorted(set(chains))
+    out["runs"] = dict(runs=min(n_runs, 1000), calls=len(calls), rows=chains[0], **times)
 
 
 def _bench_json(path: str, quick: bool) -> None:
