@@ -123,6 +123,7 @@ test.data.cluster: python.data-deps dist.python
 		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data/test_cluster.py'
 
 # The data-set ways side by side, each beside an identity pipeline
-# (BENCHMARKS-notes.md, "Data sets").
+# (BENCHMARKS-notes.md, "Data sets"). make bench measures them at 40,000
+# rows with their goals (data_bench.py --json, tools/benchreport/datasets.go).
 bench.data: python.data-deps python.wasm
 	$(PY_DATA_ENV) $(PY_VENV_PY) $(PY_DIR)/bench/data_bench.py 10000 40000
