@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // TestAppendErrorAnswer: the error answer of each call is what the hosts'
@@ -37,7 +38,7 @@ func TestAppendErrorAnswer(t *testing.T) {
 		case abi.AnswerJSON, abi.AnswerMap:
 			text := ans
 			if c.Answer == abi.AnswerMap {
-				text, _ = core.AppendJSONValue(nil, ans)
+				text, _, _ = wirejson.FromMsgpack(nil, ans)
 			}
 			var j struct{ Error *core.Error }
 			if jerr := json.Unmarshal(text, &j); jerr != nil || j.Error == nil {

@@ -3,9 +3,7 @@ package core
 import (
 	"math"
 	"slices"
-	"strconv"
 
-	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgp"
 )
 
@@ -46,7 +44,7 @@ type ExportOptions struct {
 // options} (the request as a compare side: a map, or JSON text in a str, or
 // msgpack in a bin; options nil or a map) answered with the provider's
 // request body as a msgpack map, or {"error": …} (AppendMapError).
-// AppendJSONValue writes the body as the JSON text a provider takes.
+// wirejson.FromMsgpack writes the body as the JSON text a provider takes.
 func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) []byte {
 	return appendArgsCall(dst, request, "the export", AppendMapError, func() ([]byte, *Error) {
 		sc := getScratch()
@@ -259,7 +257,7 @@ func breakpoints(v *View, o *ExportOptions, buf *[MaxBreakpoints]int) []int {
 			bp = append(bp, c)
 		}
 	}
-	slices.Sort(bp)
+	sortSmall(bp)
 	for o.Lookback > 0 && len(bp) > 0 && len(bp) < o.MaxBreakpoints {
 		// the latest gap wider than the look-back, in the history, gets a
 		// breakpoint o.Lookback blocks below its upper end
@@ -278,9 +276,19 @@ func breakpoints(v *View, o *ExportOptions, buf *[MaxBreakpoints]int) []int {
 			break
 		}
 		bp = append(bp, at)
-		slices.Sort(bp)
+		sortSmall(bp)
 	}
 	return bp
+}
+
+// sortSmall sorts a few ints (an insertion sort: slices.Sort would link
+// a general sort into the module for four numbers).
+func sortSmall(s []int) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
 }
 
 // appendExport writes the provider's request body, a msgpack map.
@@ -489,7 +497,7 @@ func requestPathOf(v *View, m int) string {
 }
 
 // bodyFields reads the body map (msgpack): its field count and the bytes of
-// its fields, each a value JSON can hold (AppendJSONValue), refusing a
+// its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
 func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
@@ -501,7 +509,6 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
 	}
 	rest := fields
-	var scratch [64]byte
 	for range n {
 		var key string
 		if key, rest, err = readKey(rest); err != nil {
@@ -514,106 +521,60 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 			}
 			return 0, nil, newError(CodeMalformedRequest, fieldSeg(key)[1:], what)
 		}
-		if _, rest, err = appendJSONValue(scratch[:0], rest, 0); err != nil {
+		if rest, err = checkJSONValue(rest, 0); err != nil {
 			return 0, nil, err.within(fieldSeg(key))
 		}
 	}
 	return int(n), fields[:len(fields)-len(rest)], nil
 }
 
-// AppendJSONValue appends the msgpack value b holds (one value, whole) as
-// JSON text: compact, strings as Python's json.dumps(s,
-// ensure_ascii=False) writes them, map keys in their order. The
-// command-line tool writes an export's body with it.
-func AppendJSONValue(dst, b []byte) ([]byte, *Error) {
-	dst, rest, err := appendJSONValue(dst, b, 0)
-	if err == nil && len(rest) != 0 {
-		err = newError(CodeMalformedRequest, "", "bytes follow the value")
-	}
-	return dst, err
-}
-
-// appendJSONValue writes the msgpack value at the start of b as JSON: a
-// provider's field passed through as it is (nothing of it is rendered).
-func appendJSONValue(dst, b []byte, depth int) ([]byte, []byte, *Error) {
+// checkJSONValue checks the msgpack value at the start of b, a provider's
+// field passed through as it is (nothing of it is rendered), is one JSON
+// can hold, and returns the bytes after it.
+func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	if depth > 64 {
-		return nil, b, newError(CodeMalformedRequest, "", "this value nests deeper than 64 levels")
+		return b, newError(CodeMalformedRequest, "", "this value nests deeper than 64 levels")
 	}
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, rest, err := readMapHeader(b)
-		if err != nil {
-			return nil, b, err
-		}
-		dst = append(dst, '{')
-		for i := range n {
+		for i := uint32(0); err == nil && i < uint32(n); i++ {
 			var key string
-			if key, rest, err = readKey(rest); err != nil {
-				return nil, b, err
-			}
-			dst = append(jsonstr.Append(comma(dst, int(i)), key), ':')
-			if dst, rest, err = appendJSONValue(dst, rest, depth+1); err != nil {
-				return nil, b, err.within(fieldSeg(key))
+			if key, rest, err = readKey(rest); err == nil {
+				if rest, err = checkJSONValue(rest, depth+1); err != nil {
+					err = err.within(fieldSeg(key))
+				}
 			}
 		}
-		return append(dst, '}'), rest, nil
+		return rest, err
 	case msgp.ArrayType:
 		n, rest, err := readArrayHeader(b)
-		if err != nil {
-			return nil, b, err
-		}
-		dst = append(dst, '[')
-		for i := range n {
-			if dst, rest, err = appendJSONValue(comma(dst, int(i)), rest, depth+1); err != nil {
-				return nil, b, err.within(indexSeg(int(i)))
+		for i := uint32(0); err == nil && i < uint32(n); i++ {
+			if rest, err = checkJSONValue(rest, depth+1); err != nil {
+				err = err.within(indexSeg(int(i)))
 			}
 		}
-		return append(dst, ']'), rest, nil
-	}
-	return appendJSONScalar(dst, b)
-}
-
-// appendJSONScalar writes the scalar msgpack value at the start of b as
-// JSON.
-func appendJSONScalar(dst, b []byte) ([]byte, []byte, *Error) {
-	switch msgp.NextType(b) {
+		return rest, err
 	case msgp.StrType:
-		s, rest, err := readStr(b)
-		if err != nil {
-			return nil, b, err
-		}
-		return jsonstr.Append(dst, s), rest, nil
-	case msgp.IntType:
-		v, rest, e := msgp.ReadInt64Bytes(b)
+		_, rest, err := readStr(b)
+		return rest, err
+	case msgp.IntType, msgp.UintType, msgp.BoolType, msgp.NilType:
+		rest, e := msgp.Skip(b)
 		if e != nil {
-			return nil, b, endsEarly()
+			return b, endsEarly()
 		}
-		return strconv.AppendInt(dst, v, 10), rest, nil
-	case msgp.UintType:
-		v, rest, e := msgp.ReadUint64Bytes(b)
-		if e != nil {
-			return nil, b, endsEarly()
-		}
-		return strconv.AppendUint(dst, v, 10), rest, nil
+		return rest, nil
 	case msgp.Float32Type, msgp.Float64Type:
 		f, rest, e := msgp.ReadFloat64Bytes(b)
 		if e != nil {
-			return nil, b, endsEarly()
+			return b, endsEarly()
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, b, newError(CodeMalformedRequest, "", "JSON has no NaN or infinity; give a finite number")
+			return b, newError(CodeMalformedRequest, "", "JSON has no NaN or infinity; give a finite number")
 		}
-		return strconv.AppendFloat(dst, f, 'g', -1, 64), rest, nil
-	case msgp.BoolType:
-		v, rest, e := msgp.ReadBoolBytes(b)
-		if e != nil {
-			return nil, b, endsEarly()
-		}
-		return strconv.AppendBool(dst, v), rest, nil
-	case msgp.NilType:
-		return append(dst, "null"...), b[1:], nil
+		return rest, nil
 	}
-	return nil, b, wrongType(b, "a JSON value ("+w().JSONValue+")")
+	return b, wrongType(b, "a JSON value ("+w().JSONValue+")")
 }
 
 // layout is the part of a's view the export reads: the segment ends, a

@@ -31,8 +31,8 @@ func exportOf(t *testing.T, req []byte, provider string, options map[string]any)
 // command-line tool prints it.
 func exportJSON(t *testing.T, answer []byte) []byte {
 	t.Helper()
-	js, err := core.AppendJSONValue(nil, answer)
-	if err != nil {
+	js, rest, err := wirejson.FromMsgpack(nil, answer)
+	if err != nil || len(rest) != 0 {
 		t.Fatalf("the export answered %d bytes JSON cannot hold: %v", len(answer), err)
 	}
 	return js

@@ -314,11 +314,11 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // exportText is the export's answer (a msgpack map) as the JSON text the
-// provider takes (core.AppendJSONValue).
+// provider takes (wirejson.FromMsgpack).
 func exportText(answer []byte) ([]byte, error) {
-	text, e := core.AppendJSONValue(nil, answer)
-	if e != nil {
-		return nil, fmt.Errorf("the engine's export answer is not JSON's (%s); is the module from this release?", e.Message)
+	text, rest, err := wirejson.FromMsgpack(nil, answer)
+	if err != nil || len(rest) != 0 {
+		return nil, fmt.Errorf("the engine's export answer is not one msgpack map JSON can hold (%v); is the module from this release?", err)
 	}
 	return text, nil
 }

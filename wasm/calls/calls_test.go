@@ -12,6 +12,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // text is the sample request as JSON text; request is the same request as
@@ -74,7 +75,7 @@ func answerError(t *testing.T, kind abi.Answer, ans []byte) *core.Error {
 			t.Fatal("an ok view answer without its view")
 		}
 	case abi.AnswerMap: // read as the JSON it converts to
-		ans, _ = core.AppendJSONValue(nil, ans)
+		ans, _, _ = wirejson.FromMsgpack(nil, ans)
 		fallthrough
 	case abi.AnswerJSON:
 		var j struct{ Error *core.Error }
