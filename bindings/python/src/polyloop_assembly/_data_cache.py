@@ -18,7 +18,7 @@ from . import _runtime
 from ._assembler import Assembler, default_assembler
 from ._caching import cache_report
 from ._data_runs import _assembled
-from ._data_values import _absent, _values
+from ._data_values import _absent, _values, _with_columns
 from ._errors import AssemblyError
 
 __all__ = ["CACHE_COLUMNS", "CacheRows", "Tokenizer", "cache_arrow_schema", "cache_rows"]
@@ -341,8 +341,6 @@ class CacheRows:
         if isinstance(column(self.request), (str, bytes, bytearray, Mapping)):
             raise TypeError("CacheRows got one row, not a batch: call map(..., batched=True)")
         cols = self._columns({c: _values(column(c)) for c in wanted})
-        from .data import _with_columns  # data imports this module
-
         return _with_columns(batch, cols, self.schema())
 
     def _columns(self, values: Dict[str, List[Any]]) -> Dict[str, List[Any]]:

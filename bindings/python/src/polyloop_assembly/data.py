@@ -103,7 +103,17 @@ from ._assembler import Assembler, _prepare_value, compare
 from ._data_cache import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
 from ._data_messages import MessagesView, chat_messages
 from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
-from ._data_values import _absent, _is_ndarray, _values
+from ._data_values import (
+    _absent,
+    _append,
+    _frame_append,
+    _hf_table,
+    _is_hf_batch,
+    _is_ndarray,
+    _numpy_table,
+    _typed,
+    _values,
+)
 from ._errors import AssemblyError
 
 __all__ = [
@@ -545,89 +555,6 @@ class RenderBatch:
         cols = self._render(self._requests(frame, names))
         out = frame.drop(columns=self._request_columns(names)) if not self.keep_request else frame.copy()
         return _frame_append(out, cols, self.schema())
-
-
-def _frame_append(frame: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
-    """``frame`` (changed in place) with the added columns, Arrow-typed by ``schema`` (``pandas.ArrowDtype``)."""
-    import pandas as pd  # type: ignore[import-not-found, import-untyped, unused-ignore]
-    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-    for field in schema:
-        frame[field.name] = pd.Series(
-            pa.array(cols[field.name], type=field.type), index=frame.index, dtype=pd.ArrowDtype(field.type)
-        )
-    return frame
-
-
-def _with_columns(batch: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
-    """Any batch form with ``cols`` added, typed by ``schema``: a Table for a Table, a ``datasets`` batch
-    (its features kept), NumPy or lists; a DataFrame for a DataFrame."""
-    if hasattr(batch, "column_names") and hasattr(batch, "append_column"):  # a pyarrow.Table
-        return _append(batch, cols, schema)
-    if hasattr(batch, "iloc") and hasattr(batch, "columns"):  # a pandas.DataFrame
-        return _frame_append(batch.copy(), cols, schema)
-    if _is_hf_batch(batch):
-        return _hf_table(batch, [], cols, schema)
-    if any(_is_ndarray(v) for v in batch.values()):  # Ray "numpy": a typed Table
-        return _append(_numpy_table(dict(batch)), cols, schema)
-    return _typed(dict(batch), cols, schema)
-
-
-def _append(table: Any, cols: Dict[str, List[Any]], schema: Any) -> Any:
-    """``table`` with the rendered columns appended, typed by ``schema``."""
-    import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-    arrays = [pa.array(cols[field.name], type=field.type) for field in schema]
-    if table.num_columns == 0:  # nothing kept: the rendered columns alone
-        return pa.Table.from_arrays(arrays, schema=schema)
-    for field, array in zip(schema, arrays):
-        table = table.append_column(field, array)
-    return table
-
-
-def _is_hf_batch(batch: Any) -> bool:
-    return type(batch).__name__ == "LazyBatch" and hasattr(batch, "pa_table")
-
-
-def _hf_table(batch: Any, dropped: List[Any], cols: Dict[str, List[Any]], schema: Any) -> Any:
-    """A ``datasets`` batch's own Arrow columns (less ``dropped``) with ``cols`` appended, typed by
-    ``schema``; the schema's metadata holds the features of both, as ``datasets`` stores them, so a
-    feature Arrow stores in another type (``Json``, ``Image``) stays what it was."""
-    import datasets  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-    table = batch.pa_table.drop_columns([c for c in dropped if c in batch.pa_table.column_names])
-    out = _append(table, cols, schema)
-    given = getattr(batch.formatter, "features", None)
-    if given is None:
-        return out
-    features = datasets.Features({k: v for k, v in given.items() if k in table.column_names})
-    features.update(datasets.Features.from_arrow_schema(schema))
-    return out.replace_schema_metadata(features.arrow_schema.metadata)
-
-
-def _typed(out: Dict[str, Any], cols: Dict[str, List[Any]], schema: Any) -> Any:
-    """A batch of lists as a Table, the added columns typed by ``schema``; the batch as lists when pyarrow is
-    missing or the kept columns are not Arrow data (mixed types: a list and a dict in one column)."""
-    try:
-        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        table = pa.table(out) if out else pa.table({})
-    except (ImportError, TypeError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
-        return dict(out, **cols)
-    return _append(table, cols, schema)
-
-
-def _numpy_table(batch: Dict[str, Any]) -> Any:
-    """A NumPy batch as Ray turns it into a block (its tensor columns
-    included), or as pyarrow does without Ray."""
-    try:
-        from ray.data.block import BlockAccessor, BlockType  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        return BlockAccessor.batch_to_block(batch, block_type=BlockType.ARROW)
-    except ImportError:
-        import pyarrow as pa  # type: ignore[import-not-found, import-untyped, unused-ignore]
-
-        return pa.table(batch)
 
 
 #: The columns :class:`CompareRecorded` adds to each row.
