@@ -100,6 +100,17 @@ test("decodeResponse: maps shaped like a message or a block, or nearly, give wha
     assert.deepEqual(got, decode(bytes));
     assert.deepEqual(Object.keys(got), Object.keys(decode(bytes)), "the keys in the wire's order");
   }
+  // "__proto__" is an own key like any other (the generic decoder above drops it).
+  for (const [bytes, keys] of [
+    [W.map(["role", v], ["__proto__", v]), ["role", "__proto__"]],
+    [W.map(["type", v], ["__proto__", v]), ["type", "__proto__"]],
+    [W.map(["__proto__", v], ["text", v]), ["__proto__", "text"]],
+  ]) {
+    const got = decodeResponse(bytes);
+    assert.deepEqual(Object.keys(got), keys);
+    assert.equal(Object.getPrototypeOf(got), Object.prototype);
+    assert.equal(Object.getOwnPropertyDescriptor(got, "__proto__")?.value, "user");
+  }
 });
 
 test("the ceiling's paths are spelled as the core spells the same positions (docs/SPEC.md §2.2)", () => {
