@@ -2,6 +2,8 @@ package core
 
 import (
 	"slices"
+
+	"github.com/polyloop/assembly/core/abi"
 )
 
 // Shared texts (docs/SPEC.md §7.11): the answer of the assemble_shared call
@@ -26,8 +28,8 @@ import (
 // always are.
 
 // ExtRequestText is the msgpack ext type of a shared text: "the request's
-// text k".
-const ExtRequestText = 2
+// text k" (abi.ExtRequestText, which the hosts are generated from).
+const ExtRequestText = abi.ExtRequestText
 
 // sharedRefSize is the encoded size of a shared text: fixext 4.
 const sharedRefSize = 6

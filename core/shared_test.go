@@ -8,6 +8,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
 )
@@ -187,5 +188,40 @@ func TestSharedTextsOrder(t *testing.T) {
 	obs := msgs[3].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].([]any)
 	if len(obs) != 4 || obs[0] != "<" || obs[2] != ">" {
 		t.Errorf("the rendering's pieces: %v", obs)
+	}
+}
+
+// TestSharedTextSections: the answer numbers the request's texts section by
+// section in the order of abi.SharedTextSections, the table the hosts'
+// codecs are generated from (each section holds one text here, the
+// steps' two: raw_output, observation).
+func TestSharedTextSections(t *testing.T) {
+	req := core.EncodeRequest(&core.Request{
+		RunMessages:         []core.Message{{Role: "user", Content: []core.Block{{Type: "text", Text: "run"}}}},
+		Injections:          map[string][]core.Injection{"ch": {{EntryID: "e", Content: "injection"}}},
+		GoalMessages:        []core.Message{{Role: "user", Content: []core.Block{{Type: "text", Text: "goal"}}}},
+		Steps:               []core.Step{{RawOutput: "raw", Observation: "obs"}},
+		ObservationTemplate: "{observation}",
+	})
+	count := map[string]int{"run_messages": 1, "injections": 1, "goal_messages": 1, "steps": 2}
+	first := map[string]int{}
+	k := 0
+	for _, s := range abi.SharedTextSections {
+		first[s] = k
+		k += count[s]
+	}
+	if k != 5 {
+		t.Fatalf("abi.SharedTextSections %v does not name the request's four text sections", abi.SharedTextSections)
+	}
+	want := []int{first["run_messages"], first["injections"], first["goal_messages"], first["steps"], first["steps"] + 1}
+	got, _, err := msgp.ReadIntfBytes(core.AppendAssembleSharedBytes(nil, req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range got.(map[string]any)["messages"].([]any) {
+		ref, ok := m.(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(*msgp.RawExtension)
+		if !ok || ref.Type != abi.ExtRequestText || int(ref.Data[3]) != want[i] {
+			t.Errorf("message %d: %v, want request text %d", i, m, want[i])
+		}
 	}
 }

@@ -72,6 +72,13 @@ func python() []byte {
 	for _, c := range strs {
 		fmt.Fprintf(&b, "\n#: %s\n%s\n", c.doc, pythonStr(c.name, c.value))
 	}
+	for _, l := range lists {
+		items := strings.Join(quoted(l.values), ", ")
+		if len(l.values) == 1 {
+			items += ","
+		}
+		fmt.Fprintf(&b, "\n#: %s\n%s: Final[tuple[str, ...]] = (%s)\n", l.doc, l.name, items)
+	}
 	for _, f := range formats {
 		pythonFormat(&b, f)
 	}
@@ -87,6 +94,9 @@ func pythonNames() []string {
 	}
 	for _, c := range strs {
 		names = append(names, c.name)
+	}
+	for _, l := range lists {
+		names = append(names, l.name)
 	}
 	for _, f := range formats {
 		names = append(names, f.name, f.py)
@@ -163,6 +173,9 @@ func javascript() []byte {
 	for _, c := range strs {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = %s;\n", c.doc, c.name, quote(c.value))
 	}
+	for _, l := range lists {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s = Object.freeze([%s]);\n", l.doc, l.name, strings.Join(quoted(l.values), ", "))
+	}
 	b.WriteString("\n/** The messages of `internal` errors: the same on every host. */\nexport const INTERNAL_MESSAGES = Object.freeze({\n")
 	for _, kv := range internalMessages {
 		fmt.Fprintf(&b, "  %s: %s,\n", kv[0], kv[1])
@@ -187,6 +200,9 @@ func typescript() []byte {
 	}
 	for _, c := range strs {
 		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: %s;\n", c.doc, c.name, quote(c.value))
+	}
+	for _, l := range lists {
+		fmt.Fprintf(&b, "\n/** %s */\nexport const %s: readonly string[];\n", l.doc, l.name)
 	}
 	b.WriteString("\n/** The messages of `internal` errors: the same on every host. */\nexport const INTERNAL_MESSAGES: {\n")
 	for _, kv := range internalMessages {
@@ -337,3 +353,4 @@ func tsCalls(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS: readonly CallSpec[];\n", callsDoc)
 	fmt.Fprintf(b, "\n/** %s */\nexport type HostError = %s;\n", hostErrorsDoc, strings.Join(hostErrors(), " | "))
 }
+

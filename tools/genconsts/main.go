@@ -76,6 +76,7 @@ var ints = []intConst{
 	{"MAX_MSGPACK_LENGTH", abi.MaxMsgpackLength, "The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1."},
 	{"MAX_STRING_UNITS", abi.MaxStringUnits, "The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24."},
 	{"EXT_UNREADABLE", core.ExtUnreadable, "The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (" + spec("§7.6") + ")."},
+	{"EXT_REQUEST_TEXT", abi.ExtRequestText, "The msgpack ext type of a shared text in the assemble_shared answer: the request's text k, its 4 data bytes k big-endian (" + spec("§7.11") + ")."},
 	{"EXT_BIG_INT", abi.ExtBigInt, "The msgpack ext type a host writes in place of an int it cannot write in 64 bits, its data the int's decimal text: the core names it an int beyond 64 bits at its path."},
 	{"MAX_MODULE_BUFFER_BYTES", abi.MaxModuleBufferBytes, "The largest buffer the module's 32-bit ABI can be handed: 2^32 - 1 bytes."},
 	{"DEFAULT_RECYCLE_ABOVE_BYTES", abi.DefaultRecycleAboveBytes, "An instance whose linear memory grew past this is discarded after its call."},
@@ -98,6 +99,18 @@ func init() {
 		ints = append(ints, intConst{"WORDS_" + strings.ToUpper(w.Name), int64(i) << abi.WordsShift,
 			"OR'ed into an op number: the call's messages in the " + w.Name + " vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository)."})
 	}
+}
+
+// strList is a constant list of strings.
+type strList struct {
+	name   string
+	values []string
+	doc    string
+}
+
+// lists are the constant lists of strings.
+var lists = []strList{
+	{"SHARED_TEXT_SECTIONS", abi.SharedTextSections, "The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (" + spec("§7.11") + ")."},
 }
 
 var strs = []strConst{

@@ -54,6 +54,9 @@ export const MAX_STRING_UNITS: number;
 /** The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository). */
 export const EXT_UNREADABLE: number;
 
+/** The msgpack ext type of a shared text in the assemble_shared answer: the request's text k, its 4 data bytes k big-endian (the project's docs/SPEC.md §7.11, in the source repository). */
+export const EXT_REQUEST_TEXT: number;
+
 /** The msgpack ext type a host writes in place of an int it cannot write in 64 bits, its data the int's decimal text: the core names it an int beyond 64 bits at its path. */
 export const EXT_BIG_INT: number;
 
@@ -155,6 +158,9 @@ export const CACHE_LOCK_SUFFIX: ".lock";
 
 /** Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (the project's docs/SPEC.md §7.4, in the source repository). */
 export const CACHE_SEAL_MAGIC: "polyloop-cwasm-1";
+
+/** The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (the project's docs/SPEC.md §7.11, in the source repository). */
+export const SHARED_TEXT_SECTIONS: readonly string[];
 
 /** The messages of `internal` errors: the same on every host. */
 export const INTERNAL_MESSAGES: {

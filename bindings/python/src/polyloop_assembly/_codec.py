@@ -17,7 +17,7 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._consts import EXT_BIG_INT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH
+from ._consts import EXT_BIG_INT, EXT_REQUEST_TEXT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH, SHARED_TEXT_SECTIONS
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
@@ -195,7 +195,7 @@ def decode(response: bytes, texts: Optional[Sequence[str]] = None) -> Any:
         return msgpack.unpackb(response, raw=False, strict_map_key=True, use_list=True)
 
     def text(code: int, data: bytes) -> Any:
-        return texts[int.from_bytes(data, "big")] if code == _EXT_REQUEST_TEXT else msgpack.ExtType(code, data)
+        return texts[int.from_bytes(data, "big")] if code == EXT_REQUEST_TEXT else msgpack.ExtType(code, data)
 
     value = msgpack.unpackb(response, raw=False, strict_map_key=True, use_list=True, ext_hook=text)
     if value.__class__ is dict and value.get("ok") is True:
@@ -215,8 +215,9 @@ def shared_texts(request: Any) -> Optional[List[str]]:
         channels, steps = request.get("injections", {}), request.get("steps", [])
         blocks = [m["content"] for m in run] + [m["content"] for m in goal]
         entries = [e for c in channels.values() for e in c]
-        texts = [b["text"] for c in blocks[: len(run)] for b in c] + [e["content"] for e in entries]
-        texts += [b["text"] for c in blocks[len(run) :] for b in c] + [s[k] for s in steps for k in ("raw_output", "observation")]
+        by = dict(run_messages=[b["text"] for c in blocks[: len(run)] for b in c], injections=[e["content"] for e in entries])
+        by.update(goal_messages=[b["text"] for c in blocks[len(run) :] for b in c], steps=[s[k] for s in steps for k in _STEP])
+        texts = [t for name in SHARED_TEXT_SECTIONS for t in by[name]]  # numbered in the table's order
         dicts = (request, channels, *run, *goal, *entries, *steps, *(b for c in blocks for b in c))
         plain = all(x.__class__ is list for x in (run, goal, steps, *channels.values(), *blocks))
         plain = plain and all(x.__class__ is dict for x in dicts) and all(t.__class__ is str for t in texts)
@@ -226,4 +227,4 @@ def shared_texts(request: Any) -> Optional[List[str]]:
 
 
 SHARED_MIN = 1 << 16
-_EXT_REQUEST_TEXT = 2  # an answer's "request text k" (core.ExtRequestText)
+_STEP = ("raw_output", "observation")  # a step's texts, in their order

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_RECYCLE_ABOVE_BYTES",
     "ERROR_CODES",
     "EXT_BIG_INT",
+    "EXT_REQUEST_TEXT",
     "EXT_UNREADABLE",
     "MAX_MODULE_BUFFER_BYTES",
     "MAX_MSGPACK_LENGTH",
@@ -54,6 +55,7 @@ __all__ = [
     "MSG_TRAPPED",
     "MSG_UNREADABLE_VALUE_FORMAT",
     "MSG_VALUE_TOO_LARGE_FORMAT",
+    "SHARED_TEXT_SECTIONS",
     "STDERR_KEEP_BYTES",
     "STDERR_OUT_OF_MEMORY",
     "WIRE_VERSION",
@@ -244,6 +246,9 @@ MAX_STRING_UNITS: Final = 536870888
 #: The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (the project's docs/SPEC.md §7.6, in the source repository).
 EXT_UNREADABLE: Final = 1
 
+#: The msgpack ext type of a shared text in the assemble_shared answer: the request's text k, its 4 data bytes k big-endian (the project's docs/SPEC.md §7.11, in the source repository).
+EXT_REQUEST_TEXT: Final = 2
+
 #: The msgpack ext type a host writes in place of an int it cannot write in 64 bits, its data the int's decimal text: the core names it an int beyond 64 bits at its path.
 EXT_BIG_INT: Final = 3
 
@@ -349,6 +354,9 @@ CACHE_LOCK_SUFFIX: Final = ".lock"
 
 #: Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (the project's docs/SPEC.md §7.4, in the source repository).
 CACHE_SEAL_MAGIC: Final = "polyloop-cwasm-1"
+
+#: The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (the project's docs/SPEC.md §7.11, in the source repository).
+SHARED_TEXT_SECTIONS: Final[tuple[str, ...]] = ("run_messages", "injections", "goal_messages", "steps")
 
 #: too_large at "": a request of size bytes, over MAX_REQUEST_BYTES.
 MSG_REQUEST_TOO_LARGE_FORMAT: Final = "the request is %d bytes, over the 1 GiB limit; split it into smaller requests"
