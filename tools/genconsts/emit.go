@@ -353,4 +353,3 @@ func tsCalls(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS: readonly CallSpec[];\n", callsDoc)
 	fmt.Fprintf(b, "\n/** %s */\nexport type HostError = %s;\n", hostErrorsDoc, strings.Join(hostErrors(), " | "))
 }
-
