@@ -130,13 +130,14 @@ class AnswerDecoder {
 
   /** A short string from the cache: one slot per hash of its bytes, the newest kept. @param {number} start @param {number} n */
   cachedShort(start, n) {
-    if (n < 4) return n === 0 ? "" : this.short(start, n);
+    if (n === 0) return "";
     const bytes = this.bytes;
-    const head = this.view.getUint32(start);
+    // Its first four bytes, or all three, two or one (the length tells them apart).
+    const head = n >= 4 ? this.view.getUint32(start) : (bytes[start] << 16) | (bytes[start + (n >> 1)] << 8) | bytes[start + n - 1];
     const slot = Math.imul(head ^ (bytes[start + n - 1] << 8) ^ n, 0x9e3779b1) >>> (32 - SHORT_SLOT_BITS);
     if (shortLength[slot] === n && shortHead[slot] === head) {
       const at = slot * SHORT_CACHE_BYTES;
-      let i = 4;
+      let i = n < 4 ? n : 4;
       while (i < n && shortBytes[at + i] === bytes[start + i]) i++;
       if (i === n) return shortStrings[slot];
     }
