@@ -133,6 +133,8 @@ export class ExportPanel {
 
 /** The calls a chart draws at most one column each; past it, columns of several calls. */
 const COLUMNS = 400;
+/** How often (ms) the report is drawn again while it comes. */
+const PAINT_MS = 250;
 /** Table rows at most. */
 const TABLE_ROWS = 400;
 
@@ -161,10 +163,13 @@ export class RunReport {
     this.calls = [];
     /** @type {{line: number}[]} */
     this.entries = [];
+    /** whether every call is reported (`complete`), and drawn (`done`) */
     this.done = false;
+    this.complete = false;
     /** @type {{k: number, gen: number} | null} the entry shown in the view, and its generation */
     this.picked = null;
     this.frame = 0;
+    this.paintedAt = 0;
     ui.chart.addEventListener("click", (e) => {
       const k = /** @type {Element} */ (e.target).closest?.("[data-call]")?.getAttribute("data-call");
       if (k != null) page.pick(Number(k));
@@ -180,7 +185,10 @@ export class RunReport {
     this.entries = entries;
     this.calls = entries.map(() => null);
     this.done = false;
+    this.complete = false;
     this.picked = null;
+    clearTimeout(this.frame);
+    this.frame = 0;
     const on = entries.length > 1 && entries.every((e) => e.raw);
     this.ui.pane.hidden = !on;
     for (const k of /** @type {const} */ (["totals", "call", "chart", "table"])) this.ui[k].replaceChildren();
@@ -196,10 +204,18 @@ export class RunReport {
   onSlice({ from, calls, done, error }) {
     calls.forEach((c, i) => (this.calls[from + i] = c));
     if (error) this.ui.totals.textContent = `no report: ${error.code}: ${error.message}`;
-    this.done = done;
+    this.complete = done;
     if (this.picked && this.picked.k >= from && this.picked.k < from + calls.length) this.showCall();
-    this.page.changed();
-    if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.paint()));
+    // The rows, the chart and its table drawn again at most every PAINT_MS while the report comes, and once it is done.
+    clearTimeout(this.frame);
+    const paint = () => {
+      this.frame = 0;
+      this.paintedAt = performance.now();
+      this.page.changed();
+      this.paint();
+    };
+    if (done || performance.now() - this.paintedAt >= PAINT_MS) requestAnimationFrame(paint);
+    else this.frame = window.setTimeout(paint, PAINT_MS);
   }
 
   /** The report's call of entry k (null while pending). @param {number} k */
@@ -291,7 +307,7 @@ export class RunReport {
     this.ui.totals.textContent =
       `${fmt.format(n)} calls${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
       `${fmt.format(cacheable)} of ${fmt.format(prompt)} chars cacheable${prompt ? ` (${pct(cacheable / prompt)})` : ""}` +
-      (this.done ? "" : ` · ${fmt.format(known)} / ${fmt.format(n)} reported`);
+      (this.complete ? "" : ` · ${fmt.format(known)} / ${fmt.format(n)} reported`);
     const per = Math.ceil(n / COLUMNS);
     const cols = [];
     for (let a = 0; a < n; a += per) {
@@ -309,6 +325,7 @@ export class RunReport {
     }
     this.paintChart(cols, max, breaks, per);
     this.paintTable(cols, per);
+    this.done = this.complete;
   }
 
   /** @private */

@@ -805,8 +805,15 @@ export class PromptView extends ElementBase {
     }
     if (m.type === "marks") {
       if (!this._cacheBreakpoints || m.gen !== this.viewGen) return;
+      // The breakpoints the result carried, confirmed: nothing to draw again.
+      const shown = this.marks?.gen === m.gen ? this.marks : null;
       this.marks = m;
-      this.render();
+      if (shown && JSON.stringify([shown.breakpoints, shown.error]) === JSON.stringify([m.breakpoints, m.error])) return;
+      const drawn = this.bpAt.size;
+      this.indexMarks();
+      this.renderMarks();
+      // Rows drawn again only when they gain or lose a marker (a 16 MB prompt gets none: no long task).
+      if (drawn || this.bpAt.size) this.repaintRows();
       return;
     }
     if (m.type === "compare") {
@@ -834,6 +841,7 @@ export class PromptView extends ElementBase {
       const first = !this.view;
       this.view = m.columns;
       this.viewGen = m.gen;
+      if (m.marks) this.marks = { gen: m.gen, ...m.marks };
       this.trajectoryInfo = m.trajectory;
       this.lastError = null;
       if (first) this.focusRow = 0;

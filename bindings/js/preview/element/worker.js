@@ -99,6 +99,7 @@ let asm = null;
  * @property {number} doneGen
  * @property {boolean} queued
  * @property {import("./columns.js").Columns | null} previous
+ * @property {{cols: import("./columns.js").Columns, answer: any} | null} lastMarks the last breakpoints posted, and the layout they are of
  */
 
 /** @type {Map<number, Client>} */
@@ -120,6 +121,7 @@ function clientOf(id) {
       doneGen: -1,
       queued: false,
       previous: null,
+      lastMarks: null,
     };
     clients.set(id, c);
   }
@@ -262,6 +264,7 @@ function exactBudget(c) {
 
 /** Assembles the client's newest request and posts its result. @param {Client} c */
 function run(c) {
+  if (c.queued) queuedRuns--;
   c.queued = false;
   const gen = c.gen;
   if (gen === c.doneGen || !clients.has(c.id)) return;
@@ -272,9 +275,31 @@ function run(c) {
   if ("thrown" in got) return got.thrown.code === "internal" ? postError(c, gen, got.thrown, ms) : postRejected(c, gen, got.thrown, ms);
   const cols = columnsOf(got.response, got.view);
   if (cols.budget === INT64_MAX) cols.budget = exactBudget(c) ?? cols.budget;
-  postView(c, gen, cols, t0, performance.now());
   // Not in step mode: the view draws them on the whole request only.
-  if (c.marks && !c.trajectory) scheduleMarks(c, gen, cols);
+  const marks = c.marks && !c.trajectory;
+  postView(c, gen, cols, t0, performance.now(), marks ? carriedMarks(c, cols) : null);
+  if (marks) scheduleMarks(c, gen, cols);
+}
+
+/**
+ * The breakpoints last posted, when this result has their layout (the same
+ * roles, blocks and segments: the export places cache_control by these
+ * alone, docs/SPEC.md §7.13), sent with the result so that an edit inside
+ * a text keeps them on screen; the export that follows confirms them.
+ * @param {Client} c @param {import("./columns.js").Columns} cols
+ */
+function carriedMarks(c, cols) {
+  const last = c.lastMarks;
+  if (!last) return null;
+  const a = last.cols;
+  const same = (/** @type {ArrayLike<any>} */ x, /** @type {ArrayLike<any>} */ y) => {
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    return true;
+  };
+  const layout =
+    same(a.segEnds, cols.segEnds) && same(a.roleNames, cols.roleNames) && same(a.roles, cols.roles) && same(a.blockStart, cols.blockStart);
+  return layout ? last.answer : null;
 }
 
 /** A prompt whose response is past this many bytes gets no breakpoints
@@ -287,7 +312,9 @@ export const MARKS_LIMIT = 4_000_000;
 function scheduleMarks(c, gen, cols) {
   setTimeout(() => {
     if (c.gen !== gen || c.doneGen !== gen || !c.marks || !clients.has(c.id)) return;
-    postMessage({ type: "marks", view: c.id, gen, ...marksOf(c, cols) });
+    const answer = marksOf(c, cols);
+    c.lastMarks = answer.reason ? null : { cols, answer };
+    postMessage({ type: "marks", view: c.id, gen, ...answer });
   }, 0);
 }
 
@@ -373,6 +400,7 @@ function startReport(c, id, items) {
   const step = (/** @type {number} */ from) => {
     if (reportJobs.get(c.id) !== id || !clients.has(c.id)) return;
     if (!asm) return void asmReady?.then(() => step(from));
+    if (queuedRuns > 0) return void setTimeout(() => step(from), 0);
     const to = Math.min(items.length, from + size);
     const base = lastValid >= 0 ? lastValid : from;
     const t0 = performance.now();
@@ -452,7 +480,7 @@ function placeTemplateError(c, out, err, jsonText) {
  * docs/SPEC.md §7.8), so a step costs the page no second assembly.
  * @param {Client} c
  */
-function postView(c, gen, cols, t0, tAssembled) {
+function postView(c, gen, cols, t0, tAssembled, marks = null) {
   const traj = c.trajectory ? { steps: cols.steps, stepStart: Array.from(cols.stepStart) } : null;
   const tTraj = performance.now();
   const view = viewOf(c, cols);
@@ -465,6 +493,7 @@ function postView(c, gen, cols, t0, tAssembled) {
       gen,
       ok: true,
       columns: view,
+      marks,
       trajectory: traj,
       ms: tAssembled - t0,
       msTotal: performance.now() - t0,
@@ -474,10 +503,15 @@ function postView(c, gen, cols, t0, tAssembled) {
   );
 }
 
+/** How many elements' requests wait to be assembled: the background jobs
+ * (verdicts, cache reports) let them go first. */
+let queuedRuns = 0;
+
 /** @param {Client} c */
 function schedule(c) {
   if (c.queued) return;
   c.queued = true;
+  queuedRuns++;
   // After the messages already queued (later edits) are applied.
   setTimeout(() => {
     if (asm) run(c);
@@ -522,7 +556,7 @@ function apply(c, m) {
   switch (m.type) {
     case "text":
       Object.assign(c, { kind: "text", text: m.text, lineBreak: m.lineBreak === "\r\n" ? "\r\n" : "\n", value: null, gen: m.gen });
-      if (m.fresh) c.previous = null;
+      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
       return true;
     case "edit":
       if (c.kind !== "text") return false;
@@ -532,11 +566,11 @@ function apply(c, m) {
     case "jsonBytes":
     case "bytes":
       Object.assign(c, { kind: m.type, text: "", value: m.bytes, gen: m.gen });
-      if (m.fresh) c.previous = null;
+      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
       return true;
     case "object":
       Object.assign(c, { kind: "object", text: "", value: m.request, gen: m.gen });
-      if (m.fresh) c.previous = null;
+      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
       return true;
     case "verdicts":
       startVerdicts(c, m.id, m.items);
@@ -584,6 +618,7 @@ function startVerdicts(c, id, items) {
   const step = (from) => {
     if (verdictJobs.get(c.id) !== id || !clients.has(c.id)) return;
     if (!asm) return void asmReady?.then(() => step(from));
+    if (queuedRuns > 0) return void setTimeout(() => step(from), 0);
     const codes = [];
     const steps = [];
     const t0 = performance.now();

@@ -379,8 +379,12 @@ test("nothing stale: provider, file and call switched", { skip, timeout: 300_000
     assert.equal((await exported(page)).whole + "\n", a.want.anthropic);
     // Provider: the old body is gone at once, then the new one's.
     assert.deepEqual(await samples("provider", "openai-chat"), ["", a.want["openai-chat"].slice(0, -1)]);
-    // File: never A's body over B.
-    assert.deepEqual(await samples("file", ["b.json", b.bytes.toString("base64")]), ["", b.want["openai-chat"].slice(0, -1)]);
+    // File: never A's body over B (cleared, maybe too briefly for a frame to see it, then B's).
+    const seen = await samples("file", ["b.json", b.bytes.toString("base64")]);
+    assert.deepEqual(
+      seen.filter((v) => v !== ""),
+      [b.want["openai-chat"].slice(0, -1)],
+    );
     // An edit: the body is cleared at once, then the edited request's.
     const cleared = await page.evaluate(() => {
       window.preview.editor.dispatch({ changes: { from: 1, to: 1, insert: " " } });
@@ -414,6 +418,24 @@ test("nothing stale: provider, file and call switched", { skip, timeout: 300_000
     assert.notDeepEqual(listA, listB);
     assert.ok(seenMarks.length > 0);
     for (const s of seenMarks) assert.ok(s === "null" || s === JSON.stringify(listB), `stale breakpoints ${s}`);
+    // An edit inside a text (the same messages and blocks): B's breakpoints stay on screen with its
+    // result (the export places them by the layout alone), then the export confirms them.
+    const edit = (what, insert) =>
+      page.evaluate(
+        async ([what, insert]) => {
+          const at = window.preview.editor.state.doc.toString().indexOf(what) + what.length;
+          await window.preview.edit(at, at, insert);
+          return JSON.stringify(window.preview.view.breakpoints?.list ?? null);
+        },
+        [what, insert],
+      );
+    assert.equal(await edit("goal B", " and more"), JSON.stringify(listB));
+    await page.waitForFunction(() => window.preview.view.breakpoints?.list);
+    assert.deepEqual(await page.evaluate(() => window.preview.view.breakpoints.list), listB);
+    // A step added (another layout): none until the export answers.
+    assert.equal(await edit('"steps":[', '{"raw_output":"r","observation":"o"},'), "null");
+    await page.waitForFunction(() => window.preview.view.breakpoints?.list);
+    assert.notDeepEqual(await page.evaluate(() => window.preview.view.breakpoints.list), listB);
     // Calls: the report of the picked call and its highlight, never the one before's.
     const jsonl = plantedRun()
       .slice(0, 60)
