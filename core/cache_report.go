@@ -32,6 +32,7 @@ const (
 	UsagePrefixBreak  = "prefix_break"  // nothing read, and our prefix changed: the break says where
 	UsageProviderMiss = "provider_miss" // nothing read, though the prefix was kept (TTL, routing, minimum length)
 	UsageNone         = "no_usage"      // no usage recorded for the call
+	UsageInvalid      = "invalid_usage" // the recorded usage cannot be read: its error says why
 )
 
 // CacheCall is one call of a cache report.
@@ -64,6 +65,7 @@ type CacheBreak struct {
 type CacheUsage struct {
 	CachedTokens int64
 	Class        string
+	Err          *Error // an invalid_usage's error, its path from the usage argument
 }
 
 // CacheGroup is the calls that share one stable prefix: run, injection and
@@ -84,6 +86,12 @@ type CacheReport struct {
 // wire request); usage, when not nil, holds each call's recorded usage
 // (nil where none), as readUsage reads it.
 func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
+	return cacheReportOf(requests, usage, nil)
+}
+
+// cacheReportOf is CacheReportOf with the errors of usages that could not
+// be read (usageErrs[i], when not nil, classes call i invalid_usage).
+func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *CacheReport {
 	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
 	groups := map[PrefixDigests]int{}
 	// Two sides, the previous call's and this one's, alternate: each keeps
@@ -120,6 +128,9 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 		}
 		if usage != nil {
 			c.Usage = classify(c, usage[i])
+			if usageErrs != nil && usageErrs[i] != nil {
+				c.Usage = &CacheUsage{Class: UsageInvalid, Err: usageErrs[i]}
+			}
 		}
 		prev, prevAt = side, i
 	}
@@ -283,26 +294,30 @@ func readUsage(b []byte) (*int64, []byte, *Error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, rest, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map) or nil for none")
+		return nil, rest, wrongType(b, "a provider's usage object ("+w().Map+"), or "+w().Nil+" where none was recorded")
 	}
+	base := "" // the usage object's path: a whole response holds it under usage
 	if u, ok := m["usage"].(map[string]any); ok {
-		m = u
+		m, base = u, ".usage"
 	}
 	var n int64
-	for _, path := range [][2]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
-		v := any(m)
+	for _, path := range [][]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
+		v, at := any(m), base
 		for _, k := range path {
-			if k == "" {
-				break
-			}
-			mm, _ := v.(map[string]any)
-			v = mm[k]
+			mm, _ := v.(map[string]any) // a part missing, or nil: nothing recorded there
+			v, at = mm[k], at+fieldSeg(k)
 		}
 		switch x := v.(type) {
+		case nil:
 		case int64:
+			if x < 0 {
+				return nil, rest, newError(CodeMalformedRequest, at, "a count of tokens is never negative; give the provider's recorded usage as it is")
+			}
 			n = max(n, x)
 		case uint64:
 			n = max(n, int64(min(x, 1<<62)))
+		default:
+			return nil, rest, newError(CodeMalformedRequest, at, "expected a count of tokens ("+w().Int+" ≥ 0, or "+w().Nil+"), found another value; give the provider's recorded usage as it is")
 		}
 	}
 	return &n, rest, nil
@@ -314,11 +329,12 @@ func readUsage(b []byte) (*int64, []byte, *Error) {
 // array of as many usages (readUsage). It appends the report's JSON.
 func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Error)) []byte {
 	return appendJSONCall(dst, request, "the cache report", func() ([]byte, *Error) {
-		reqs, errs, usage, err := readCacheArgs(request, fromJSON)
+		reqs, errs, usage, usageErrs, err := readCacheArgs(request, fromJSON)
 		if err != nil {
+			err.Path = trimDot(err.Path) // a path of the arguments, as of a request (docs/SPEC.md §2.2)
 			return nil, err
 		}
-		r := CacheReportOf(reqs, usage)
+		r := cacheReportOf(reqs, usage, usageErrs)
 		for i, e := range errs {
 			if e != nil {
 				r.Calls[i].Err, r.Calls[i].Previous = e, -1
@@ -330,24 +346,24 @@ func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, 
 
 // readCacheArgs reads a cache_report request: each request's msgpack (nil
 // and its error where the element cannot be made one) and the usages.
-func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*int64, _ *Error) {
+func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*int64, usageErrs []*Error, _ *Error) {
 	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
-		return nil, nil, nil, wrongType(b, "a cache_report request (a map with the keys requests and usage)")
+		return nil, nil, nil, nil, wrongType(b, "a cache_report request (a map with the keys requests and usage)")
 	}
 	n, b, err := readMapHeader(b)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	haveUsage := false
 	for range n {
 		var key string
 		if key, b, err = readKey(b); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		switch key {
 		case "requests":
 			if reqs, errs, b, err = readRequestsArg(b, fromJSON); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		case "usage":
 			if len(b) > 0 && b[0] == 0xc0 {
@@ -356,30 +372,37 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 			}
 			var m uint32
 			if m, b, err = readArrayHeader(b); err != nil {
-				return nil, nil, nil, err.within(".usage")
+				return nil, nil, nil, nil, err.within(".usage")
 			}
-			haveUsage, usage = true, make([]*int64, m)
+			haveUsage, usage, usageErrs = true, make([]*int64, m), make([]*Error, m)
 			for i := range usage {
-				if usage[i], b, err = readUsage(b); err != nil {
-					return nil, nil, nil, err.within(".usage" + indexSeg(i))
+				var rest []byte
+				if usage[i], rest, err = readUsage(b); err != nil {
+					if len(rest) == len(b) { // not read at all: the arguments cannot be
+						return nil, nil, nil, nil, err.within(".usage" + indexSeg(i))
+					}
+					// The call's usage is invalid, at a path of the call's
+					// usage (usage.…); the report goes on.
+					usageErrs[i] = err.within("usage")
 				}
+				b = rest
 			}
 		default:
-			return nil, nil, nil, unknownField(key, "a cache_report request", "requests, usage")
+			return nil, nil, nil, nil, unknownField(key, "a cache_report request", "requests, usage")
 		}
 	}
 	if len(b) != 0 {
-		return nil, nil, nil, newError(CodeMalformedRequest, "", "bytes follow the cache_report request; send one map")
+		return nil, nil, nil, nil, newError(CodeMalformedRequest, "", "bytes follow the cache_report request; send one map")
 	}
 	if haveUsage && len(usage) != len(reqs) {
-		return nil, nil, nil, newError(CodeMalformedRequest, "usage", "usage holds "+strconv.Itoa(len(usage))+" entries for "+strconv.Itoa(len(reqs))+" requests; give one per request (nil where none was recorded)")
+		return nil, nil, nil, nil, newError(CodeMalformedRequest, "usage", "usage holds "+strconv.Itoa(len(usage))+" entries for "+strconv.Itoa(len(reqs))+" requests; give one per request ("+w().Nil+" where none was recorded)")
 	}
 	for i := range reqs {
 		if reqs[i] == nil && errs[i] == nil {
 			errs[i] = newError(CodeMalformedRequest, "", "this request cannot be read")
 		}
 	}
-	return reqs, errs, usage, nil
+	return reqs, errs, usage, usageErrs, nil
 }
 
 // readRequestsArg reads the requests argument: each request's msgpack,
@@ -483,12 +506,17 @@ func (c *CacheCall) appendJSON(dst []byte) []byte {
 		dst = append(dst, "null"...)
 	} else {
 		dst = append(dst, `{"cached_tokens":`...)
-		if u.Class == UsageNone {
+		if u.Class == UsageNone || u.Class == UsageInvalid {
 			dst = append(dst, "null"...)
 		} else {
 			dst = appendJSONInt(dst, u.CachedTokens)
 		}
 		dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
+		if u.Err != nil { // {"error": {…}} as a member: its braces dropped
+			at := len(dst)
+			dst = AppendCompareError(dst, u.Err)
+			dst[at], dst = ',', dst[:len(dst)-1]
+		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')

@@ -60,8 +60,9 @@ type reportJSON struct {
 		PromptChars int64 `json:"prompt_chars"`
 		Cacheable   int64 `json:"cacheable_prefix_chars"`
 		Usage       *struct {
-			Class  string `json:"class"`
-			Cached *int64 `json:"cached_tokens"`
+			Class  string                       `json:"class"`
+			Cached *int64                       `json:"cached_tokens"`
+			Error  *struct{ Code, Path string } `json:"error"`
 		} `json:"usage"`
 		Error *struct{ Code, Path string } `json:"error"`
 	} `json:"calls"`
@@ -180,5 +181,36 @@ func TestCacheReportStepsRemovedAndUsage(t *testing.T) {
 	}
 	if r.Totals.Errors != 1 {
 		t.Errorf("totals %+v", r.Totals)
+	}
+}
+
+// TestCacheReportBadUsage: a recorded count that is not a count of tokens
+// is that call's invalid_usage with a coded error at its path within the
+// call's usage, never read
+// as nothing cached, and the other calls are reported; a null details
+// object (as OpenAI may send) records nothing.
+func TestCacheReportBadUsage(t *testing.T) {
+	run := plantedRun(3)
+	for _, tc := range []struct {
+		usage any
+		path  string
+	}{
+		{map[string]any{"prompt_tokens_details": map[string]any{"cached_tokens": "12"}}, "usage.prompt_tokens_details.cached_tokens"},
+		{map[string]any{"usage": map[string]any{"cache_read_input_tokens": int64(-1)}}, "usage.usage.cache_read_input_tokens"},
+		{map[string]any{"prompt_cache_hit_tokens": 3.5}, "usage.prompt_cache_hit_tokens"},
+		{"12", "usage"},
+	} {
+		r := cacheReport(t, run[:3], []any{nil, tc.usage, map[string]any{"cache_read_input_tokens": int64(7)}})
+		u := r.Calls[1].Usage
+		if u == nil || u.Class != "invalid_usage" || u.Cached != nil || u.Error == nil || u.Error.Code != "malformed_request" || u.Error.Path != tc.path {
+			t.Errorf("usage %v: %+v, want invalid_usage, malformed_request at %s", tc.usage, u, tc.path)
+		}
+		if u := r.Calls[2].Usage; u == nil || u.Class != "hit" {
+			t.Errorf("usage %v: the next call's usage %+v, want hit", tc.usage, u)
+		}
+	}
+	u := cacheReport(t, run[:2], []any{nil, map[string]any{"prompt_tokens_details": nil, "prompt_tokens": int64(10)}}).Calls[1].Usage
+	if u == nil || u.Class == "invalid_usage" {
+		t.Errorf("a null details object: %+v", u)
 	}
 }

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Mapping, Sized
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -45,7 +44,6 @@ CACHE_COLUMNS: Tuple[str, ...] = (
 )
 _TOKENS = "cacheable_prefix_tokens"
 _BREAK = ("segment", "message", "char", "step", "cause")
-_USAGE_AT = re.compile(r"^\.?usage\[(\d+)\]$")
 _INPUT_TOKENS = ("input_tokens", "prompt_tokens")  # Anthropic's and Responses', Chat Completions' and DeepSeek's
 
 #: A tokenizer: text in, a token count or the tokens (a sequence: its length is the count) out, e.g.
@@ -117,38 +115,23 @@ class _Carry:
         self.last_request: Any = None
 
 
-def _report(asm: Assembler, requests: List[Any], usage: List[Any], errors: Dict[int, AssemblyError]) -> Any:
-    """The core's report; a usage the core refuses is that call's error (in ``errors``) and the report is
-    asked again without it, so one bad usage fails no other call."""
-    while True:
-        try:
-            return cache_report(requests, usage, assembler=asm)["calls"]
-        except AssemblyError as e:
-            m = _USAGE_AT.match(e.path)
-            if m is None or int(m.group(1)) in errors:
-                raise
-            errors[int(m.group(1))] = e
-            usage[int(m.group(1))] = None
-
-
 def _rows(
     asm: Assembler, carry: _Carry, calls: Sequence[Tuple[Any, bool, Any]], tokenizer: Optional[Tokenizer]
 ) -> List[Dict[str, Any]]:
     """The rows of ``calls`` (request, usage given, usage), the next calls of ``carry``'s run, in call order;
     ``carry`` moves past them."""
     carried = [] if carry.last_call is None else [carry.last_request]
-    usage_errors: Dict[int, AssemblyError] = {}
     requests = carried + [request for request, _, _ in calls]
     usage = [None] * len(carried) + [_parsed(u) for _, _, u in calls]
     try:
-        verdicts = _report(asm, requests, usage, usage_errors)[len(carried) :]
+        verdicts = cache_report(requests, usage, assembler=asm)["calls"][len(carried) :]
     except AssemblyError as e:  # internal: the instance failed; every call says so
         error = {"code": e.code, "path": e.path, "message": e.message}
         verdicts = [{"error": error}] * len(calls)
     rows = []
     for k, ((request, given, _), verdict) in enumerate(zip(calls, verdicts)):
         call = carry.next_call + k
-        row = _row(call, verdict, given, usage[len(carried) + k], usage_errors.get(len(carried) + k), tokenizer is not None)
+        row = _row(call, verdict, given, usage[len(carried) + k], tokenizer is not None)
         if "error" not in verdict:
             previous = verdict["previous"]
             if previous is not None:  # the report's index: the carried call, or one of these
@@ -161,9 +144,7 @@ def _rows(
     return rows
 
 
-def _row(
-    call: int, verdict: Dict[str, Any], given: bool, recorded: Any, usage_error: Optional[AssemblyError], tokens: bool
-) -> Dict[str, Any]:
+def _row(call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens: bool) -> Dict[str, Any]:
     row: Dict[str, Any] = dict.fromkeys(_columns(tokens))
     row["call_index"] = call
     if "error" in verdict:
@@ -175,9 +156,11 @@ def _row(
     brk = verdict["break"]
     if brk is not None:
         row.update({"break_" + k: brk[k] for k in _BREAK})
-    if usage_error is not None:  # the call is reported; its usage is not
-        row.update(error_code=usage_error.code, error_path="usage", error_message=usage_error.message)
-    elif given and verdict["usage"] is not None:
+    usage = verdict["usage"]
+    if usage is not None and "error" in usage:  # invalid_usage: the call is reported, its usage is not
+        e = usage["error"]
+        row.update(usage_class=usage["class"], error_code=e["code"], error_path=e["path"], error_message=e["message"])
+    elif given and usage is not None:
         row.update(usage_class=verdict["usage"]["class"], cached_tokens=verdict["usage"]["cached_tokens"])
         row["input_tokens"] = _input_tokens(recorded)
     return row
