@@ -11,7 +11,7 @@ import (
 
 // The data-set figures of issue 34 (docs/DATASETS.md), from one run of
 // bindings/python/bench/data_bench.py --json and bindings/js/bench/messages.mjs
-// --json: each data-set way at 40,000 rows right after the serial binding
+// --json: each data-set way at 40,000 rows between two runs of the serial binding
 // doing the same work, the engines' identity pipelines, runs into rows
 // against rendering the same calls, and the reads of a prompt's messages
 // after each of 4,000 steps. make bench.quick measures the ways at 5,000
@@ -35,7 +35,8 @@ type DataSets struct {
 	Failed        map[string]string    `json:"failed,omitempty"` // a script that did not run: why
 }
 
-// DataWay is one way at Rows rows, and its serial pair measured right before.
+// DataWay is one way at Rows rows, and its serial pair: the faster of two
+// runs, right before the way and right after it.
 type DataWay struct {
 	Way          string  `json:"way"`
 	Cores        int     `json:"cores"`
@@ -291,7 +292,7 @@ func mdDataSets(w mdWriter, rep *Report) {
 		return
 	}
 	w("## Data sets (Python, %s rows)\n\n", groupInt(d.Rows))
-	w("The generated trajectories of examples/datasets/trajectories.py (0–12 steps, ~2.1 KB of JSON a line, one in eight invalid), one run of bindings/python/bench/data_bench.py --json. Each way runs right after its serial pair (the serial binding doing the same work: the same call with 1 worker, or data.render_columns for the rows RenderBatch writes), so both meet the same load; the datasets and Ray ways read the JSON-lines file and write Parquet as examples/datasets/render.py does, the serial pair renders the lines held in memory. Per core is rows/s ÷ cores ÷ the serial pair's; per CPU-second counts the CPU time of every process of the way. The identity pipeline is the same pipeline passing its batches through: the engine's floor.\n\n")
+	w("The generated trajectories of examples/datasets/trajectories.py (0–12 steps, ~2.1 KB of JSON a line, one in eight invalid), one run of bindings/python/bench/data_bench.py --json. Each way runs between two runs of its serial pair (the serial binding doing the same work: the same call with 1 worker, or data.render_columns for the rows RenderBatch writes), the faster of the two counting, so that both meet the same load and a burst on the serial side does not flatter the way; the datasets and Ray ways read the JSON-lines file and write Parquet as examples/datasets/render.py does, the serial pair renders the lines held in memory. Per core is rows/s ÷ cores ÷ the serial pair's; per CPU-second counts the CPU time of every process of the way. The identity pipeline is the same pipeline passing its batches through: the engine's floor.\n\n")
 	w("| way | cores | rows/s | serial pair | serial rows/s | × serial | per core | per CPU-second |\n|---|---|---|---|---|---|---|---|\n")
 	for _, x := range d.Ways {
 		if x.Seconds <= 0 || x.SerialSecs <= 0 || x.CPUSeconds <= 0 {

@@ -15,8 +15,8 @@ the same calls; ``--messages N``: reading ``Prompt.messages`` after each of N
 steps, at step 10 and step N.
 
 ``--json OUT`` is the mode of ``make bench`` (tools/benchreport, datasets.go):
-each way at 40,000 rows right after the serial binding doing the same work
-(its serial pair), the engines' identity pipelines, a control (plain CPU work
+each way at 40,000 rows between two runs of the serial binding doing the same
+work (its serial pair; the faster of the two counts), the engines' identity pipelines, a control (plain CPU work
 in 2 processes against 1: what the machine lent), runs into rows
 (``run_rows``, ``RunRows``) against rendering the same calls and the reads
 of ``Prompt.messages``, in rounds;
@@ -278,14 +278,16 @@ def messages(steps: int) -> None:
 # --- make bench: --json ---------------------------------------------------------------------------------
 
 
-def _measure(fn: Callable[[], Any]) -> Tuple[float, float]:
-    """Wall and CPU seconds (this process and its descendants) of fn()."""
-    c0 = _cpu()
+def _measure(fn: Callable[[], Any], own: bool = False) -> Tuple[float, float]:
+    """Wall and CPU seconds of fn(): of this process and its descendants, or with ``own`` of this process
+    alone (a serial run, while Ray's daemons, children of this process, spend their own)."""
+    own0, c0 = time.process_time(), {} if own else _cpu()
     t0 = time.perf_counter()
     fn()
     secs = time.perf_counter() - t0
-    c1 = _cpu()
-    return secs, sum(v - c0.get(pid, 0.0) for pid, v in c1.items())
+    if own:
+        return secs, time.process_time() - own0
+    return secs, sum(v - c0.get(pid, 0.0) for pid, v in _cpu().items())
 
 
 def _spin(n: int) -> int:
@@ -318,11 +320,14 @@ class _Identity:
 def _way(
     out: Dict[str, Any], name: str, cores: int, serial: str, fn: Callable[[], Any], pair: Callable[[], Any], rows: int = 0
 ) -> None:
-    """Measure ``pair`` (the serial binding doing the same work) and right after it ``fn``, into out["ways"]."""
-    ss, sc = _measure(pair)
+    """Measure ``fn`` between two runs of ``pair`` (the serial binding doing the same work), into
+    out["ways"]; the serial figure is the faster of the two (a burst of load on one does not flatter fn)."""
+    before = _measure(pair, own=True)
     ws, wc = _measure(fn)
+    after = _measure(pair, own=True)
+    ss, sc = min(before, after)
     rec = dict(way=name, cores=cores, serial=serial, rows=rows or out["rows"], seconds=ws, cpu_seconds=wc)
-    rec.update(serial_seconds=ss, serial_cpu_seconds=sc)
+    rec.update(serial_seconds=ss, serial_cpu_seconds=sc, serial_runs_seconds=[before[0], after[0]])
     out["ways"].append(rec)
     print(json.dumps(rec), file=sys.stderr, flush=True)
 
