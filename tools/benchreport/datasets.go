@@ -103,9 +103,9 @@ func measureDataSets(rep *Report, p plan, python, node string) {
 		d.Failed["Node"] = "no -node executable given"
 	} else {
 		fmt.Fprintln(os.Stderr, "benchreport: prompt.messages reads (bindings/js/bench/messages.mjs --json)")
-		rounds := "7"
+		rounds := "9"
 		if p.Quick {
-			rounds = "3"
+			rounds = "5"
 		}
 		var m MessageReads
 		if err := runJSON(node, []string{"bindings/js/bench/messages.mjs", "--rounds", rounds, "--json"}, false, &m); err != nil {

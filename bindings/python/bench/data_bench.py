@@ -472,7 +472,7 @@ def _bench_json(path: str, quick: bool) -> None:
     out["control_after"] = _control()
     _bench_runs(out, 100 if quick else 1000, 3)
     steps = 4000
-    reads = [_message_reads(steps) for _ in range(3 if quick else 7)]
+    reads = [_message_reads(steps) for _ in range(5 if quick else 9)]
     out["messages"] = {"steps": steps, "window": 20, "step_10_s": [a for a, _ in reads], "step_n_s": [b for _, b in reads]}
     out["loadavg"] = os.getloadavg()
     Path(path).write_text(json.dumps(out, indent=1), encoding="utf-8")
