@@ -29,17 +29,22 @@ def _msg(role: str, text: str) -> Dict[str, Any]:
 
 
 def valid_request(rng: random.Random, i: int) -> Dict[str, Any]:
-    steps = [{"raw_output": "Thought: %d.%d %s\nAction: run()" % (i, k, _text(rng, 0, 6)),
-              "observation": _text(rng, 0, 40)} for k in range(rng.randint(0, 12))]
+    steps = [
+        {"raw_output": "Thought: %d.%d %s\nAction: run()" % (i, k, _text(rng, 0, 6)), "observation": _text(rng, 0, 40)}
+        for k in range(rng.randint(0, 12))
+    ]
     req: Dict[str, Any] = {
         "v": 1,
-        "run_messages": [_msg("system", "You are agent %d. %s" % (i % 7, _text(rng, 0, 5))),
-                         _msg("user", "Task %d: %s" % (i, _text(rng, 1, 8)))],
+        "run_messages": [
+            _msg("system", "You are agent %d. %s" % (i % 7, _text(rng, 0, 5))),
+            _msg("user", "Task %d: %s" % (i, _text(rng, 1, 8))),
+        ],
         "injections": {"memory": [{"entry_id": "m-%d" % k, "content": _text(rng, 1, 6)} for k in range(i % 3)]},
         "goal_messages": [_msg("user", "Goal: " + _text(rng, 1, 6))],
         "steps": steps,
-        "observation_template": rng.choice(["Observation: {observation}", "{observation}",
-                                            "Out:\n{observation!r:>20}\n", "[{observation:.50}]"]),
+        "observation_template": rng.choice(
+            ["Observation: {observation}", "{observation}", "Out:\n{observation!r:>20}\n", "[{observation:.50}]"]
+        ),
     }
     if rng.random() < 0.7:
         req["max_prompt_chars"] = rng.randint(100, 3000)
@@ -105,9 +110,11 @@ def column_requests(n: int, seed: int = 17) -> List[Dict[str, Any]]:
             req = _invalid(rng, i, i % 11)
         else:
             req = valid_request(rng, i)
-            channels = {name: [{"entry_id": "%s-%d" % (name[0], k), "content": _text(rng, 1, 4)}
-                               for k in range(rng.randint(0, 2))] for name in ("memory", "skills", "tools")
-                        if rng.random() < 0.5}
+            channels = {
+                name: [{"entry_id": "%s-%d" % (name[0], k), "content": _text(rng, 1, 4)} for k in range(rng.randint(0, 2))]
+                for name in ("memory", "skills", "tools")
+                if rng.random() < 0.5
+            }
             if channels or rng.random() < 0.5:
                 req["injections"] = channels
             else:
