@@ -4,7 +4,7 @@
  * @module
  */
 
-import { MAX_STRING_UNITS } from "./consts.js";
+import { EXT_REQUEST_TEXT, MAX_STRING_UNITS } from "./consts.js";
 import { decodeUtf8Long, forgetReadView, textDecoder, wtf8Length } from "./strings.js";
 
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 − 24. */
@@ -31,8 +31,6 @@ const shortStrings = new Array(SHORT_SLOTS).fill("");
 const SHORT_UTF8 = 32;
 const units = new Uint16Array(SHORT_UTF8);
 const NO_BYTES = new Uint8Array(0);
-/** The ext type of a request's text in an answer (docs/SPEC.md §7.11). */
-const EXT_TEXT = 2;
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER); // beyond it, an int stays a bigint
 /** The fixed-size numbers from format 0xca on, by their DataView getter (its width in its name). */
 const NUMBERS = "Float32 Float64 - - - BigUint64 Int8 Int16 Int32 BigInt64".split(" ");
@@ -89,7 +87,7 @@ class AnswerDecoder {
     if (b < 0x90) return this.map(b & 0x0f);
     if (b < 0xa0) return this.array(b & 0x0f);
     if (b < 0xc0) return this.str(b & 0x1f);
-    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_TEXT) return this.text(this.size(4));
+    if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_REQUEST_TEXT) return this.text(this.size(4));
     if (b >= 0xe0) return b - 0x100;
     if (b >= 0xd9 && b <= 0xdb) return this.str(this.size(1 << (b - 0xd9)));
     if (b >= 0xcc && b <= 0xce) return this.size(1 << (b - 0xcc));

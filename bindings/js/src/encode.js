@@ -9,7 +9,7 @@
  */
 
 import { Encoder } from "@msgpack/msgpack";
-import { EXT_UNREADABLE, MAX_REQUEST_BYTES } from "./consts.js";
+import { EXT_UNREADABLE, MAX_REQUEST_BYTES, SHARED_TEXT_SECTIONS } from "./consts.js";
 import {
   CACHE_MAX_UNITS,
   cacheEpoch,
@@ -32,10 +32,10 @@ const INT64_MIN = -(1n << 63n);
 const INITIAL_BUFFER_BYTES = 64 * 1024;
 export const KEEP_BUFFER_BYTES = 8 * 1024 * 1024; // a buffer grown past it is dropped after its call
 const MET_MAX_UNITS = 8 * 1024 * 1024; // of new strings remembered for the next request
-// The sections of the request's texts by its key (docs/SPEC.md §7.11).
-const SECTIONS = { __proto__: null, run_messages: 0, injections: 1, goal_messages: 2, steps: 3 };
-const INJECTIONS = 1;
-const STEPS = 3;
+// The sections of the request's texts by its key, numbered in the order the answer numbers them (docs/SPEC.md §7.11).
+const SECTIONS = new Map(SHARED_TEXT_SECTIONS.map((key, i) => [key, i]));
+const INJECTIONS = SECTIONS.get("injections");
+const STEPS = SECTIONS.get("steps");
 const UNREADABLE = Object.freeze({}); // a value whose reading threw
 /** @type {Map<string, Uint8Array>} the bytes of property names met before */
 const keyBytes = new Map();
@@ -85,7 +85,7 @@ export class RequestEncoder extends Encoder {
     this.metEpoch = -1;
     this.thrown = undefined; // what reading a property threw last
     /** @type {string[][]} the request's texts by section; the section being written; the step's number */
-    this.textLists = [[], [], [], []];
+    this.textLists = SHARED_TEXT_SECTIONS.map(() => []);
     this.section = -1;
     this.step = -1;
   }
@@ -160,8 +160,7 @@ export class RequestEncoder extends Encoder {
 
   /** The request's texts numbered as docs/SPEC.md §7.11 numbers them. @returns {string[]} */
   texts() {
-    const [run, injections, goal, steps] = this.textLists;
-    return run.concat(injections, goal, steps);
+    return [].concat(...this.textLists);
   }
 
   /** @param {string} key @param {string} v @param {number} depth the string `v` of entry `key`, when it is a text */
@@ -321,7 +320,7 @@ export class RequestEncoder extends Encoder {
 
   /** One entry of a map. @param {string} key @param {unknown} v @param {unknown} error @param {number} depth */
   writeEntry(key, v, error, depth) {
-    if (depth === 1) this.section = SECTIONS[key] ?? -1;
+    if (depth === 1) this.section = SECTIONS.get(key) ?? -1;
     else if (typeof v === "string" && this.section >= 0) this.noteText(key, v, depth);
     this.encodeKey(key);
     if (v === UNREADABLE) this.writeUnreadable("Object property", error);
