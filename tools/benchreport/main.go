@@ -82,25 +82,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
-	js, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(*jsonOut, append(js, '\n'), 0o644); err != nil {
+	svgPath, err := writeReport(rep, *out, *jsonOut, *readme)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
-	}
-	svgPath := strings.TrimSuffix(*out, filepath.Ext(*out)) + "-add_step.svg"
-	if err := os.WriteFile(svgPath, []byte(addStepSVG(rep)), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "benchreport:", err)
-		os.Exit(1)
-	}
-	if err := os.WriteFile(*out, []byte(markdown(rep, filepath.Base(svgPath))), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "benchreport:", err)
-		os.Exit(1)
-	}
-	if *readme != "" {
-		if err := updateReadme(*readme, rep); err != nil {
-			fmt.Fprintln(os.Stderr, "benchreport:", err)
-			os.Exit(1)
-		}
 	}
 	for _, g := range rep.Goals {
 		met := "missed"
@@ -113,6 +98,27 @@ func main() {
 		fmt.Printf("not measured: %s: %s\n", k, v)
 	}
 	fmt.Printf("wrote %s, %s, %s\n", *out, *jsonOut, svgPath)
+}
+
+// writeReport writes the report's JSON, its add_step chart, its Markdown
+// and (when readme is not empty) the README's benchmark table; it returns
+// the chart's path.
+func writeReport(rep *Report, out, jsonOut, readme string) (string, error) {
+	js, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(jsonOut, append(js, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	svgPath := strings.TrimSuffix(out, filepath.Ext(out)) + "-add_step.svg"
+	if err := os.WriteFile(svgPath, []byte(addStepSVG(rep)), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(out, []byte(markdown(rep, filepath.Base(svgPath))), 0o644); err != nil {
+		return "", err
+	}
+	if readme != "" {
+		return svgPath, updateReadme(readme, rep)
+	}
+	return svgPath, nil
 }
 
 // ---- results ----
