@@ -213,7 +213,11 @@ def test_an_invalid_usage_is_its_row_s_error_and_no_other() -> None:
     want = comparable(oracle(planted_calls(1, whole=False)))
     got = comparable(rows)
     for k in (3, 4):
-        assert (got[k]["error_code"], got[k]["error_path"], got[k]["usage_class"]) == ("malformed_request", "usage", "invalid_usage")
+        assert (got[k]["error_code"], got[k]["error_path"], got[k]["usage_class"]) == (
+            "malformed_request",
+            "usage",
+            "invalid_usage",
+        )
         assert got[k]["extends"] is True and got[k]["cacheable_prefix_chars"] == want[k]["cacheable_prefix_chars"]
         assert "usage" in rows[k]["error_message"]
     assert got[:3] + got[5:] == want[:3] + want[5:]
