@@ -83,10 +83,10 @@ class AnswerDecoder {
 
   value() {
     const b = this.bytes[this.take(1)];
+    if (b >= 0xa0 && b < 0xc0) return this.str(b & 0x1f);
     if (b < 0x80) return b;
     if (b < 0x90) return this.map(b & 0x0f);
     if (b < 0xa0) return this.array(b & 0x0f);
-    if (b < 0xc0) return this.str(b & 0x1f);
     if (b === 0xd6 && this.texts !== undefined && this.bytes[this.take(1)] === EXT_REQUEST_TEXT) return this.text(this.size(4));
     if (b >= 0xe0) return b - 0x100;
     if (b >= 0xd9 && b <= 0xdb) return this.str(this.size(1 << (b - 0xd9)));
