@@ -9,6 +9,8 @@
 // the view, or nothing ("exporting…"), never an older one's.
 // Text reaches the page as text only (textContent), never markup.
 
+import { appendLine } from "./element/element.js";
+
 const fmt = new Intl.NumberFormat("en-US");
 const pct = (share) => `${(share * 100).toFixed(1)}%`;
 
@@ -125,7 +127,9 @@ export class ExportPanel {
     this.text = text;
     title.textContent = `${provider} request body`;
     size.textContent = `${fmt.format(text.length)} characters, compact JSON`;
-    json.textContent = text.length > SHOW_CHARS ? text.slice(0, SHOW_CHARS) : text;
+    // Invisible characters marked with their code point, bidi controls isolated (as the prompt view
+    // shows them: a U+202E in a text must not reorder the JSON around it); the text nodes keep the exact text.
+    appendLine(json, text.length > SHOW_CHARS ? text.slice(0, SHOW_CHARS) : text);
     if (text.length > SHOW_CHARS) size.textContent += ` (the first ${fmt.format(SHOW_CHARS)} shown; Copy copies all)`;
     copy.disabled = false;
   }

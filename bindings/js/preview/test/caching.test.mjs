@@ -259,6 +259,11 @@ test(
           assert.equal(got.error, null, `${r.name}, ${p}`);
           assert.equal(got.whole + "\n", want, `${r.name}, ${p}: the text`);
           if (got.whole.length <= 1_000_000) assert.equal(got.shown, got.whole);
+          if (r === requests[0]) {
+            // Its bidi controls and invisible characters are marked, never reordering the JSON around them.
+            const marked = await page.$$eval("#export-json .cp", (els) => els.map((e) => e.dataset.cp));
+            for (const cp of ["U+202E", "U+200F", "U+2028", "U+0080"]) assert.ok(marked.includes(cp), `${cp} marked in ${marked}`);
+          }
           if (r === requests[0] || r.name === "a 300-step history") {
             await page.click("#export-copy");
             assert.equal(await page.evaluate(() => navigator.clipboard.readText()), want, `${r.name}, ${p}: copied`);
