@@ -657,7 +657,7 @@ async function loadPicked(k, prefix = "") {
   pickedRequest = r;
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
-  let gen = 0;
+  let gen;
   if (r.bytes && !r.json) {
     let shown;
     try {
