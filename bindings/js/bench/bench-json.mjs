@@ -13,7 +13,8 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { decode } from "@msgpack/msgpack";
 import { loadAssembler } from "../src/node.js";
-import { encodeRequestShared } from "../src/encode.js";
+import { CALL_ASSEMBLE } from "../src/consts.js";
+import { sharedRequestEncoder } from "../src/encode.js";
 import { decodeResponse } from "../src/decode.js";
 import { forgetEncodedStrings } from "../src/strings.js";
 
@@ -93,12 +94,16 @@ export async function jsonMain(argv) {
       samples_s: s[2],
     });
     const inst = asm.pool.acquire();
-    const st = samples([() => encodeRequestShared(req), () => inst.call(wire), () => decodeResponse(resp)], 3, sampleS / 3).out;
+    const st = samples(
+      [() => sharedRequestEncoder.encodeShared(req), () => inst.invoke(wire, CALL_ASSEMBLE).slice(), () => decodeResponse(resp)],
+      3,
+      sampleS / 3,
+    ).out;
     asm.pool.release(inst);
     // Peak memory: a fresh instance, one call.
     const fresh = await loadAssembler({ maxInstances: 1 });
     const fi = fresh.pool.acquire();
-    fi.call(wire);
+    fi.invoke(wire, CALL_ASSEMBLE);
     out.peak_memory.push({ request: name, bytes: fi.memoryBytes });
     out.stages.push({
       request: name,

@@ -14,7 +14,8 @@
 // that already holds the request.
 
 import { loadAssembler } from "../src/node.js";
-import { encodeRequestShared } from "../src/encode.js";
+import { CALL_ASSEMBLE } from "../src/consts.js";
+import { sharedRequestEncoder } from "../src/encode.js";
 import { decodeResponse } from "../src/decode.js";
 import { tinyRequest, typicalRequest, largeRequest, largeAsciiRequest } from "./requests.mjs";
 
@@ -47,19 +48,19 @@ for (const [name, make, n] of [
   ["1 MB (ASCII)", largeAsciiRequest, 40],
 ]) {
   const req = make();
-  const reqBytes = encodeRequestShared(req).slice();
+  const reqBytes = sharedRequestEncoder.encodeShared(req).slice();
   const inst = asm.pool.acquire();
-  const respBytes = inst.call(reqBytes);
+  const respBytes = inst.invoke(reqBytes, CALL_ASSEMBLE).slice();
   asm.pool.release(inst);
   const resp = decodeResponse(respBytes);
   if (!resp.ok) throw new Error(`${name}: ${JSON.stringify(resp.error)}`);
   // Warm-up.
   for (let i = 0; i < Math.min(n, 30); i++) asm.assemble(req);
 
-  const enc = median(() => encodeRequestShared(req), n);
+  const enc = median(() => sharedRequestEncoder.encodeShared(req), n);
   const wasm = median(() => {
     const i = asm.pool.acquire();
-    i.call(reqBytes);
+    i.invoke(reqBytes, CALL_ASSEMBLE).slice();
     asm.pool.release(i);
   }, n);
   const dec = median(() => decodeResponse(respBytes), n);

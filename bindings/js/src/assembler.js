@@ -7,13 +7,11 @@
  */
 import { AssemblyError } from "./errors.js";
 import { RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
-import { encodeWtf8Into, isWellFormed, wtf8Length } from "./strings.js";
-import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "./decode.js";
-import { InstancePool, STDERR_KEEP, poolOptions } from "./instance.js";
+import { textDecoder, wtf8 } from "./strings.js";
+import { StringCeiling, decodeResponse } from "./decode.js";
+import { InstancePool, poolOptions } from "./instance.js";
 import { Prompt } from "./prompt.js";
 import * as consts from "./consts.js";
-
-export { MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./consts.js";
 
 /** @typedef {import("./consts.js").CallSpec} CallSpec */
 /** @template T @typedef {(answer: Uint8Array, texts?: string[]) => T} Reader */
@@ -22,8 +20,6 @@ const CALL = Object.fromEntries(consts.CALLS.map((c) => [c.name, c]));
 /** What assemble(object) calls: the answer names the request's texts (docs/SPEC.md §7.11). */
 const ASSEMBLE_OBJECT = CALL.assemble_shared ?? CALL.assemble;
 const SHARED_MIN_BYTES = 2048;
-const textDecoder = new TextDecoder();
-const textEncoder = new TextEncoder();
 
 /** Assembles prompts (index.d.ts); `await loadAssembler()` makes one. */
 export class Assembler {
@@ -35,7 +31,7 @@ export class Assembler {
     /** @private */
     this.pool = new InstancePool(module, o.maxInstances, o.recycleAboveBytes);
     /** @private A lower string ceiling, for tests. */
-    this.maxStringUnits = MAX_STRING_UNITS;
+    this.maxStringUnits = consts.MAX_STRING_UNITS;
   }
 
   /** @private Prepares the first instance asynchronously. */
@@ -59,7 +55,6 @@ export class Assembler {
     return this.send(row, Object.fromEntries(row.params.map((p, i) => [p, args[i]])));
   }
 
-  /** @param {Uint8Array} request msgpack request bytes @returns {Uint8Array} the response bytes */
   assembleBytes(request) {
     if (!(request instanceof Uint8Array)) {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
@@ -67,12 +62,10 @@ export class Assembler {
     return this.send(CALL.assemble, request, (r) => r.slice(), 0, true);
   }
 
-  /** @param {object} request @returns {import("./index.js").AssembleResponse} */
   assemble(request) {
     return this.send(ASSEMBLE_OBJECT, request);
   }
 
-  /** @param {string | Uint8Array} text @returns {import("./index.js").AssembleResponse} */
   assembleJSON(text) {
     if (typeof text !== "string" && !(text instanceof Uint8Array)) {
       throw new TypeError("assembleJSON takes the JSON text of one request, as a string or a Uint8Array of UTF-8");
@@ -84,17 +77,14 @@ export class Assembler {
     this.assemble({ observation_template: template });
   }
 
-  /** @param {unknown} a @param {unknown} b @returns {import("./index.js").Comparison} */
   compare(a, b) {
     return this.call("compare", a, b);
   }
 
-  /** @param {unknown[]} requests @param {unknown[] | null} [usage] */
   cacheReport(requests, usage) {
     return this.call("cache_report", requests, usage);
   }
 
-  /** @param {unknown} request @param {string} provider @param {object | null} [options] */
   export(request, provider, options) {
     return this.call("export", request, provider, options);
   }
@@ -114,7 +104,7 @@ export class Assembler {
   send(row, request, read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false) {
     const json = row.arg === "json";
     if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
-      const bytes = typeof request === "string" ? utf8(request) : request;
+      const bytes = typeof request === "string" ? wtf8(request) : request;
       if (bytes.length > (json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES)) {
         return this.hostError(row, read, { error: "too_large", size: bytes.length });
       }
@@ -155,12 +145,12 @@ export class Assembler {
       inst = this.pool.acquire();
       resp = inst.invoke(request, op | words);
     } catch (e) {
-      if (inst) this.pool.discard(inst);
+      // The instance is dropped (never released); the pool makes a fresh one on demand.
       const said = inst ? inst.stderr.text.trim() : "";
       // GAP: the engine's own words for a failed allocation are V8's.
       const oom = said.includes(consts.STDERR_OUT_OF_MEMORY) || (e instanceof RangeError && /memory|allocation failed/i.test(e.message));
       const what = inst ? `a request of ${request.length} bytes` : "could not instantiate the module";
-      const detail = `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${STDERR_KEEP} bytes):\n${said}` : "");
+      const detail = `${what}: ${describe(e)}` + (said ? `\nthe module's stderr (first ${consts.STDERR_KEEP_BYTES} bytes):\n${said}` : "");
       return this.hostError(row, read, { error: oom ? "out_of_memory" : "trapped" }, detail);
     }
     let args;
@@ -169,8 +159,7 @@ export class Assembler {
     } catch (e) {
       if (e instanceof AssemblyError) throw e;
       if (!(e instanceof StringCeiling)) {
-        this.pool.discard(inst);
-        inst = undefined;
+        inst = undefined; // dropped
         return this.hostError(row, read, { error: "not_a_response" }, `${resp.length} bytes: ${describe(e)}`);
       }
       args = { error: "string_ceiling", size: e.bytes, path: e.path, message_base: messageBase };
@@ -220,7 +209,7 @@ export class Assembler {
 
   /** @private A msgpack answer's value, or the AssemblyError it carries. @param {Uint8Array} bytes @param {string[]} [texts] */
   read(bytes, texts) {
-    const max = this.maxStringUnits === MAX_STRING_UNITS ? undefined : this.maxStringUnits;
+    const max = this.maxStringUnits === consts.MAX_STRING_UNITS ? undefined : this.maxStringUnits;
     return checked(decodeResponse(bytes, { texts, maxStringUnits: max }), bytes);
   }
 }
@@ -238,11 +227,4 @@ function checked(r, bytes) {
   throw new Error(`${bytes.length} bytes that decode to no answer`);
 }
 
-/** JSON text's UTF-8, a lone surrogate as WTF-8 (the core says invalid_utf8). @param {string} s */
-function utf8(s) {
-  if (isWellFormed(s)) return textEncoder.encode(s);
-  const bytes = new Uint8Array(wtf8Length(s));
-  encodeWtf8Into(s, bytes, 0);
-  return bytes;
-}
 const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));

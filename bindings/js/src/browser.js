@@ -5,17 +5,16 @@
  */
 
 import { Assembler } from "./assembler.js";
-import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, limitModuleMemory, poolOptions } from "./instance.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES } from "./consts.js";
+import { DEFAULT_WASM_URL, compileOnce, limitModuleMemory, poolOptions } from "./instance.js";
 
-export { Assembler, MAX_REQUEST_BYTES, INTERNAL_MESSAGES, ERROR_CODES } from "./assembler.js";
+export { Assembler } from "./assembler.js";
 export { Prompt, chatMessages } from "./prompt.js";
 export { AssemblyError } from "./errors.js";
-export { INVISIBLE_RANGES, MAX_STRING_UNITS } from "./consts.js";
+export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
 export { decodeResponse as decodeMsgpack } from "./decode.js";
 export { version, moduleSha256 } from "./version.js";
-
-/** Where the module is fetched from by default: beside the package root. */
-export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
+export { DEFAULT_WASM_URL } from "./instance.js";
 
 /**
  * Fetches and compiles the module at `url` once per page and memory limit:

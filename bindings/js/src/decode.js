@@ -7,9 +7,6 @@
 import { EXT_REQUEST_TEXT, MAX_STRING_UNITS } from "./consts.js";
 import { decodeUtf8Long, forgetReadView, textDecoder, wtf8Length } from "./strings.js";
 
-/** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 − 24. */
-export { MAX_STRING_UNITS };
-
 /** A string of the answer the engine cannot make; `path`: its keys and indexes, for the core to spell (docs/SPEC.md §7.10). */
 export class StringCeiling extends Error {
   /** @param {number} bytes its size in UTF-8 */

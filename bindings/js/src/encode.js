@@ -192,10 +192,6 @@ export class RequestEncoder extends Encoder {
     }
   }
 
-  get bufferBytes() {
-    return this.bytes.byteLength;
-  }
-
   /** Whether `n` more bytes stay within the limit. @param {number} n */
   fits(n) {
     return !this.counting && this.counted + this.pos + n <= this.limit;
@@ -517,20 +513,14 @@ function unreadableData(type, e) {
   return new Encoder().encode([type, name, text].map((t) => t.toWellFormed?.() ?? t));
 }
 
-const sharedEncoder = new RequestEncoder();
-/** The shared encoder (for tests of its buffer). */
-export const sharedRequestEncoder = sharedEncoder;
+/** The encoder of every call's request (its buffer is kept between calls). */
+export const sharedRequestEncoder = new RequestEncoder();
 
 /** The shared encoder, or a fresh one when it is busy (a getter makes a call). @returns {RequestEncoder} */
 export function acquireEncoder() {
-  if (sharedEncoder.entered || sharedEncoder.busy) return new RequestEncoder();
-  sharedEncoder.busy = true;
-  return sharedEncoder;
-}
-
-/** A request value's bytes in the shared buffer, which the next encode overwrites. @param {unknown} value */
-export function encodeRequestShared(value) {
-  return sharedEncoder.encodeShared(value);
+  if (sharedRequestEncoder.entered || sharedRequestEncoder.busy) return new RequestEncoder();
+  sharedRequestEncoder.busy = true;
+  return sharedRequestEncoder;
 }
 
 /** A request value's bytes, fresh. @param {unknown} value */

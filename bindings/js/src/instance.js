@@ -5,11 +5,10 @@
  */
 
 import { WASI, OpenFile, File, ConsoleStdout } from "@bjorn3/browser_wasi_shim";
-import * as consts from "./consts.js";
+import { DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, STDERR_KEEP_BYTES as STDERR_KEEP } from "./consts.js";
 
-export const DEFAULT_RECYCLE_ABOVE_BYTES = consts.DEFAULT_RECYCLE_ABOVE_BYTES;
-export const DEFAULT_MEMORY_LIMIT_BYTES = consts.DEFAULT_MEMORY_LIMIT_BYTES;
-export const STDERR_KEEP = consts.STDERR_KEEP_BYTES;
+/** The module packaged with this binding: beside the package root. */
+export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
 const WASM_PAGE = 65536;
 /** The module's exports the binding calls. */
 const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
@@ -24,8 +23,8 @@ export class StderrHead {
 
   write(b) {
     const k = Math.min(b.length, STDERR_KEEP - this.n);
-    if (k > 0) this.bytes.set(b.subarray(0, k), this.n);
-    this.n += Math.max(k, 0);
+    this.bytes.set(b.subarray(0, k), this.n);
+    this.n += k;
   }
 
   get text() {
@@ -43,7 +42,6 @@ export class ModuleInstance {
     this.exports = /** @type {any} */ (instance.exports);
     this.stderr = stderr;
     this.ptr = 0; // the module's request buffer, and its capacity
-
     this.capacity = 0;
     // The shim's debug logger is one flag for the whole process, which any
     // WASI made without {debug: false} turns on: off right before _initialize.
@@ -77,14 +75,8 @@ export class ModuleInstance {
     this.stderr.n = 0;
     if (size > this.capacity) [this.ptr, this.capacity] = split(this.exports.buffer(size));
     new Uint8Array(this.exports.memory.buffer, this.ptr, size).set(request);
-    this.stderr.n = 0;
     const [ptr, len] = split(this.exports.call(op, size));
     return new Uint8Array(this.exports.memory.buffer, ptr, len); // memory may have grown: a fresh view
-  }
-
-  /** One `assemble` request in, a copy of the response out (benchmarks and tests). @param {Uint8Array} request */
-  call(request) {
-    return this.invoke(request, consts.CALL_ASSEMBLE).slice();
   }
 }
 
@@ -128,9 +120,6 @@ export class InstancePool {
   release(inst) {
     if (this.idle.length < this.maxInstances && inst.memoryBytes <= this.recycleAboveBytes) this.idle.push(inst);
   }
-
-  /** Drops an instance that failed; a fresh one is made on demand. @param {ModuleInstance} _inst */
-  discard(_inst) {}
 }
 
 const compiled = new Map();
@@ -207,12 +196,12 @@ export function limitModuleMemory(bytes, limitBytes) {
     const [min, q] = leb(p + 1);
     if (pages < min) throw new TypeError(`memoryLimitBytes must be at least the module's initial memory (${min * WASM_PAGE} bytes)`);
     const max = flags & 1 ? leb(q)[0] : Infinity;
-    const section = [1, 1, ...put(min), ...put(Math.min(max, pages))];
-    const head = [...put(section.length)];
-    const out = new Uint8Array(i + 1 + head.length + section.length + bytes.length - (body + size));
+    const content = [1, 1, ...put(min), ...put(Math.min(max, pages))];
+    const section = [5, ...put(content.length), ...content];
+    const out = new Uint8Array(i + section.length + bytes.length - (body + size));
     out.set(bytes.subarray(0, i));
-    out.set([5, ...head, ...section], i);
-    out.set(bytes.subarray(body + size), i + 1 + head.length + section.length);
+    out.set(section, i);
+    out.set(bytes.subarray(body + size), i + section.length);
     return out;
   }
   throw new Error("the module has no memory section");

@@ -6,10 +6,8 @@
 
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { DEFAULT_MEMORY_LIMIT_BYTES, compileOnce, forgetCompile, limitModuleMemory } from "./instance.js";
-
-/** The module packaged with this binding. */
-export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
+import { DEFAULT_MEMORY_LIMIT_BYTES } from "./consts.js";
+import { DEFAULT_WASM_URL, compileOnce, forgetCompile, limitModuleMemory } from "./instance.js";
 
 /** The compile started at import, and whether anyone asked for it. */
 const EARLY = `${DEFAULT_MEMORY_LIMIT_BYTES} ${DEFAULT_WASM_URL}`;

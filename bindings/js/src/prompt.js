@@ -28,7 +28,6 @@ export class Prompt {
     return messagesView(this.own.messages, this.own.messages.length);
   }
 
-  /** @returns {import("./index.js").ChatMessage[]} */
   chatMessages() {
     return chatMessages(this.own.messages);
   }
@@ -45,12 +44,10 @@ export class Prompt {
     return this.own.context_overflow;
   }
 
-  /** @returns {import("./index.js").Injected[]} */
   get injected() {
     return this.own.injected.map((/** @type {object} */ e) => ({ ...e }));
   }
 
-  /** @returns {import("./index.js").PrefixDigests} */
   get prefix_digests() {
     return { ...this.own.prefix_digests };
   }
@@ -63,7 +60,6 @@ export class Prompt {
     return this.state.response_bytes;
   }
 
-  /** @param {string} rawOutput @param {string} observation @returns {this} */
   addStep(rawOutput, observation) {
     const own = this.own;
     const step = { raw_output: rawOutput, observation };
@@ -76,7 +72,6 @@ export class Prompt {
     return this;
   }
 
-  /** @returns {import("./index.js").AssembleResponse} */
   response() {
     const { message_chars, prompt_chars, context_overflow, injected, prefix_digests } = this;
     const messages = this.own.messages.map(copyMessage);

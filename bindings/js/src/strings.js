@@ -89,6 +89,14 @@ export function remember(s, bytes, start, n) {
 
 const textEncoder = new TextEncoder();
 
+/** `s` in UTF-8, a lone surrogate as WTF-8 (the core says invalid_utf8). @param {string} s */
+export function wtf8(s) {
+  if (isWellFormed(s)) return textEncoder.encode(s);
+  const bytes = new Uint8Array(wtf8Length(s));
+  encodeWtf8Into(s, bytes, 0);
+  return bytes;
+}
+
 /** `s` as UTF-8 at `bytes[start]` (room for `max`), a lone surrogate as U+FFFD: the bytes written. @type {(s: string, bytes: Uint8Array, start: number, max: number) => number} */
 export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes.subarray(start, start + max)).written;
 

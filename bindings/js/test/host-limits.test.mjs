@@ -11,9 +11,9 @@ import fc from "fast-check";
 import { AssemblyError } from "@polyloop/assembly";
 import { assembler, decode, errorOf } from "./common.mjs";
 import * as W from "./hand.mjs";
-import { MAX_STRING_UNITS, StringCeiling, decodeResponse } from "../src/decode.js";
+import { StringCeiling, decodeResponse } from "../src/decode.js";
 import { RequestEncoder, RequestTooLarge, encodeRequest } from "../src/encode.js";
-import { CALL_ASSEMBLE, CALL_ERROR } from "../src/consts.js";
+import { CALL_ASSEMBLE, CALL_ERROR, MAX_STRING_UNITS } from "../src/consts.js";
 
 const asm = await assembler();
 const heavy = !process.env.POLYLOOP_HEAVY_TESTS && "set POLYLOOP_HEAVY_TESTS=1 (make test.limits): over 2 GB of memory";

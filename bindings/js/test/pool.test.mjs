@@ -276,16 +276,16 @@ test(
       [e.code, e.path, e.message],
       ["too_large", "", `the request is ${size} bytes, over the 1 GiB limit; split it into smaller requests`],
     );
-    assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, "the big buffer was dropped after the call");
+    assert.ok(sharedRequestEncoder.bytes.byteLength <= KEEP_BUFFER_BYTES, "the big buffer was dropped after the call");
   },
 );
 
 test("the encoder's buffer is given back after a huge request (never kept for the life of the process)", () => {
   const big = { observation_template: T, steps: [{ raw_output: "x".repeat(50e6), observation: "" }] };
   assert.equal(asm.assemble(big).messages[0].content[0].text.length, 50e6);
-  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES, `${sharedRequestEncoder.bufferBytes} bytes kept`);
+  assert.ok(sharedRequestEncoder.bytes.byteLength <= KEEP_BUFFER_BYTES, `${sharedRequestEncoder.bytes.byteLength} bytes kept`);
   for (let i = 0; i < 100; i++) asm.assemble(requestFor(i));
-  assert.ok(sharedRequestEncoder.bufferBytes <= KEEP_BUFFER_BYTES);
+  assert.ok(sharedRequestEncoder.bytes.byteLength <= KEEP_BUFFER_BYTES);
   // A typical request keeps its buffer (no reallocation per call).
   const kept = sharedRequestEncoder.bytes;
   asm.assemble(requestFor(7));
