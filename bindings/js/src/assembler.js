@@ -2,7 +2,6 @@
  * The Assembler: the binding's API, each method a facade that forwards to one generic call by its row of the contract table (consts.js
  * `CALLS`, generated from core/abi; wasm/README.md "ABI"): the codec packs the request, the runtime crosses (src/instance.js), the answer
  * is decoded by its shape. Every error, those only the host saw included, is the core's answer (its `error` call, docs/SPEC.md §7.10).
- *
  * @module
  */
 import { AssemblyError } from "./errors.js";
@@ -23,7 +22,6 @@ const SHARED_MIN_BYTES = 2048;
 
 /** Assembles prompts (index.d.ts); `await loadAssembler()` makes one. */
 export class Assembler {
-  /** @param {WebAssembly.Module} module @param {import("./index.js").AssemblerOptions} [options] */
   constructor(module, options = {}) {
     const o = poolOptions(options);
     this.module = module;
@@ -97,17 +95,14 @@ export class Assembler {
    * @private
    * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and reads the answer in place:
    * by `read`, or decoded by its shape. `messageBase`: the prompt's messages before an add_step answer's own.
-   * @template T
-   * @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read] @param {number} [messageBase] @param {boolean} [asIs]
-   * @returns {T}
+   * @template T @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read] @param {number} [messageBase] @param {boolean} [asIs]
    */
   send(row, request, read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false) {
     const json = row.arg === "json";
     if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
       const bytes = typeof request === "string" ? wtf8(request) : request;
-      if (bytes.length > (json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES)) {
-        return this.hostError(row, read, { error: "too_large", size: bytes.length });
-      }
+      const max = json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES;
+      if (bytes.length > max) return this.hostError(row, read, { error: "too_large", size: bytes.length });
       return this.run(bytes, row.op, read, undefined, messageBase);
     }
     const encoder = acquireEncoder();
@@ -132,10 +127,8 @@ export class Assembler {
    * @private
    * One call into an instance, `read` given the answer in place. A trap, bytes that are no answer and a string the engine cannot make are
    * answered by the core's error call.
-   * @template T
-   * @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
-   * @param {number} [words] the vocabulary of the call's messages (consts.WORDS_*)
-   * @returns {T}
+   * @template T @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
+   * @param {number} [words] the vocabulary of the call's messages (consts.WORDS_*) @returns {T}
    */
   run(request, op, read, texts, messageBase = 0, words = 0) {
     const row = consts.CALLS[op];
@@ -173,9 +166,7 @@ export class Assembler {
    * @private
    * The core's answer, in the shape of call `row`, to an error only the host saw; an internal one is thrown whatever `read` does, with
    * `detail`. When the error call fails too, the host raises it.
-   * @template T
-   * @param {CallSpec} row @param {Reader<T>} read @param {Record<string, unknown>} args @param {string} [detail]
-   * @returns {T}
+   * @template T @param {CallSpec} row @param {Reader<T>} read @param {Record<string, unknown>} args @param {string} [detail] @returns {T}
    */
   hostError(row, read, args, detail) {
     if (row === CALL.error) {
@@ -209,8 +200,7 @@ export class Assembler {
 
   /** @private A msgpack answer's value, or the AssemblyError it carries. @param {Uint8Array} bytes @param {string[]} [texts] */
   read(bytes, texts) {
-    const max = this.maxStringUnits === consts.MAX_STRING_UNITS ? undefined : this.maxStringUnits;
-    return checked(decodeResponse(bytes, { texts, maxStringUnits: max }), bytes);
+    return checked(decodeResponse(bytes, { texts, maxStringUnits: this.maxStringUnits }), bytes);
   }
 }
 

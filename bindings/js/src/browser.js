@@ -17,11 +17,8 @@ export { version, moduleSha256 } from "./version.js";
 export { DEFAULT_WASM_URL } from "./instance.js";
 
 /**
- * Fetches and compiles the module at `url` once per page and memory limit:
+ * Fetches and compiles the module at `url` once per page and memory limit (index.d.ts):
  * streaming when the server sends `application/wasm` and no limit is asked for.
- * @param {string | URL} url
- * @param {{memoryLimitBytes?: number}} [options]
- * @returns {Promise<WebAssembly.Module>}
  */
 export function compileModule(url = DEFAULT_WASM_URL, options = {}) {
   const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;

@@ -43,7 +43,6 @@ class AnswerDecoder {
     this.texts = undefined;
   }
 
-  /** @param {Uint8Array} bytes @param {string[] | undefined} texts */
   decode(bytes, texts) {
     this.bytes = bytes;
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -229,6 +228,6 @@ const sharedDecoder = new AnswerDecoder(MAX_STRING_UNITS);
  * @param {Uint8Array} bytes @param {{maxStringUnits?: number, texts?: string[]}} [options] @returns {any}
  */
 export function decodeResponse(bytes, options) {
-  const max = options?.maxStringUnits;
-  return (max !== undefined ? new AnswerDecoder(max) : sharedDecoder).decode(bytes, options?.texts);
+  const max = options?.maxStringUnits ?? MAX_STRING_UNITS;
+  return (max === MAX_STRING_UNITS ? sharedDecoder : new AnswerDecoder(max)).decode(bytes, options?.texts);
 }

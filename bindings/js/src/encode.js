@@ -4,7 +4,6 @@
  * the core rejects at its path (an opaque ext value; a value whose reading
  * throws as the ExtUnreadable value, docs/SPEC.md §7.6), so a mistake gets the
  * core's own code and path. The mapping is docs/JS.md, "JavaScript values".
- *
  * @module
  */
 

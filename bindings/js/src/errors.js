@@ -1,11 +1,7 @@
 /** The error type of the binding (docs/SPEC.md §6 and §7.5). @module */
 
-/**
- * The error of every failed call (index.d.ts): the wire's `code`, `path`, `message` and `offset` (docs/SPEC.md §6), and for `internal`
- * the `detail` the host knows (the engine's trap, the module's stderr), never in the message.
- */
+/** The error of every failed call: the wire's code, path, message and offset, and for `internal` the host's `detail` (index.d.ts). */
 export class AssemblyError extends Error {
-  /** @param {string} code @param {string} path @param {string} message @param {{offset?: number, detail?: string}} [options] */
   constructor(code, path, message, options = {}) {
     super(message);
     this.name = "AssemblyError";

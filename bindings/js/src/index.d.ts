@@ -6,8 +6,7 @@
 
 import type { ErrorCode } from "./consts.js";
 
-// Generated from the core (consts.d.ts): the error codes (docs/SPEC.md §6), the
-// messages of `internal` errors and the request limit (1 GiB).
+// Generated from the core (consts.d.ts).
 export type { ErrorCode } from "./consts.js";
 export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
 
@@ -32,11 +31,10 @@ declare global {
 export * from "./types.js";
 import type { AssembleRequest, AssembleResponse, CompareInput, Comparison, Injected, Message, PrefixDigests } from "./types.js";
 
-/** The error of every failed assembly. */
+/** The error of every failed assembly: the wire's {@link ErrorDetail} as an Error, and for `internal` the host's `detail`. */
 export class AssemblyError extends Error {
   constructor(code: ErrorCode | string, path: string, message: string, options?: { offset?: number; detail?: string });
   readonly name: "AssemblyError";
-  /** One of {@link ErrorCode}. */
   code: ErrorCode;
   /** The offending value, like `steps[3].observation`; empty for the whole request. */
   path: string;
@@ -125,11 +123,7 @@ export class Assembler {
   validateTemplate(template: string): void;
   /** Assembles `request` once and returns a {@link Prompt} that grows one step at a time. */
   prompt(request: AssembleRequest): Prompt;
-  /**
-   * Compares two prompts (docs/SPEC.md §7.9); each side a request, a recorded message list,
-   * either as JSON text, or msgpack bytes.
-   * @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`).
-   */
+  /** Compares two prompts (docs/SPEC.md §7.9). @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`). */
   compare(a: CompareInput, b: CompareInput): Comparison;
   /**
    * The generic call: a call of the module by its name in the contract table (`CALLS`, wasm/README.md).

@@ -10,7 +10,6 @@ import { DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, STDERR_KEEP_BY
 /** The module packaged with this binding: beside the package root. */
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
 const WASM_PAGE = 65536;
-/** The module's exports the binding calls. */
 const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
 const textDecoder = new TextDecoder();
 
@@ -37,7 +36,6 @@ export class StderrHead {
  * trap's Go runtime said. Clocks and random bytes are the real ones.
  */
 export class ModuleInstance {
-  /** @param {WebAssembly.Instance} instance @param {WASI} wasi @param {StderrHead} stderr */
   constructor(instance, wasi, stderr) {
     this.exports = /** @type {any} */ (instance.exports);
     this.stderr = stderr;
@@ -88,7 +86,6 @@ const split = (packed) => [Number(BigInt.asUintN(32, packed >> 32n)), Number(Big
  * instance that trapped is dropped, and one whose memory grew past `recycleAboveBytes`.
  */
 export class InstancePool {
-  /** @param {WebAssembly.Module} module @param {number} maxInstances @param {number} recycleAboveBytes */
   constructor(module, maxInstances, recycleAboveBytes) {
     const have = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
     const missing = REQUIRED_EXPORTS.filter((name) => !have.has(name));
@@ -160,9 +157,7 @@ export function poolOptions(options) {
 /**
  * The module's bytes with a maximum of `limitBytes` (whole 64 KiB pages) on its linear memory, so growing past it fails inside the module
  * (Go says out of memory). Only the memory section changes; 4 GiB returns `bytes`.
- * @param {Uint8Array} bytes
- * @param {number} limitBytes
- * @returns {Uint8Array}
+ * @param {Uint8Array} bytes @param {number} limitBytes @returns {Uint8Array}
  */
 export function limitModuleMemory(bytes, limitBytes) {
   if (limitBytes >= DEFAULT_MEMORY_LIMIT_BYTES) return bytes;

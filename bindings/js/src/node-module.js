@@ -16,12 +16,7 @@ let earlyClaimed = false;
 /** A view of a file's bytes, not a copy (4 MB, about 2 ms at start-up). */
 const view = (bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-/**
- * Compiles the module at `source` once per process and memory limit.
- * @param {string | URL} source a file path or file: URL
- * @param {{memoryLimitBytes?: number}} [options]
- * @returns {Promise<WebAssembly.Module>}
- */
+/** Compiles the module at `source`, a file path or file: URL, once per process and memory limit (index.d.ts). */
 export function compileModule(source = DEFAULT_WASM_URL, options = {}) {
   const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
   const key = `${limit} ${source}`;
@@ -45,15 +40,10 @@ export function dropEarlyCompile() {
   earlyClaimed = true;
 }
 
-/** The packaged module's compile for the default limit, read synchronously (an asynchronous read would wait); compileModule says why a file cannot be read. */
-function compileEarly() {
-  let bytes;
-  try {
-    bytes = readFileSync(DEFAULT_WASM_URL);
-  } catch {
-    return;
-  }
+// The packaged module's compile for the default limit, started now; read synchronously (an asynchronous read would wait).
+try {
+  const bytes = readFileSync(DEFAULT_WASM_URL);
   compileOnce(EARLY, () => WebAssembly.compile(view(bytes)));
+} catch {
+  // no packaged module: compileModule says why when it is asked for
 }
-
-compileEarly();

@@ -23,7 +23,6 @@ export class Prompt {
     this.own = { messages, message_chars, context_overflow, injected, prefix_digests };
   }
 
-  /** @returns {readonly import("./index.js").Message[]} a read-only view, made in O(1) */
   get messages() {
     return messagesView(this.own.messages, this.own.messages.length);
   }

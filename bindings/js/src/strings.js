@@ -52,7 +52,6 @@ export const CACHE_MAX_UNITS = 16383;
 const CACHE_MAX_BYTES = 8 * 1024 * 1024;
 const CACHE_CHUNK_BYTES = 1024 * 1024;
 let cachedBytes = 0;
-/** @type {Uint8Array[]} */
 const chunks = [];
 let chunkIndex = -1;
 let chunk = new Uint8Array(0);
@@ -102,7 +101,6 @@ export let writeUtf8 = (s, bytes, start, max) => textEncoder.encodeInto(s, bytes
 
 /** @type {any} the buffer Node's {@link writeUtf8} wrote into last, and its Buffer */
 let writeBytes = null;
-/** @type {any} */
 let writeBuffer = null;
 /** Lets go of that buffer (a huge one is dropped). */
 export const forgetWriteView = () => (writeBytes = writeBuffer = null);
