@@ -11,6 +11,7 @@ import { DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, STDERR_KEEP_BY
 export const DEFAULT_WASM_URL = new URL("../assembly.wasm", import.meta.url);
 const WASM_PAGE = 65536;
 const REQUIRED_EXPORTS = ["_initialize", "memory", "buffer", "call"];
+const RENAMED_OPTIONS = { poolSize: "maxInstances", retireAboveBytes: "recycleAboveBytes" };
 const textDecoder = new TextDecoder();
 
 /** The module's stderr as every host keeps it: its first STDERR_KEEP bytes (docs/SPEC.md §7.5). */
@@ -136,10 +137,7 @@ export const forgetCompile = (key) => compiled.delete(key);
 
 /** The pool options checked (the names and meanings every host shares). @param {import("./index.js").AssemblerOptions} options */
 export function poolOptions(options) {
-  for (const [old, now] of [
-    ["poolSize", "maxInstances"],
-    ["retireAboveBytes", "recycleAboveBytes"],
-  ]) {
+  for (const [old, now] of Object.entries(RENAMED_OPTIONS)) {
     if (old in options) throw new TypeError(`the option ${old} was renamed ${now} (the same name on every host)`);
   }
   const maxInstances = options.maxInstances ?? (Number(globalThis.navigator?.hardwareConcurrency) || 1);
