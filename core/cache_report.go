@@ -96,8 +96,8 @@ func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *Cache
 	groups := map[PrefixDigests]int{}
 	// Two sides, the previous call's and this one's, alternate: each keeps
 	// its slices and its rendering buffer from call to call.
-	var sides [2]cmpSide
 	var views [2]View
+	sides := [2]cmpSide{{view: &views[0]}, {view: &views[1]}}
 	var prev *cmpSide
 	prevAt := -1
 	for i, req := range requests {
@@ -107,7 +107,6 @@ func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *Cache
 		if prev == side {
 			side = &sides[1]
 		}
-		side.view = &views[side.index(sides[:])]
 		if err := planSide(side, req); err != nil {
 			c.Err, c.Previous = err, -1
 			continue
@@ -135,14 +134,6 @@ func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *Cache
 		prev, prevAt = side, i
 	}
 	return r
-}
-
-// index is s's index in sides.
-func (s *cmpSide) index(sides []cmpSide) int {
-	if s == &sides[0] {
-		return 0
-	}
-	return 1
 }
 
 // planSide sets s to a request's prompt as the report compares it, read
