@@ -52,18 +52,22 @@ def test_datasets_first_batch_of_errors_maps_without_features(tmp_path: Path, nu
     bad = json.dumps({"observation_template": "no placeholder"})
     calls = [("bad", bad, None)] * 8 + [("good", request, usage) for _, request, usage in CALLS_SET[:8]]
     ds = datasets.Dataset.from_dict(_columns(calls))
-    out = ds.map(data.CacheRows(usage="usage"), batched=True, batch_size=4, num_proc=num_proc)
+    out = ds.map(data.CacheRows(usage="usage"), batched=True, batch_size=4, num_proc=num_proc, with_indices=True)
     assert out["error_code"] == ["invalid_template"] * 8 + [None] * 8
     assert out["call_index"] == list(range(8)) * 2 and out["usage_class"][8:10] == ["first", "hit"]
     _one_schema(tmp_path, out, "p", data.cache_arrow_schema())
-    errors = datasets.Dataset.from_dict(_columns(calls[:8])).map(data.CacheRows(), batched=True, batch_size=1, num_proc=num_proc)
+    errors = datasets.Dataset.from_dict(_columns(calls[:8])).map(
+        data.CacheRows(), batched=True, batch_size=1, num_proc=num_proc, with_indices=True
+    )
     assert errors["error_code"] == ["invalid_template"] * 8 and errors["extends"] == [None] * 8
 
 
 def test_datasets_tokenizer_column(tmp_path: Path) -> None:
     datasets = pytest.importorskip("datasets")
     calls = CALLS_SET[: 2 * CALLS]
-    out = datasets.Dataset.from_dict(_columns(calls)).map(data.CacheRows(usage="usage", tokenizer=str.split), batched=True)
+    out = datasets.Dataset.from_dict(_columns(calls)).map(
+        data.CacheRows(usage="usage", tokenizer=str.split), batched=True, with_indices=True
+    )
     want = list(data.cache_rows(calls, tokenizer=str.split))
     assert out["cacheable_prefix_tokens"] == [r["cacheable_prefix_tokens"] for r in want]
     assert (
@@ -117,3 +121,18 @@ def test_ray_map_groups_one_run_a_batch(ray_local: Any, tmp_path: Path) -> None:
         .map_groups(data.CacheRows, fn_constructor_kwargs={"usage": "usage", "call": "step"}, batch_format="pyarrow")
     )
     _ray_check(out, calls, tmp_path)
+
+
+def test_datasets_map_without_indices_is_refused() -> None:
+    """The same CacheRows mapped twice without indices carried the first map's runs on (call_index 3, 4, 5
+    and a break that is not in the data); a datasets map now needs with_indices=True, and with it a second
+    map starts afresh."""
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.Dataset.from_dict(_columns(CALLS_SET[:3]))
+    adapter = data.CacheRows(usage="usage")
+    with pytest.raises(TypeError, match="with_indices=True"):
+        ds.map(adapter, batched=True, load_from_cache_file=False)
+    first = ds.map(adapter, batched=True, with_indices=True, load_from_cache_file=False)
+    again = ds.map(adapter, batched=True, with_indices=True, load_from_cache_file=False)
+    assert again["call_index"] == first["call_index"] == [0, 1, 2]
+    assert again["break_cause"] == first["break_cause"]

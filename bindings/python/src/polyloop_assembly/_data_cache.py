@@ -17,7 +17,7 @@ from . import _runtime
 from ._assembler import Assembler, default_assembler
 from ._caching import cache_report
 from ._data_runs import _assembled
-from ._data_values import _absent, _values, _with_columns
+from ._data_values import _absent, _is_hf_batch, _values, _with_columns
 from ._errors import AssemblyError
 
 __all__ = ["CACHE_COLUMNS", "CacheRows", "Tokenizer", "cache_arrow_schema", "cache_rows"]
@@ -305,6 +305,12 @@ class CacheRows:
         return out
 
     def __call__(self, batch: Any, indices: Optional[Sequence[int]] = None) -> Any:
+        if indices is None and _is_hf_batch(batch):  # a second map would carry on the first one's runs
+            raise TypeError(
+                "CacheRows on a datasets map needs with_indices=True: ds.map(CacheRows(...), batched=True, "
+                "with_indices=True); the indices say where a map starts, so that a run goes on across batches "
+                "but not across maps"
+            )
         if indices is not None and len(indices) and indices[0] == 0:  # a new map from the data set's start
             self._carry, self._seen = None, set()
         names = list(batch.column_names if hasattr(batch, "column_names") else batch.keys())
