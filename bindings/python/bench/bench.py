@@ -145,6 +145,17 @@ def hand_built(req: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[int]]:
     return msgs, [sum(len(b["text"]) for b in m["content"]) for m in msgs]
 
 
+def containers_of(messages: List[Dict[str, Any]]) -> List[Tuple[str, str, str]]:
+    """The answer's one-block messages as (role, type, text), for made_again."""
+    return [(m["role"], m["content"][0]["type"], m["content"][0]["text"]) for m in messages]
+
+
+def made_again(made: List[Tuple[str, str, str]]) -> List[Dict[str, Any]]:
+    """New message dicts from texts that already exist, one block each: less than
+    any decoder of the answer does (a floor of assemble(dict), not a way to assemble)."""
+    return [{"role": r, "content": [{"type": t, "text": x}]} for r, t, x in made]
+
+
 # --- throughput: many requests, 1 and N workers (data sets) ---------------------
 
 
@@ -537,6 +548,17 @@ def json_main(argv: List[str]) -> None:
         if hand_built(req) == (whole["messages"], whole["message_chars"]):
             fns.append(lambda: hand_built(req))
             engines.append(("the same message lists built by hand (Python, no module)", False))
+            # The floor of any assemble(dict) through the module, in the same
+            # rounds: packing the request, assemble_bytes (above), and making
+            # the answer's containers from texts that already exist (what no
+            # decoder can skip: the values returned are the caller's to edit).
+            if all(len(m["content"]) == 1 for m in whole["messages"]):
+                made = containers_of(whole["messages"])
+                assert made_again(made) == whole["messages"]
+                fns.append(lambda: _codec.encode(req))
+                engines.append(("floor part: the request packed alone (msgpack)", False))
+                fns.append(lambda: made_again(made))
+                engines.append(("floor part: the answer's containers alone, from existing texts", False))
         calls, samples = _samples(fns, args.samples, args.sample_seconds)
         for k, (engine, ref) in enumerate(engines):
             out["assemble"].append(
