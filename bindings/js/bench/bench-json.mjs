@@ -116,6 +116,31 @@ export async function jsonMain(argv) {
         "Node, floor part: the module's call alone",
         "Node, floor part (subtracted): the request copied in alone",
       );
+      // And the answer's message objects made from strings that already exist
+      // (the values returned are the caller's to edit): less than any decoder does.
+      const made = asm.assemble(req).messages.map((m) => (m.content.length === 1 ? [m.role, m.content[0].type, m.content[0].text] : null));
+      if (made.every(Boolean)) {
+        fns.push(() => {
+          const out = new Array(made.length);
+          for (let i = 0; i < made.length; i++) out[i] = { role: made[i][0], content: [{ type: made[i][1], text: made[i][2] }] };
+          return out;
+        });
+        engines.push("Node, floor part: the answer's message objects alone, from existing strings");
+        // The texts the request does not hold (rendered observations) are new
+        // strings; the least that makes one: joining the request's string it
+        // holds with the text around it, given.
+        const held = new Set(strings);
+        const pieces = made
+          .map((m) => m[2])
+          .filter((x) => !held.has(x))
+          .map((x) => {
+            const o = strings.filter((h) => h && x.includes(h)).reduce((a, h) => (h.length > a.length ? h : a), "");
+            const i = o ? x.indexOf(o) : 0;
+            return [x.slice(0, i), o, x.slice(i + o.length)];
+          });
+        fns.push(() => pieces.map(([a, o, c]) => a + o + c));
+        engines.push("Node, floor part: the answer's new texts alone, joined from the request's");
+      }
     }
     const { calls, out: s } = samples(fns, n, sampleS);
     engines.forEach((engine, k) => out.assemble.push({ engine, request: name, reference: false, calls: calls[k], samples_s: s[k] }));

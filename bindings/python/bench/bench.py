@@ -150,6 +150,28 @@ def containers_of(messages: List[Dict[str, Any]]) -> List[Tuple[str, str, str]]:
     return [(m["role"], m["content"][0]["type"], m["content"][0]["text"]) for m in messages]
 
 
+def _strings_of(v: Any) -> List[str]:
+    """Every str in v, keys too."""
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for k, x in v.items() for s in _strings_of(k) + _strings_of(x)]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings_of(x)]
+    return []
+
+
+def _pieces(texts: List[str], strings: List[str]) -> List[Tuple[str, str, str]]:
+    """Each text the request does not hold as (before, the longest request string in it, after)."""
+    held, out = set(strings), []
+    for x in texts:
+        if x not in held:
+            o = max((h for h in held if h and h in x), key=len, default="")
+            i = x.find(o) if o else 0
+            out.append((x[:i], o, x[i + len(o) :]))
+    return out
+
+
 def made_again(made: List[Tuple[str, str, str]]) -> List[Dict[str, Any]]:
     """New message dicts from texts that already exist, one block each: less than
     any decoder of the answer does (a floor of assemble(dict), not a way to assemble)."""
@@ -559,6 +581,12 @@ def json_main(argv: List[str]) -> None:
                 engines.append(("floor part: the request packed alone (msgpack)", False))
                 fns.append(lambda: made_again(made))
                 engines.append(("floor part: the answer's containers alone, from existing texts", False))
+                # The texts the request does not hold (rendered observations) are new
+                # str objects; the least that makes one: joining the request's string
+                # it holds with the text around it, given.
+                pieces = _pieces([x for _, _, x in made], _strings_of(req))
+                fns.append(lambda: [a + o + c for a, o, c in pieces])
+                engines.append(("floor part: the answer's new texts alone, joined from the request's", False))
         calls, samples = _samples(fns, args.samples, args.sample_seconds)
         for k, (engine, ref) in enumerate(engines):
             out["assemble"].append(
