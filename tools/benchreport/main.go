@@ -952,7 +952,7 @@ func (g goalTable) bindingGoals() {
 	if r, h := g.find("Python", "assemble(dict)", "typical"), g.find("Python", "built by hand", "typical"); true {
 		g.add("Python assemble(dict) vs the same message lists built by hand, typical", "≤ 1.0×", r != nil && h != nil, func() string {
 			s := fmt.Sprintf("%.2f× (%.1f µs vs %.1f µs)", r.Time.Median/h.Time.Median, r.Time.Median*1e6, h.Time.Median*1e6)
-			return s + g.floor(h, "Python", "typical", "floor (packing the request, assemble_bytes, decoding the new texts and making the answer's containers, each alone)",
+			return s + g.floor(h, "Python", "typical", "floor (packing the request, assemble_bytes, joining the new texts and making the answer's containers, each alone)",
 				"wasmtime, assemble_bytes", "floor part: the request packed", "floor part: the answer's containers", "floor part: the answer's new texts")
 		}, r != nil && h != nil && r.Time.Median <= h.Time.Median)
 	}
@@ -992,7 +992,7 @@ func (g goalTable) bindingGoals() {
 		g.add("JS assemble(object) vs assembleBytes, 1MB (side by side), warm and cold string cache", "≤ 1.5× both", ok, func() string {
 			text := fmt.Sprintf("%.2f× (%.2f ms vs %.2f ms)", o.Time.Median/b.Time.Median, o.Time.Median*1e3, b.Time.Median*1e3)
 			return text + fmt.Sprintf("; cold string cache: %.2f×", c.Time.Median/b.Time.Median) +
-				g.floor(b, "Node", "1MB", "cold floor (writing the request's strings as UTF-8, the module's call, decoding the new texts and making the answer's objects, each alone)",
+				g.floor(b, "Node", "1MB", "cold floor (writing the request's strings as UTF-8, the module's call, joining the new texts and making the answer's objects, each alone)",
 					"floor part: the request's strings written", "floor part: the module's call", "-floor part (subtracted): the request copied in",
 					"floor part: the answer's message objects", "floor part: the answer's new texts")
 		}, ok && o.Time.Median/b.Time.Median <= 1.5 && c.Time.Median/b.Time.Median <= 1.5)
