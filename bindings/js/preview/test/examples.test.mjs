@@ -54,6 +54,9 @@ test("the examples the page offers", { skip, timeout: 180_000 }, async (t) => {
       const want = batchCodes("requests.msgpack", ["--in", "msgpack"]);
       await page.selectOption("#examples", "requests.msgpack");
       assert.deepEqual(await listCodes(page, want.length), want);
+      // The list's verdicts can be in before the selected entry's view is
+      // assembled ("loading" in between, seen on a loaded machine).
+      await page.waitForFunction(() => window.preview.state !== "loading");
       assert.equal(await page.evaluate(() => window.preview.state), "ok");
     });
 
