@@ -141,7 +141,8 @@ func (a *assembly) promptState(req *Request, size int) PromptState {
 // PromptStartBytes is the wire function that starts an incremental prompt
 // (docs/SPEC.md §7.3.1), the module's prompt_start export: a msgpack
 // assemble request in; out, its assemble response, and when that is ok, with
-// a ninth key, prompt, the prompt state add_step continues from. Like
+// a ninth key, prompt, the prompt state add_step continues from, and a
+// tenth, segments, its segment ends (the prompt form's, docs/SPEC.md §7.14). Like
 // AssembleBytes it never panics and never writes to stdout.
 func PromptStartBytes(request []byte) []byte {
 	return AppendPromptStartBytes(nil, request)
@@ -158,7 +159,8 @@ func AppendPromptStartBytes(dst, request []byte) []byte {
 		}
 		req.Injections = sc.injections() // requestSize reads them; release clears req
 		st := a.promptState(req, size)
-		dst = slices.Grow(dst, size+128) // the prompt key and its map
-		return st.appendPrompt(a.appendResponse(dst, 9)), nil
+		dst = slices.Grow(dst, size+192) // the prompt and segments keys and their maps
+		dst = st.appendPrompt(a.appendResponse(dst, 10))
+		return Segments{a.runEnd, a.injEnd, a.goalEnd}.append(dst), nil
 	})
 }

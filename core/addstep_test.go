@@ -63,8 +63,14 @@ func stateOf(t *testing.T, req, resp []byte, steps int) core.PromptState {
 	}
 	start := core.PromptStartBytes(req)
 	sr, st, err := core.DecodePromptStart(start)
-	if err != nil || !reflect.DeepEqual(sr, r) || start[0] != 0x89 || !bytes.Equal(start[1:len(resp)], resp[1:]) {
+	if err != nil || !reflect.DeepEqual(sr, r) || start[0] != 0x8a || !bytes.Equal(start[1:len(resp)], resp[1:]) {
 		t.Fatalf("prompt_start answers %v, %+v; assemble %+v", err, sr, r)
+	}
+	// The segments: the view's ends (an independent reading of the same response).
+	seg, err := core.PromptSegments(start)
+	_, v := core.AssembleView(req)
+	if err != nil || v == nil || seg != (core.Segments{RunEnd: v.RunEnd, InjectionsEnd: v.InjectionsEnd, GoalEnd: v.GoalEnd}) {
+		t.Fatalf("prompt_start segments %+v, %v; the view's %+v", seg, err, v)
 	}
 	want := core.PromptState{Steps: steps, Messages: len(r.Messages), PromptChars: r.PromptChars, ResponseBytes: len(resp), RequestBytes: len(req)}
 	if steps == 0 {

@@ -93,46 +93,33 @@ func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
 // be read (usageErrs[i], when not nil, classes call i invalid_usage).
 func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *CacheReport {
 	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
-	groups := map[PrefixDigests]int{}
+	st := newRunState()
 	// Two sides, the previous call's and this one's, alternate: each keeps
 	// its slices and its rendering buffer from call to call.
 	var views [2]View
 	sides := [2]cmpSide{{view: &views[0]}, {view: &views[1]}}
 	var prev *cmpSide
-	prevAt := -1
 	for i, req := range requests {
 		c := &r.Calls[i]
-		c.Previous = prevAt
 		side := &sides[0]
 		if prev == side {
 			side = &sides[1]
 		}
 		if err := planSide(side, req); err != nil {
-			c.Err, c.Previous = err, -1
+			st.fail(c, err)
 			continue
 		}
-		v := side.view
-		c.PromptChars, c.Digests = v.PromptChars, v.PrefixDigests
-		for _, ch := range v.MessageChars[:v.GoalEnd] {
-			c.stable += ch
-		}
-		if prev != nil {
-			c.compare(prev, side)
-		}
-		if g, ok := groups[c.Digests]; ok {
-			r.Groups[g].Calls++
-		} else {
-			groups[c.Digests] = len(r.Groups)
-			r.Groups = append(r.Groups, CacheGroup{Digests: c.Digests, Calls: 1, PrefixChars: c.stable})
-		}
+		var u usageOf
 		if usage != nil {
-			c.Usage = classify(c, usage[i])
-			if usageErrs != nil && usageErrs[i] != nil {
-				c.Usage = &CacheUsage{Class: UsageInvalid, Err: usageErrs[i]}
+			u = usageOf{given: true, cached: usage[i]}
+			if usageErrs != nil {
+				u.err = usageErrs[i]
 			}
 		}
-		prev, prevAt = side, i
+		st.record(c, side, prev, u)
+		prev = side
 	}
+	r.Groups = st.groups
 	return r
 }
 
@@ -148,7 +135,7 @@ func planSide(s *cmpSide, req []byte) *Error {
 	}
 	sc := getScratch()
 	defer sc.release()
-	_, a, _, err := planRequest(req, sc)
+	a, err := planAny(req, sc)
 	if err != nil {
 		return err
 	}
@@ -421,10 +408,7 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 // §7.12 lists them.
 func (r *CacheReport) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"calls":[`...)
-	var t struct {
-		calls, errors, breaks, hits, misses int
-		prompt, cacheable                   int64
-	}
+	var t runTotals
 	for i := range r.Calls {
 		c := &r.Calls[i]
 		dst = c.appendJSON(comma(dst, i))
@@ -438,8 +422,18 @@ func (r *CacheReport) AppendJSON(dst []byte) []byte {
 		if c.Break != nil {
 			t.breaks++
 		}
+		if c.Usage != nil && c.Usage.Class == UsageInvalid {
+			t.usageErrors++
+		}
 	}
-	dst = append(dst, `],"groups":[`...)
+	dst = r.appendGroups(append(dst, `],"groups":`...))
+	dst = t.appendJSON(append(dst, `,"totals":`...))
+	return append(dst, '}')
+}
+
+// appendGroups writes the report's groups, a JSON array.
+func (r *CacheReport) appendGroups(dst []byte) []byte {
+	dst = append(dst, '[')
 	for i, g := range r.Groups {
 		dst = appendDigestsJSON(append(comma(dst, i), `{"prefix_digests":`...), g.Digests)
 		dst = appendJSONInt(append(dst, `,"calls":`...), int64(g.Calls))
@@ -447,15 +441,25 @@ func (r *CacheReport) AppendJSON(dst []byte) []byte {
 		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.PrefixChars*int64(g.Calls-1))
 		dst = append(dst, '}')
 	}
-	dst = appendJSONInt(append(dst, `],"totals":{"calls":`...), int64(t.calls))
+	return append(dst, ']')
+}
+
+// appendJSON writes the report's totals, a JSON object.
+func (t *runTotals) appendJSON(dst []byte) []byte {
+	dst = appendJSONInt(append(dst, `{"calls":`...), int64(t.calls))
 	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.errors))
 	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.breaks))
 	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.prompt)
 	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.cacheable)
 	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.prompt-t.cacheable)
 	dst = appendShare(append(dst, `,"cacheable_share":`...), t.cacheable, t.prompt)
-	return append(dst, "}}"...)
+	dst = appendJSONInt(append(dst, `,"usage_errors":`...), int64(t.usageErrors))
+	return append(dst, '}')
 }
+
+// AppendJSON appends the call's entry of the report as JSON (docs/SPEC.md
+// §7.12), as the report and the cache_call call write it.
+func (c *CacheCall) AppendJSON(dst []byte) []byte { return c.appendJSON(dst) }
 
 func (c *CacheCall) appendJSON(dst []byte) []byte {
 	if c.Err != nil {

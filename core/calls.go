@@ -111,13 +111,13 @@ func IsAnswer(c abi.Call, b []byte) bool {
 }
 
 // isResponse reports whether b starts with the head of an ok response of
-// the shape kind (its keys: 8 for a response, 9 with the prompt's state, 6
+// the shape kind (its keys: 8 for a response, 10 with the prompt's state and segments, 6
 // for an add_step response) or of an error response, and goes on after it.
 func isResponse(kind abi.Answer, b []byte) bool {
 	keys := 8
 	switch kind {
 	case abi.AnswerPromptStart:
-		keys = 9
+		keys = 10
 	case abi.AnswerStep:
 		keys = 6
 	}
@@ -128,7 +128,7 @@ func isResponse(kind abi.Answer, b []byte) bool {
 // or add_step) is ok, read from its head as IsAnswer reads it: a host that
 // only routes the bytes (the command-line tool's exit code) needs no more.
 func ResponseOK(b []byte) bool {
-	return hasHead(b, 8, true) || hasHead(b, 9, true) || hasHead(b, 6, true)
+	return hasHead(b, 8, true) || hasHead(b, 10, true) || hasHead(b, 6, true)
 }
 
 func hasHead(b []byte, keys int, ok bool) bool {

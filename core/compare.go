@@ -111,6 +111,12 @@ func sideError(e *Error, k int) *Error {
 
 func readSide(b []byte) (*cmpSide, *Error) {
 	switch {
+	case len(b) > 0 && msgp.NextType(b) == msgp.MapType && isPromptForm(b):
+		s := &cmpSide{view: new(View)}
+		if err := planSide(s, b); err != nil {
+			return nil, err
+		}
+		return s, nil
 	case len(b) > 0 && msgp.NextType(b) == msgp.MapType:
 		return requestSide(b)
 	case len(b) > 0 && msgp.NextType(b) == msgp.ArrayType:

@@ -56,7 +56,7 @@ func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Erro
 		if a == nil { // not planned in place: planned on its own bytes
 			own := getScratch()
 			defer own.release()
-			if _, a, _, err = planRequest(req, own); err != nil {
+			if a, err = planAny(req, own); err != nil {
 				return nil, err.within2("request")
 			}
 		}
@@ -143,7 +143,11 @@ func planInPlace(b []byte, sc *scratch) (*assembly, []byte) {
 		return nil, b
 	}
 	if msgp.NextType(b) == msgp.MapType {
-		a, rest, err := planPrefix(b, sc)
+		plan := planPrefix
+		if isPromptForm(b) {
+			plan = planPromptForm
+		}
+		a, rest, err := plan(b, sc)
 		if err != nil {
 			return nil, b
 		}
@@ -156,7 +160,11 @@ func planInPlace(b []byte, sc *scratch) (*assembly, []byte) {
 	if e != nil || len(data) == 0 || msgp.NextType(data) != msgp.MapType {
 		return nil, b
 	}
-	if a, after, err := planPrefix(data, sc); err == nil && len(after) == 0 {
+	plan := planPrefix
+	if isPromptForm(data) {
+		plan = planPromptForm
+	}
+	if a, after, err := plan(data, sc); err == nil && len(after) == 0 {
 		return a, rest
 	}
 	return nil, b

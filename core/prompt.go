@@ -19,6 +19,7 @@ type Prompt struct {
 	budget *int64
 	resp   *Response
 	st     PromptState
+	seg    Segments
 	// emptyText is the rendering of an empty observation, once made.
 	emptyText *string
 }
@@ -40,7 +41,7 @@ func NewPrompt(req *Request) (*Prompt, error) {
 		return nil, rerr
 	}
 	p := &Prompt{tmpl: a.tmpl, resp: resp, emptyText: a.emptyText,
-		st: a.promptState(req, size)}
+		st: a.promptState(req, size), seg: Segments{a.runEnd, a.injEnd, a.goalEnd}}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b
@@ -89,6 +90,9 @@ func (p *Prompt) AddStep(rawOutput, observation string) error {
 // element (msgs[0].Content[0].Text = ...) edits the Prompt's; call
 // Response().Clone() for a copy to edit (docs/SPEC.md §7.3).
 func (p *Prompt) Response() *Response { return p.resp.Clip() }
+
+// Segments are where the prompt's run, injections and goal end.
+func (p *Prompt) Segments() Segments { return p.seg }
 
 // State is the prompt's state (docs/SPEC.md §7.3.1): what add_step is sent.
 func (p *Prompt) State() PromptState { return p.st }

@@ -196,6 +196,22 @@ func DecodePromptStart(b []byte) (*Response, PromptState, error) {
 	return r, st, nil
 }
 
+// PromptSegments reads the segments of an ok prompt_start response
+// (docs/SPEC.md §7.3.1): where the prompt's run, injections and goal end.
+func PromptSegments(b []byte) (Segments, error) {
+	m, err := okMap(b)
+	if err != nil {
+		return Segments{}, err
+	}
+	var d respDecoder
+	s := d.obj(m["segments"])
+	seg := Segments{int(d.num(s["run_end"])), int(d.num(s["injections_end"])), int(d.num(s["goal_end"]))}
+	if d.bad {
+		return Segments{}, ErrBadResponse
+	}
+	return seg, nil
+}
+
 // ErrBadResponse reports bytes that are not a response of wire version 1.
 var ErrBadResponse = errors.New("not a wire v1 response")
 

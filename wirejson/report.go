@@ -15,4 +15,10 @@ func AppendExport(dst, request []byte) []byte {
 	return core.AppendExportBytes(dst, request, fromJSON)
 }
 
+// AppendCacheCall answers a cache_call request (docs/SPEC.md §7.15):
+// core.AppendCacheCallBytes, its JSON text judged by Request.
+func AppendCacheCall(dst, request []byte) []byte {
+	return core.AppendCacheCallBytes(dst, request, fromJSON)
+}
+
 func fromJSON(text []byte) ([]byte, *core.Error) { return Request(nil, text) }

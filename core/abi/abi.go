@@ -38,6 +38,7 @@ const (
 	CallAssembleShared
 	CallCacheReport
 	CallExport
+	CallCacheCall
 	NumCalls // the number of calls
 )
 
@@ -131,6 +132,9 @@ var Calls = [NumCalls]Spec{
 	{"export", CallExport, ArgArgs, AnswerMap, []string{"request", "provider", "options"},
 		"Runner.Call(abi.CallExport, request, provider, options)", "export", "Assembler.export",
 		"The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository)."},
+	{"cache_call", CallCacheCall, ArgArgs, AnswerJSON, []string{"run", "prompt", "previous", "usage"},
+		"CacheRun.Call, CacheRun.CallPrompt", "CacheRun.call", "CacheRun.call",
+		"Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository)."},
 }
 
 // ErrorParams are the arguments of the error call (docs/SPEC.md §7.10):

@@ -31,6 +31,7 @@ var funcs = [abi.NumCalls]func(dst, request []byte) []byte{
 	abi.CallAssembleShared:   core.AppendAssembleSharedBytes,
 	abi.CallCacheReport:      wirejson.AppendCacheReport,
 	abi.CallExport:           wirejson.AppendExport,
+	abi.CallCacheCall:        wirejson.AppendCacheCall,
 }
 
 func init() { funcs[abi.CallBatch] = appendBatch }

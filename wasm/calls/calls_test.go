@@ -173,6 +173,12 @@ var argSamples = map[abi.Call][]byte{
 		b = msgp.AppendString(msgp.AppendString(b, "provider"), "anthropic")
 		return msgp.AppendNil(msgp.AppendString(b, "options"))
 	}(),
+	abi.CallCacheCall: func() []byte {
+		b := msgp.AppendNil(msgp.AppendString(msgp.AppendMapHeader(nil, 4), "run"))
+		b = append(msgp.AppendString(b, "prompt"), request()...)
+		b = msgp.AppendNil(msgp.AppendString(b, "previous"))
+		return msgp.AppendNil(msgp.AppendString(b, "usage"))
+	}(),
 }
 
 // errorRequest is an error call's request, packed with the msgp library.

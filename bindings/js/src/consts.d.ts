@@ -117,6 +117,9 @@ export const CALL_CACHE_REPORT: number;
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT: number;
 
+/** The op number of the module's cache_call call (wasm/README.md, in the source repository). */
+export const CALL_CACHE_CALL: number;
+
 /** OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
 export const WORDS_WIRE: number;
 

@@ -137,6 +137,15 @@ export const CALLS = Object.freeze([
     api: "Assembler.export",
     doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
   }),
+  Object.freeze({
+    name: "cache_call",
+    op: 12,
+    arg: "args",
+    answer: "json",
+    params: Object.freeze(["run", "prompt", "previous", "usage"]),
+    api: "CacheRun.call",
+    doc: "Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository).",
+  }),
 ]);
 
 /** The only wire version (the project's docs/SPEC.md §2, in the source repository). */
@@ -219,6 +228,9 @@ export const CALL_CACHE_REPORT = 10;
 
 /** The op number of the module's export call (wasm/README.md, in the source repository). */
 export const CALL_EXPORT = 11;
+
+/** The op number of the module's cache_call call (wasm/README.md, in the source repository). */
+export const CALL_CACHE_CALL = 12;
 
 /** OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository). */
 export const WORDS_WIRE = 0;

@@ -31,6 +31,7 @@ __all__ = [
     "CALL_ASSEMBLE_VIEW",
     "CALL_ASSEMBLE_VIEW_JSON",
     "CALL_BATCH",
+    "CALL_CACHE_CALL",
     "CALL_CACHE_REPORT",
     "CALL_COMPARE",
     "CALL_ERROR",
@@ -226,6 +227,15 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         api="export",
         doc="The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
     ),
+    CallSpec(
+        name="cache_call",
+        op=12,
+        arg="args",
+        answer="json",
+        params=("run", "prompt", "previous", "usage"),
+        api="CacheRun.call",
+        doc="Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository).",
+    ),
 )
 
 #: The only wire version (the project's docs/SPEC.md §2, in the source repository).
@@ -308,6 +318,9 @@ CALL_CACHE_REPORT: Final = 10
 
 #: The op number of the module's export call (wasm/README.md, in the source repository).
 CALL_EXPORT: Final = 11
+
+#: The op number of the module's cache_call call (wasm/README.md, in the source repository).
+CALL_CACHE_CALL: Final = 12
 
 #: OR'ed into an op number: the call's messages in the wire vocabulary (dict, list, None for python; the project's docs/SPEC.md §6, in the source repository).
 WORDS_WIRE: Final = 0
