@@ -76,6 +76,9 @@ func TestPromptExportEqualsExport(t *testing.T) {
 				return
 			}
 		}
+		if form := core.AppendPromptForm(nil, p.Response(), len(p.Response().Messages), p.Segments()); !bytes.Equal(form, promptForm(p)) {
+			t.Fatalf("AppendPromptForm\n%q\nby hand\n%q", form, promptForm(p))
+		}
 		for _, provider := range []string{core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses} {
 			lookback := r.IntN(4)
 			want := wirejson.AppendExport(nil, exportArgs(core.EncodeRequest(full), provider, lookback))

@@ -312,3 +312,55 @@ func (p *Prompt) AppendExport(dst []byte, provider string, o *ExportOptions) ([]
 func DefaultExportOptions() ExportOptions {
 	return ExportOptions{MaxBreakpoints: MaxBreakpoints, Lookback: DefaultLookback}
 }
+
+// AppendPromptForm appends the prompt form (docs/SPEC.md §7.14) of a
+// prompt's response r, whose first n messages it takes, and its segments:
+// what a host sends for a Prompt wherever a request goes.
+func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
+	dst = appendArrayHeader(append(appendMapHeader(dst, 3), keyMessages...), n)
+	for _, m := range r.Messages[:n] {
+		dst = appendArrayHeader(append(appendStr(append(dst, msgHead...), m.Role), keyContent...), len(m.Content))
+		for _, b := range m.Content {
+			dst = appendStr(append(dst, blockHead+key(b.Type)+keyText...), b.Text)
+		}
+	}
+	dst = seg.append(dst)
+	dst = appendArrayHeader(append(dst, key("injected")...), len(r.Injected))
+	for _, e := range r.Injected {
+		dst = appendStr(append(appendMapHeader(dst, 3), key("channel")...), e.Channel)
+		dst = appendStr(append(dst, key("entry_id")...), e.EntryID)
+		dst = appendUint(append(dst, keyMessageIndex...), uint64(e.MessageIndex))
+	}
+	return dst
+}
+
+// AppendExportOptions appends o as the export's options map (docs/SPEC.md
+// §7.13); nil is nil (the defaults).
+func AppendExportOptions(dst []byte, o *ExportOptions) []byte {
+	if o == nil {
+		return append(dst, 0xc0)
+	}
+	n := 2
+	if o.TTL != "" {
+		n++
+	}
+	if o.CacheKey != "" {
+		n++
+	}
+	if o.Body != nil {
+		n++
+	}
+	dst = appendMapHeader(dst, n)
+	dst = appendUint(append(dst, key("max_breakpoints")...), uint64(max(o.MaxBreakpoints, 0)))
+	dst = appendUint(append(dst, key("lookback")...), uint64(max(o.Lookback, 0)))
+	if o.TTL != "" {
+		dst = appendStr(append(dst, key("ttl")...), o.TTL)
+	}
+	if o.CacheKey != "" {
+		dst = appendStr(append(dst, key("prompt_cache_key")...), o.CacheKey)
+	}
+	if o.Body != nil {
+		dst = append(append(dst, key("body")...), o.Body...)
+	}
+	return dst
+}

@@ -17,6 +17,7 @@ type Prompt struct {
 	budget *int64
 	st     core.PromptState
 	resp   *core.Response
+	seg    core.Segments
 }
 
 // NewPrompt assembles req inside the module.
@@ -33,7 +34,11 @@ func (r *Runner) NewPrompt(req *core.Request) (*Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, st: st}
+	seg, err := core.PromptSegments(b)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prompt{r: r, tmpl: req.ObservationTemplate, resp: resp, st: st, seg: seg}
 	if req.MaxPromptChars != nil {
 		b := *req.MaxPromptChars
 		p.budget = &b

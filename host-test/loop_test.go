@@ -1,0 +1,163 @@
+package hosttest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/wasmhost"
+	"github.com/polyloop/assembly/wirejson"
+)
+
+// loopRequest is the loop's request with its steps and injection memo.
+func loopRequest(steps []core.Step, memo string) *core.Request {
+	text := func(role, s string) core.Message {
+		return core.Message{Role: role, Content: []core.Block{{Type: "text", Text: s}}}
+	}
+	return &core.Request{
+		RunMessages:         []core.Message{text("system", "You are a careful agent.")},
+		Injections:          map[string][]core.Injection{"memory": {{EntryID: "m1", Content: memo}}},
+		GoalMessages:        []core.Message{text("user", "Count the files in /data, café.")},
+		Steps:               append([]core.Step(nil), steps...),
+		ObservationTemplate: "Output:\n{observation}",
+	}
+}
+
+// TestLoopEveryEngine is the agent loop end to end on wazero and
+// wasmtime-go (issue 41): 40 calls on a Prompt, condensed at call 20, an
+// injection edited at call 30, a provider miss planted at call 35. Each
+// call's verdict as it happens (wasmhost.CacheRun.CallPrompt) equals its
+// entry of cache_report over the recorded requests and usage, and the
+// Prompt's export equals the export of the equivalent request.
+func TestLoopEveryEngine(t *testing.T) {
+	for _, r := range runners {
+		t.Run(r.Engine(), func(t *testing.T) { loop(t, r) })
+	}
+}
+
+func loop(t *testing.T, r *wasmhost.Runner) {
+	var steps []core.Step
+	memo := "Prefer metric units."
+	p, err := r.NewPrompt(loopRequest(nil, memo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.NewCacheRun()
+	var verdicts []json.RawMessage
+	reqs := `{"requests":[`
+	usage := `,"usage":[`
+	for call := range 40 {
+		switch call {
+		case 20:
+			steps = append([]core.Step{{RawOutput: "Summary of steps 0-14.", Observation: "condensed"}}, steps[15:]...)
+		case 30:
+			memo = "Prefer imperial units."
+		}
+		if call == 20 || call == 30 {
+			if p, err = r.NewPrompt(loopRequest(steps, memo)); err != nil {
+				t.Fatal(err)
+			}
+		} else if call > 0 {
+			s := core.Step{RawOutput: fmt.Sprintf("Thought %d.\nAction: ls /data/%d", call, call), Observation: fmt.Sprintf("%d files ✓", call*7)}
+			if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, s)
+		}
+		cached := 500
+		if call == 0 || call == 20 || call == 30 || call == 35 {
+			cached = 0
+		}
+		u := fmt.Sprintf(`{"usage":{"input_tokens":900,"cache_read_input_tokens":%d}}`, cached)
+		v, err := run.CallPrompt(p, []byte(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts = append(verdicts, v)
+		req, _ := json.Marshal(wireRequest(loopRequest(steps, memo)))
+		reqs += map[bool]string{true: "", false: ","}[call == 0] + string(req)
+		usage += map[bool]string{true: "", false: ","}[call == 0] + u
+		if call == 10 || call == 39 {
+			for _, provider := range []string{core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses} {
+				got, err := p.Export(provider, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := fmt.Sprintf(`{"request":%s,"provider":%q,"options":null}`, req, provider)
+				msg, jerr := wirejson.ToMsgpack(nil, []byte(args))
+				if jerr != nil {
+					t.Fatal(jerr)
+				}
+				want, _, _ := wirejson.FromMsgpack(nil, wirejson.AppendExport(nil, msg))
+				if !bytes.Equal(got, want) {
+					t.Fatalf("call %d, %s: Prompt.Export\n%s\nexport of the request\n%s", call, provider, got, want)
+				}
+			}
+		}
+	}
+	msg, err := wirejson.ToMsgpack(nil, []byte(reqs+"]"+usage+"]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := wirejson.AppendCacheReport(nil, msg)
+	var want struct {
+		Calls []json.RawMessage `json:"calls"`
+	}
+	if err := json.Unmarshal(whole, &want); err != nil || len(want.Calls) != 40 {
+		t.Fatalf("cache_report: %v %.300s", err, whole)
+	}
+	var breaks []int
+	for i, v := range verdicts {
+		if !bytes.Equal(v, want.Calls[i]) {
+			t.Fatalf("call %d: verdict\n%s\ncache_report\n%s", i, v, want.Calls[i])
+		}
+		var e struct {
+			Break *struct{ Cause string }
+			Usage struct{ Class string }
+		}
+		_ = json.Unmarshal(v, &e)
+		if e.Break != nil {
+			breaks = append(breaks, i)
+		}
+		if i == 35 && e.Usage.Class != core.UsageProviderMiss {
+			t.Fatalf("call 35: class %q, want provider_miss", e.Usage.Class)
+		}
+	}
+	if fmt.Sprint(breaks) != "[20 30]" {
+		t.Fatalf("breaks at calls %v, want [20 30]", breaks)
+	}
+	if rep, err := run.Report(); err != nil || !bytes.Equal(rep, whole) {
+		t.Fatalf("Report: %v\n%s\ncache_report\n%s", err, rep, whole)
+	}
+}
+
+// wireRequest is req as the JSON object the wire takes (snake_case keys).
+func wireRequest(req *core.Request) map[string]any {
+	msgs := func(ms []core.Message) []any {
+		out := []any{}
+		for _, m := range ms {
+			blocks := []any{}
+			for _, b := range m.Content {
+				blocks = append(blocks, map[string]any{"type": b.Type, "text": b.Text})
+			}
+			out = append(out, map[string]any{"role": m.Role, "content": blocks})
+		}
+		return out
+	}
+	inj := map[string]any{}
+	for ch, es := range req.Injections {
+		l := []any{}
+		for _, e := range es {
+			l = append(l, map[string]any{"entry_id": e.EntryID, "content": e.Content})
+		}
+		inj[ch] = l
+	}
+	steps := []any{}
+	for _, s := range req.Steps {
+		steps = append(steps, map[string]any{"raw_output": s.RawOutput, "observation": s.Observation})
+	}
+	return map[string]any{"run_messages": msgs(req.RunMessages), "injections": inj, "goal_messages": msgs(req.GoalMessages),
+		"steps": steps, "observation_template": req.ObservationTemplate}
+}
