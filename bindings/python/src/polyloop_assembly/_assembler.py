@@ -10,7 +10,7 @@ import itertools
 import json
 import os
 import weakref
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 
 from . import _codec, _fork, _runtime
 from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ASSEMBLE_SHARED, CALL_ERROR, CALL_PROMPT_START
@@ -20,6 +20,9 @@ from ._data_messages import MessagesView, chat_messages
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
+
+if TYPE_CHECKING:
+    from ._caching import Provider
 
 BytesLike = Union[bytes, bytearray, memoryview]
 JSONText = Union[str, bytes, bytearray, memoryview]
@@ -279,6 +282,7 @@ class Prompt:
         self._prefix_digests: PrefixDigests = response["prefix_digests"]
         self._overflow: bool = response["context_overflow"]
         self._state: Dict[str, int] = response["prompt"]
+        self._segments: Dict[str, int] = response["segments"]
 
     def add_step(self, raw_output: str, observation: str) -> "Prompt":
         """Append a step (the assistant's ``raw_output``, the ``observation`` through the template); return
@@ -359,6 +363,31 @@ class Prompt:
         out["prefix_digests"] = self.prefix_digests
         return cast(AssembleResponse, out)
 
+    def export(
+        self,
+        provider: "Provider",
+        *,
+        ttl: Optional[Literal["5m", "1h"]] = None,
+        max_breakpoints: Optional[int] = None,
+        lookback: Optional[int] = None,
+        prompt_cache_key: Optional[str] = None,
+        body: Optional[Dict[str, Any]] = None,
+    ) -> Dict[str, Any]:
+        """The provider's request body for this prompt as it is now: what :func:`polyloop_assembly.export` gives for
+        the request with the steps so far, byte for byte, without assembling the history again (the core is sent the
+        messages and the segment ends it answered). The options are :func:`polyloop_assembly.export`'s; the body is
+        the caller's to edit. Raises :class:`AssemblyError` at the request path of a text the provider refuses."""
+        options: Dict[str, Any] = dict(ttl=ttl, max_breakpoints=max_breakpoints, lookback=lookback)
+        options.update(prompt_cache_key=prompt_cache_key, body=body)
+        given = {k: v for k, v in options.items() if v is not None}
+        return dict(self._assembler.call("export", self._form(), provider, given))
+
+    def _form(self, n: Optional[int] = None) -> Dict[str, Any]:
+        """The prompt form (the project's docs/SPEC.md §7.14): the first ``n`` messages (all by default), the segment
+        ends and the injected entries, as the core reads an assembled prompt."""
+        messages = self._messages if n is None else self._messages[:n]
+        return {"messages": messages, "segments": self._segments, "injected": self._injected}
+
     def _response_size(self) -> int:
         """The length of :meth:`response`'s canonical bytes (kept by the core in the state)."""
         return self._state["response_bytes"]
@@ -374,7 +403,12 @@ class Prompt:
 def compare(a: Any, b: Any, *, assembler: Optional[Assembler] = None) -> Comparison:
     """Compare two prompts, each a request, a recorded message list or either as JSON text or msgpack
     (the project's docs/SPEC.md §7.9, in the source repository); an invalid side's path starts ``a`` or ``b``."""
-    return cast(Comparison, (assembler or default_assembler()).call("compare", a, b))
+    return cast(Comparison, (assembler or default_assembler()).call("compare", prompt_side(a), prompt_side(b)))
+
+
+def prompt_side(value: Any) -> Any:
+    """A :class:`Prompt` as its prompt form (its messages now); any other value as it is."""
+    return value._form() if isinstance(value, Prompt) else value
 
 
 def assemble(request: AssembleRequest) -> AssembleResponse:

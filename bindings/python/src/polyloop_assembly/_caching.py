@@ -6,11 +6,13 @@ call.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Literal, Optional
+import copy as _copy
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple
 
-from ._assembler import Assembler, default_assembler
+from ._assembler import Assembler, Prompt, default_assembler, prompt_side
 
-__all__ = ["Provider", "cache_report", "export"]
+__all__ = ["CacheRun", "Provider", "cache_report", "export"]
 
 #: The request bodies :func:`export` writes.
 Provider = Literal["anthropic", "openai-chat", "openai-responses"]
@@ -26,7 +28,12 @@ def cache_report(
     the provider's recorded usage (a usage dict or a whole response; ``None`` where none): each call then gets
     a class, ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
     ``error``; the report never raises for one."""
-    return dict((assembler or default_assembler()).call("cache_report", list(requests), None if usage is None else list(usage)))
+    asm = assembler or default_assembler()
+    if isinstance(requests, (Mapping, str, bytes, bytearray, memoryview)):
+        run: Any = requests  # one request where a run belongs: the core says so, with a coded error
+    else:
+        run = [prompt_side(r) for r in requests]
+    return dict(asm.call("cache_report", run, None if usage is None else list(usage)))
 
 
 def export(
@@ -49,4 +56,52 @@ def export(
     options: Dict[str, Any] = dict(ttl=ttl, max_breakpoints=max_breakpoints, lookback=lookback)
     options.update(prompt_cache_key=prompt_cache_key, body=body)
     given = {k: v for k, v in options.items() if v is not None}
-    return dict((assembler or default_assembler()).call("export", request, provider, given))
+    return dict((assembler or default_assembler()).call("export", prompt_side(request), provider, given))
+
+
+class CacheRun:
+    """A run's cache report made call by call (the project's docs/SPEC.md §7.15): hand :meth:`call` each call's
+    prompt (a :class:`Prompt` or a request) and the provider's recorded usage (or whole response); it answers that
+    call's entry of :func:`cache_report` at once (``extends``, ``break`` with its segment and cause,
+    ``cacheable_prefix_chars``, the usage class), and :meth:`report` the whole run's, equal to :func:`cache_report`
+    over the same prompts and usage. A Prompt that only grew since the last call costs what it added; a new Prompt
+    (a condensed history, an edited injection) is compared with the last one and its break named.
+
+    >>> run = CacheRun()
+    >>> entry = run.call(prompt, response.usage)   # doctest: +SKIP
+    """
+
+    def __init__(self, *, assembler: Optional[Assembler] = None) -> None:
+        self._asm = assembler or default_assembler()
+        self._run: Optional[Dict[str, Any]] = None
+        self._calls: List[Dict[str, Any]] = []
+        self._last: Optional[Tuple[Any, int]] = None  # the last valid call's prompt, and its messages then
+
+    def call(self, prompt: Any, usage: Any = None) -> Dict[str, Any]:
+        """Report on the run's next call: ``prompt`` is what was sent (a :class:`Prompt`, as it is now, or a request:
+        a dict, JSON text or msgpack bytes, kept by reference), ``usage`` the provider's usage or response (``None``:
+        none recorded, class ``no_usage``). Returns the call's entry; an invalid request is an entry with ``error``."""
+        last, previous = self._last, None
+        if isinstance(prompt, Prompt) and last is not None and last[0] is prompt and len(prompt) >= last[1]:
+            arg: Any = {"extends": last[1], "messages": prompt._messages[last[1] :]}
+        else:
+            arg = prompt_side(prompt)
+            if last is not None:
+                previous = last[0]._form(last[1]) if isinstance(last[0], Prompt) else last[0]
+        answer = self._asm.call("cache_call", self._run, arg, previous, usage)
+        entry: Dict[str, Any] = answer["call"]
+        self._run = answer["run"]
+        self._calls.append(entry)
+        if "error" not in entry:
+            self._last = (prompt, len(prompt) if isinstance(prompt, Prompt) else 0)
+        return entry
+
+    def report(self) -> Dict[str, Any]:
+        """The whole run's report so far: what :func:`cache_report` answers for the same prompts and usage."""
+        if self._run is None:
+            return cache_report([], [], assembler=self._asm)
+        run = self._run
+        return _copy.deepcopy({"calls": self._calls, "groups": run["groups"], "totals": run["totals"]})
+
+    def __len__(self) -> int:
+        return len(self._calls)
