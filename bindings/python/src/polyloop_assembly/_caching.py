@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Literal, Optional
 
 from ._assembler import Assembler, default_assembler
+from ._codec import usage_value
 
 __all__ = ["Provider", "cache_report", "export"]
 
@@ -23,10 +24,14 @@ def cache_report(
     (``extends``), the first ``break`` (segment, message, char, cause: ``run_changed``, ``injections_changed``,
     ``goal_changed``, ``history_rewritten``, ``steps_removed``), ``cacheable_prefix_chars``; the stable prefixes
     (``groups``) and ``totals``. ``requests`` are dicts, JSON text or msgpack bytes; ``usage``, one per request,
-    the provider's recorded usage (a usage dict or a whole response; ``None`` where none): each call then gets
-    a class, ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
-    ``error``; the report never raises for one."""
-    return dict((assembler or default_assembler()).call("cache_report", list(requests), None if usage is None else list(usage)))
+    the provider's recorded usage (``None`` where none): a usage dict or a whole response, its JSON text, or the
+    provider SDK's own object (``anthropic.types.Message``, ``openai.types.chat.ChatCompletion``,
+    ``openai.types.responses.Response`` or their ``usage``, read through ``model_dump()``): each call then gets a
+    class, ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
+    ``error``; the report never raises for one. A usage that is none of these (text that is not JSON, another
+    object) raises :class:`AssemblyError` (``malformed_request`` at ``usage[i]``)."""
+    given = None if usage is None else [usage_value(u, "usage[%d]" % i) for i, u in enumerate(usage)]
+    return dict((assembler or default_assembler()).call("cache_report", list(requests), given))
 
 
 def export(
