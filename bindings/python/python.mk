@@ -36,8 +36,8 @@ $(PY_DIR)/LICENSE: LICENSE
 	@cp LICENSE $@
 
 # .venv at the repo root with CPython 3.12, the pinned dependencies (ruff
-# for make fmt and make check) and the package installed editable; the log in
-# artifacts/test/python.venv.log.
+# for make fmt and make check, the providers' clients for the tests) and the
+# package installed editable; the log in artifacts/test/python.venv.log.
 python.venv: $(PY_STAMP)
 $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.py | check-python312 $(PY_STAGED)
 	@$(SETUP) python.venv -- $(MAKE) --no-print-directory python.venv.run
@@ -45,7 +45,7 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 python.venv.run:
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff
+	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff anthropic openai
 	$(PY_INSTALL) --no-build-isolation --no-deps -e $(PY_DIR)
 
 # ruff (pinned in constraints.txt, configured in pyproject.toml) on the

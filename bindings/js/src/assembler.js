@@ -5,7 +5,7 @@
  * @module
  */
 import { AssemblyError } from "./errors.js";
-import { RequestTooLarge, acquireEncoder, encodeRequest } from "./encode.js";
+import { RequestTooLarge, acquireEncoder, encodeRequest, usageValue } from "./encode.js";
 import { textDecoder, wtf8 } from "./strings.js";
 import { StringCeiling, decodeResponse } from "./decode.js";
 import { InstancePool, poolOptions } from "./instance.js";
@@ -80,7 +80,9 @@ export class Assembler {
   }
 
   cacheReport(requests, usage) {
-    return this.call("cache_report", requests, usage);
+    // Each usage as the core reads it: JSON text parsed, a class instance through toJSON() (usageValue).
+    const given = Array.isArray(usage) ? Array.from(usage, (u, i) => usageValue(u, `usage[${i}]`)) : usage;
+    return this.call("cache_report", requests, given);
   }
 
   export(request, provider, options) {

@@ -9,6 +9,7 @@
 
 import { Encoder } from "@msgpack/msgpack";
 import { EXT_UNREADABLE, MAX_REQUEST_BYTES, SHARED_TEXT_SECTIONS } from "./consts.js";
+import { AssemblyError } from "./errors.js";
 import {
   CACHE_MAX_UNITS,
   cacheEpoch,
@@ -510,6 +511,67 @@ function unreadableData(type, e) {
     // an error whose name or message cannot be read: its type alone
   }
   return new Encoder().encode([type, name, text].map((t) => t.toWellFormed?.() ?? t));
+}
+
+const USAGE_EXPECTED = "expected a usage object, a response, its JSON text, or an object with toJSON()";
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * One call's recorded usage as the core reads it (docs/SPEC.md §7.12): null or undefined as null; a plain object (a usage, or a whole
+ * response, as the providers' SDKs answer it), an array, a Map, a number or a boolean as it is, for the core to judge; JSON text (a
+ * string, or UTF-8 in a Uint8Array) parsed; an object with toJSON() (a class instance) read as JSON.stringify reads it. Anything
+ * else (a Promise: a call not awaited; a class instance without toJSON(); a function) throws, as does text that is not JSON.
+ * @param {unknown} value @param {string} path its path in the call's arguments (`usage[i]`) @returns {unknown}
+ */
+export function usageValue(value, path) {
+  if (value === undefined || value === null) return null;
+  const type = typeof value;
+  if (type === "number" || type === "boolean" || type === "bigint") return value;
+  if (type === "string" || value instanceof Uint8Array) {
+    try {
+      return JSON.parse(type === "string" ? /** @type {string} */ (value) : strictUtf8.decode(/** @type {Uint8Array} */ (value)));
+    } catch (e) {
+      throw usageError(path, "found text that is not JSON", e);
+    }
+  }
+  if (type === "object") {
+    const object = /** @type {object} */ (value);
+    if (Array.isArray(object) || object instanceof Map) return object;
+    let text;
+    let plain = false;
+    try {
+      if (typeof (/** @type {any} */ (object).toJSON) === "function") text = JSON.stringify(object) ?? "";
+      else if (isPlainObject(object)) plain = true;
+      else if (typeof (/** @type {any} */ (object).then) === "function") {
+        throw usageError(path, `found a ${typeName(object)}, not awaited: await the client's call and pass its result`);
+      }
+    } catch (e) {
+      if (e instanceof AssemblyError) throw e;
+      throw usageError(path, `found a ${typeName(object)} whose toJSON() raised ${errorText(e)}`, e);
+    }
+    if (plain) return object;
+    if (text !== undefined) {
+      if (text === "") throw usageError(path, `found a ${typeName(object)} whose toJSON() answered no JSON value`);
+      return JSON.parse(text);
+    }
+  }
+  throw usageError(path, `found a ${typeName(value)}`);
+}
+
+/** @param {string} path @param {string} found @param {unknown} [cause] */
+function usageError(path, found, cause) {
+  const error = new AssemblyError("malformed_request", path, `${USAGE_EXPECTED}; ${found}`);
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+/** "Name: message" of a thrown value, without letting a getter escape. @param {unknown} e */
+function errorText(e) {
+  try {
+    return e instanceof Error ? `${e.name}: ${e.message}` : `${typeName(e)}: ${String(e)}`;
+  } catch {
+    return typeName(e);
+  }
 }
 
 /** The encoder of every call's request (its buffer is kept between calls). */

@@ -133,7 +133,11 @@ export class Assembler {
    * @throws {AssemblyError} the error the answer carries; TypeError for a name that is no such call.
    */
   call(name: string, ...args: unknown[]): any;
-  /** A run's cache report (docs/SPEC.md §7.12): `requests` in call order; `usage`, the provider's of each call. */
+  /**
+   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order; `usage`, the provider's of each call (null where none): its usage
+   * object or the whole response, as the provider's SDK answers it, its JSON text, or an object with toJSON(). Any other value, and
+   * text that is not JSON, throws AssemblyError `malformed_request` at `usage[i]`.
+   */
   cacheReport(requests: readonly (AssembleRequest | string | Uint8Array)[], usage?: readonly unknown[] | null): Record<string, any>;
   /** The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13). */
   export(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple
 
 from ._assembler import Assembler, Prompt, default_assembler, prompt_side
+from ._codec import usage_value
 
 __all__ = ["CacheRun", "Provider", "cache_report", "export"]
 
@@ -24,16 +25,20 @@ def cache_report(
     """Report on the calls of a run, in call order: for each, whether its prompt extends the previous call's
     (``extends``), the first ``break`` (segment, message, char, cause: ``run_changed``, ``injections_changed``,
     ``goal_changed``, ``history_rewritten``, ``steps_removed``), ``cacheable_prefix_chars``; the stable prefixes
-    (``groups``) and ``totals``. ``requests`` are dicts, JSON text or msgpack bytes; ``usage``, one per request,
-    the provider's recorded usage (a usage dict or a whole response; ``None`` where none): each call then gets
-    a class, ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
-    ``error``; the report never raises for one."""
+    (``groups``) and ``totals``. ``requests`` are dicts, :class:`Prompt` objects, JSON text or msgpack bytes;
+    ``usage``, one per request, the provider's recorded usage (``None`` where none): a usage dict or a whole response, its JSON text, or the
+    provider SDK's own object (``anthropic.types.Message``, ``openai.types.chat.ChatCompletion``,
+    ``openai.types.responses.Response`` or their ``usage``, read through ``model_dump()``): each call then gets a
+    class, ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
+    ``error``; the report never raises for one. A usage that is none of these (text that is not JSON, another
+    object) raises :class:`AssemblyError` (``malformed_request`` at ``usage[i]``)."""
+    given = None if usage is None else [usage_value(u, "usage[%d]" % i) for i, u in enumerate(usage)]
     asm = assembler or default_assembler()
     if isinstance(requests, (Mapping, str, bytes, bytearray, memoryview)):
         run: Any = requests  # one request where a run belongs: the core says so, with a coded error
     else:
         run = [prompt_side(r) for r in requests]
-    return dict(asm.call("cache_report", run, None if usage is None else list(usage)))
+    return dict(asm.call("cache_report", run, given))
 
 
 def export(
@@ -88,7 +93,7 @@ class CacheRun:
             arg = prompt_side(prompt)
             if last is not None:
                 previous = last[0]._form(last[1]) if isinstance(last[0], Prompt) else last[0]
-        answer = self._asm.call("cache_call", self._run, arg, previous, usage)
+        answer = self._asm.call("cache_call", self._run, arg, previous, usage_value(usage, "usage"))
         entry: Dict[str, Any] = answer["call"]
         self._run = answer["run"]
         self._calls.append(entry)

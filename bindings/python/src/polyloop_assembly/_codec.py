@@ -10,6 +10,8 @@ below writes the rest, the same bytes for every value both can write.
 
 from __future__ import annotations
 
+import inspect
+import json
 import operator
 import threading
 from collections.abc import Mapping, Sequence
@@ -18,6 +20,7 @@ from typing import Any, Callable, List, Optional
 import msgpack  # type: ignore[import-untyped]
 
 from ._consts import EXT_BIG_INT, EXT_REQUEST_TEXT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH, SHARED_TEXT_SECTIONS
+from ._errors import AssemblyError
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
@@ -228,3 +231,46 @@ def shared_texts(request: Any) -> Optional[List[str]]:
 
 SHARED_MIN = 1 << 16
 _STEP = ("raw_output", "observation")  # a step's texts, in their order
+
+
+# A provider's recorded answer, as the user holds it.
+
+_USAGE_EXPECTED = "expected a usage dict, a response, its JSON text, or an SDK object with model_dump()"
+# pydantic v2's model_dump: the fields the provider's JSON held (exclude_unset), under its names (by_alias), as
+# JSON values (mode="json"): the recorded JSON itself, so the same numbers (tests/test_sdk_clients.py).
+_MODEL_DUMP = dict(mode="json", by_alias=True, exclude_unset=True)
+
+
+def usage_value(value: Any, path: str) -> Any:
+    """One call's recorded usage as the core reads it (the project's docs/SPEC.md §7.12, in the source
+    repository): ``None``, a mapping (a usage, or a whole response holding one) and any other JSON value (a
+    list, a number: the core judges it) as they are; JSON text (``str``, ``bytes``) parsed; a provider SDK's
+    response or usage object (Anthropic's ``Message``, OpenAI's ``ChatCompletion``, ``Response``) read through
+    its ``model_dump()`` (pydantic v2) or, without one, its ``to_dict()``. No SDK is imported.
+
+    Raises:
+        AssemblyError: ``malformed_request`` at ``path`` for text that is not JSON, for an object that is none of
+        these (an awaitable: the call was not awaited) and for an object whose ``model_dump()`` or ``to_dict()``
+        raised (its exception chained).
+    """
+    if value is None or isinstance(value, Mapping):
+        return value
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        try:
+            return json.loads(value.tobytes() if isinstance(value, memoryview) else value)
+        except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+            raise AssemblyError("malformed_request", path, _USAGE_EXPECTED + "; found text that is not JSON") from e
+    if isinstance(value, (int, float, Sequence)):
+        return value
+    for name, options in (("model_dump", _MODEL_DUMP), ("to_dict", {})):
+        try:
+            read = getattr(value, name, None)
+            if callable(read):
+                return read(**options)
+        except Exception as e:
+            what = "found a %s whose %s() raised %s: %s" % (type(value).__name__, name, type(e).__name__, _text_of(e))
+            raise AssemblyError("malformed_request", path, _USAGE_EXPECTED + "; " + what) from e
+    found = "found a %s" % type(value).__name__
+    if inspect.isawaitable(value):
+        found += ", not awaited: await the client's call and pass its result"
+    raise AssemblyError("malformed_request", path, _USAGE_EXPECTED + "; " + found)

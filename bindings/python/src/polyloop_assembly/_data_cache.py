@@ -9,13 +9,12 @@ passed through, or a tokenizer's the caller gives, beside the characters."""
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Mapping, Sized
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _runtime
 from ._assembler import Assembler, default_assembler
-from ._caching import cache_report
+from ._codec import usage_value
 from ._data_runs import _assembled
 from ._data_values import _absent, _is_hf_batch, _values, _with_columns
 from ._errors import AssemblyError
@@ -81,14 +80,20 @@ def _input_tokens(usage: Any) -> Optional[int]:
     return None
 
 
+def _read(usage: Any) -> Tuple[Any, Optional[AssemblyError]]:
+    """A recorded usage as the core reads it (JSON text parsed, an SDK's object read: ``usage_value``), or None
+    and the error that says why it cannot be (its row's error)."""
+    try:
+        return usage_value(usage, "usage"), None
+    except AssemblyError as e:
+        return None, e
+
+
 def _parsed(usage: Any) -> Any:
-    """A usage recorded as JSON text, parsed (text that is no JSON stays as it is: its row's error)."""
-    if isinstance(usage, (str, bytes, bytearray)):
-        try:
-            return json.loads(usage)
-        except ValueError:
-            return usage
-    return usage
+    """A usage read as :func:`_read` reads it; one that cannot be, or JSON text of a str, stays as it is
+    (``_rows`` reads it again: reports it, or parses it once)."""
+    value, error = _read(usage)
+    return usage if error is not None or isinstance(value, str) else value
 
 
 def _count(tokenizer: Tokenizer, text: str) -> int:
@@ -122,16 +127,17 @@ def _rows(
     ``carry`` moves past them."""
     carried = [] if carry.last_call is None else [carry.last_request]
     requests = carried + [request for request, _, _ in calls]
-    usage = [None] * len(carried) + [_parsed(u) for _, _, u in calls]
+    read = [_read(u) for _, _, u in calls]
+    usage = [None] * len(carried) + [value for value, _ in read]
     try:
-        verdicts = cache_report(requests, usage, assembler=asm)["calls"][len(carried) :]
+        verdicts = asm.call("cache_report", requests, usage)["calls"][len(carried) :]  # usage read already
     except AssemblyError as e:  # internal: the instance failed; every call says so
         error = {"code": e.code, "path": e.path, "message": e.message}
         verdicts = [{"error": error}] * len(calls)
     rows = []
     for k, ((request, given, _), verdict) in enumerate(zip(calls, verdicts)):
         call = carry.next_call + k
-        row = _row(call, verdict, given, usage[len(carried) + k], tokenizer is not None)
+        row = _row(call, verdict, given, usage[len(carried) + k], tokenizer is not None, read[k][1])
         if "error" not in verdict:
             previous = verdict["previous"]
             if previous is not None:  # the report's index: the carried call, or one of these
@@ -144,7 +150,9 @@ def _rows(
     return rows
 
 
-def _row(call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens: bool) -> Dict[str, Any]:
+def _row(
+    call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens: bool, unread: Optional[AssemblyError]
+) -> Dict[str, Any]:
     row: Dict[str, Any] = dict.fromkeys(_columns(tokens))
     row["call_index"] = call
     if "error" in verdict:
@@ -157,7 +165,9 @@ def _row(call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens:
     if brk is not None:
         row.update({"break_" + k: brk[k] for k in _BREAK})
     usage = verdict["usage"]
-    if usage is not None and "error" in usage:  # invalid_usage: the call is reported, its usage is not
+    if unread is not None:  # no usage could be made of the value (usage_value): reported as the core's invalid_usage
+        row.update(usage_class="invalid_usage", error_code=unread.code, error_path=unread.path, error_message=unread.message)
+    elif usage is not None and "error" in usage:  # invalid_usage: the call is reported, its usage is not
         e = usage["error"]
         row.update(usage_class=usage["class"], error_code=e["code"], error_path=e["path"], error_message=e["message"])
     elif given and usage is not None:
@@ -192,8 +202,8 @@ def cache_rows(
     ``calls``: ``(run_id, request)`` or ``(run_id, request, usage)`` tuples, each run's calls together and in
     call order (a log sorted by run id, stably); a request is a dict, JSON text or msgpack bytes; ``usage``
     the provider's recorded usage for that call (its usage dict, or the whole response holding one under
-    ``usage``: Anthropic's, OpenAI's Chat Completions or Responses, DeepSeek's field names; or its JSON
-    text), ``None`` where none was recorded. A run's calls are reported ``window`` at a time, each window with the last valid call
+    ``usage``: Anthropic's, OpenAI's Chat Completions or Responses, DeepSeek's field names; its JSON text; or
+    the provider SDK's own response object, read through ``model_dump()``), ``None`` where none was recorded. A run's calls are reported ``window`` at a time, each window with the last valid call
     before it (memory: one window).
 
     A row: ``run_id`` and :data:`CACHE_COLUMNS`: ``call_index`` (from 0 within the run), ``previous_call``
@@ -209,8 +219,8 @@ def cache_rows(
 
     An invalid request is its row's error (``error_code``, ``error_path``, ``error_message``; the other
     columns None) and is left out of the run (the next call is compared with the last valid one). A usage
-    that is no usage (a list, a str) is its row's error at path ``usage``, the call still reported. Neither
-    fails the iteration.
+    that is no usage (a list, text that is not JSON, an object without ``model_dump()``) is its row's error at
+    path ``usage`` (``usage_class`` ``invalid_usage``), the call still reported. Neither fails the iteration.
 
     ``tokenizer``: a callable counting the tokens of a text (:data:`Tokenizer`); adds
     ``cacheable_prefix_tokens``, its count of the cacheable prefix's text (the call's message texts joined,
