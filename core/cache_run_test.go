@@ -152,7 +152,11 @@ func randomRun(r *rand.Rand, at func(c *runCall)) []runCall {
 			}
 		}
 		c := runCall{req: core.EncodeRequest(&cur), prompt: p}
-		switch r.IntN(5) {
+		switch r.IntN(7) {
+		case 5:
+			c.usage = msgp.AppendString(nil, fmt.Sprintf(`{"usage": {"cache_read_input_tokens": %d}}`, r.IntN(2)*9))
+		case 6:
+			c.usage = msgp.AppendString(nil, `{"cache_read_input_tokens": `)
 		case 0, 1:
 			c.usage = msgp.AppendNil(nil)
 		case 2:
@@ -207,7 +211,7 @@ func TestCacheRunEqualsReport(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 11))
 	classes := map[string]int{}
 	for range 400 {
-		byPrompt := core.NewCacheRun()
+		byPrompt := wirejson.NewCacheRun()
 		var lastP *core.Prompt
 		lastLen := 0
 		run := randomRun(r, func(c *runCall) {
@@ -239,7 +243,7 @@ func TestCacheRunEqualsReport(t *testing.T) {
 		if err := json.Unmarshal(whole, &want); err != nil {
 			t.Fatalf("%v: %s", err, whole)
 		}
-		byReq := core.NewCacheRun()
+		byReq := wirejson.NewCacheRun()
 		var state []byte // the module's run state, JSON
 		var last *runCall
 		for i := range run {
