@@ -1,68 +1,82 @@
-"""A fake agent loop end to end: assemble, export for the provider, record
-the provider's usage, then ask why each call did or did not hit the cache.
+"""An agent loop end to end with the official ``anthropic`` client, no network: each call's prompt is sent as the
+library exports it, and the verdict of the provider's cache is printed as the call happens.
 
-    python examples/caching/loop.py [anthropic|openai-chat]
+    python examples/caching/loop.py
 
-No network: ``fake_provider`` stands in for the API and answers with the
-usage a prefix cache would report (it caches what the previous call sent,
-and "forgets" once, as a provider whose cache entry expired). At call 6 the
-loop edits a memory entry (an injection): the report names that call, its
-segment and cause; at call 9 the provider misses though the prompt kept its
-prefix, and the report says so (``provider_miss``).
+``FakeAnthropic`` stands in for the API behind the SDK's own HTTP layer (a mock transport): it answers each request
+with the usage a prefix cache would report, caching what the previous request sent and forgetting once, as a
+provider whose cache entry expired. At call 6 the loop edits a memory entry (an injection), at call 9 it condenses
+its history (a new Prompt), and at call 11 the provider misses though the prefix was kept: the verdicts name each.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any, Dict, List, Optional
+
+import anthropic
+import httpx2
 
 import polyloop_assembly as pa
 
 
-def fake_provider(body: Dict[str, Any], previous: Optional[str], forget: bool) -> Dict[str, Any]:
-    """The usage a prefix cache reports: the characters this call shares
-    with the previous body's messages, as a rough count of cached tokens."""
-    text = json.dumps(body.get("system", []) + body.get("messages", []), ensure_ascii=False)
-    shared = 0
-    if previous is not None and not forget:
-        while shared < min(len(text), len(previous)) and text[shared] == previous[shared]:
-            shared += 1
-    return {"usage": {"input_tokens": len(text) // 4, "cache_read_input_tokens": shared // 4}, "_sent": text}
+class FakeAnthropic:
+    """The Messages API as a mock transport: a ``Message`` whose usage reads, from cache, the characters this
+    request shares with the previous one (a rough count of tokens), except once, at ``forget_at``."""
+
+    def __init__(self, forget_at: int) -> None:
+        self.previous: Optional[str] = None
+        self.calls, self.forget_at = 0, forget_at
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        sent = json.dumps([body.get("system", []), body["messages"]], ensure_ascii=False)
+        shared = 0
+        if self.previous is not None and self.calls != self.forget_at:
+            while shared < min(len(sent), len(self.previous)) and sent[shared] == self.previous[shared]:
+                shared += 1
+        self.previous, self.calls = sent, self.calls + 1
+        usage = {"input_tokens": (len(sent) - shared) // 4, "output_tokens": 9, "cache_read_input_tokens": shared // 4}
+        message = {"id": "msg_%d" % self.calls, "type": "message", "role": "assistant", "model": body["model"]}
+        message.update(content=[{"type": "text", "text": "Action: search"}], stop_reason="end_turn", usage=usage)
+        return httpx2.Response(200, json=message)
 
 
-def main(provider: str = "anthropic") -> None:
-    request: Dict[str, Any] = {
+def request(memo: str, steps: List[Dict[str, str]]) -> pa.AssembleRequest:
+    return {
         "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are a careful research agent."}]}],
-        "injections": {"memory": [{"entry_id": "m1", "content": "The user prefers metric units."}]},
+        "injections": {"memory": [{"entry_id": "m1", "content": memo}]},
         "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Find the boiling point of water in Lyon."}]}],
-        "steps": [],
+        "steps": steps,
         "observation_template": "Observation: {observation}",
     }
-    sent: List[Dict[str, Any]] = []
-    usage: List[Dict[str, Any]] = []
-    previous = None
-    for call in range(12):
-        if call == 6:  # the loop rewrites its memory: the injection segment changes
-            request["injections"]["memory"][0]["content"] = "The user prefers imperial units."
-        body = pa.export(request, provider, body={"model": "some-model", "max_tokens": 512})
-        answer = fake_provider(body, previous, forget=(call == 9))
-        previous = answer.pop("_sent")
-        sent.append(json.loads(json.dumps(request)))  # the request as it was at this call
-        usage.append(answer)
-        request["steps"].append(
-            {"raw_output": f"Thought {call}: search.\nAction: search({call})", "observation": f"page {call}: 100 °C at sea level"}
-        )
 
-    report = pa.cache_report(sent, usage)
-    print(f"{'call':>4}  {'extends':7}  {'cacheable':>9}  {'usage':13}  break")
-    for i, c in enumerate(report["calls"]):
-        b = c["break"]
-        where = f"{b['segment']}: {b['cause']} at message {b['message']}, char {b['char']}" if b else ""
-        print(f"{i:>4}  {str(c['extends']):7}  {c['cacheable_prefix_chars']:>9}  {c['usage']['class']:13}  {where}")
-    t = report["totals"]
-    print(f"{t['calls']} calls, {t['breaks']} break(s): {t['cacheable_chars']} of {t['prompt_chars']} prompt chars cacheable")
+
+def main() -> List[Dict[str, Any]]:
+    http = httpx2.Client(transport=httpx2.MockTransport(FakeAnthropic(forget_at=11)))
+    client = anthropic.Anthropic(api_key="no-network", http_client=http, max_retries=0)
+    memo, steps = "The user prefers metric units.", []
+    prompt = pa.Prompt(request(memo, steps))
+    run = pa.CacheRun()
+    for call in range(14):
+        if call == 6:  # the loop rewrites its memory: a new Prompt, its injection segment changed
+            memo = "The user prefers imperial units."
+            prompt = pa.Prompt(request(memo, steps))
+        if call == 9:  # the loop condenses its history: a new Prompt, its history rewritten
+            steps = [{"raw_output": "Summary: searched 8 pages.", "observation": "100 °C at sea level"}]
+            prompt = pa.Prompt(request(memo, steps))
+        body = prompt.export("anthropic", body={"model": "claude-x", "max_tokens": 512})
+        response = client.messages.create(**body)  # the SDK's own Message
+        verdict = run.call(prompt, response)  # this call's entry of the cache report, now
+        where = verdict["break"] and "%(segment)s: %(cause)s" % verdict["break"]
+        print("call %2d  %-13s %5d cached tokens  %s" % (call, verdict["usage"]["class"], verdict["usage"]["cached_tokens"], where or ""))
+        step = {"raw_output": "Thought %d: search.\nAction: search(%d)" % (call, call), "observation": "page %d" % call}
+        prompt.add_step(step["raw_output"], step["observation"])
+        steps.append(step)
+    totals = run.report()["totals"]
+    print("%(calls)d calls, %(breaks)d breaks: %(cacheable_chars)d of %(prompt_chars)d prompt chars cacheable" % totals)
+    return run.report()["calls"]
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    main()
