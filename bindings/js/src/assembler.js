@@ -9,7 +9,8 @@ import { RequestTooLarge, acquireEncoder, encodeRequest, usageValue } from "./en
 import { textDecoder, wtf8 } from "./strings.js";
 import { StringCeiling, decodeResponse } from "./decode.js";
 import { InstancePool, poolOptions } from "./instance.js";
-import { Prompt } from "./prompt.js";
+import { Prompt, promptForm } from "./prompt.js";
+import { CacheRun } from "./cache-run.js";
 import * as consts from "./consts.js";
 
 /** @typedef {import("./consts.js").CallSpec} CallSpec */
@@ -76,17 +77,21 @@ export class Assembler {
   }
 
   compare(a, b) {
-    return this.call("compare", a, b);
+    return this.call("compare", side(a), side(b));
   }
 
   cacheReport(requests, usage) {
     // Each usage as the core reads it: JSON text parsed, a class instance through toJSON() (usageValue).
     const given = Array.isArray(usage) ? Array.from(usage, (u, i) => usageValue(u, `usage[${i}]`)) : usage;
-    return this.call("cache_report", requests, given);
+    return this.call("cache_report", Array.isArray(requests) ? requests.map(side) : requests, given);
+  }
+
+  cacheRun() {
+    return new CacheRun(this);
   }
 
   export(request, provider, options) {
-    return this.call("export", request, provider, options);
+    return this.call("export", side(request), provider, options);
   }
 
   prompt(request) {
@@ -218,5 +223,8 @@ function checked(r, bytes) {
   }
   throw new Error(`${bytes.length} bytes that decode to no answer`);
 }
+
+/** A request, or a {@link Prompt} as its prompt form (docs/SPEC.md §7.14): its messages now, a snapshot. @param {unknown} x */
+const side = (x) => (x instanceof Prompt ? promptForm(x) : x);
 
 const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));

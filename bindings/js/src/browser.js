@@ -10,6 +10,7 @@ import { DEFAULT_WASM_URL, compileOnce, limitModuleMemory, poolOptions } from ".
 
 export { Assembler } from "./assembler.js";
 export { Prompt, chatMessages } from "./prompt.js";
+export { CacheRun } from "./cache-run.js";
 export { AssemblyError } from "./errors.js";
 export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
 export { decodeResponse as decodeMsgpack } from "./decode.js";

@@ -85,6 +85,11 @@ export class Prompt {
    * request); the prompt is unchanged then.
    */
   addStep(rawOutput: string, observation: string): this;
+  /**
+   * The body the provider's API takes for this prompt as it is now: what {@link Assembler.export} gives for
+   * the request with the same steps, byte for byte (a fresh object).
+   */
+  export(provider: ExportProvider, options?: Record<string, unknown> | null): Record<string, any>;
   /** The messages as {@link chatMessages} gives them. */
   chatMessages(): ChatMessage[];
   /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
@@ -124,7 +129,7 @@ export class Assembler {
   /** Assembles `request` once and returns a {@link Prompt} that grows one step at a time. */
   prompt(request: AssembleRequest): Prompt;
   /** Compares two prompts (docs/SPEC.md §7.9). @throws {AssemblyError} a side is invalid (its path prefixed with `a` or `b`). */
-  compare(a: CompareInput, b: CompareInput): Comparison;
+  compare(a: CompareInput | Prompt, b: CompareInput | Prompt): Comparison;
   /**
    * The generic call: a call of the module by its name in the contract table (`CALLS`, wasm/README.md).
    * The request is `{params[i]: args[i]}` for a call with params, else `args[0]` (msgpack bytes and, for a
@@ -134,17 +139,43 @@ export class Assembler {
    */
   call(name: string, ...args: unknown[]): any;
   /**
-   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order; `usage`, the provider's of each call (null where none): its usage
-   * object or the whole response, as the provider's SDK answers it, its JSON text, or an object with toJSON(). Any other value, and
-   * text that is not JSON, throws AssemblyError `malformed_request` at `usage[i]`.
+   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order (a {@link Prompt} as its messages are
+   * now); `usage`, the provider's of each call (null where none): its usage object or the whole response, as the
+   * provider's SDK answers it, its JSON text, or an object with toJSON(). Any other value, and text that is not JSON,
+   * throws AssemblyError `malformed_request` at `usage[i]`.
    */
-  cacheReport(requests: readonly (AssembleRequest | string | Uint8Array)[], usage?: readonly unknown[] | null): Record<string, any>;
+  cacheReport(
+    requests: readonly (AssembleRequest | Prompt | string | Uint8Array)[],
+    usage?: readonly unknown[] | null,
+  ): Record<string, any>;
+  /** Starts a run's cache report made call by call, as the loop makes its calls (docs/SPEC.md §7.15). */
+  cacheRun(): CacheRun;
   /** The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13). */
   export(
-    request: AssembleRequest | string | Uint8Array,
-    provider: "anthropic" | "openai-chat" | "openai-responses",
+    request: AssembleRequest | Prompt | string | Uint8Array,
+    provider: ExportProvider,
     options?: Record<string, unknown> | null,
   ): Record<string, any>;
+}
+
+/** The providers {@link Assembler.export} writes a body for. */
+export type ExportProvider = "anthropic" | "openai-chat" | "openai-responses";
+
+/**
+ * A run's cache report made call by call (docs/SPEC.md §7.15); see {@link Assembler.cacheRun}. Each call costs
+ * what its prompt adds when it is the same {@link Prompt} as the last valid call's, grown.
+ */
+export class CacheRun {
+  private constructor();
+  /**
+   * Reports on the run's next call: its prompt (a {@link Prompt} as it is now, or a request, its JSON text or
+   * msgpack bytes) and the provider's usage or response (null: none recorded, class `no_usage`). Returns the
+   * call's entry, as {@link Assembler.cacheReport} gives it over the same calls; an invalid request's is
+   * `{error}` and leaves the run's last valid call as it was.
+   */
+  call(prompt: AssembleRequest | Prompt | string | Uint8Array, usage?: unknown): Record<string, any>;
+  /** The report so far, `{calls, groups, totals}`: what {@link Assembler.cacheReport} gives over the same calls (fresh). */
+  report(): Record<string, any>;
 }
 
 /** The module packaged with this binding. */

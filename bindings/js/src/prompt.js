@@ -18,9 +18,9 @@ export class Prompt {
     this.budget = field("max_prompt_chars") ?? undefined;
     /** @private the state of docs/SPEC.md §7.3.1 */
     this.state = response.prompt;
-    const { messages, message_chars, context_overflow, injected, prefix_digests } = response;
-    /** @private what callers get copies of */
-    this.own = { messages, message_chars, context_overflow, injected, prefix_digests };
+    const { messages, message_chars, context_overflow, injected, prefix_digests, segments } = response;
+    /** @private what callers get copies of; `segments`, where the run, injections and goal end (they never move) */
+    this.own = { messages, message_chars, context_overflow, injected, prefix_digests, segments };
   }
 
   get messages() {
@@ -71,6 +71,10 @@ export class Prompt {
     return this;
   }
 
+  export(provider, options) {
+    return this.assembler.export(promptForm(this), provider, options);
+  }
+
   response() {
     const { message_chars, prompt_chars, context_overflow, injected, prefix_digests } = this;
     const messages = this.own.messages.map(copyMessage);
@@ -80,6 +84,27 @@ export class Prompt {
   toJSON() {
     return this.response();
   }
+}
+
+/**
+ * The prompt form of `prompt` (docs/SPEC.md §7.14), which export, cache_report, cache_call and compare take wherever they take a request:
+ * its first `n` messages (all by default) with its segments and injected entries. A snapshot: later steps never show in it (its messages
+ * are never changed, only appended to).
+ * @param {Prompt} prompt @param {number} [n] @returns {{messages: import("./index.js").Message[], segments: object, injected: object[]}}
+ */
+export function promptForm(prompt, n = prompt.own.messages.length) {
+  const { messages, segments, injected } = prompt.own;
+  return { messages: messages.slice(0, n), segments, injected };
+}
+
+/** The number of messages `prompt` holds. @param {Prompt} prompt */
+export function messageCount(prompt) {
+  return prompt.own.messages.length;
+}
+
+/** The messages `prompt` holds from `from` to `to` (a fresh array of its own messages, never changed). @param {Prompt} prompt @param {number} from @param {number} to */
+export function messagesOf(prompt, from, to) {
+  return prompt.own.messages.slice(from, to);
 }
 
 /** @param {import("./index.js").Message} m a copy of m, its content and blocks */

@@ -22,6 +22,7 @@ test("the package exports what README documents", () => {
     "loadAssembler",
     "Assembler",
     "Prompt",
+    "CacheRun",
     "AssemblyError",
     "ERROR_CODES",
     "MAX_REQUEST_BYTES",

@@ -13,6 +13,7 @@ import {
   version,
   type AssembleRequest,
   type AssembleResponse,
+  type CacheRun,
   type ChatMessage,
   type ErrorCode,
   type Prompt,
@@ -34,6 +35,14 @@ export async function main(): Promise<number> {
   const chat: ChatMessage[] = chatMessages(p.messages).concat(p.chatMessages());
   // @ts-expect-error the prompt's messages are a read-only view
   p.messages.push(chat[0]);
+  const body: Record<string, unknown> = p.export("anthropic", { ttl: "1h" });
+  // @ts-expect-error a provider the export does not write
+  p.export("gemini");
+  const cacheRun: CacheRun = asm.cacheRun();
+  const entry: Record<string, unknown> = cacheRun.call(p, { cache_read_input_tokens: 0 });
+  cacheRun.call(request, null);
+  const report: Record<string, unknown> = cacheRun.report();
+  console.log(body, entry, report, asm.cacheReport([p, request]), asm.compare(p, request), asm.export(p, "openai-chat"));
   try {
     asm.validateTemplate("{");
   } catch (e) {
