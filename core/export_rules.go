@@ -56,8 +56,8 @@ func anthropicRules(a *assembly, v *View, sys int) *Error {
 		switch msg.kind {
 		case kCopy:
 			for j := range msg.blocks {
-				if msg := blankMessage(msg.blocks[j].Text); msg != "" {
-					return newError(CodeMalformedRequest, textPath(a, v, m, j), msg)
+				if why := blankMessage(msg.blocks[j].Text); why != "" {
+					return newError(CodeMalformedRequest, textPath(a, v, m, j), why)
 				}
 			}
 			if m < sys { // a block of the top-level system
@@ -69,9 +69,9 @@ func anthropicRules(a *assembly, v *View, sys int) *Error {
 			} else if k > 0 && final && endsInWhiteSpace(msg.blocks[k-1].Text) {
 				return newError(CodeMalformedRequest, textPath(a, v, m, k-1), msgAnthropicTrailingSpace)
 			}
-		case kText: // an injection or a raw_output: never the final message
-			if msg := blankMessage(msg.text); msg != "" {
-				return newError(CodeMalformedRequest, textPath(a, v, m, 0), msg)
+		case kText: // one block: an injection (a user's) or a raw_output (its observation follows)
+			if why := blankMessage(msg.text); why != "" {
+				return newError(CodeMalformedRequest, textPath(a, v, m, 0), why)
 			}
 		default: // kObs: the rendered observation
 			if msg.nbytes == 0 {
