@@ -315,6 +315,9 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 	} else {
 		keys++ // prompt_cache_key
 	}
+	if err := checkProviderRules(provider, a, v, w.sys); err != nil {
+		return nil, err
+	}
 	var body []byte
 	if o.Body != nil {
 		var n int

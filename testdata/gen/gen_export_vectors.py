@@ -5,11 +5,12 @@ docs/SPEC.md §7.13, from this independent Python reference.
 Run with CPython 3.12 (`make vectors`); deterministic. The messages, segment
 ends and digests come from reference.py's assembly; the export rules (the
 leading system messages, the breakpoint policy, the block types, the cache
-key) are written here again from the spec, and the body is json.dumps with
-no spaces and ensure_ascii=False, the JSON every host answers. Each case is
-a request (msgpack, base64), a provider and options (msgpack, base64), and
-the answer: the body's JSON text, or the error's code and path (the message
-is the core's own words).
+key, the provider rules a prompt alone can break) are written here again
+from the spec, and the body is json.dumps with no spaces and
+ensure_ascii=False, the JSON every host answers. Each case is a request
+(msgpack, base64), a provider and options (msgpack, base64), and the answer:
+the body's JSON text, or the error's code and path, and for a refusal by a
+provider rule its message (docs/SPEC.md §7.13 words them).
 """
 
 from __future__ import annotations
@@ -70,8 +71,94 @@ def breakpoints(messages: list, segs: tuple[int, int, int], max_bp: int, lookbac
     return bp
 
 
+# Unicode's White_Space property (PropList.txt): what "whitespace" means in
+# the provider rules (docs/SPEC.md §7.13). Not str.isspace, which also
+# takes U+001C..U+001F.
+WHITE_SPACE = frozenset(
+    [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
+)
+
+# The refusals' messages (docs/SPEC.md §7.13).
+EMPTY_TEXT = (
+    'Anthropic refuses an empty text block (400 "text content blocks must be non-empty"; '
+    '"cache_control cannot be set for empty text blocks" at a breakpoint); write at least one character '
+    "that is not whitespace in this text: the export sends every text as it is"
+)
+BLANK_TEXT = (
+    'Anthropic refuses a text block of whitespace only (400 "text content blocks must contain '
+    'non-whitespace text"); write at least one character that is not whitespace in this text: the export '
+    "sends every text as it is"
+)
+EMPTY_CONTENT = (
+    "Anthropic refuses a message with no content block unless it is the final assistant "
+    'message (400 "all messages must have non-empty content except for the optional final assistant '
+    'message"); give this message a text block, or leave the message out'
+)
+TRAILING_SPACE = (
+    'Anthropic refuses a final assistant message that ends in whitespace (400 "final '
+    'assistant content cannot end with trailing whitespace"); end this text without whitespace, or follow '
+    "the message with a user message"
+)
+NO_MESSAGE = (
+    "Anthropic needs a user or assistant message besides its top-level system (400 "
+    '"messages: at least one message is required"), and this prompt has none; add a goal message'
+)
+OPENAI_NO_MESSAGE = (
+    "OpenAI's Chat Completions needs at least one message (400 \"Invalid 'messages': empty "
+    'array"), and this prompt has none; add a run or goal message'
+)
+
+
+def blank(s: str) -> bool:
+    return all(ord(c) in WHITE_SPACE for c in s)
+
+
+def text_path(resp: dict, segs: tuple[int, int, int], m: int, j: int | None) -> str:
+    """The request path of block j of message m (j None: its content list)."""
+    run_end, inj_end, goal_end = segs
+    content = ".content" if j is None else f".content[{j}].text"
+    if m < run_end:
+        return f"request.run_messages[{m}]{content}"
+    if m < inj_end:
+        entry = next(e for e in resp["injected"] if e["message_index"] == m)
+        k = sum(1 for e in resp["injected"] if e["channel"] == entry["channel"] and e["message_index"] < m)
+        return f"request.{R.channel_path(entry['channel'])}[{k}].content"
+    if m < goal_end:
+        return f"request.goal_messages[{m - inj_end}]{content}"
+    s = m - goal_end
+    return f"request.steps[{s // 2}]." + ("raw_output" if s % 2 == 0 else "observation")
+
+
+def refusal(resp: dict, segs: tuple[int, int, int], provider: str, sys_n: int) -> dict | None:
+    """The provider rule the prompt breaks: the first offending text in prompt
+    order (a message's blocks, then the message), then the prompt as a whole."""
+    messages = resp["messages"]
+    if provider == "openai-chat":
+        return None if messages else {"code": "malformed_request", "path": "request", "message": OPENAI_NO_MESSAGE}
+    if provider != "anthropic":
+        return None
+    n = len(messages)
+    for m, message in enumerate(messages):
+        content = message["content"]
+        for j, b in enumerate(content):
+            if b["text"] == "" or blank(b["text"]):
+                why = EMPTY_TEXT if b["text"] == "" else BLANK_TEXT
+                return {"code": "malformed_request", "path": text_path(resp, segs, m, j), "message": why}
+        if m < sys_n:
+            continue
+        final = m == n - 1 and message["role"] == "assistant"
+        if not content and not final:
+            return {"code": "malformed_request", "path": text_path(resp, segs, m, None), "message": EMPTY_CONTENT}
+        if content and final and ord(content[-1]["text"][-1]) in WHITE_SPACE:
+            path = text_path(resp, segs, m, len(content) - 1)
+            return {"code": "malformed_request", "path": path, "message": TRAILING_SPACE}
+    if n == sys_n:
+        return {"code": "malformed_request", "path": "request", "message": NO_MESSAGE}
+    return None
+
+
 def export(req: dict, provider: str, options: dict) -> dict:
-    """The body, or {"error": {"code", "path"}}."""
+    """The body, or {"error": {"code", "path"[, "message"]}}."""
     resp = R.assemble(req)
     messages, segs = resp["messages"], segments(req)
     n = len(messages)
@@ -83,6 +170,9 @@ def export(req: dict, provider: str, options: dict) -> dict:
             if messages[m]["role"] == "system":
                 path = f"request.run_messages[{m}]" if m < segs[0] else f"request.goal_messages[{m - segs[1]}]"
                 return {"error": {"code": "malformed_request", "path": path}}
+    refused = refusal(resp, segs, provider, sys_n)
+    if refused:
+        return {"error": refused}
     bp = (
         breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
         if provider == "anthropic"
@@ -117,13 +207,32 @@ def export(req: dict, provider: str, options: dict) -> dict:
 
 def requests() -> list[tuple[str, dict]]:
     r = random.Random(2026_35)
-    words = ["café", "naïve", "日本語", "🙂", "a\u2028b", "tab\there", "", "plain text", "x" * 40, "\u202e"]
+    # words hold no white space at their ends (a text ends in a word) and
+    # code points that are not White_Space (U+200B, U+FEFF, U+001C); a few
+    # texts are empty or blank, which Anthropic refuses
+    words = [
+        "café",
+        "naïve",
+        "日本語",
+        "🙂",
+        "a\u2028b",
+        "tab\there",
+        "plain text",
+        "x" * 40,
+        "\u202e",
+        "\u200b",
+        "\ufeff",
+        "\x1c",
+    ]
+    blanks = ["", " ", "\n\t", "\u00a0", "\u3000 ", "\u2028", "\u0085\u1680\u205f"]
 
     def t() -> str:
-        return " ".join(r.choice(words) for _ in range(r.randint(0, 2)))
+        if r.random() < 0.02:
+            return r.choice(blanks)
+        return " ".join(r.choice(words) for _ in range(r.randint(1, 2)))
 
     def m(role: str) -> dict:
-        return msg(role, *[t() for _ in range(r.choice([1, 1, 1, 2, 3, 0]))])
+        return msg(role, *[t() for _ in range(0 if r.random() < 0.04 else r.choice([1, 1, 1, 2, 3]))])
 
     out: list[tuple[str, dict]] = []
     roles = ["system", "user", "assistant"]
@@ -175,6 +284,64 @@ def requests() -> list[tuple[str, dict]]:
             {"injections": {"memo": []}, "goal_messages": [msg("user", "g")], "observation_template": "{observation}"},
         )
     )
+    # the provider rules: each refused text where it can be, and texts that
+    # pass them (docs/SPEC.md §7.13)
+    obs = "{observation}"
+    refused: list[tuple[str, dict]] = [
+        ("empty-raw-output", {"goal_messages": [msg("user", "g")], "steps": [step("a", "b"), step("", "o")]}),
+        ("blank-raw-output", {"goal_messages": [msg("user", "g")], "steps": [step("\u3000\n", "o")]}),
+        ("empty-observation", {"goal_messages": [msg("user", "g")], "steps": [step("a", "")]}),
+        ("blank-observation", {"goal_messages": [msg("user", "g")], "steps": [step("a", "b"), step("c", " \t\u00a0")]}),
+        ("blank-observation-padded", {"goal_messages": [msg("user", "g")], "steps": [step("a", "")], "t": "{observation:>8}"}),
+        (
+            "blank-observation-fill",
+            {"goal_messages": [msg("user", "g")], "steps": [step("a", "xyz")], "t": "{observation:\u3000^3.0}"},
+        ),
+        (
+            "blank-observation-repr",
+            {"goal_messages": [msg("user", "g")], "steps": [step("a", "xyz")], "t": "{observation!r: <4.0}\n"},
+        ),
+        (
+            "blank-observation-prefix",
+            {"goal_messages": [msg("user", "g")], "steps": [step("a", "  xyz")], "t": " {observation:.2}"},
+        ),
+        (
+            "observation-prefix-not-blank",
+            {"goal_messages": [msg("user", "g")], "steps": [step("a", " xyz")], "t": " {observation:.2}"},
+        ),
+        (
+            "observation-literal",
+            {"goal_messages": [msg("user", "g")], "steps": [step("a", "")], "t": "Observation: {observation}"},
+        ),
+        ("observation-repr", {"goal_messages": [msg("user", "g")], "steps": [step("a", "")], "t": "{observation!r}"}),
+        ("observation-fill", {"goal_messages": [msg("user", "g")], "steps": [step("a", "")], "t": "{observation:*>3}"}),
+        ("empty-goal-content", {"goal_messages": [{"role": "user", "content": []}, msg("user", "g")]}),
+        (
+            "empty-run-text-block",
+            {"run_messages": [msg("system", "s"), msg("user", "a", "")], "goal_messages": [msg("user", "g")]},
+        ),
+        ("blank-run-text-block", {"run_messages": [msg("user", "a", "b", "\u2029")], "goal_messages": [msg("user", "g")]}),
+        ("empty-run-content", {"run_messages": [msg("user", "a"), {"role": "assistant", "content": []}]}),
+        ("blank-system", {"run_messages": [msg("system", "s", "\u3000"), msg("user", "u")]}),
+        ("empty-system", {"run_messages": [msg("system", ""), msg("user", "u")]}),
+        (
+            "empty-injection",
+            {"injections": {"b": [inj("1", "x"), inj("2", "")], "a": [inj("3", "y")]}, "goal_messages": [msg("user", "g")]},
+        ),
+        ("blank-injection-quoted-channel", {"injections": {'m"q\\': [inj("1", "\u2028")]}, "goal_messages": [msg("user", "g")]}),
+        ("final-assistant-trailing-space", {"goal_messages": [msg("user", "q"), msg("assistant", "Sure,", "here ")]}),
+        ("final-assistant-trailing-nbsp", {"run_messages": [msg("user", "q"), msg("assistant", "A\u00a0")]}),
+        ("final-assistant-no-trailing-space", {"goal_messages": [msg("user", "q"), msg("assistant", " Sure")]}),
+        ("final-assistant-empty-content", {"goal_messages": [msg("user", "q"), {"role": "assistant", "content": []}]}),
+        ("final-user-empty-content", {"goal_messages": [msg("user", "q"), {"role": "user", "content": []}]}),
+        ("not-white-space", {"goal_messages": [msg("user", "\u200b", "\ufeff", "\x1c\x1d\x1e\x1f", "\u180e")]}),
+        ("assistant-trailing-space-not-final", {"goal_messages": [msg("assistant", "a "), msg("user", "q ")]}),
+        ("only-system", {"run_messages": [msg("system", "s")]}),
+    ]
+    for name, fields in refused:
+        req = {k: v for k, v in fields.items() if k != "t"}
+        req["observation_template"] = fields.get("t", obs)
+        out.append((name, req))
     for k, n in enumerate((1000, 40)):
         req = {
             "run_messages": [msg("system", "You are an agent."), msg("user", "example")],

@@ -138,6 +138,8 @@ def test_every_export_vector() -> None:
             with pytest.raises(pa.AssemblyError) as e:
                 pa.export(request, case["provider"], **options)
             assert (e.value.code, e.value.path) == (case["error"]["code"], case["error"]["path"]), case["name"]
+            if "message" in case["error"]:  # a provider rule's refusal, worded by docs/SPEC.md §7.13
+                assert e.value.message == case["error"]["message"], case["name"]
         else:
             got = pa.export(request, case["provider"], **options)
             assert json.dumps(got, ensure_ascii=False, separators=(",", ":")) == case["answer"], case["name"]
@@ -159,8 +161,14 @@ def test_export_keeps_every_text(req: Dict[str, Any]) -> None:
     for provider in ("anthropic", "openai-chat", "openai-responses"):
         try:
             body = pa.export(req, provider)  # type: ignore[arg-type]
-        except pa.AssemblyError as e:  # a system message after another role (Anthropic only)
-            assert provider == "anthropic" and e.path.startswith("request.")
+        except pa.AssemblyError as e:
+            # a system message after another role, or a provider rule (docs/SPEC.md §7.13): Anthropic's at
+            # a text of the request or the request, OpenAI Chat's (no message) at the request
+            assert e.code == "malformed_request"
+            if provider == "anthropic":
+                assert e.path == "request" or e.path.startswith("request.")
+            else:
+                assert provider == "openai-chat" and e.path == "request" and not want
             continue
         assert texts_of(body) == want
         assert json.dumps(body).count('"cache_control"') <= 4

@@ -9,7 +9,8 @@
  * @module
  */
 
-const td = new TextDecoder();
+// ignoreBOM: a text that starts with U+FEFF keeps it (docs/SPEC.md §2.1: it is text, never stripped)
+const td = new TextDecoder("utf-8", { ignoreBOM: true });
 const te = new TextEncoder();
 
 /**
