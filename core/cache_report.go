@@ -348,9 +348,22 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 				b = b[1:]
 				continue
 			}
-			haveUsage = true
-			if usage, usageErrs, b, err = readUsageArg(b, fromJSON); err != nil {
-				return nil, nil, nil, nil, err
+			var m uint32
+			if m, b, err = readArrayHeader(b); err != nil {
+				return nil, nil, nil, nil, err.within(".usage")
+			}
+			haveUsage, usage, usageErrs = true, make([]*int64, m), make([]*Error, m)
+			for i := range usage {
+				var rest []byte
+				if usage[i], rest, err = readUsage(b); err != nil {
+					if len(rest) == len(b) { // not read at all: the arguments cannot be
+						return nil, nil, nil, nil, err.within(".usage" + indexSeg(i))
+					}
+					// The call's usage is invalid, at a path of the call's
+					// usage (usage.…); the report goes on.
+					usageErrs[i] = err.within("usage")
+				}
+				b = rest
 			}
 		default:
 			return nil, nil, nil, nil, unknownField(key, "a cache_report request", "requests, usage")
@@ -368,39 +381,6 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		}
 	}
 	return reqs, errs, usage, usageErrs, nil
-}
-
-// readUsageArg reads the usage argument, an array: each call's usage, or
-// the error that makes it invalid_usage (the report goes on); a usage whose
-// msgpack cannot be read is the whole request's error.
-func readUsageArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (usage []*int64, usageErrs []*Error, _ []byte, _ *Error) {
-	m, b, err := readArrayHeader(b)
-	if err != nil {
-		return nil, nil, b, err.within(".usage")
-	}
-	usage, usageErrs = make([]*int64, m), make([]*Error, m)
-	for i := range usage {
-		if len(b) > 0 && msgp.NextType(b) == msgp.StrType { // JSON text of a usage, as cache_call reads it
-			_, rest, e := readStr(b)
-			if e != nil {
-				return nil, nil, b, e.within(".usage" + indexSeg(i))
-			}
-			u := readCallUsageArg(b[:len(b)-len(rest)], fromJSON)
-			usage[i], usageErrs[i], b = u.cached, u.err, rest
-			continue
-		}
-		var rest []byte
-		if usage[i], rest, err = readUsage(b); err != nil {
-			if len(rest) == len(b) { // not read at all: the arguments cannot be
-				return nil, nil, b, err.within(".usage" + indexSeg(i))
-			}
-			// The call's usage is invalid, at a path of the call's usage
-			// (usage.…); the report goes on.
-			usageErrs[i] = err.within("usage")
-		}
-		b = rest
-	}
-	return usage, usageErrs, b, nil
 }
 
 // readRequestsArg reads the requests argument: each request's msgpack,

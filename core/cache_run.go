@@ -123,17 +123,11 @@ type CacheRun struct {
 	prev      *cmpSide // the last valid call's prompt, unless it was a Prompt's
 	prompt    *Prompt  // the last valid call's Prompt, and its message count
 	promptLen int
-	fromJSON  func([]byte) ([]byte, *Error) // reads a usage given as JSON text; nil: none is
 }
 
-// NewCacheRun starts a run whose usage is msgpack (wirejson.NewCacheRun's
-// also takes JSON text).
-func NewCacheRun() *CacheRun { return NewCacheRunJSON(nil) }
-
-// NewCacheRunJSON starts a run that reads a usage given as JSON text (a
-// msgpack str) with fromJSON, as the module's cache_call does.
-func NewCacheRunJSON(fromJSON func([]byte) ([]byte, *Error)) *CacheRun {
-	r := &CacheRun{st: newRunState(), fromJSON: fromJSON}
+// NewCacheRun starts a run.
+func NewCacheRun() *CacheRun {
+	r := &CacheRun{st: newRunState()}
 	r.sides[0].view, r.sides[1].view = &r.views[0], &r.views[1]
 	return r
 }
@@ -144,7 +138,7 @@ func NewCacheRunJSON(fromJSON func([]byte) ([]byte, *Error)) *CacheRun {
 // call's entry; an invalid request is the entry's Err.
 func (r *CacheRun) Call(request, usage []byte) *CacheCall {
 	c := &CacheCall{}
-	u := r.usage(usage)
+	u := readCallUsage(usage)
 	side := &r.sides[0]
 	if r.prev == side {
 		side = &r.sides[1]
@@ -168,7 +162,7 @@ func (r *CacheRun) Call(request, usage []byte) *CacheCall {
 // Prompt only appends), so the entry costs what p added.
 func (r *CacheRun) CallPrompt(p *Prompt, usage []byte) *CacheCall {
 	c := &CacheCall{}
-	u := r.usage(usage)
+	u := readCallUsage(usage)
 	n := len(p.resp.Messages)
 	if r.prompt == p && n >= r.promptLen {
 		var chars int64
@@ -227,14 +221,6 @@ func promptSide(p *Prompt, n int, s *cmpSide) *cmpSide {
 	*s.view = View{RunEnd: p.seg.RunEnd, InjectionsEnd: p.seg.InjectionsEnd, GoalEnd: p.seg.GoalEnd, MessageChars: s.chars,
 		PromptChars: prompt, PrefixDigests: p.resp.PrefixDigests}
 	return s
-}
-
-// usage reads a call's usage (nil: not given).
-func (r *CacheRun) usage(b []byte) usageOf {
-	if r.fromJSON != nil && b != nil {
-		return readCallUsageArg(b, r.fromJSON)
-	}
-	return readCallUsage(b)
 }
 
 // readCallUsage reads one call's usage argument (msgpack; nil: not given).

@@ -21,8 +21,4 @@ func AppendCacheCall(dst, request []byte) []byte {
 	return core.AppendCacheCallBytes(dst, request, fromJSON)
 }
 
-// NewCacheRun starts a run's cache report made call by call
-// (core.CacheRun) that also takes a usage as JSON text in a msgpack str.
-func NewCacheRun() *core.CacheRun { return core.NewCacheRunJSON(fromJSON) }
-
 func fromJSON(text []byte) ([]byte, *core.Error) { return Request(nil, text) }
