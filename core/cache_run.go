@@ -255,7 +255,7 @@ func AppendCacheCallBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *E
 		c := &CacheCall{}
 		var u usageOf
 		if args.haveUsage {
-			u = readCallUsageArg(args.usage, fromJSON)
+			u = readCallUsage(args.usage)
 		}
 		if err := st.call(c, args, fromJSON, u); err != nil {
 			return nil, err
@@ -323,22 +323,6 @@ func readCacheCallArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (args c
 		return args, missingField("prompt", "a cache_call request")
 	}
 	return args, nil
-}
-
-// readCallUsageArg reads a usage argument: msgpack, or JSON text in a str.
-func readCallUsageArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) usageOf {
-	if len(b) > 0 && msgp.NextType(b) == msgp.StrType {
-		text, _, err := readStr(b)
-		if err != nil {
-			return usageOf{given: true, err: err.within("usage")}
-		}
-		m, err := fromJSON([]byte(text))
-		if err != nil {
-			return usageOf{given: true, err: err.within2("usage")}
-		}
-		b = m
-	}
-	return readCallUsage(b)
 }
 
 // call answers one call of the run into c, and moves the state on.

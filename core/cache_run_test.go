@@ -152,7 +152,9 @@ func randomRun(r *rand.Rand, at func(c *runCall)) []runCall {
 			}
 		}
 		c := runCall{req: core.EncodeRequest(&cur), prompt: p}
-		switch r.IntN(5) {
+		switch r.IntN(6) {
+		case 5: // JSON text: a host parses it; given to the core, a str is no usage
+			c.usage = msgp.AppendString(nil, `{"cache_read_input_tokens": 9}`)
 		case 0, 1:
 			c.usage = msgp.AppendNil(nil)
 		case 2:

@@ -127,7 +127,10 @@ func (c *CacheRun) call(prompt, previous, usage []byte, p *Prompt, n int, req []
 	}
 	u := []byte{0xc0}
 	if usage != nil {
-		u = msgp.AppendString(nil, string(usage))
+		var err error
+		if u, err = wirejson.ToMsgpack(nil, usage); err != nil {
+			return nil, &core.Error{Code: core.CodeMalformedRequest, Path: "usage", Message: "the usage is not JSON text (" + err.Error() + "): give the provider's response or its usage as the API sent it", Offset: -1}
+		}
 	}
 	answer := c.r.Call(abi.CallCacheCall, run, prompt, previous, u)
 	if e := jsonError(answer); e != nil {
