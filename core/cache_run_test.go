@@ -20,6 +20,11 @@ func promptForm(p *core.Prompt) []byte {
 	r := p.Response()
 	var b []byte
 	b = msgp.AppendMapHeader(b, 3)
+	s := p.Segments()
+	b = msgp.AppendMapHeader(msgp.AppendString(b, "segments"), 3)
+	b = msgp.AppendInt(msgp.AppendString(b, "run_end"), s.RunEnd)
+	b = msgp.AppendInt(msgp.AppendString(b, "injections_end"), s.InjectionsEnd)
+	b = msgp.AppendInt(msgp.AppendString(b, "goal_end"), s.GoalEnd)
 	b = msgp.AppendString(b, "messages")
 	b = msgp.AppendArrayHeader(b, uint32(len(r.Messages)))
 	for _, m := range r.Messages {
@@ -32,11 +37,6 @@ func promptForm(p *core.Prompt) []byte {
 			b = msgp.AppendString(msgp.AppendString(b, "text"), blk.Text)
 		}
 	}
-	s := p.Segments()
-	b = msgp.AppendMapHeader(msgp.AppendString(b, "segments"), 3)
-	b = msgp.AppendInt(msgp.AppendString(b, "run_end"), s.RunEnd)
-	b = msgp.AppendInt(msgp.AppendString(b, "injections_end"), s.InjectionsEnd)
-	b = msgp.AppendInt(msgp.AppendString(b, "goal_end"), s.GoalEnd)
 	b = msgp.AppendArrayHeader(msgp.AppendString(b, "injected"), uint32(len(r.Injected)))
 	for _, e := range r.Injected {
 		b = msgp.AppendMapHeader(b, 3)

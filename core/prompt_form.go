@@ -34,25 +34,16 @@ var (
 	keyGoalEnd       = key("goal_end")
 )
 
-// isPromptForm reports whether b, a msgpack map, has a segments key (a
-// request never has one): its keys are read and its values skipped.
+// isPromptForm reports whether b, a msgpack map, is a prompt form: its
+// first key is one of the form's (messages, segments, injected), none of
+// which a request has (a request holding one is unknown_field at it).
 func isPromptForm(b []byte) bool {
 	n, b, err := readMapHeader(b)
-	for i := uint32(0); err == nil && i < n; i++ {
-		var key string
-		if key, b, err = readKey(b); err != nil {
-			return false
-		}
-		if key == "segments" {
-			return true
-		}
-		rest, e := msgp.Skip(b)
-		if e != nil {
-			return false
-		}
-		b = rest
+	if err != nil || n == 0 {
+		return false
 	}
-	return false
+	key, _, err := readKey(b)
+	return err == nil && (key == "segments" || key == "messages" || key == "injected")
 }
 
 // planAny lays out the assembly of a request or of a prompt form (one
@@ -317,14 +308,14 @@ func DefaultExportOptions() ExportOptions {
 // prompt's response r, whose first n messages it takes, and its segments:
 // what a host sends for a Prompt wherever a request goes.
 func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
-	dst = appendArrayHeader(append(appendMapHeader(dst, 3), keyMessages...), n)
+	dst = seg.append(appendMapHeader(dst, 3))
+	dst = appendArrayHeader(append(dst, keyMessages...), n)
 	for _, m := range r.Messages[:n] {
 		dst = appendArrayHeader(append(appendStr(append(dst, msgHead...), m.Role), keyContent...), len(m.Content))
 		for _, b := range m.Content {
 			dst = appendStr(append(dst, blockHead+key(b.Type)+keyText...), b.Text)
 		}
 	}
-	dst = seg.append(dst)
 	dst = appendArrayHeader(append(dst, key("injected")...), len(r.Injected))
 	for _, e := range r.Injected {
 		dst = appendStr(append(appendMapHeader(dst, 3), key("channel")...), e.Channel)
