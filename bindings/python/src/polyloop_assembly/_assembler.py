@@ -283,6 +283,8 @@ class Prompt:
         self._overflow: bool = response["context_overflow"]
         self._state: Dict[str, int] = response["prompt"]
         self._segments: Dict[str, int] = response["segments"]
+        # The msgpack of the first n messages, made by export and grown by it (one store: Ctrl-C keeps it whole).
+        self._packed: Tuple[bytes, int] = (b"", 0)
 
     def add_step(self, raw_output: str, observation: str) -> "Prompt":
         """Append a step (the assistant's ``raw_output``, the ``observation`` through the template); return
@@ -307,6 +309,7 @@ class Prompt:
         """An independent copy to branch from, on the same assembler (O(messages))."""
         other = Prompt.__new__(Prompt)
         other.__dict__.update(self.__dict__, _messages=list(self._messages), _message_chars=list(self._message_chars))
+        other._packed = self._packed  # immutable: each export replaces it
         return other
 
     __copy__ = copy
@@ -380,13 +383,22 @@ class Prompt:
         options: Dict[str, Any] = dict(ttl=ttl, max_breakpoints=max_breakpoints, lookback=lookback)
         options.update(prompt_cache_key=prompt_cache_key, body=body)
         given = {k: v for k, v in options.items() if v is not None}
-        return dict(self._assembler.call("export", self._form(), provider, given))
+        return dict(self._assembler.call("export", self._form_bytes(), provider, given))
 
     def _form(self, n: Optional[int] = None) -> Dict[str, Any]:
         """The prompt form (the project's docs/SPEC.md §7.14): the first ``n`` messages (all by default), the segment
         ends and the injected entries, as the core reads an assembled prompt."""
         messages = self._messages if n is None else self._messages[:n]
-        return {"messages": messages, "segments": self._segments, "injected": self._injected}
+        return {"segments": self._segments, "messages": messages, "injected": self._injected}
+
+    def _form_bytes(self) -> bytes:
+        """The prompt form of all messages as msgpack, its messages' bytes kept from export to export: each export
+        packs only the messages added since the last."""
+        packed, n = self._packed
+        messages = self._messages
+        if n < len(messages):
+            self._packed = packed, n = packed + b"".join(map(_codec.encode, messages[n:])), len(messages)
+        return _codec.prompt_form(self._segments, n, packed, self._injected)
 
     def _response_size(self) -> int:
         """The length of :meth:`response`'s canonical bytes (kept by the core in the state)."""

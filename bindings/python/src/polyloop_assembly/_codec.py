@@ -274,3 +274,13 @@ def usage_value(value: Any, path: str) -> Any:
     if inspect.isawaitable(value):
         found += ", not awaited: await the client's call and pass its result"
     raise AssemblyError("malformed_request", path, _USAGE_EXPECTED + "; " + found)
+
+
+def prompt_form(segments: Any, n: int, packed: bytes, injected: Any) -> bytes:
+    """The prompt form (the project's docs/SPEC.md §7.14) as msgpack: ``segments``, then ``n`` messages whose
+    msgpack is ``packed``, then ``injected``."""
+    head = msgpack.Packer()
+    return b"".join(
+        (head.pack_map_header(3), encode("segments"), encode(segments), encode("messages"), head.pack_array_header(n))
+        + (packed, encode("injected"), encode(injected))
+    )

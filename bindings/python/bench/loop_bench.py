@@ -1,0 +1,110 @@
+"""The agent loop's two speed lines (issue 41), measured side by side in rounds, for ``make bench``:
+
+- ``Prompt.export`` at step 1,000 against building the same Anthropic body by hand from ``prompt.messages``, and
+  against ``export`` of the equivalent request;
+- the per-call verdict (``CacheRun.call``) at call 1,000 of a run against the same at call 10.
+
+    python loop_bench.py --json OUT [--quick]
+
+Writes {"export_over_hand": [min, median, max], "export_over_request": [...], "verdict_1000_over_10": [...]}: each
+the ratio of the two sides timed in the same round, alternating which goes first.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, Callable, Dict, List
+
+import polyloop_assembly as pa
+
+
+def request(steps: List[Dict[str, str]]) -> Dict[str, Any]:
+    return {
+        "run_messages": [{"role": "system", "content": [{"type": "text", "text": "You are a careful agent. " * 40}]}],
+        "injections": {"memory": [{"entry_id": "m1", "content": "Prefer metric units."}]},
+        "goal_messages": [{"role": "user", "content": [{"type": "text", "text": "Count the files in /data."}]}],
+        "steps": steps,
+        "observation_template": "Output:\n{observation}",
+    }
+
+
+STEPS = [
+    {"raw_output": "Thought %d: list it.\nAction: ls -la /data/%d" % (i, i), "observation": "%d files ✓\n" % (i * 7) * 8}
+    for i in range(1000)
+]
+
+
+def by_hand(prompt: pa.Prompt) -> Dict[str, Any]:
+    """The Anthropic body a user writes from prompt.messages: system, messages, the last block marked."""
+    messages = list(prompt.messages)
+    system: List[Dict[str, Any]] = []
+    i = 0
+    while i < len(messages) and messages[i]["role"] == "system":
+        system += [{"type": "text", "text": b["text"]} for b in messages[i]["content"]]
+        i += 1
+    out = [{"role": m["role"], "content": [{"type": "text", "text": b["text"]} for b in m["content"]]} for m in messages[i:]]
+    out[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    return {"system": system, "messages": out}
+
+
+def paired(rounds: int, a: Callable[[], Any], b: Callable[[], Any], k: int = 1) -> List[float]:
+    """b's time over a's, per round (each run k times), alternating which goes first: min, median, max."""
+    a(), b()
+    ratios = []
+    for r in range(rounds):
+        times = []
+        for f in (a, b) if r % 2 == 0 else (b, a):
+            t = time.perf_counter()
+            for _ in range(k):
+                f()
+            times.append(time.perf_counter() - t)
+        ta, tb = times if r % 2 == 0 else times[::-1]
+        ratios.append(tb / ta)
+    ratios.sort()
+    return [ratios[0], ratios[len(ratios) // 2], ratios[-1]]
+
+
+def verdict_cost(call: int, calls: int) -> Callable[[], None]:
+    """Timing the verdict of call ``call`` of a run, a Prompt one step longer than at the call before: the run is made
+    up to that call once, and each timed call answers it again from the state the call before left."""
+    prompt = pa.Prompt(request([]))
+    run = pa.CacheRun()
+    usage = {"cache_read_input_tokens": 100}
+    for s in STEPS[: call - 1]:
+        prompt.add_step(**s)
+        run.call(prompt, usage)
+    state, last = run._run, run._last
+    prompt.add_step(**STEPS[call - 1])
+
+    def one() -> None:
+        for _ in range(calls):
+            run._run, run._last, run._calls = state, last, []
+            run.call(prompt, usage)
+
+    return one
+
+
+def main(argv: List[str]) -> None:
+    out = argv[argv.index("--json") + 1]
+    rounds = 5 if "--quick" in argv else 15
+    prompt = pa.Prompt(request([]))
+    for s in STEPS:
+        prompt.add_step(**s)
+    equivalent = request(STEPS)
+    result = {
+        "export_over_hand": paired(rounds, lambda: by_hand(prompt), lambda: prompt.export("anthropic"), 5),
+        "export_over_request": paired(rounds, lambda: pa.export(equivalent, "anthropic"), lambda: prompt.export("anthropic"), 5),
+    }
+    # The verdict at call 1,000 and at call 10: the same Prompt grows by one step (two messages) between calls,
+    # so each timed call is an extension of what the state holds.
+    at10, at1000 = verdict_cost(10, 200), verdict_cost(1000, 200)
+    result["verdict_1000_over_10"] = paired(rounds, at10, at1000)
+    with open(out, "w") as f:
+        json.dump(result, f)
+    print("loop_bench: %s" % json.dumps(result), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
