@@ -400,6 +400,9 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 // or its error (the report goes on); an array cut short is the whole
 // request's error.
 func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, rest []byte, _ *Error) {
+	if len(b) > 0 && msgp.NextType(b) == msgp.MapType { // one request where the run's list belongs: never read as a list
+		return nil, nil, b, newError(CodeMalformedRequest, ".requests", "expected a list of requests ("+w().Array+"), found one request ("+w().Map+"): give the run's requests in a list, in call order")
+	}
 	m, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, nil, b, err.within(".requests")
