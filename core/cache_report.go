@@ -424,39 +424,25 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 // §7.12 lists them.
 func (r *CacheReport) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"calls":[`...)
-	var t struct {
-		calls, errors, breaks, hits, misses int
-		prompt, cacheable                   int64
-	}
 	for i := range r.Calls {
-		c := &r.Calls[i]
-		dst = c.appendJSON(comma(dst, i))
-		if c.Err != nil {
-			t.errors++
-			continue
-		}
-		t.calls++
-		t.prompt += c.PromptChars
-		t.cacheable += c.CacheablePrefixChars
-		if c.Break != nil {
-			t.breaks++
-		}
+		dst = r.Calls[i].appendJSON(comma(dst, i))
 	}
 	dst = append(dst, `],"groups":[`...)
 	for i, g := range r.Groups {
 		dst = appendDigestsJSON(append(comma(dst, i), `{"prefix_digests":`...), g.Digests)
 		dst = appendJSONInt(append(dst, `,"calls":`...), int64(g.Calls))
 		dst = appendJSONInt(append(dst, `,"prefix_chars":`...), g.PrefixChars)
-		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.PrefixChars*int64(g.Calls-1))
+		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.CacheableChars())
 		dst = append(dst, '}')
 	}
-	dst = appendJSONInt(append(dst, `],"totals":{"calls":`...), int64(t.calls))
-	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.errors))
-	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.breaks))
-	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.prompt)
-	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.cacheable)
-	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.prompt-t.cacheable)
-	dst = appendShare(append(dst, `,"cacheable_share":`...), t.cacheable, t.prompt)
+	t := r.Totals()
+	dst = appendJSONInt(append(dst, `],"totals":{"calls":`...), int64(t.Calls))
+	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.Errors))
+	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.Breaks))
+	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.PromptChars)
+	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.CacheableChars)
+	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.VolatileChars)
+	dst = appendShare(append(dst, `,"cacheable_share":`...), t.CacheableChars, t.PromptChars)
 	return append(dst, "}}"...)
 }
 
@@ -526,13 +512,7 @@ func appendDigestsJSON(dst []byte, d PrefixDigests) []byte {
 // appendShare writes part/whole with four decimals (0 for an empty whole),
 // rounded down so that 1 means all of it.
 func appendShare(dst []byte, part, whole int64) []byte {
-	if whole <= 0 {
-		return append(dst, '0')
-	}
-	q := part * 10000 / whole
-	if part > 1<<40 { // no overflow of part * 10000
-		q = int64(float64(part) / float64(whole) * 10000)
-	}
+	q := shareQ(part, whole)
 	dst = strconv.AppendInt(dst, q/10000, 10)
 	if r := q % 10000; r != 0 {
 		s := strconv.FormatInt(10000+r, 10)[1:]

@@ -19,6 +19,7 @@ from ._caching import cache_report
 from ._data_runs import _assembled
 from ._data_values import _absent, _is_hf_batch, _values, _with_columns
 from ._errors import AssemblyError
+from ._types import CacheCallError, ErrorDetail
 
 __all__ = ["CACHE_COLUMNS", "CacheRows", "Tokenizer", "cache_arrow_schema", "cache_rows"]
 
@@ -126,8 +127,8 @@ def _rows(
     try:
         verdicts = cache_report(requests, usage, assembler=asm)["calls"][len(carried) :]
     except AssemblyError as e:  # internal: the instance failed; every call says so
-        error = {"code": e.code, "path": e.path, "message": e.message}
-        verdicts = [{"error": error}] * len(calls)
+        error: ErrorDetail = {"code": e.code, "path": e.path, "message": e.message}
+        verdicts = [CacheCallError(error=error)] * len(calls)
     rows = []
     for k, ((request, given, _), verdict) in enumerate(zip(calls, verdicts)):
         call = carry.next_call + k
@@ -144,7 +145,7 @@ def _rows(
     return rows
 
 
-def _row(call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens: bool) -> Dict[str, Any]:
+def _row(call: int, verdict: Mapping[str, Any], given: bool, recorded: Any, tokens: bool) -> Dict[str, Any]:
     row: Dict[str, Any] = dict.fromkeys(_columns(tokens))
     row["call_index"] = call
     if "error" in verdict:
