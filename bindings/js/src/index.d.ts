@@ -29,7 +29,24 @@ declare global {
 
 // The wire's request and response types, generated from the core's Go types.
 export * from "./types.js";
-import type { AssembleRequest, AssembleResponse, CompareInput, Comparison, Injected, Message, PrefixDigests } from "./types.js";
+import type {
+  AssembleRequest,
+  AssembleResponse,
+  CacheReport,
+  CompareInput,
+  Comparison,
+  ExportBodyOf,
+  ExportOptions,
+  Injected,
+  Message,
+  PrefixDigests,
+  Provider,
+} from "./types.js";
+
+/** A request as {@link Assembler.cacheReport} and {@link Assembler.export} take it: an object, its JSON text, or its msgpack bytes. */
+export type RequestLike = AssembleRequest | string | Uint8Array; // the integrator adds Prompt here
+/** A provider's recorded usage of one call: its usage object (`cache_read_input_tokens`, `prompt_tokens_details`…), or a whole response holding one under `usage`. */
+export type UsageLike = object;
 
 /** The error of every failed assembly: the wire's {@link ErrorDetail} as an Error, and for `internal` the host's `detail`. */
 export class AssemblyError extends Error {
@@ -133,14 +150,18 @@ export class Assembler {
    * @throws {AssemblyError} the error the answer carries; TypeError for a name that is no such call.
    */
   call(name: string, ...args: unknown[]): any;
-  /** A run's cache report (docs/SPEC.md §7.12): `requests` in call order; `usage`, the provider's of each call. */
-  cacheReport(requests: readonly (AssembleRequest | string | Uint8Array)[], usage?: readonly unknown[] | null): Record<string, any>;
-  /** The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13). */
-  export(
-    request: AssembleRequest | string | Uint8Array,
-    provider: "anthropic" | "openai-chat" | "openai-responses",
-    options?: Record<string, unknown> | null,
-  ): Record<string, any>;
+  /**
+   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order (one request where the list belongs:
+   * `malformed_request` at `requests`); `usage`, the provider's of each call (`null` where none). An invalid
+   * request is its call's `{error}`: narrow with `"error" in call`.
+   */
+  cacheReport(requests: readonly RequestLike[], usage?: readonly (UsageLike | null)[] | null): CacheReport;
+  /**
+   * The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13),
+   * typed by `provider`; `options.body`'s fields are in it too, first.
+   * @throws {AssemblyError} e.g. a system message after another role, for Anthropic, at its request path.
+   */
+  export<P extends Provider>(request: RequestLike, provider: P, options?: ExportOptions | null): ExportBodyOf<P>;
 }
 
 /** The module packaged with this binding. */

@@ -13,7 +13,16 @@ import {
   version,
   type AssembleRequest,
   type AssembleResponse,
+  type AnthropicBody,
+  type CacheBreakCause,
+  type CacheReport,
+  type CacheUsageClass,
   type ChatMessage,
+  type ExportBody,
+  type ExportOptions,
+  type OpenAIChatBody,
+  type OpenAIResponsesBody,
+  type Provider,
   type ErrorCode,
   type Prompt,
 } from "@polyloop/assembly";
@@ -44,6 +53,26 @@ export async function main(): Promise<number> {
       console.log(code, e.path, offset, detail, e.message === INTERNAL_MESSAGES.trapped);
     }
   }
+  const report: CacheReport = asm.cacheReport([request, JSON.stringify(request), bytes], [null, { usage: {} }, null]);
+  for (const call of report.calls) {
+    if ("error" in call) {
+      const errorCode: ErrorCode = call.error.code;
+      console.log(errorCode);
+    } else {
+      const cause: CacheBreakCause | undefined = call.break?.cause;
+      const usageClass: CacheUsageClass | undefined = call.usage?.class;
+      console.log(call.extends, call.cacheable_share, cause, usageClass, call.break?.step);
+    }
+  }
+  const options: ExportOptions = { ttl: "1h", max_breakpoints: 2, lookback: 0, body: { model: "m", max_tokens: 100 } };
+  const anthropic: AnthropicBody = asm.export(request, "anthropic", options);
+  const marked = anthropic.messages.flatMap((m) => m.content).filter((b) => b.cache_control !== undefined);
+  const chatBody: OpenAIChatBody = asm.export(request, "openai-chat", { prompt_cache_key: "run-1" });
+  const responses: OpenAIResponsesBody = asm.export(bytes, "openai-responses");
+  const outputs = responses.input.filter((m) => m.role === "assistant").map((m) => m.content[0].type === "output_text");
+  const provider: Provider = "openai-chat";
+  const anyBody: ExportBody = asm.export(request, provider, null);
+  console.log(report.totals.cacheable_share, report.groups[0].cacheable_chars, marked.length, chatBody.prompt_cache_key, outputs, anyBody);
   console.log(version, moduleSha256, ERROR_CODES.length, MAX_REQUEST_BYTES, asm.options.memoryLimitBytes);
   return r.prompt_chars + fromJSON.message_chars.length + bytes.length + p.prompt_chars + asm.instancesCreated + chat.length;
 }
