@@ -1,5 +1,10 @@
 package core
 
+import (
+	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/core/msgp"
+)
+
 // The parts of a cache report (docs/SPEC.md §7.12) that its JSON writes
 // from the calls, and the provider request bodies of an export (§7.13) as
 // Go types: what a Go host decodes an answer into, and what tools/genconsts
@@ -104,4 +109,87 @@ type ResponsesMessage struct {
 type ResponsesText struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// DefaultExportOptions are the export's defaults: MaxBreakpoints
+// breakpoints, a look-back of DefaultLookback blocks, no TTL, the run
+// prefix digest for OpenAI's cache key. Start a Go host's options from
+// them: the zero ExportOptions asks for no breakpoint and no look-back.
+func DefaultExportOptions() ExportOptions {
+	return ExportOptions{MaxBreakpoints: MaxBreakpoints, Lookback: DefaultLookback}
+}
+
+// AppendMsgpack appends o as the export call's options argument (a map
+// of the wire's keys: ttl when not "", max_breakpoints, lookback,
+// prompt_cache_key when not "", body when not nil); a nil o is nil, the
+// defaults. The core judges the values (a negative count, a TTL that is
+// none, a body that is no map are its errors).
+func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
+	if o == nil {
+		return append(dst, 0xc0)
+	}
+	n := 2
+	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Body != nil} {
+		if given {
+			n++
+		}
+	}
+	dst = appendMapHeader(dst, n)
+	if o.TTL != "" {
+		dst = appendStr(appendStr(dst, "ttl"), o.TTL)
+	}
+	dst = msgp.AppendInt64(appendStr(dst, "max_breakpoints"), int64(o.MaxBreakpoints))
+	dst = msgp.AppendInt64(appendStr(dst, "lookback"), int64(o.Lookback))
+	if o.CacheKey != "" {
+		dst = appendStr(appendStr(dst, "prompt_cache_key"), o.CacheKey)
+	}
+	if o.Body != nil {
+		dst = append(appendStr(dst, "body"), o.Body...)
+	}
+	return dst
+}
+
+// Export is the export call run natively (docs/SPEC.md §7.13): the
+// provider's request body for request (a msgpack request map, judged as
+// the export judges msgpack bytes: docs/SPEC.md §7.9's sides) as a msgpack
+// map, or the error the call answers (wirejson.FromMsgpack writes the
+// body's JSON, as wasmhost's Runner.Export returns it). opts nil are the
+// defaults.
+func Export(request []byte, provider string, opts *ExportOptions) ([]byte, *Error) {
+	args, err := AppendArgs(nil, abi.CallExport, appendBin(nil, request), appendStr(nil, provider), opts.AppendMsgpack(nil))
+	if err != nil {
+		return nil, err
+	}
+	body := AppendExportBytes(nil, args, func([]byte) ([]byte, *Error) {
+		return nil, newError(CodeMalformedRequest, "", "core.Export takes a msgpack request; JSON text is wasmhost's Runner.Export's (or wirejson's)")
+	})
+	if IsMapError(body) {
+		m, _, _ := msgp.ReadIntfBytes(body)
+		mm, _ := m.(map[string]any)
+		if e, ok := errorOf(mm).(*Error); ok {
+			return nil, e
+		}
+		return nil, newError(CodeInternal, "", "the export answered an error that cannot be read")
+	}
+	return body, nil
+}
+
+// IsMapError reports whether answer, of a call answering a msgpack map
+// (abi.AnswerMap), is the error answer {"error": …} (AppendMapError): no
+// body the export writes starts with that key.
+func IsMapError(answer []byte) bool {
+	return len(answer) > 7 && string(answer[:7]) == "\x81\xa5error"
+}
+
+// appendBin appends b as a msgpack bin.
+func appendBin(dst, b []byte) []byte {
+	switch n := len(b); {
+	case n < 1<<8:
+		dst = append(dst, 0xc4, byte(n))
+	case n < 1<<16:
+		dst = append(dst, 0xc5, byte(n>>8), byte(n))
+	default:
+		dst = append(dst, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(dst, b...)
 }

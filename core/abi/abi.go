@@ -126,10 +126,10 @@ var Calls = [NumCalls]Spec{
 		"", "assemble", "Assembler.assemble",
 		"assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared."},
 	{"cache_report", CallCacheReport, ArgArgs, AnswerJSON, []string{"requests", "usage"},
-		"Runner.Call(abi.CallCacheReport, requests, usage)", "cache_report", "Assembler.cacheReport",
+		"Runner.CacheReport", "cache_report", "Assembler.cacheReport",
 		"Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository)."},
 	{"export", CallExport, ArgArgs, AnswerMap, []string{"request", "provider", "options"},
-		"Runner.Call(abi.CallExport, request, provider, options)", "export", "Assembler.export",
+		"Runner.Export, core.Export", "export", "Assembler.export",
 		"The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository)."},
 }
 
