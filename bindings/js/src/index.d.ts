@@ -158,10 +158,14 @@ export class Assembler {
   cacheReport(requests: readonly RequestLike[], usage?: readonly (UsageLike | null)[] | null): CacheReport;
   /**
    * The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13),
-   * typed by `provider`; `options.body`'s fields are in it too, first.
+   * typed by `provider`, with `options.body`'s fields (written first).
    * @throws {AssemblyError} e.g. a system message after another role, for Anthropic, at its request path.
    */
-  export<P extends Provider>(request: RequestLike, provider: P, options?: ExportOptions | null): ExportBodyOf<P>;
+  export<P extends Provider, B extends Record<string, unknown> = {}>(
+    request: RequestLike,
+    provider: P,
+    options?: (ExportOptions & { body?: B }) | null,
+  ): ExportBodyOf<P> & B;
 }
 
 /** The module packaged with this binding. */

@@ -66,6 +66,10 @@ export async function main(): Promise<number> {
   }
   const options: ExportOptions = { ttl: "1h", max_breakpoints: 2, lookback: 0, body: { model: "m", max_tokens: 100 } };
   const anthropic: AnthropicBody = asm.export(request, "anthropic", options);
+  const withModel = asm.export(request, "openai-chat", { body: { model: "gpt", max_tokens: 10 } });
+  const model: string = withModel.model;
+  const tokens: number = withModel.max_tokens;
+  console.log(model, tokens, withModel.messages.length);
   const marked = anthropic.messages.flatMap((m) => m.content).filter((b) => b.cache_control !== undefined);
   const chatBody: OpenAIChatBody = asm.export(request, "openai-chat", { prompt_cache_key: "run-1" });
   const responses: OpenAIResponsesBody = asm.export(bytes, "openai-responses");

@@ -20,4 +20,5 @@ export async function mistakes(): Promise<void> {
   console.log(asm.export(request, "openai-responses").messages); // E: TS2339
   console.log(asm.export(request, "anthropic").messages[0].role === "system"); // E: TS2367
   asm.cacheReport([request], [42]); // E: TS2322
+  console.log(asm.export(request, "openai-chat", { body: { model: "m" } }).modle); // E: TS2551
 }
