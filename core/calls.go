@@ -21,7 +21,7 @@ import (
 // the table) it appends nothing and returns malformed_request naming the
 // call and the counts: never a panic.
 func AppendArgs(dst []byte, c abi.Call, args ...[]byte) ([]byte, *Error) {
-	if err := CheckArgs(c, len(args)); err != nil {
+	if err := checkArgs(c, len(args)); err != nil {
 		return dst, err
 	}
 	params := abi.Calls[c.Base()].Params
@@ -32,9 +32,9 @@ func AppendArgs(dst []byte, c abi.Call, args ...[]byte) ([]byte, *Error) {
 	return dst, nil
 }
 
-// CheckArgs is the error of n arguments for call c (nil when c takes n):
+// checkArgs is the error of n arguments for call c (nil when c takes n):
 // malformed_request, naming the call, its parameters and n.
-func CheckArgs(c abi.Call, n int) *Error {
+func checkArgs(c abi.Call, n int) *Error {
 	if c.Base() >= abi.NumCalls {
 		return newError(CodeMalformedRequest, "", "no call numbered "+strconv.Itoa(int(c.Base()))+" in the contract's table (abi.Calls)")
 	}
