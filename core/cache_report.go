@@ -387,6 +387,9 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 // or its error (the report goes on); an array cut short is the whole
 // request's error.
 func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, rest []byte, _ *Error) {
+	if len(b) > 0 && msgp.NextType(b) == msgp.MapType { // one request where the run's list belongs: never read as a list
+		return nil, nil, b, newError(CodeMalformedRequest, ".requests", "expected a list of requests ("+w().Array+"), found one request ("+w().Map+"): give the run's requests in a list, in call order")
+	}
 	m, b, err := readArrayHeader(b)
 	if err != nil {
 		return nil, nil, b, err.within(".requests")
@@ -408,26 +411,11 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 // §7.12 lists them.
 func (r *CacheReport) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"calls":[`...)
-	var t runTotals
 	for i := range r.Calls {
-		c := &r.Calls[i]
-		dst = c.appendJSON(comma(dst, i))
-		if c.Err != nil {
-			t.errors++
-			continue
-		}
-		t.calls++
-		t.prompt += c.PromptChars
-		t.cacheable += c.CacheablePrefixChars
-		if c.Break != nil {
-			t.breaks++
-		}
-		if c.Usage != nil && c.Usage.Class == UsageInvalid {
-			t.usageErrors++
-		}
+		dst = r.Calls[i].appendJSON(comma(dst, i))
 	}
 	dst = r.appendGroups(append(dst, `],"groups":`...))
-	dst = t.appendJSON(append(dst, `,"totals":`...))
+	dst = appendTotals(append(dst, `,"totals":`...), r.Totals())
 	return append(dst, '}')
 }
 
@@ -438,22 +426,22 @@ func (r *CacheReport) appendGroups(dst []byte) []byte {
 		dst = appendDigestsJSON(append(comma(dst, i), `{"prefix_digests":`...), g.Digests)
 		dst = appendJSONInt(append(dst, `,"calls":`...), int64(g.Calls))
 		dst = appendJSONInt(append(dst, `,"prefix_chars":`...), g.PrefixChars)
-		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.PrefixChars*int64(g.Calls-1))
+		dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), g.CacheableChars())
 		dst = append(dst, '}')
 	}
 	return append(dst, ']')
 }
 
-// appendJSON writes the report's totals, a JSON object.
-func (t *runTotals) appendJSON(dst []byte) []byte {
-	dst = appendJSONInt(append(dst, `{"calls":`...), int64(t.calls))
-	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.errors))
-	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.breaks))
-	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.prompt)
-	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.cacheable)
-	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.prompt-t.cacheable)
-	dst = appendShare(append(dst, `,"cacheable_share":`...), t.cacheable, t.prompt)
-	dst = appendJSONInt(append(dst, `,"usage_errors":`...), int64(t.usageErrors))
+// appendTotals writes a report's totals, a JSON object.
+func appendTotals(dst []byte, t CacheTotals) []byte {
+	dst = appendJSONInt(append(dst, `{"calls":`...), int64(t.Calls))
+	dst = appendJSONInt(append(dst, `,"errors":`...), int64(t.Errors))
+	dst = appendJSONInt(append(dst, `,"breaks":`...), int64(t.Breaks))
+	dst = appendJSONInt(append(dst, `,"prompt_chars":`...), t.PromptChars)
+	dst = appendJSONInt(append(dst, `,"cacheable_chars":`...), t.CacheableChars)
+	dst = appendJSONInt(append(dst, `,"volatile_chars":`...), t.VolatileChars)
+	dst = appendShare(append(dst, `,"cacheable_share":`...), t.CacheableChars, t.PromptChars)
+	dst = appendJSONInt(append(dst, `,"usage_errors":`...), int64(t.UsageErrors))
 	return append(dst, '}')
 }
 
@@ -527,13 +515,7 @@ func appendDigestsJSON(dst []byte, d PrefixDigests) []byte {
 // appendShare writes part/whole with four decimals (0 for an empty whole),
 // rounded down so that 1 means all of it.
 func appendShare(dst []byte, part, whole int64) []byte {
-	if whole <= 0 {
-		return append(dst, '0')
-	}
-	q := part * 10000 / whole
-	if part > 1<<40 { // no overflow of part * 10000
-		q = int64(float64(part) / float64(whole) * 10000)
-	}
+	q := shareQ(part, whole)
 	dst = strconv.AppendInt(dst, q/10000, 10)
 	if r := q % 10000; r != 0 {
 		s := strconv.FormatInt(10000+r, 10)[1:]

@@ -214,3 +214,21 @@ func TestCacheReportBadUsage(t *testing.T) {
 		t.Errorf("a null details object: %+v", u)
 	}
 }
+
+// TestCacheReportOneRequestIsNoList: one request (a map) where the run's
+// list belongs is refused at requests, never read as a list of its keys; in
+// a Python user's words too.
+func TestCacheReportOneRequestIsNoList(t *testing.T) {
+	one := plantedRun(1)[0]
+	req := append(msgp.AppendString(msgp.AppendMapHeader(nil, 1), "requests"), one...)
+	want := `{"error":{"code":"malformed_request","message":"expected a list of requests (an array), found one request (a map): give the run's requests in a list, in call order","path":"requests"}}`
+	if got := wirejson.AppendCacheReport(nil, req); string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	core.SetWords("python")
+	defer core.SetWords("wire")
+	want = `{"error":{"code":"malformed_request","message":"expected a list of requests (a list), found one request (a dict): give the run's requests in a list, in call order","path":"requests"}}`
+	if got := wirejson.AppendCacheReport(nil, req); string(got) != want {
+		t.Errorf("Python's words: got  %s\nwant %s", got, want)
+	}
+}

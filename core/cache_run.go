@@ -104,6 +104,12 @@ func (r *runState) commit(c *CacheCall, n int, u usageOf) {
 	r.last = &runLast{index: at, messages: n, promptChars: c.PromptChars, stableChars: c.stable, digests: c.Digests}
 }
 
+// totals are the report's totals made of t.
+func (t runTotals) totals() CacheTotals {
+	return CacheTotals{Calls: t.calls, Errors: t.errors, Breaks: t.breaks, PromptChars: t.prompt, CacheableChars: t.cacheable,
+		VolatileChars: t.prompt - t.cacheable, CacheableShare: float64(shareQ(t.cacheable, t.prompt)) / 10000, UsageErrors: t.usageErrors}
+}
+
 // usageOf is one call's recorded usage as readUsage read it.
 type usageOf struct {
 	given  bool   // a usage argument was given (the call has a class)
@@ -450,7 +456,7 @@ func readExtension(b []byte, last *runLast) (int, int64, *Error) {
 func (r *runState) appendJSON(dst []byte) []byte {
 	rep := CacheReport{Groups: r.groups}
 	dst = rep.appendGroups(append(dst, `{"groups":`...))
-	dst = r.t.appendJSON(append(dst, `,"totals":`...))
+	dst = appendTotals(append(dst, `,"totals":`...), r.t.totals())
 	dst = append(dst, `,"last":`...)
 	if l := r.last; l == nil {
 		dst = append(dst, "null"...)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/msgfmt"
@@ -16,17 +17,43 @@ import (
 // arguments (abi.Spec.Params): {Params[i]: args[i]}, each argument already
 // msgpack. A host's generic call packs with it (or, in another language,
 // with its codec and the generated CALLS row), so no host packs one call's
-// request by hand. It panics when len(args) is not len(Params).
-func AppendArgs(dst []byte, c abi.Call, args ...[]byte) []byte {
-	params := abi.Calls[c].Params
-	if len(args) != len(params) {
-		panic("core.AppendArgs: " + c.Name() + " takes " + strconv.Itoa(len(params)) + " arguments")
+// request by hand. When len(args) is not len(Params) (or c is no call of
+// the table) it appends nothing and returns malformed_request naming the
+// call and the counts: never a panic.
+func AppendArgs(dst []byte, c abi.Call, args ...[]byte) ([]byte, *Error) {
+	if err := checkArgs(c, len(args)); err != nil {
+		return dst, err
 	}
+	params := abi.Calls[c.Base()].Params
 	dst = msgp.AppendMapHeader(dst, uint32(len(params)))
 	for i, p := range params {
 		dst = append(msgp.AppendString(dst, p), args[i]...)
 	}
-	return dst
+	return dst, nil
+}
+
+// checkArgs is the error of n arguments for call c (nil when c takes n):
+// malformed_request, naming the call, its parameters and n.
+func checkArgs(c abi.Call, n int) *Error {
+	if c.Base() >= abi.NumCalls {
+		return newError(CodeMalformedRequest, "", "no call numbered "+strconv.Itoa(int(c.Base()))+" in the contract's table (abi.Calls)")
+	}
+	params := abi.Calls[c.Base()].Params
+	switch {
+	case len(params) == 0:
+		return newError(CodeMalformedRequest, "", c.Name()+" takes no map of arguments (its request is one value: give it to AppendCall), got "+plural(n, "argument"))
+	case n != len(params):
+		return newError(CodeMalformedRequest, "", c.Name()+" takes "+plural(len(params), "argument")+" ("+strings.Join(params, ", ")+"), got "+strconv.Itoa(n))
+	}
+	return nil
+}
+
+// plural is "1 argument", "2 arguments".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // AppendCallError appends the answer of call c to a request it could not

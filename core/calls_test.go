@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/polyloop/assembly/core"
@@ -131,5 +132,34 @@ func TestIsAnswerRefuses(t *testing.T) {
 	}
 	if !core.ResponseOK(resp) || !core.ResponseOK(start) || core.ResponseOK(core.AssembleBytes([]byte{0xc1})) || core.ResponseOK(nil) {
 		t.Error("ResponseOK does not tell an ok response from an error response")
+	}
+}
+
+// TestAppendArgsCounts: a wrong number of arguments is a coded error naming
+// the call and the counts, never a panic; the right number packs the map.
+func TestAppendArgsCounts(t *testing.T) {
+	for _, tc := range []struct {
+		c    abi.Call
+		n    int
+		want string
+	}{
+		{abi.CallExport, 2, "export takes 3 arguments (request, provider, options), got 2"},
+		{abi.CallCacheReport, 0, "cache_report takes 2 arguments (requests, usage), got 0"},
+		{abi.CallCompare, 3, "compare takes 2 arguments (a, b), got 3"},
+		{abi.CallAssemble, 1, "assemble takes no map of arguments (its request is one value: give it to AppendCall), got 1 argument"},
+		{abi.NumCalls + 3, 1, fmt.Sprintf("no call numbered %d in the contract's table (abi.Calls)", abi.NumCalls+3)},
+	} {
+		args := make([][]byte, tc.n)
+		for i := range args {
+			args[i] = []byte{0xc0}
+		}
+		dst, err := core.AppendArgs([]byte("x"), tc.c, args...)
+		if err == nil || err.Code != core.CodeMalformedRequest || err.Path != "" || err.Message != tc.want || string(dst) != "x" {
+			t.Errorf("%d arguments of call %d: %v, %q; want malformed_request: %s", tc.n, tc.c, err, dst, tc.want)
+		}
+	}
+	got, err := core.AppendArgs(nil, abi.CallCompare, []byte{0xc0}, []byte{0x90})
+	if want := "\x82\xa1a\xc0\xa1b\x90"; err != nil || string(got) != want {
+		t.Errorf("compare's two arguments: %q, %v; want %q", got, err, want)
 	}
 }

@@ -298,24 +298,12 @@ func (p *Prompt) AppendExport(dst []byte, provider string, o *ExportOptions) ([]
 	return appendExport(dst, provider, &opts, a, a.layout())
 }
 
-// DefaultExportOptions are the export's options when none are given
-// (docs/SPEC.md §7.13).
-func DefaultExportOptions() ExportOptions {
-	return ExportOptions{MaxBreakpoints: MaxBreakpoints, Lookback: DefaultLookback}
-}
-
 // AppendPromptForm appends the prompt form (docs/SPEC.md §7.14) of a
 // prompt's response r, whose first n messages it takes, and its segments:
 // what a host sends for a Prompt wherever a request goes.
 func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
 	dst = seg.append(appendMapHeader(dst, 3))
-	dst = appendArrayHeader(append(dst, keyMessages...), n)
-	for _, m := range r.Messages[:n] {
-		dst = appendArrayHeader(append(appendStr(append(dst, msgHead...), m.Role), keyContent...), len(m.Content))
-		for _, b := range m.Content {
-			dst = appendStr(append(dst, blockHead+key(b.Type)+keyText...), b.Text)
-		}
-	}
+	dst = AppendMessageArray(append(dst, keyMessages...), r.Messages[:n])
 	dst = appendArrayHeader(append(dst, key("injected")...), len(r.Injected))
 	for _, e := range r.Injected {
 		dst = appendStr(append(appendMapHeader(dst, 3), key("channel")...), e.Channel)
@@ -325,33 +313,16 @@ func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
 	return dst
 }
 
-// AppendExportOptions appends o as the export's options map (docs/SPEC.md
-// §7.13); nil is nil (the defaults).
-func AppendExportOptions(dst []byte, o *ExportOptions) []byte {
-	if o == nil {
-		return append(dst, 0xc0)
-	}
-	n := 2
-	if o.TTL != "" {
-		n++
-	}
-	if o.CacheKey != "" {
-		n++
-	}
-	if o.Body != nil {
-		n++
-	}
-	dst = appendMapHeader(dst, n)
-	dst = appendUint(append(dst, key("max_breakpoints")...), uint64(max(o.MaxBreakpoints, 0)))
-	dst = appendUint(append(dst, key("lookback")...), uint64(max(o.Lookback, 0)))
-	if o.TTL != "" {
-		dst = appendStr(append(dst, key("ttl")...), o.TTL)
-	}
-	if o.CacheKey != "" {
-		dst = appendStr(append(dst, key("prompt_cache_key")...), o.CacheKey)
-	}
-	if o.Body != nil {
-		dst = append(append(dst, key("body")...), o.Body...)
+// AppendMessageArray appends msgs as a msgpack array of {role, content}
+// messages: a prompt form's messages, or an extension's (docs/SPEC.md
+// §7.15).
+func AppendMessageArray(dst []byte, msgs []Message) []byte {
+	dst = appendArrayHeader(dst, len(msgs))
+	for _, m := range msgs {
+		dst = appendArrayHeader(append(appendStr(append(dst, msgHead...), m.Role), keyContent...), len(m.Content))
+		for _, b := range m.Content {
+			dst = appendStr(append(dst, blockHead+key(b.Type)+keyText...), b.Text)
+		}
 	}
 	return dst
 }

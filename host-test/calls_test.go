@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tinylib/msgp/msgp"
 
+	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
@@ -69,6 +71,31 @@ func TestNewCallsEveryEngine(t *testing.T) {
 			b = msgp.AppendArrayHeader(msgp.AppendString(b, "path"), 2)
 			b = msgp.AppendInt(msgp.AppendString(b, "messages"), 3)
 			sameCall(t, kind, abi.CallError, b)
+		}
+	}
+}
+
+// TestCallArgumentCountsEveryEngine: Runner.Call with a wrong number of
+// arguments answers the call's malformed_request in the call's shape,
+// naming the call and the counts, as core.AppendArgs says; never a panic.
+func TestCallArgumentCountsEveryEngine(t *testing.T) {
+	for _, r := range runners {
+		for _, tc := range []struct {
+			c    abi.Call
+			args [][]byte
+			want string
+		}{
+			{abi.CallExport, [][]byte{{0xc0}, {0xc0}}, "\x81\xa5error\x83\xa4code\xb1malformed_request\xa7message\xd9<export takes 3 arguments (request, provider, options), got 2\xa4path\xa0"},
+			{abi.CallCacheReport, nil, `{"error":{"code":"malformed_request","message":"cache_report takes 2 arguments (requests, usage), got 0","path":""}}`},
+			{abi.CallCompare, [][]byte{{0xc0}}, `{"error":{"code":"malformed_request","message":"compare takes 2 arguments (a, b), got 1","path":""}}`},
+		} {
+			if got := r.Call(tc.c, tc.args...); string(got) != tc.want {
+				t.Errorf("%s: %s with %d arguments:\n got %q\nwant %q", r.Engine(), tc.c.Name(), len(tc.args), got, tc.want)
+			}
+		}
+		resp, err := core.DecodeResponse(r.Call(abi.CallAssemble, []byte{0x80}))
+		if e, ok := err.(*core.Error); resp != nil || !ok || e.Code != core.CodeMalformedRequest || !strings.Contains(e.Message, "assemble takes no map of arguments") {
+			t.Errorf("%s: assemble through Call: %v", r.Engine(), err)
 		}
 	}
 }

@@ -1,182 +1,209 @@
 package wasmhost
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+
+	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/msgp"
 	"github.com/polyloop/assembly/wirejson"
 )
 
-// The agent loop's side of prompt caching, run inside the module: a
-// Prompt's provider body (docs/SPEC.md §7.13) and each call's cache
-// verdict as it happens (§7.15).
+// The typed facades of the caching calls (docs/SPEC.md §7.12, §7.13): the
+// arguments packed by core.AppendArgs, the answer decoded into Go values,
+// its error a *core.Error. The core judges every argument.
 
-// Export returns the provider's request body for the prompt as it is now,
-// as JSON text (what an HTTP client sends): the export of the request with
-// the steps so far, byte for byte, without assembling the history again.
-// opts nil is the defaults (core.DefaultExportOptions). A refusal is a
-// *core.Error (its path a request path: request.steps[3].raw_output).
-func (p *Prompt) Export(provider string, opts *core.ExportOptions) ([]byte, error) {
-	form := p.form(len(p.resp.Messages))
-	answer := p.r.Call(abi.CallExport, form, msgp.AppendString(nil, provider), core.AppendExportOptions(nil, opts))
-	return mapAnswer(answer)
-}
-
-// form is the prompt form of the prompt's first n messages (§7.14).
-func (p *Prompt) form(n int) []byte { return core.AppendPromptForm(nil, p.resp, n, p.seg) }
-
-// mapAnswer is a map answer (the export's) as JSON, or its error.
-func mapAnswer(answer []byte) ([]byte, error) {
-	text, _, err := wirejson.FromMsgpack(nil, answer)
+// Export is the provider's request body for request's prompt (docs/SPEC.md
+// §7.13): request is a request's msgpack or JSON text (core.EncodeRequest of
+// a typed one), provider one of core.ProviderAnthropic, ProviderOpenAIChat
+// and ProviderOpenAIResponses, opts nil for the defaults (a non-nil opts is
+// sent whole: start from core.DefaultExportOptions()). The body is its JSON
+// text, byte for byte what every host and `polyloop-assemble export` write:
+// it goes to the provider's HTTP API as it is, keeps the body fields' order
+// (a map would not), and decodes into core.AnthropicBody,
+// core.OpenAIChatBody or core.OpenAIResponsesBody, or a provider SDK's
+// types. The error is a *core.Error.
+func (r *Runner) Export(request []byte, provider string, opts *core.ExportOptions) (json.RawMessage, error) {
+	args, err := core.AppendArgs(nil, abi.CallExport, msgp.AppendBytes(nil, request), msgp.AppendString(nil, provider), opts.AppendMsgpack(nil))
 	if err != nil {
-		return nil, &core.Error{Code: core.CodeInternal, Message: "the module answered bytes that are not a body: " + err.Error(), Offset: -1}
+		return nil, err
 	}
-	if e := jsonError(text); e != nil {
-		return nil, e
+	ans, fail := r.call(abi.CallExport, nil, args)
+	if fail != nil {
+		return nil, fail
+	}
+	text, rest, jerr := wirejson.FromMsgpack(nil, ans)
+	if jerr != nil || len(rest) != 0 {
+		return nil, r.notAnAnswer(ans, jerr)
+	}
+	if core.IsMapError(ans) {
+		return nil, r.errorOf(text)
 	}
 	return text, nil
 }
 
-// jsonError is the error of a JSON answer {"error": {…}}, or nil.
-func jsonError(text []byte) *core.Error {
-	var a struct {
-		Error *struct {
-			Code    core.Code `json:"code"`
-			Message string    `json:"message"`
-			Path    string    `json:"path"`
-			Offset  *int      `json:"offset"`
-		} `json:"error"`
+// CacheReport reports on the calls of a run, in order (docs/SPEC.md
+// §7.12): each request a request's msgpack or JSON text; usage nil, or one
+// recorded provider usage per request (nil where none): any value that
+// encoding/json writes as the provider's usage object or a whole response
+// holding one (an SDK's usage struct, a map[string]any, json.RawMessage).
+// An invalid request is its call's Err, never the report's error; the
+// error is a *core.Error (a usage that is no JSON, a count that differs).
+func (r *Runner) CacheReport(requests [][]byte, usage []any) (*core.CacheReport, error) {
+	reqs := msgp.AppendArrayHeader(nil, uint32(len(requests)))
+	for _, q := range requests {
+		reqs = msgp.AppendBytes(reqs, q)
 	}
-	if json.Unmarshal(text, &a) != nil || a.Error == nil {
-		return nil
-	}
-	e := &core.Error{Code: a.Error.Code, Message: a.Error.Message, Path: a.Error.Path, Offset: -1}
-	if a.Error.Offset != nil {
-		e.Offset = *a.Error.Offset
-	}
-	return e
-}
-
-// CacheRun is a run's cache report made call by call inside the module,
-// as core.CacheRun makes it natively: Call and CallPrompt answer each
-// call's entry of the cache report as the loop makes it, Report the whole
-// run's, equal to cache_report over the same prompts and usage. A Prompt
-// that only grew since the last call costs what it added. Not safe for
-// concurrent use.
-type CacheRun struct {
-	r       *Runner
-	state   []byte            // the run's state, JSON, as the last call answered it
-	entries []json.RawMessage // each call's entry, JSON
-	// the last valid call's prompt: a Prompt and its message count then, or
-	// a request's msgpack
-	lastPrompt *Prompt
-	lastLen    int
-	lastReq    []byte
-}
-
-// NewCacheRun starts a run.
-func (r *Runner) NewCacheRun() *CacheRun { return &CacheRun{r: r} }
-
-// Call reports on the run's next call: request its wire request (msgpack,
-// or JSON text), usage the provider's usage or whole response as JSON text
-// (nil: none recorded, class no_usage). It returns the call's entry as
-// JSON (an invalid request is {"error": …}); a failed call is an error.
-func (c *CacheRun) Call(request, usage []byte) (json.RawMessage, error) {
-	side := request
-	if len(request) > 0 && (request[0] == '{' || request[0] == ' ' || request[0] == '\n') {
-		side = msgp.AppendString(nil, string(request))
-	}
-	return c.call(side, c.previous(), usage, nil, 0, request)
-}
-
-// CallPrompt reports on the run's next call, whose prompt is p as it is
-// now; usage as Call takes it.
-func (c *CacheRun) CallPrompt(p *Prompt, usage []byte) (json.RawMessage, error) {
-	n := len(p.resp.Messages)
-	if c.lastPrompt == p && n >= c.lastLen {
-		ext := msgp.AppendMapHeader(nil, 2)
-		ext = msgp.AppendInt64(msgp.AppendString(ext, "extends"), int64(c.lastLen))
-		ext = msgp.AppendString(ext, "messages")
-		form := core.AppendPromptForm(nil, &core.Response{Messages: p.resp.Messages[c.lastLen:n]}, n-c.lastLen, core.Segments{})
-		_, msgs, _ := msgp.ReadMapHeaderBytes(form) // the form's map, then
-		_, msgs, _ = msgp.ReadStringBytes(msgs)     // its messages key: the array follows
-		rest, _ := msgp.Skip(msgs)
-		ext = append(ext, msgs[:len(msgs)-len(rest)]...)
-		return c.call(ext, []byte{0xc0}, usage, p, n, nil)
-	}
-	return c.call(p.form(n), c.previous(), usage, p, n, nil)
-}
-
-// previous is the last valid call's prompt (msgpack), nil for none.
-func (c *CacheRun) previous() []byte {
-	switch {
-	case c.lastPrompt != nil:
-		return c.lastPrompt.form(c.lastLen)
-	case c.lastReq != nil:
-		return c.lastReq
-	}
-	return []byte{0xc0}
-}
-
-func (c *CacheRun) call(prompt, previous, usage []byte, p *Prompt, n int, req []byte) (json.RawMessage, error) {
-	run := []byte{0xc0}
-	if c.state != nil {
-		run = msgp.AppendString(nil, string(c.state))
-	}
-	u := []byte{0xc0}
+	us := msgp.AppendNil(nil)
 	if usage != nil {
-		var err error
-		if u, err = wirejson.ToMsgpack(nil, usage); err != nil {
-			return nil, &core.Error{Code: core.CodeMalformedRequest, Path: "usage", Message: "the usage is not JSON text (" + err.Error() + "): give the provider's response or its usage as the API sent it", Offset: -1}
+		us = msgp.AppendArrayHeader(nil, uint32(len(usage)))
+		for _, u := range usage {
+			us = appendUsage(us, u)
 		}
 	}
-	answer := c.r.Call(abi.CallCacheCall, run, prompt, previous, u)
-	if e := jsonError(answer); e != nil {
-		return nil, e
+	args, err := core.AppendArgs(nil, abi.CallCacheReport, reqs, us)
+	if err != nil {
+		return nil, err
 	}
+	ans, fail := r.call(abi.CallCacheReport, nil, args)
+	if fail != nil {
+		return nil, fail
+	}
+	if bytes.HasPrefix(ans, []byte(`{"error":`)) {
+		return nil, r.errorOf(ans)
+	}
+	var rep reportJSON
+	if err := json.Unmarshal(ans, &rep); err != nil {
+		return nil, r.notAnAnswer(ans, err)
+	}
+	return rep.report(), nil
+}
+
+// appendUsage appends one usage as msgpack: its JSON (encoding/json) read
+// by wirejson, nil as nil; one that neither writes or reads is an
+// unreadable value (core.ExtUnreadable), which the core answers as that
+// call's invalid_usage (docs/SPEC.md §7.6): this host writes no message.
+func appendUsage(dst []byte, u any) []byte {
+	if u == nil {
+		return msgp.AppendNil(dst)
+	}
+	text, err := json.Marshal(u)
+	if err == nil {
+		var out []byte
+		if out, err = wirejson.ToMsgpack(dst, text); err == nil {
+			return out
+		}
+	}
+	data := msgp.AppendArrayHeader(nil, 3)
+	for _, s := range []string{fmt.Sprintf("%T", u), fmt.Sprintf("%T", err), err.Error()} {
+		data = msgp.AppendString(data, s)
+	}
+	out, _ := msgp.AppendExtension(dst, &msgp.RawExtension{Type: core.ExtUnreadable, Data: data}) // a RawExtension always writes
+	return out
+}
+
+// errorJSON is the {code, message, path, offset} of an error answer.
+type errorJSON struct {
+	Code    core.Code `json:"code"`
+	Message string    `json:"message"`
+	Path    string    `json:"path"`
+	Offset  *int      `json:"offset"`
+}
+
+func (e *errorJSON) err() *core.Error {
+	if e == nil {
+		return nil
+	}
+	out := &core.Error{Code: e.Code, Path: e.Path, Message: e.Message, Offset: -1}
+	if e.Offset != nil {
+		out.Offset = *e.Offset
+	}
+	return out
+}
+
+// errorOf is the *core.Error of a JSON error answer {"error": …}.
+func (r *Runner) errorOf(text []byte) *core.Error {
 	var a struct {
-		Call json.RawMessage `json:"call"`
-		Run  json.RawMessage `json:"run"`
+		Error *errorJSON `json:"error"`
 	}
-	if err := json.Unmarshal(answer, &a); err != nil || a.Call == nil || a.Run == nil {
-		return nil, &core.Error{Code: core.CodeInternal, Message: "the module answered bytes that are not a cache_call answer", Offset: -1}
+	if err := json.Unmarshal(text, &a); err != nil || a.Error == nil || a.Error.Code == "" {
+		return r.notAnAnswer(text, err)
 	}
-	c.state, c.entries = a.Run, append(c.entries, a.Call)
-	if jsonError(a.Call) == nil { // a valid call: the one the next is compared with
-		c.lastPrompt, c.lastLen, c.lastReq = p, n, nil
-		if p == nil {
-			c.lastReq = prompt
-			if req != nil && len(prompt) > 0 && prompt[0] != req[0] {
-				c.lastReq = prompt // JSON text in a str
+	return a.Error.err()
+}
+
+// notAnAnswer is the internal error of an answer that does not decode.
+func (r *Runner) notAnAnswer(ans []byte, err error) *core.Error {
+	return &core.Error{Code: core.CodeInternal, Message: abi.MsgBadResponse, Detail: fmt.Sprintf("%s: %v; %s", r.Engine(), err, describe(ans)), Offset: -1}
+}
+
+// reportJSON is the cache report's JSON (docs/SPEC.md §7.12).
+type reportJSON struct {
+	Calls []struct {
+		Error    *errorJSON `json:"error"`
+		Previous *int       `json:"previous"`
+		Extends  bool       `json:"extends"`
+		Break    *struct {
+			Segment  string  `json:"segment"`
+			Message  int     `json:"message"`
+			Char     int     `json:"char"`
+			Step     *int    `json:"step"`
+			Cause    string  `json:"cause"`
+			Before   string  `json:"excerpt_before"`
+			Previous *string `json:"excerpt_previous"`
+			This     *string `json:"excerpt_this"`
+		} `json:"break"`
+		PromptChars          int64              `json:"prompt_chars"`
+		CacheablePrefixChars int64              `json:"cacheable_prefix_chars"`
+		Digests              core.PrefixDigests `json:"prefix_digests"`
+		Usage                *struct {
+			CachedTokens *int64     `json:"cached_tokens"`
+			Class        string     `json:"class"`
+			Error        *errorJSON `json:"error"`
+		} `json:"usage"`
+	} `json:"calls"`
+	Groups []struct {
+		Digests     core.PrefixDigests `json:"prefix_digests"`
+		Calls       int                `json:"calls"`
+		PrefixChars int64              `json:"prefix_chars"`
+	} `json:"groups"`
+}
+
+// report is the report as core.CacheReportOf gives it (the totals are its
+// Totals, the shares and new chars its fields' quotients and differences).
+func (j *reportJSON) report() *core.CacheReport {
+	r := &core.CacheReport{Calls: make([]core.CacheCall, len(j.Calls)), Groups: make([]core.CacheGroup, len(j.Groups))}
+	for i, c := range j.Calls {
+		out := &r.Calls[i]
+		out.Err, out.Previous, out.Extends = c.Error.err(), -1, c.Extends
+		if c.Previous != nil {
+			out.Previous = *c.Previous
+		}
+		out.PromptChars, out.CacheablePrefixChars, out.Digests = c.PromptChars, c.CacheablePrefixChars, c.Digests
+		if b := c.Break; b != nil {
+			out.Break = &core.CacheBreak{Segment: b.Segment, Message: b.Message, Char: b.Char, Step: -1, Cause: b.Cause, Before: b.Before}
+			if b.Step != nil {
+				out.Break.Step = *b.Step
+			}
+			if b.Previous != nil {
+				out.Break.Previous, out.Break.HasPrevious = *b.Previous, true
+			}
+			if b.This != nil {
+				out.Break.This, out.Break.HasThis = *b.This, true
+			}
+		}
+		if u := c.Usage; u != nil {
+			out.Usage = &core.CacheUsage{Class: u.Class, Err: u.Error.err()}
+			if u.CachedTokens != nil {
+				out.Usage.CachedTokens = *u.CachedTokens
 			}
 		}
 	}
-	return a.Call, nil
-}
-
-// Report is the run's report so far as JSON, what cache_report answers for
-// the same prompts and usage.
-func (c *CacheRun) Report() ([]byte, error) {
-	if c.state == nil {
-		args := append(msgp.AppendString(msgp.AppendArrayHeader(msgp.AppendString(msgp.AppendMapHeader(nil, 2), "requests"), 0), "usage"), 0xc0)
-		return c.r.AppendCall(abi.CallCacheReport, nil, args), nil
+	for i, g := range j.Groups {
+		r.Groups[i] = core.CacheGroup{Digests: g.Digests, Calls: g.Calls, PrefixChars: g.PrefixChars}
 	}
-	var st struct {
-		Groups json.RawMessage `json:"groups"`
-		Totals json.RawMessage `json:"totals"`
-	}
-	if err := json.Unmarshal(c.state, &st); err != nil {
-		return nil, err
-	}
-	out := []byte(`{"calls":[`)
-	for i, e := range c.entries {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, e...)
-	}
-	out = append(append(append(out, `],"groups":`...), st.Groups...), `,"totals":`...)
-	return append(append(out, st.Totals...), '}'), nil
+	return r
 }

@@ -178,9 +178,14 @@ func (r *Runner) AssembleViewJSON(text []byte) []byte {
 // Call runs call c, whose request is a map of its arguments
 // (abi.Spec.Params), on args (each msgpack, in the order of Params) and
 // returns its answer, as AppendCall does: the generic call a facade
-// forwards to.
+// forwards to. A wrong number of arguments is answered, in the shape of
+// c's answer, with core.AppendArgs's malformed_request (never a panic).
 func (r *Runner) Call(c abi.Call, args ...[]byte) []byte {
-	return r.AppendCall(c, nil, core.AppendArgs(nil, c, args...))
+	req, err := core.AppendArgs(nil, c, args...)
+	if err != nil {
+		return core.AppendErrorAnswer(nil, c, err)
+	}
+	return r.AppendCall(c, nil, req)
 }
 
 // Compare compares two prompts inside the module (docs/SPEC.md §7.9):

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
-	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/wirejson"
 )
@@ -75,7 +74,7 @@ func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	ans := eng.AppendCall(abi.CallCacheReport, nil, core.AppendArgs(nil, abi.CallCacheReport, reqs, usage))
+	ans := callArgs(eng, abi.CallCacheReport, reqs, usage)
 	if *out == "text" {
 		return writeCacheText(stdout, ans)
 	}
@@ -301,7 +300,7 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	ans := eng.AppendCall(abi.CallExport, nil, core.AppendArgs(nil, abi.CallExport, req, msgp.AppendString(nil, *provider), o))
+	ans := callArgs(eng, abi.CallExport, req, msgp.AppendString(nil, *provider), o)
 	if ans, err = exportText(ans); err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2

@@ -14,7 +14,6 @@ import (
 
 	"github.com/tinylib/msgp/msgp"
 
-	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 )
 
@@ -51,7 +50,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	return writeComparison(stdout, eng.AppendCall(abi.CallCompare, nil, core.AppendArgs(nil, abi.CallCompare, sides[:]...)), *out == "text")
+	return writeComparison(stdout, callArgs(eng, abi.CallCompare, sides[:]...), *out == "text")
 }
 
 // readSide reads one input as a side of a compare request: a msgpack map or

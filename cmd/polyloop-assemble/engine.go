@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	assembly "github.com/polyloop/assembly"
+	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/wasm/calls"
@@ -87,4 +88,14 @@ func versionText(e engine) string {
 		s += "\nengine native (the core compiled into this binary)"
 	}
 	return s
+}
+
+// callArgs is the answer of call c, whose request is a map of its
+// arguments, on args (core.AppendArgs); a wrong count is c's error answer.
+func callArgs(eng engine, c abi.Call, args ...[]byte) []byte {
+	req, err := core.AppendArgs(nil, c, args...)
+	if err != nil {
+		return core.AppendErrorAnswer(nil, c, err)
+	}
+	return eng.AppendCall(c, nil, req)
 }

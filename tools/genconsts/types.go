@@ -33,19 +33,29 @@ const (
 // texpr is the type of a field, written in either language by pyType and
 // tsType.
 type texpr struct {
-	kind  string   // "str", "int", "bool", "list", "dict", "named", "null", "lit"
+	kind  string   // "str", "int", "float", "bool", "any", "list", "dict", "named", "null", "lit", "union"
 	elem  *texpr   // list, dict (its values), null
+	elems []*texpr // union: its members
 	name  string   // named: the type's name in the table (its py or ts name is written)
 	lits  []string // lit: the values
 	py    string   // Python's spelling, where not the kind's
 	ts    string   // TypeScript's spelling, where not the kind's
-	alias string   // lit: written as this alias's name (Role)
+	alias string   // lit, union: written as this alias's name (Role)
 }
 
 func lit(values ...string) *texpr { return &texpr{kind: "lit", lits: values} }
 func named(name string) *texpr    { return &texpr{kind: "named", name: name} }
 func null(t *texpr) *texpr        { return &texpr{kind: "null", elem: t} }
 func prim(kind string) *texpr     { return &texpr{kind: kind} }
+func list(t *texpr) *texpr        { return &texpr{kind: "list", elem: t} }
+func union(ts ...*texpr) *texpr   { return &texpr{kind: "union", elems: ts} }
+
+// aliased is t written as the alias name (its definition in aliases).
+func aliased(name string, t *texpr) *texpr {
+	c := *t
+	c.alias = name
+	return &c
+}
 
 // spelled is t spelled py in Python and ts in TypeScript ("" where t's
 // own spelling).
@@ -69,6 +79,7 @@ type shape struct {
 	doc    string
 	tsDoc  string // TypeScript's only
 	fields []field
+	final  bool // Python: @final, so that `"key" in value` tells it from the other members of a union
 }
 
 // fieldOpt says what Go does not of one field, by its Go name.
@@ -77,8 +88,9 @@ type fieldOpt struct {
 	typ      *texpr // the type; default: from the Go type
 	ts       string // TypeScript's spelling of the Go type
 	optional bool
-	doc      string // the doc; default: the Go field's, its Go names made wire names
-	skip     bool   // never on the wire (Go's bookkeeping)
+	doc      string  // the doc; default: the Go field's, its Go names made wire names
+	skip     bool    // never on the wire (Go's bookkeeping); unexported fields never are
+	after    []field // keys the JSON writes after this field, from it (a share, a difference)
 }
 
 // typeSpec is one row of the table: a Go struct (nil for a type Go has no
@@ -91,6 +103,7 @@ type typeSpec struct {
 	extra  []field // keys Go keeps outside the struct, before its fields
 	opts   map[string]fieldOpt
 	each   *texpr // every field of goType gets this type (a match per digest)
+	final  bool   // a member of a union told apart by its keys (shape.final)
 }
 
 // The literal types; their values are core's constants.
@@ -101,7 +114,32 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses))
+	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
+	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageNone, core.UsageInvalid))
+	ttlType         = lit("5m", "1h")
+	countType       = spelled(prim("int"), "", "number | bigint")
+	// the export's bodies; a Responses message is an input or an output one
+	responsesMessage = aliased("ResponsesMessage", union(named("ResponsesInputMessage"), named("ResponsesOutputMessage")))
+	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody")))
 )
+
+// aliases are the types written once under their own name (t.alias), with
+// their docs: literals first, then unions of the table's types.
+var aliases = []struct {
+	t   *texpr
+	doc string
+}{
+	{roleType, "The roles of a message."},
+	{providerType, "The request bodies export writes (" + spec("§7.13") + ")."},
+	{causeType, "Why a call's prompt left the previous call's (" + spec("§7.12") + ")."},
+	{usageClassType, "A call's recorded usage, classed (" + spec("§7.12") + ")."},
+	{responsesMessage, "A message of the Responses API's `input`: an assistant message's blocks are `output_text`, the others' `input_text`."},
+	{exportBody, "The body export writes, one per provider; the options' `body` fields are in it too, first."},
+}
+
+// the breaks' excerpts' doc, with their bounds in code points.
+var breakExcerptDoc = fmt.Sprintf("the %%s prompt's text from the break, at most %d code points (\"…\" marks a cut); null when it has no message at `message`", core.ExcerptAfter)
 
 // the excerpts' doc, with their bounds in code points.
 var excerptDoc = fmt.Sprintf("side %%s's text from the difference, at most %d code points (\"…\" marks a cut); null when that side's prompt has no message at `message`", core.ExcerptAfter)
@@ -183,6 +221,119 @@ var typeTable = []typeSpec{
 			"First":   {wire: "first_difference"},
 			"Digests": {wire: "prefix_digests", typ: named("PrefixDigestsMatch")},
 		}},
+	{py: "CacheBreak", ts: "CacheBreak", goType: core.CacheBreak{},
+		doc: "Where a call's prompt leaves the previous call's (" + spec("§7.12") + ").",
+		opts: map[string]fieldOpt{
+			"Segment":     {typ: segmentType, doc: "The first of the run, injection and goal segments whose prefix digest changed, else `\"history\"`."},
+			"Message":     {doc: "The index of the first message that differs."},
+			"Char":        {doc: "The code-point offset of the difference in that message's text, its blocks' texts joined."},
+			"Step":        {typ: null(prim("int")), doc: "The step of a history message; null otherwise."},
+			"Cause":       {typ: causeType, doc: "`\"steps_removed\"` when the history ends before the previous one's, every message before it equal."},
+			"Before":      {wire: "excerpt_before", doc: fmt.Sprintf("The common text just before the break, at most %d code points (\"…\" marks a cut).", core.ExcerptBefore)},
+			"Previous":    {wire: "excerpt_previous", typ: null(prim("str")), doc: fmt.Sprintf(breakExcerptDoc, "previous")},
+			"This":        {wire: "excerpt_this", typ: null(prim("str")), doc: fmt.Sprintf(breakExcerptDoc, "call's")},
+			"HasPrevious": {skip: true},
+			"HasThis":     {skip: true},
+		}},
+	{py: "CacheUsage", ts: "CacheUsage", goType: core.CacheUsage{},
+		doc: "A call's recorded provider usage and its class.",
+		opts: map[string]fieldOpt{
+			"CachedTokens": {typ: null(prim("int")), doc: "The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, " +
+				"OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); " +
+				"null for `\"no_usage\"` and `\"invalid_usage\"`."},
+			"Class": {typ: usageClassType},
+			"Err": {wire: "error", typ: named("ErrorDetail"), optional: true,
+				doc: "Only with `\"invalid_usage\"`: why the usage cannot be read, its path within the call's usage (`usage…`)."},
+		}},
+	{py: "CacheCall", ts: "CacheCall", goType: core.CacheCall{}, final: true,
+		doc: "One valid call of a cache report (" + spec("§7.12") + ").",
+		opts: map[string]fieldOpt{
+			"Err":         {skip: true},
+			"Previous":    {typ: null(prim("int")), doc: "The index of the call this one is compared with (the last valid one before it); null for the first."},
+			"Extends":     {doc: "True when the prompt is the previous call's, whole, followed by more (or the same prompt)."},
+			"Break":       {doc: "Where the prompt leaves the previous call's; null when it extends it (or is the first)."},
+			"PromptChars": {doc: "The prompt's size in code points."},
+			"CacheablePrefixChars": {doc: "The code points before the first difference from the previous prompt (all of it when this one extends it).",
+				after: []field{
+					{wire: "cacheable_share", typ: prim("float"), doc: "`cacheable_prefix_chars` / `prompt_chars`, four decimals, rounded down."},
+					{wire: "new_chars", typ: prim("int"), doc: "`prompt_chars` − `cacheable_prefix_chars`."},
+				}},
+			"Digests": {wire: "prefix_digests"},
+			"Usage":   {doc: "The recorded usage and its class; null when the report was given no usage."},
+		}},
+	{py: "CacheCallError", ts: "CacheCallError", final: true,
+		doc:   "The call of an invalid request in a cache report: the error it gets on its own. It is left out of the run.",
+		extra: []field{{wire: "error", typ: named("ErrorDetail")}}},
+	{py: "CacheGroup", ts: "CacheGroup", goType: core.CacheGroup{},
+		doc: "The calls that share one stable prefix (the run, injection and goal segments).",
+		opts: map[string]fieldOpt{
+			"Digests": {wire: "prefix_digests"},
+			"Calls":   {doc: "The calls using this prefix."},
+			"PrefixChars": {doc: "The code points of the prefix.",
+				after: []field{{wire: "cacheable_chars", typ: prim("int"), doc: "`prefix_chars` × (`calls` − 1): what the later calls can read from a cache."}}},
+		}},
+	{py: "CacheTotals", ts: "CacheTotals", goType: core.CacheTotals{},
+		doc: "A cache report's totals.",
+		opts: map[string]fieldOpt{
+			"Calls":          {doc: "The valid calls."},
+			"Errors":         {doc: "The invalid requests."},
+			"Breaks":         {doc: "The valid calls with a break."},
+			"PromptChars":    {doc: "The valid calls' `prompt_chars`, summed."},
+			"CacheableChars": {doc: "Their `cacheable_prefix_chars`, summed."},
+			"VolatileChars":  {doc: "`prompt_chars` − `cacheable_chars`: what no cache can serve."},
+			"CacheableShare": {doc: "`cacheable_chars` / `prompt_chars`, four decimals, rounded down."},
+		}},
+	{py: "CacheReport", ts: "CacheReport", goType: core.CacheReport{},
+		doc: "The answer of cache_report (" + spec("§7.12") + "): narrow a call with `\"error\" in call`.",
+		opts: map[string]fieldOpt{
+			"Calls": {typ: list(union(named("CacheCall"), named("CacheCallError"))), doc: "One per request, in order."},
+			"Groups": {doc: "One per distinct stable prefix, in order of first use.",
+				after: []field{{wire: "totals", typ: named("CacheTotals")}}},
+		}},
+	{py: "ExportOptions", ts: "ExportOptions", goType: core.ExportOptions{},
+		doc: "The options of export (" + spec("§7.13") + "), keys as on the wire.",
+		opts: map[string]fieldOpt{
+			"TTL":            {typ: ttlType, optional: true, doc: "The `ttl` of Anthropic's `cache_control`; left out when not given."},
+			"MaxBreakpoints": {typ: countType, optional: true, doc: fmt.Sprintf("Anthropic's cache breakpoints, 0 to %d (the default).", core.MaxBreakpoints)},
+			"Lookback":       {typ: countType, optional: true, doc: fmt.Sprintf("Blocks from a breakpoint within which the provider looks for a cached prefix (default %d); 0 for no look-back breakpoint.", core.DefaultLookback)},
+			"CacheKey":       {wire: "prompt_cache_key", optional: true, doc: "OpenAI's `prompt_cache_key`; default: the run prefix digest."},
+			"Body": {typ: &texpr{kind: "dict", elem: prim("any")}, optional: true,
+				doc: "The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself."},
+		}},
+	{py: "CacheControl", ts: "CacheControl", goType: core.CacheControl{},
+		doc:  "Anthropic's cache breakpoint on a block.",
+		opts: map[string]fieldOpt{"Type": {typ: lit("ephemeral")}, "TTL": {typ: ttlType, optional: true, doc: "The option `ttl`, when given."}}},
+	{py: "AnthropicBlock", ts: "AnthropicBlock", goType: core.AnthropicBlock{},
+		doc: "A text block of Anthropic's Messages API.",
+		opts: map[string]fieldOpt{
+			"Type":         {typ: lit(core.BlockTypeText)},
+			"CacheControl": {typ: named("CacheControl"), optional: true, doc: "A cache breakpoint: on at most `max_breakpoints` blocks."},
+		}},
+	{py: "AnthropicMessage", ts: "AnthropicMessage", goType: core.AnthropicMessage{},
+		doc:  "A message of Anthropic's Messages API: the system messages are the body's `system`.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, core.RoleAssistant)}}},
+	{py: "AnthropicBody", ts: "AnthropicBody", goType: core.AnthropicBody{},
+		doc:  "The body export writes for `\"anthropic\"` (the Messages API).",
+		opts: map[string]fieldOpt{"System": {optional: true, doc: "The leading system messages' blocks; absent when there is none."}}},
+	{py: "OpenAIChatBody", ts: "OpenAIChatBody", goType: core.OpenAIChatBody{},
+		doc:  "The body export writes for `\"openai-chat\"` (the Chat Completions API).",
+		opts: map[string]fieldOpt{"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."}}},
+	{py: "ResponsesInputText", ts: "ResponsesInputText", goType: core.ResponsesText{},
+		doc: "A text block of a system or user message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("input_text")}}},
+	{py: "ResponsesOutputText", ts: "ResponsesOutputText", goType: core.ResponsesText{},
+		doc: "A text block of an assistant message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("output_text")}}},
+	{py: "ResponsesInputMessage", ts: "ResponsesInputMessage", goType: core.ResponsesMessage{},
+		doc:  "A system or user message of the Responses API.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleSystem, core.RoleUser)}, "Content": {typ: list(named("ResponsesInputText"))}}},
+	{py: "ResponsesOutputMessage", ts: "ResponsesOutputMessage", goType: core.ResponsesMessage{},
+		doc:  "An assistant message of the Responses API.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleAssistant)}, "Content": {typ: list(named("ResponsesOutputText"))}}},
+	{py: "OpenAIResponsesBody", ts: "OpenAIResponsesBody", goType: core.OpenAIResponsesBody{},
+		doc: "The body export writes for `\"openai-responses\"` (the Responses API).",
+		opts: map[string]fieldOpt{
+			"Input":          {typ: list(responsesMessage)},
+			"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."},
+		}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -195,6 +346,8 @@ var typeTable = []typeSpec{
 // compare: its JSON text or msgpack bytes too).
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
+	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the
@@ -212,7 +365,7 @@ func buildShapes(dir string) ([]shape, error) {
 	}
 	var out []shape
 	for _, ts := range typeTable {
-		s := shape{py: ts.py, ts: ts.ts, doc: ts.doc, tsDoc: ts.tsDoc, fields: append([]field(nil), ts.extra...)}
+		s := shape{py: ts.py, ts: ts.ts, doc: ts.doc, tsDoc: ts.tsDoc, fields: append([]field(nil), ts.extra...), final: ts.final}
 		if ts.goType != nil {
 			fs, err := goFields(ts, docs)
 			if err != nil {
@@ -240,7 +393,7 @@ func goFields(ts typeSpec, docs map[string]string) ([]field, error) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		o := ts.opts[f.Name]
-		if o.skip {
+		if o.skip || !f.IsExported() {
 			continue
 		}
 		fl := field{wire: names[f.Name], typ: o.typ, optional: o.optional, doc: o.doc}
@@ -262,6 +415,7 @@ func goFields(ts typeSpec, docs map[string]string) ([]field, error) {
 		}
 		fl.doc = sentence(fl.doc)
 		out = append(out, fl)
+		out = append(out, o.after...)
 	}
 	return out, nil
 }
@@ -275,6 +429,8 @@ func goType(t reflect.Type) (*texpr, error) {
 		return prim("int"), nil
 	case reflect.Bool:
 		return prim("bool"), nil
+	case reflect.Float64:
+		return prim("float"), nil
 	case reflect.Slice, reflect.Pointer, reflect.Map:
 		if t.Kind() == reflect.Map && t.Key().Kind() != reflect.String {
 			break

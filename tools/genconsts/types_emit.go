@@ -7,18 +7,13 @@ import (
 	"strings"
 )
 
-// aliases are the literal types written once under their own name.
-var aliases = []struct {
-	t   *texpr
-	doc string
-}{{roleType, "The roles of a message."}}
-
 const typesPyDoc = `"""Typed shapes of the wire format v1 as TypedDicts (the README's "Types"; the
 requests of the project's docs/SPEC.md §2, in the source repository, and the
 responses of its §6).
 
 Generated from the Go types of the core (core/core.go, core/compare.go,
-core/errors.go) by tools/genconsts; regenerate with ` + "``go generate ./...``" + `.
+core/errors.go, core/cache_report.go, core/cache_types.go, core/export.go) by
+tools/genconsts; regenerate with ` + "``go generate ./...``" + `.
 They describe well-formed values for type checkers only: at run time any
 mapping is accepted and the WebAssembly core alone decides what is valid.
 """
@@ -26,7 +21,8 @@ mapping is accepted and the WebAssembly core alone decides what is valid.
 
 const typesTsDoc = `/**
  * Typed shapes of the wire format v1 (requests: the project's docs/SPEC.md §2, in the source repository; responses: its §6),
- * generated from the Go types of the core (core/core.go, core/compare.go, core/errors.go) by tools/genconsts.
+ * generated from the Go types of the core (core/core.go, core/compare.go, core/errors.go, core/cache_report.go,
+ * core/cache_types.go, core/export.go) by tools/genconsts.
  * They describe well-formed values for type checkers only: at run time any value is accepted and the
  * WebAssembly core alone decides what is valid.
  */
@@ -76,8 +72,10 @@ func pyType(t *texpr, shapes []shape) string {
 		return t.py
 	}
 	switch t.kind {
-	case "str", "int", "bool":
+	case "str", "int", "float", "bool":
 		return t.kind
+	case "any":
+		return "Any"
 	case "list":
 		return "List[" + pyType(t.elem, shapes) + "]"
 	case "dict":
@@ -91,6 +89,15 @@ func pyType(t *texpr, shapes []shape) string {
 			return t.alias
 		}
 		return "Literal[" + strings.Join(quoted(t.lits), ", ") + "]"
+	case "union":
+		if t.alias != "" {
+			return t.alias
+		}
+		var es []string
+		for _, e := range t.elems {
+			es = append(es, pyType(e, shapes))
+		}
+		return "Union[" + strings.Join(es, ", ") + "]"
 	}
 	panic("no Python type " + t.kind)
 }
@@ -103,8 +110,10 @@ func tsType(t *texpr, shapes []shape) string {
 	switch t.kind {
 	case "str":
 		return "string"
-	case "int":
+	case "int", "float":
 		return "number"
+	case "any":
+		return "unknown"
 	case "bool":
 		return "boolean"
 	case "list":
@@ -129,6 +138,15 @@ func tsType(t *texpr, shapes []shape) string {
 			return t.alias
 		}
 		return strings.Join(quoted(t.lits), " | ")
+	case "union":
+		if t.alias != "" {
+			return t.alias
+		}
+		var es []string
+		for _, e := range t.elems {
+			es = append(es, tsType(e, shapes))
+		}
+		return strings.Join(es, " | ")
 	}
 	panic("no TypeScript type " + t.kind)
 }
@@ -136,24 +154,11 @@ func tsType(t *texpr, shapes []shape) string {
 // pythonTypes is _types.py.
 func pythonTypes(shapes []shape) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n%s\nfrom __future__ import annotations\n\n", header, typesPyDoc)
-	b.WriteString("from typing import Dict, List, Literal, Optional, TypedDict\n\nfrom ._consts import ErrorCode\n\n__all__ = [\n")
-	names := []string{"ErrorCode"}
+	pyHeader(&b, shapes)
 	for _, a := range aliases {
-		names = append(names, a.t.alias)
-	}
-	for _, s := range shapes {
-		if s.py != "" {
-			names = append(names, s.py)
+		if a.t.kind == "lit" {
+			fmt.Fprintf(&b, "\n#: %s\n%s = %s\n", pyText(a.doc), a.t.alias, pyType(aliased("", a.t), shapes))
 		}
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "    %q,\n", n)
-	}
-	b.WriteString("]\n")
-	for _, a := range aliases {
-		fmt.Fprintf(&b, "\n#: %s\n%s = %s\n", pyText(a.doc), a.t.alias, pyType(&texpr{kind: "lit", lits: a.t.lits}, shapes))
 	}
 	for _, s := range shapes {
 		if s.py == "" {
@@ -167,18 +172,92 @@ func pythonTypes(shapes []shape) []byte {
 				required = append(required, f)
 			}
 		}
-		head := "class " + s.py + "(TypedDict):"
-		if len(optional) > 0 {
-			// Python 3.9 has no NotRequired: the required keys are a base's.
-			base := "_" + s.py + "Required"
-			fmt.Fprintf(&b, "\n\nclass %s(TypedDict):\n", base)
-			pyFields(&b, required, shapes)
-			head, required = "class "+s.py+"("+base+", total=False):", optional
+		pyShape(&b, s, required, optional, shapes)
+	}
+	// the unions, after the classes they name (an alias is evaluated)
+	sep := "\n\n"
+	for _, a := range aliases {
+		if a.t.kind != "lit" {
+			fmt.Fprintf(&b, "%s#: %s\n%s = %s\n", sep, pyText(a.doc), a.t.alias, pyType(aliased("", a.t), shapes))
+			sep = "\n"
 		}
-		fmt.Fprintf(&b, "\n\n%s\n    \"\"\"%s\"\"\"\n\n", head, pyText(s.doc))
-		pyFields(&b, required, shapes)
 	}
 	return []byte(b.String())
+}
+
+// pyHeader writes _types.py's docs, imports and __all__.
+func pyHeader(b *strings.Builder, shapes []shape) {
+	fmt.Fprintf(b, "# %s\n%s\nfrom __future__ import annotations\n\n", header, typesPyDoc)
+	b.WriteString("from typing import Any, Dict, List, Literal, Optional, TypedDict, Union, final\n\nfrom ._consts import ErrorCode\n\n__all__ = [\n")
+	names := []string{"ErrorCode"}
+	for _, a := range aliases {
+		names = append(names, a.t.alias)
+	}
+	for _, s := range shapes {
+		if s.py != "" {
+			names = append(names, s.py)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(b, "    %q,\n", n)
+	}
+	b.WriteString("]\n")
+}
+
+// pyKeywords are the keys no class body can declare: a TypedDict's
+// required ones that are keywords are its base's, in the functional syntax.
+var pyKeywords = map[string]bool{"break": true, "class": true, "from": true, "import": true, "in": true, "is": true, "not": true}
+
+// pyShape writes the TypedDict of s: its required keys that are keywords
+// in a base of the functional syntax (_NameKeys), its other required keys
+// in a base of their own (_NameRequired) where some are optional (Python
+// 3.9 has no NotRequired), its optional keys in the class (total=False).
+func pyShape(b *strings.Builder, s shape, required, optional []field, shapes []shape) {
+	base := "TypedDict"
+	var keywords, plain []field
+	for _, f := range required {
+		if pyKeywords[f.wire] {
+			keywords = append(keywords, f)
+		} else {
+			plain = append(plain, f)
+		}
+	}
+	for _, f := range optional {
+		if pyKeywords[f.wire] {
+			panic("genconsts: " + s.py + "." + f.wire + ": an optional key that is a Python keyword")
+		}
+	}
+	if len(keywords) > 0 {
+		base = "_" + s.py + "Keys"
+		fmt.Fprintf(b, "\n\n%s = TypedDict(\n    %q,\n    {\n", base, base)
+		for _, f := range keywords {
+			if f.doc != "" {
+				fmt.Fprintf(b, "        #: %s\n", pyText(f.doc))
+			}
+			fmt.Fprintf(b, "        %q: %q,\n", f.wire, pyType(f.typ, shapes))
+		}
+		b.WriteString("    },\n)\n")
+	}
+	if len(optional) > 0 && len(plain) > 0 {
+		req := "_" + s.py + "Required"
+		fmt.Fprintf(b, "\n\nclass %s(%s):\n", req, base)
+		pyFields(b, plain, shapes)
+		base, plain = req, nil
+	}
+	head, fields := base, plain
+	if len(optional) > 0 {
+		head, fields = base+", total=False", optional
+	}
+	final := ""
+	if s.final {
+		final = "@final\n"
+	}
+	fmt.Fprintf(b, "\n\n%sclass %s(%s):\n    \"\"\"%s\"\"\"\n", final, s.py, head, pyText(s.doc))
+	if len(fields) > 0 {
+		b.WriteString("\n")
+	}
+	pyFields(b, fields, shapes)
 }
 
 func pyFields(b *strings.Builder, fields []field, shapes []shape) {
@@ -195,7 +274,7 @@ func typescriptTypes(shapes []shape) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s\n\n%s\nimport type { ErrorCode } from \"./consts.js\";\n", header, typesTsDoc)
 	for _, a := range aliases {
-		fmt.Fprintf(&b, "\n/** %s */\nexport type %s = %s;\n", langDoc(a.doc, false), a.t.alias, tsType(&texpr{kind: "lit", lits: a.t.lits}, shapes))
+		fmt.Fprintf(&b, "\n/** %s */\nexport type %s = %s;\n", langDoc(a.doc, false), a.t.alias, tsType(aliased("", a.t), shapes))
 	}
 	for _, s := range shapes {
 		if s.ts == "" {

@@ -15,6 +15,8 @@ import (
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // The generated types are checked against the core itself, not against
@@ -128,6 +130,9 @@ type place struct {
 func walk(t *testing.T, shapes map[string]shape, v any, typ *texpr, path []any, out *[]place) {
 	t.Helper()
 	at := fmt.Sprint(path)
+	if typ == nil {
+		t.Fatalf("%s: no type", at)
+	}
 	bad := func() { t.Errorf("%s: %#v is not of the generated type %s", at, v, pyType(typ, nil)) }
 	switch typ.kind {
 	case "null":
@@ -143,10 +148,21 @@ func walk(t *testing.T, shapes map[string]shape, v any, typ *texpr, path []any, 
 		if typ.py == "ErrorCode" && !slices.Contains(core.Codes(), core.Code(s)) {
 			bad()
 		}
-	case "int":
-		if _, ok := v.(json.Number); !ok {
+	case "int", "float":
+		n, ok := v.(json.Number)
+		if _, err := n.Int64(); !ok || typ.kind == "int" && err != nil {
 			bad()
 		}
+	case "any":
+	case "union": // the member whose keys the object has
+		m, _ := v.(map[string]any)
+		for _, e := range typ.elems {
+			if s := shapes[e.name]; e.kind == "named" && hasKeysOf(m, s) {
+				walk(t, shapes, v, e, path, out)
+				return
+			}
+		}
+		bad()
 	case "bool":
 		if _, ok := v.(bool); !ok {
 			bad()
@@ -195,6 +211,31 @@ func walk(t *testing.T, shapes map[string]shape, v any, typ *texpr, path []any, 
 	default:
 		t.Fatalf("%s: type kind %q", at, typ.kind)
 	}
+}
+
+// hasKeysOf reports whether m's keys are fields of s, its required ones
+// among them.
+func hasKeysOf(m map[string]any, s shape) bool {
+	if m == nil {
+		return false
+	}
+	fields := map[string]bool{}
+	for _, f := range s.fields {
+		fields[f.wire] = true
+		x, ok := m[f.wire]
+		if !ok && !f.optional {
+			return false
+		}
+		if s, isStr := x.(string); ok && isStr && f.typ.kind == "lit" && !slices.Contains(f.typ.lits, s) {
+			return false // a discriminating literal, like a role
+		}
+	}
+	for k := range m {
+		if !fields[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // TestTypesAreTheCoreResponses: the keys and values the core writes.
@@ -326,4 +367,52 @@ func TestSnake(t *testing.T) {
 			t.Errorf("snake(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestTypesAreTheCachingAnswers: the cache report's and the export's keys
+// and values, on a run with a break, an invalid request and every kind of
+// recorded usage, and a prompt with system, user and assistant messages.
+func TestTypesAreTheCachingAnswers(t *testing.T) {
+	shapes := testShapes(t)
+	var places []place
+	other := fullRequest()
+	other.RunMessages[0].Content[0].Text = "another system"
+	reqs := [][]byte{core.EncodeRequest(fullRequest()), core.EncodeRequest(fullRequest()), {0x81, 0xa1, 'v'}, core.EncodeRequest(other), core.EncodeRequest(other)}
+	args := msgp.AppendArrayHeader(nil, uint32(len(reqs)))
+	for _, r := range reqs {
+		args = msgp.AppendBytes(args, r)
+	}
+	usage := msgpackOf(t, []byte(`[{"cache_read_input_tokens":0},{"cache_read_input_tokens":12},null,{"prompt_tokens_details":{"cached_tokens":"x"}},null]`))
+	req, err := core.AppendArgs(nil, abiCall(t, "cache_report"), args, usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := jsonValue(t, wirejson.AppendCacheReport(nil, req))
+	walk(t, shapes, report, named("CacheReport"), nil, &places)
+	for _, key := range []string{"error", "break", "usage"} { // each kind of call was there
+		if !strings.Contains(fmt.Sprint(report), key+":map[") {
+			t.Errorf("the report has no %s to check: %v", key, report)
+		}
+	}
+	options := msgpackOf(t, []byte(`{"ttl":"1h","max_breakpoints":4,"lookback":1,"prompt_cache_key":"k"}`))
+	for provider, body := range map[string]string{"anthropic": "AnthropicBody", "openai-chat": "OpenAIChatBody", "openai-responses": "OpenAIResponsesBody"} {
+		req, err := core.AppendArgs(nil, abiCall(t, "export"), core.EncodeRequest(fullRequest()), msgp.AppendString(nil, provider), options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walk(t, shapes, toValue(t, wirejson.AppendExport(nil, req)), named(body), nil, &places)
+	}
+	walk(t, shapes, jsonValue(t, []byte(`{"ttl":"5m","max_breakpoints":2,"lookback":0,"prompt_cache_key":"k","body":{"model":"m"}}`)), named("ExportOptions"), nil, &places)
+}
+
+// abiCall is the call named name.
+func abiCall(t *testing.T, name string) abi.Call {
+	t.Helper()
+	for _, c := range abi.Calls {
+		if c.Name == name {
+			return c.Op
+		}
+	}
+	t.Fatalf("no call %s", name)
+	return 0
 }

@@ -29,7 +29,26 @@ declare global {
 
 // The wire's request and response types, generated from the core's Go types.
 export * from "./types.js";
-import type { AssembleRequest, AssembleResponse, CompareInput, Comparison, Injected, Message, PrefixDigests } from "./types.js";
+import type {
+  AssembleRequest,
+  AssembleResponse,
+  CacheCall,
+  CacheCallError,
+  CacheReport,
+  CompareInput,
+  Comparison,
+  ExportBodyOf,
+  ExportOptions,
+  Injected,
+  Message,
+  PrefixDigests,
+  Provider,
+} from "./types.js";
+
+/** A request as {@link Assembler.cacheReport} and {@link Assembler.export} take it: an object, its JSON text, or its msgpack bytes. */
+export type RequestLike = AssembleRequest | Prompt | string | Uint8Array;
+/** A provider's recorded usage of one call: its usage object (`cache_read_input_tokens`, `prompt_tokens_details`…), or a whole response holding one under `usage`. */
+export type UsageLike = object;
 
 /** The error of every failed assembly: the wire's {@link ErrorDetail} as an Error, and for `internal` the host's `detail`. */
 export class AssemblyError extends Error {
@@ -89,7 +108,10 @@ export class Prompt {
    * The body the provider's API takes for this prompt as it is now: what {@link Assembler.export} gives for
    * the request with the same steps, byte for byte (a fresh object).
    */
-  export(provider: ExportProvider, options?: Record<string, unknown> | null): Record<string, any>;
+  export<P extends Provider, B extends Record<string, unknown> = {}>(
+    provider: P,
+    options?: (ExportOptions & { body?: B }) | null,
+  ): ExportBodyOf<P> & B;
   /** The messages as {@link chatMessages} gives them. */
   chatMessages(): ChatMessage[];
   /** The prompt as the response `assemble()` gives for the request with the same steps (fresh arrays). */
@@ -139,27 +161,30 @@ export class Assembler {
    */
   call(name: string, ...args: unknown[]): any;
   /**
-   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order (a {@link Prompt} as its messages are
-   * now); `usage`, the provider's of each call (null where none): its usage object or the whole response, as the
-   * provider's SDK answers it, its JSON text, or an object with toJSON(). Any other value, and text that is not JSON,
-   * throws AssemblyError `malformed_request` at `usage[i]`.
+   * A run's cache report (docs/SPEC.md §7.12): `requests` in call order (a {@link Prompt} as its messages are now;
+   * one request where the list belongs: `malformed_request` at `requests`); `usage`, the provider's of each call
+   * (`null` where none): its usage object or the whole response, as the provider's SDK answers it, its JSON text,
+   * or an object with toJSON(); any other value throws `malformed_request` at `usage[i]`. An invalid request is its
+   * call's `{error}`: narrow with `"error" in call`.
    */
-  cacheReport(
-    requests: readonly (AssembleRequest | Prompt | string | Uint8Array)[],
-    usage?: readonly unknown[] | null,
-  ): Record<string, any>;
+  cacheReport(requests: readonly RequestLike[], usage?: readonly (UsageLike | null)[] | null): CacheReport;
   /** Starts a run's cache report made call by call, as the loop makes its calls (docs/SPEC.md §7.15). */
   cacheRun(): CacheRun;
-  /** The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13). */
-  export(
-    request: AssembleRequest | Prompt | string | Uint8Array,
-    provider: ExportProvider,
-    options?: Record<string, unknown> | null,
-  ): Record<string, any>;
+  /**
+   * The body the provider's API takes for the request's prompt, cache breakpoints or key placed (docs/SPEC.md §7.13),
+   * typed by `provider`, with `options.body`'s fields (written first).
+   * @throws {AssemblyError} e.g. a system message after another role, for Anthropic, at its request path.
+   */
+  export<P extends Provider, B extends Record<string, unknown> = {}>(
+    request: RequestLike,
+    provider: P,
+    options?: (ExportOptions & { body?: B }) | null,
+  ): ExportBodyOf<P> & B;
 }
 
 /** The providers {@link Assembler.export} writes a body for. */
-export type ExportProvider = "anthropic" | "openai-chat" | "openai-responses";
+/** The providers {@link Assembler.export} writes a body for. */
+export type ExportProvider = Provider;
 
 /**
  * A run's cache report made call by call (docs/SPEC.md §7.15); see {@link Assembler.cacheRun}. Each call costs
@@ -173,9 +198,9 @@ export class CacheRun {
    * call's entry, as {@link Assembler.cacheReport} gives it over the same calls; an invalid request's is
    * `{error}` and leaves the run's last valid call as it was.
    */
-  call(prompt: AssembleRequest | Prompt | string | Uint8Array, usage?: unknown): Record<string, any>;
+  call(prompt: RequestLike, usage?: UsageLike | string | null): CacheCall | CacheCallError;
   /** The report so far, `{calls, groups, totals}`: what {@link Assembler.cacheReport} gives over the same calls (fresh). */
-  report(): Record<string, any>;
+  report(): CacheReport;
 }
 
 /** The module packaged with this binding. */

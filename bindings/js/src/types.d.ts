@@ -2,7 +2,8 @@
 
 /**
  * Typed shapes of the wire format v1 (requests: the project's docs/SPEC.md §2, in the source repository; responses: its §6),
- * generated from the Go types of the core (core/core.go, core/compare.go, core/errors.go) by tools/genconsts.
+ * generated from the Go types of the core (core/core.go, core/compare.go, core/errors.go, core/cache_report.go,
+ * core/cache_types.go, core/export.go) by tools/genconsts.
  * They describe well-formed values for type checkers only: at run time any value is accepted and the
  * WebAssembly core alone decides what is valid.
  */
@@ -11,6 +12,21 @@ import type { ErrorCode } from "./consts.js";
 
 /** The roles of a message. */
 export type Role = "system" | "user" | "assistant";
+
+/** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
+export type Provider = "anthropic" | "openai-chat" | "openai-responses";
+
+/** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
+export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
+
+/** A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository). */
+export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss" | "no_usage" | "invalid_usage";
+
+/** A message of the Responses API's `input`: an assistant message's blocks are `output_text`, the others' `input_text`. */
+export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
+
+/** The body export writes, one per provider; the options' `body` fields are in it too, first. */
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -162,6 +178,182 @@ export interface Comparison {
   cacheable_prefix_chars: number;
 }
 
+/** Where a call's prompt leaves the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
+export interface CacheBreak {
+  /** The first of the run, injection and goal segments whose prefix digest changed, else `"history"`. */
+  segment: "run" | "injections" | "goal" | "history";
+  /** The index of the first message that differs. */
+  message: number;
+  /** The code-point offset of the difference in that message's text, its blocks' texts joined. */
+  char: number;
+  /** The step of a history message; null otherwise. */
+  step: number | null;
+  /** `"steps_removed"` when the history ends before the previous one's, every message before it equal. */
+  cause: CacheBreakCause;
+  /** The common text just before the break, at most 32 code points ("…" marks a cut). */
+  excerpt_before: string;
+  /** The previous prompt's text from the break, at most 64 code points ("…" marks a cut); null when it has no message at `message`. */
+  excerpt_previous: string | null;
+  /** The call's prompt's text from the break, at most 64 code points ("…" marks a cut); null when it has no message at `message`. */
+  excerpt_this: string | null;
+}
+
+/** A call's recorded provider usage and its class. */
+export interface CacheUsage {
+  /** The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); null for `"no_usage"` and `"invalid_usage"`. */
+  cached_tokens: number | null;
+  class: CacheUsageClass;
+  /** Only with `"invalid_usage"`: why the usage cannot be read, its path within the call's usage (`usage…`). */
+  error?: ErrorDetail;
+}
+
+/** One valid call of a cache report (the project's docs/SPEC.md §7.12, in the source repository). */
+export interface CacheCall {
+  /** The index of the call this one is compared with (the last valid one before it); null for the first. */
+  previous: number | null;
+  /** True when the prompt is the previous call's, whole, followed by more (or the same prompt). */
+  extends: boolean;
+  /** Where the prompt leaves the previous call's; null when it extends it (or is the first). */
+  break: CacheBreak | null;
+  /** The prompt's size in code points. */
+  prompt_chars: number;
+  /** The code points before the first difference from the previous prompt (all of it when this one extends it). */
+  cacheable_prefix_chars: number;
+  /** `cacheable_prefix_chars` / `prompt_chars`, four decimals, rounded down. */
+  cacheable_share: number;
+  /** `prompt_chars` − `cacheable_prefix_chars`. */
+  new_chars: number;
+  prefix_digests: PrefixDigests;
+  /** The recorded usage and its class; null when the report was given no usage. */
+  usage: CacheUsage | null;
+}
+
+/** The call of an invalid request in a cache report: the error it gets on its own. It is left out of the run. */
+export interface CacheCallError {
+  error: ErrorDetail;
+}
+
+/** The calls that share one stable prefix (the run, injection and goal segments). */
+export interface CacheGroup {
+  prefix_digests: PrefixDigests;
+  /** The calls using this prefix. */
+  calls: number;
+  /** The code points of the prefix. */
+  prefix_chars: number;
+  /** `prefix_chars` × (`calls` − 1): what the later calls can read from a cache. */
+  cacheable_chars: number;
+}
+
+/** A cache report's totals. */
+export interface CacheTotals {
+  /** The valid calls. */
+  calls: number;
+  /** The invalid requests. */
+  errors: number;
+  /** The valid calls with a break. */
+  breaks: number;
+  /** The valid calls' `prompt_chars`, summed. */
+  prompt_chars: number;
+  /** Their `cacheable_prefix_chars`, summed. */
+  cacheable_chars: number;
+  /** `prompt_chars` − `cacheable_chars`: what no cache can serve. */
+  volatile_chars: number;
+  /** `cacheable_chars` / `prompt_chars`, four decimals, rounded down. */
+  cacheable_share: number;
+  /** The valid calls whose recorded usage cannot be read (invalid_usage). */
+  usage_errors: number;
+}
+
+/** The answer of cache_report (the project's docs/SPEC.md §7.12, in the source repository): narrow a call with `"error" in call`. */
+export interface CacheReport {
+  /** One per request, in order. */
+  calls: (CacheCall | CacheCallError)[];
+  /** One per distinct stable prefix, in order of first use. */
+  groups: CacheGroup[];
+  totals: CacheTotals;
+}
+
+/** The options of export (the project's docs/SPEC.md §7.13, in the source repository), keys as on the wire. */
+export interface ExportOptions {
+  /** The `ttl` of Anthropic's `cache_control`; left out when not given. */
+  ttl?: "5m" | "1h";
+  /** Anthropic's cache breakpoints, 0 to 4 (the default). */
+  max_breakpoints?: number | bigint;
+  /** Blocks from a breakpoint within which the provider looks for a cached prefix (default 20); 0 for no look-back breakpoint. */
+  lookback?: number | bigint;
+  /** OpenAI's `prompt_cache_key`; default: the run prefix digest. */
+  prompt_cache_key?: string;
+  /** The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself. */
+  body?: Record<string, unknown>;
+}
+
+/** Anthropic's cache breakpoint on a block. */
+export interface CacheControl {
+  /** Always "ephemeral". */
+  type: "ephemeral";
+  /** The option `ttl`, when given. */
+  ttl?: "5m" | "1h";
+}
+
+/** A text block of Anthropic's Messages API. */
+export interface AnthropicBlock {
+  type: "text";
+  text: string;
+  /** A cache breakpoint: on at most `max_breakpoints` blocks. */
+  cache_control?: CacheControl;
+}
+
+/** A message of Anthropic's Messages API: the system messages are the body's `system`. */
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+/** The body export writes for `"anthropic"` (the Messages API). */
+export interface AnthropicBody {
+  /** The leading system messages' blocks; absent when there is none. */
+  system?: AnthropicBlock[];
+  messages: AnthropicMessage[];
+}
+
+/** The body export writes for `"openai-chat"` (the Chat Completions API). */
+export interface OpenAIChatBody {
+  messages: Message[];
+  /** The run prefix digest, or the option `prompt_cache_key`. */
+  prompt_cache_key: string;
+}
+
+/** A text block of a system or user message of the Responses API. */
+export interface ResponsesInputText {
+  type: "input_text";
+  text: string;
+}
+
+/** A text block of an assistant message of the Responses API. */
+export interface ResponsesOutputText {
+  type: "output_text";
+  text: string;
+}
+
+/** A system or user message of the Responses API. */
+export interface ResponsesInputMessage {
+  role: "system" | "user";
+  content: ResponsesInputText[];
+}
+
+/** An assistant message of the Responses API. */
+export interface ResponsesOutputMessage {
+  role: "assistant";
+  content: ResponsesOutputText[];
+}
+
+/** The body export writes for `"openai-responses"` (the Responses API). */
+export interface OpenAIResponsesBody {
+  input: ResponsesMessage[];
+  /** The run prefix digest, or the option `prompt_cache_key`. */
+  prompt_cache_key: string;
+}
+
 /** A recorded message: what a loop sent, one side of compare. */
 export interface RecordedMessage {
   role: string;
@@ -171,3 +363,6 @@ export interface RecordedMessage {
 
 /** One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes. */
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
+
+/** The body export writes for provider `P`. */
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody }[P];

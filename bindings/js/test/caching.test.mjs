@@ -66,3 +66,16 @@ test("export: the provider's body, every text as given, cache breakpoints on the
   assert.ok(e instanceof AssemblyError, String(e));
   assert.equal(e.path, "options.body.messages");
 });
+
+test("cacheReport: one request where the list belongs is refused at requests, never read as a list", () => {
+  const one = { run_messages: run, observation_template: T };
+  for (const requests of [one, new Map([["observation_template", T]]), JSON.stringify(one)]) {
+    const e = errorOf(() => asm.cacheReport(requests));
+    assert.ok(e instanceof AssemblyError);
+    assert.deepEqual([e.code, e.path], ["malformed_request", "requests"]);
+  }
+  assert.equal(
+    errorOf(() => asm.cacheReport(one)).message,
+    "expected a list of requests (an array), found one request (an object): give the run's requests in a list, in call order",
+  );
+});

@@ -122,6 +122,18 @@ def test_an_invalid_request_is_its_call_s_error() -> None:
     assert report["calls"][2]["previous"] == 0 and report["calls"][2]["extends"]
 
 
+@pytest.mark.parametrize("requests", [planted_run(1)[0], "{}", b"\x80"], ids=["dict", "str", "bytes"])
+def test_one_request_where_the_list_belongs_is_refused(requests: Any) -> None:
+    """Never read as a list of its keys (or characters, or bytes): the core refuses it, coded, at requests."""
+    with pytest.raises(pa.AssemblyError) as e:
+        pa.cache_report(requests)
+    assert (e.value.code, e.value.path) == ("malformed_request", "requests")
+    if isinstance(requests, dict):
+        assert e.value.message == (
+            "expected a list of requests (a list), found one request (a dict): give the run's requests in a list, in call order"
+        )
+
+
 VECTORS = [
     case
     for name in ("export.json", "export-long.json")

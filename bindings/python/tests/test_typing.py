@@ -45,3 +45,24 @@ def test_mistakes_are_caught(tmp_path: Path) -> None:
 def test_the_generated_types_are_the_hand_written_ones(tmp_path: Path) -> None:
     status, lines = _mypy(tmp_path, str(HERE / "typing" / "shapes_0_2.py"))
     assert status == 0, "\n".join(lines)
+
+
+def test_caching_mistakes_are_caught_with_their_codes(tmp_path: Path) -> None:
+    """A misspelt report key, one request where the list belongs, a camelCase option, a provider that is none:
+    each marked line gets an error of its code (``# E: [code]``), and no other line any."""
+    script = HERE / "typing" / "caching_mistakes.py"
+    status, lines = _mypy(tmp_path, str(script))
+    assert status == 1
+    want = {}
+    for i, line in enumerate(script.read_text().splitlines(), 1):
+        m = re.search(r"# E: \[([a-z-]+)\]", line)
+        if m:
+            want[i] = m.group(1)
+    got: dict[int, set[str]] = {}
+    for line in lines:
+        m = re.match(r".*caching_mistakes\.py:(\d+): error: .*\[([a-z-]+)\]$", line)
+        if m:
+            got.setdefault(int(m.group(1)), set()).add(m.group(2))
+    assert set(got) == set(want), "\n".join(lines)
+    for at, code in want.items():
+        assert code in got[at], "line %d: want [%s], got %s\n%s" % (at, code, got[at], "\n".join(lines))

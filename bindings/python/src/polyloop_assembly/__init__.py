@@ -20,7 +20,7 @@ from ._assembler import (
 )
 from ._batch import assemble_bytes_many, assemble_json_many, assemble_many
 from ._cache import CACHE_DIR_ENV, cache_dir
-from ._caching import CacheRun, Provider, cache_report, export
+from ._caching import CacheRun, RequestLike, UsageLike, cache_report, export
 from ._runtime import CacheInfo, warm
 from . import _types
 from ._types import *  # noqa: F403 - the wire format's TypedDicts, generated: all of _types.__all__
@@ -46,7 +46,8 @@ __all__ = [
     "CacheInfo",
     "CacheRun",
     "Prompt",
-    "Provider",
+    "RequestLike",
+    "UsageLike",
     "assemble",
     "assemble_bytes",
     "assemble_bytes_many",

@@ -22,7 +22,7 @@ from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
 
 if TYPE_CHECKING:
-    from ._caching import Provider
+    from ._types import Provider
 
 BytesLike = Union[bytes, bytearray, memoryview]
 JSONText = Union[str, bytes, bytearray, memoryview]

@@ -18,6 +18,7 @@ from ._codec import usage_value
 from ._data_runs import _assembled
 from ._data_values import _absent, _is_hf_batch, _values, _with_columns
 from ._errors import AssemblyError
+from ._types import CacheCallError, ErrorDetail
 
 __all__ = ["CACHE_COLUMNS", "CacheRows", "Tokenizer", "cache_arrow_schema", "cache_rows"]
 
@@ -132,8 +133,8 @@ def _rows(
     try:
         verdicts = asm.call("cache_report", requests, usage)["calls"][len(carried) :]  # usage read already
     except AssemblyError as e:  # internal: the instance failed; every call says so
-        error = {"code": e.code, "path": e.path, "message": e.message}
-        verdicts = [{"error": error}] * len(calls)
+        error: ErrorDetail = {"code": e.code, "path": e.path, "message": e.message}
+        verdicts = [CacheCallError(error=error)] * len(calls)
     rows = []
     for k, ((request, given, _), verdict) in enumerate(zip(calls, verdicts)):
         call = carry.next_call + k
@@ -151,7 +152,7 @@ def _rows(
 
 
 def _row(
-    call: int, verdict: Dict[str, Any], given: bool, recorded: Any, tokens: bool, unread: Optional[AssemblyError]
+    call: int, verdict: Mapping[str, Any], given: bool, recorded: Any, tokens: bool, unread: Optional[AssemblyError]
 ) -> Dict[str, Any]:
     row: Dict[str, Any] = dict.fromkeys(_columns(tokens))
     row["call_index"] = call

@@ -40,7 +40,7 @@ _BREAK_KEYS = ("segment", "message", "char", "step", "cause")
 class _Chain:
     __slots__ = ("first", "calls", "proof", "brk", "last_request")
 
-    def __init__(self, call: int, brk: Optional[Dict[str, Any]], request: Any) -> None:
+    def __init__(self, call: int, brk: Optional[Mapping[str, Any]], request: Any) -> None:
         self.first, self.calls, self.last_request = call, [call], request
         self.proof: List[Dict[str, Any]] = []
         self.brk = None if brk is None else {k: brk.get(k) for k in _BREAK_KEYS}
@@ -70,7 +70,7 @@ def _chain_row(asm: Assembler, run_id: Any, chain: _Chain) -> Dict[str, Any]:
     return row
 
 
-def _error_row(run_id: Any, call: int, error: Dict[str, Any]) -> Dict[str, Any]:
+def _error_row(run_id: Any, call: int, error: Mapping[str, Any]) -> Dict[str, Any]:
     row: Dict[str, Any] = dict.fromkeys(RUN_COLUMNS)
     row.update(run_id=run_id, first_call=call, last_call=call, calls=[call], ok=False)
     row.update(error_code=error.get("code"), error_path=error.get("path"), error_message=error.get("message"))

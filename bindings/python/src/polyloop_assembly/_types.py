@@ -4,38 +4,71 @@ requests of the project's docs/SPEC.md §2, in the source repository, and the
 responses of its §6).
 
 Generated from the Go types of the core (core/core.go, core/compare.go,
-core/errors.go) by tools/genconsts; regenerate with ``go generate ./...``.
+core/errors.go, core/cache_report.go, core/cache_types.go, core/export.go) by
+tools/genconsts; regenerate with ``go generate ./...``.
 They describe well-formed values for type checkers only: at run time any
 mapping is accepted and the WebAssembly core alone decides what is valid.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Literal, Optional, TypedDict
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union, final
 
 from ._consts import ErrorCode
 
 __all__ = [
+    "AnthropicBlock",
+    "AnthropicBody",
+    "AnthropicMessage",
     "AssembleRequest",
     "AssembleResponse",
     "Block",
+    "CacheBreak",
+    "CacheBreakCause",
+    "CacheCall",
+    "CacheCallError",
+    "CacheControl",
+    "CacheGroup",
+    "CacheReport",
+    "CacheTotals",
+    "CacheUsage",
+    "CacheUsageClass",
     "CompareSide",
     "Comparison",
     "Difference",
     "ErrorCode",
     "ErrorDetail",
     "ErrorResponse",
+    "ExportBody",
+    "ExportOptions",
     "Injected",
     "Injection",
     "Message",
+    "OpenAIChatBody",
+    "OpenAIResponsesBody",
     "PrefixDigests",
     "PrefixDigestsMatch",
+    "Provider",
+    "ResponsesInputMessage",
+    "ResponsesInputText",
+    "ResponsesMessage",
+    "ResponsesOutputMessage",
+    "ResponsesOutputText",
     "Role",
     "Step",
 ]
 
 #: The roles of a message.
 Role = Literal["system", "user", "assistant"]
+
+#: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
+Provider = Literal["anthropic", "openai-chat", "openai-responses"]
+
+#: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
+CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
+
+#: A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository).
+CacheUsageClass = Literal["first", "hit", "prefix_break", "provider_miss", "no_usage", "invalid_usage"]
 
 
 class Block(TypedDict):
@@ -206,3 +239,232 @@ class Comparison(TypedDict):
     prefix_digests: PrefixDigestsMatch
     #: Counts the code points (as prompt_chars counts them) of ``b``'s prompt before the first difference: the messages before it, whole, plus the common start of the differing message's text.
     cacheable_prefix_chars: int
+
+
+class CacheBreak(TypedDict):
+    """Where a call's prompt leaves the previous call's (the project's docs/SPEC.md §7.12, in the source repository)."""
+
+    #: The first of the run, injection and goal segments whose prefix digest changed, else ``"history"``.
+    segment: Literal["run", "injections", "goal", "history"]
+    #: The index of the first message that differs.
+    message: int
+    #: The code-point offset of the difference in that message's text, its blocks' texts joined.
+    char: int
+    #: The step of a history message; None otherwise.
+    step: Optional[int]
+    #: ``"steps_removed"`` when the history ends before the previous one's, every message before it equal.
+    cause: CacheBreakCause
+    #: The common text just before the break, at most 32 code points ("…" marks a cut).
+    excerpt_before: str
+    #: The previous prompt's text from the break, at most 64 code points ("…" marks a cut); None when it has no message at ``message``.
+    excerpt_previous: Optional[str]
+    #: The call's prompt's text from the break, at most 64 code points ("…" marks a cut); None when it has no message at ``message``.
+    excerpt_this: Optional[str]
+
+
+_CacheUsageKeys = TypedDict(
+    "_CacheUsageKeys",
+    {
+        "class": "CacheUsageClass",
+    },
+)
+
+
+class _CacheUsageRequired(_CacheUsageKeys):
+    #: The tokens the provider read from its cache (Anthropic's ``cache_read_input_tokens``, OpenAI's ``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``: the largest present, 0 when none is); None for ``"no_usage"`` and ``"invalid_usage"``.
+    cached_tokens: Optional[int]
+
+
+class CacheUsage(_CacheUsageRequired, total=False):
+    """A call's recorded provider usage and its class."""
+
+    #: Only with ``"invalid_usage"``: why the usage cannot be read, its path within the call's usage (``usage…``).
+    error: ErrorDetail
+
+
+_CacheCallKeys = TypedDict(
+    "_CacheCallKeys",
+    {
+        #: Where the prompt leaves the previous call's; None when it extends it (or is the first).
+        "break": "Optional[CacheBreak]",
+    },
+)
+
+
+@final
+class CacheCall(_CacheCallKeys):
+    """One valid call of a cache report (the project's docs/SPEC.md §7.12, in the source repository)."""
+
+    #: The index of the call this one is compared with (the last valid one before it); None for the first.
+    previous: Optional[int]
+    #: True when the prompt is the previous call's, whole, followed by more (or the same prompt).
+    extends: bool
+    #: The prompt's size in code points.
+    prompt_chars: int
+    #: The code points before the first difference from the previous prompt (all of it when this one extends it).
+    cacheable_prefix_chars: int
+    #: ``cacheable_prefix_chars`` / ``prompt_chars``, four decimals, rounded down.
+    cacheable_share: float
+    #: ``prompt_chars`` − ``cacheable_prefix_chars``.
+    new_chars: int
+    prefix_digests: PrefixDigests
+    #: The recorded usage and its class; None when the report was given no usage.
+    usage: Optional[CacheUsage]
+
+
+@final
+class CacheCallError(TypedDict):
+    """The call of an invalid request in a cache report: the error it gets on its own. It is left out of the run."""
+
+    error: ErrorDetail
+
+
+class CacheGroup(TypedDict):
+    """The calls that share one stable prefix (the run, injection and goal segments)."""
+
+    prefix_digests: PrefixDigests
+    #: The calls using this prefix.
+    calls: int
+    #: The code points of the prefix.
+    prefix_chars: int
+    #: ``prefix_chars`` × (``calls`` − 1): what the later calls can read from a cache.
+    cacheable_chars: int
+
+
+class CacheTotals(TypedDict):
+    """A cache report's totals."""
+
+    #: The valid calls.
+    calls: int
+    #: The invalid requests.
+    errors: int
+    #: The valid calls with a break.
+    breaks: int
+    #: The valid calls' ``prompt_chars``, summed.
+    prompt_chars: int
+    #: Their ``cacheable_prefix_chars``, summed.
+    cacheable_chars: int
+    #: ``prompt_chars`` − ``cacheable_chars``: what no cache can serve.
+    volatile_chars: int
+    #: ``cacheable_chars`` / ``prompt_chars``, four decimals, rounded down.
+    cacheable_share: float
+    #: The valid calls whose recorded usage cannot be read (invalid_usage).
+    usage_errors: int
+
+
+class CacheReport(TypedDict):
+    """The answer of cache_report (the project's docs/SPEC.md §7.12, in the source repository): narrow a call with ``"error" in call``."""
+
+    #: One per request, in order.
+    calls: List[Union[CacheCall, CacheCallError]]
+    #: One per distinct stable prefix, in order of first use.
+    groups: List[CacheGroup]
+    totals: CacheTotals
+
+
+class ExportOptions(TypedDict, total=False):
+    """The options of export (the project's docs/SPEC.md §7.13, in the source repository), keys as on the wire."""
+
+    #: The ``ttl`` of Anthropic's ``cache_control``; left out when not given.
+    ttl: Literal["5m", "1h"]
+    #: Anthropic's cache breakpoints, 0 to 4 (the default).
+    max_breakpoints: int
+    #: Blocks from a breakpoint within which the provider looks for a cached prefix (default 20); 0 for no look-back breakpoint.
+    lookback: int
+    #: OpenAI's ``prompt_cache_key``; default: the run prefix digest.
+    prompt_cache_key: str
+    #: The provider's other fields (``model``, ``max_tokens``, ``tools``…), written first as given; never a key export writes itself.
+    body: Dict[str, Any]
+
+
+class _CacheControlRequired(TypedDict):
+    #: Always "ephemeral".
+    type: Literal["ephemeral"]
+
+
+class CacheControl(_CacheControlRequired, total=False):
+    """Anthropic's cache breakpoint on a block."""
+
+    #: The option ``ttl``, when given.
+    ttl: Literal["5m", "1h"]
+
+
+class _AnthropicBlockRequired(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class AnthropicBlock(_AnthropicBlockRequired, total=False):
+    """A text block of Anthropic's Messages API."""
+
+    #: A cache breakpoint: on at most ``max_breakpoints`` blocks.
+    cache_control: CacheControl
+
+
+class AnthropicMessage(TypedDict):
+    """A message of Anthropic's Messages API: the system messages are the body's ``system``."""
+
+    role: Literal["user", "assistant"]
+    content: List[AnthropicBlock]
+
+
+class _AnthropicBodyRequired(TypedDict):
+    messages: List[AnthropicMessage]
+
+
+class AnthropicBody(_AnthropicBodyRequired, total=False):
+    """The body export writes for ``"anthropic"`` (the Messages API)."""
+
+    #: The leading system messages' blocks; absent when there is none.
+    system: List[AnthropicBlock]
+
+
+class OpenAIChatBody(TypedDict):
+    """The body export writes for ``"openai-chat"`` (the Chat Completions API)."""
+
+    messages: List[Message]
+    #: The run prefix digest, or the option ``prompt_cache_key``.
+    prompt_cache_key: str
+
+
+class ResponsesInputText(TypedDict):
+    """A text block of a system or user message of the Responses API."""
+
+    type: Literal["input_text"]
+    text: str
+
+
+class ResponsesOutputText(TypedDict):
+    """A text block of an assistant message of the Responses API."""
+
+    type: Literal["output_text"]
+    text: str
+
+
+class ResponsesInputMessage(TypedDict):
+    """A system or user message of the Responses API."""
+
+    role: Literal["system", "user"]
+    content: List[ResponsesInputText]
+
+
+class ResponsesOutputMessage(TypedDict):
+    """An assistant message of the Responses API."""
+
+    role: Literal["assistant"]
+    content: List[ResponsesOutputText]
+
+
+class OpenAIResponsesBody(TypedDict):
+    """The body export writes for ``"openai-responses"`` (the Responses API)."""
+
+    input: List[ResponsesMessage]
+    #: The run prefix digest, or the option ``prompt_cache_key``.
+    prompt_cache_key: str
+
+
+#: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
+ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
+
+#: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody]

@@ -58,3 +58,30 @@ version: str = pa.__version__
 sha: str = pa.module_sha256
 info: pa.CacheInfo = pa.warm()
 status: str = info.status
+
+report: pa.CacheReport = pa.cache_report([request, '{"observation_template": "{observation}"}'], [None, {"usage": {}}])
+for call in report["calls"]:
+    if "error" in call:
+        error_code: pa.ErrorCode = call["error"]["code"]
+    else:
+        extends: bool = call["extends"]
+        if call["break"] is not None:
+            cause: pa.CacheBreakCause = call["break"]["cause"]
+            at_step: Optional[int] = call["break"]["step"]
+        if call["usage"] is not None:
+            usage_class: pa.CacheUsageClass = call["usage"]["class"]
+share: float = report["totals"]["cacheable_share"]
+group_chars: int = report["groups"][0]["cacheable_chars"]
+anthropic: pa.AnthropicBody = pa.export(request, "anthropic", ttl="1h", max_breakpoints=2, body={"model": "m"})
+marked = [b for m in anthropic["messages"] for b in m["content"] if "cache_control" in b]
+system_blocks: List[pa.AnthropicBlock] = anthropic.get("system", [])
+chat_body: pa.OpenAIChatBody = pa.export(request, "openai-chat", prompt_cache_key="run-1")
+cache_key: str = chat_body["prompt_cache_key"]
+responses_body: pa.OpenAIResponsesBody = pa.export(b"\x81\xb4observation_template\xad{observation}", "openai-responses")
+for item in responses_body["input"]:
+    if item["role"] == "assistant":
+        output_type: str = item["content"][0]["type"]
+provider: pa.Provider = "openai-chat"
+any_body: pa.ExportBody = pa.export(request, provider, lookback=0)
+export_options: pa.ExportOptions = {"ttl": "5m", "max_breakpoints": 4, "lookback": 20}
+from_options: pa.ExportBody = pa.export(request, "anthropic", **export_options)
