@@ -52,27 +52,28 @@ def request(memo: str, steps: List[Dict[str, str]]) -> pa.AssembleRequest:
     }
 
 
+def observe(response: Any) -> str:
+    """The tool the model asked for, run: a fake search result."""
+    return "page %s: 100 °C at sea level" % response.id
+
+
 def main() -> List[Dict[str, Any]]:
     http = httpx2.Client(transport=httpx2.MockTransport(FakeAnthropic(forget_at=11)))
-    client = anthropic.Anthropic(api_key="no-network", http_client=http, max_retries=0)
     memo, steps = "The user prefers metric units.", []
-    prompt = pa.Prompt(request(memo, steps))
-    run = pa.CacheRun()
+    client = anthropic.Anthropic(api_key="no-network", http_client=http, max_retries=0)  # the official SDK
+    prompt, run = pa.Prompt(request(memo, steps)), pa.CacheRun()
     for call in range(14):
         if call == 6:  # the loop rewrites its memory: a new Prompt, its injection segment changed
-            memo = "The user prefers imperial units."
-            prompt = pa.Prompt(request(memo, steps))
+            prompt = pa.Prompt(request("The user prefers imperial units.", steps))
         if call == 9:  # the loop condenses its history: a new Prompt, its history rewritten
             steps = [{"raw_output": "Summary: searched 8 pages.", "observation": "100 °C at sea level"}]
-            prompt = pa.Prompt(request(memo, steps))
+            prompt = pa.Prompt(request("The user prefers imperial units.", steps))
         body = prompt.export("anthropic", body={"model": "claude-x", "max_tokens": 512})
         response = client.messages.create(**body)  # the SDK's own Message
         verdict = run.call(prompt, response)  # this call's entry of the cache report, now
-        where = verdict["break"] and "%(segment)s: %(cause)s" % verdict["break"]
-        print("call %2d  %-13s %5d cached tokens  %s" % (call, verdict["usage"]["class"], verdict["usage"]["cached_tokens"], where or ""))
-        step = {"raw_output": "Thought %d: search.\nAction: search(%d)" % (call, call), "observation": "page %d" % call}
-        prompt.add_step(step["raw_output"], step["observation"])
-        steps.append(step)
+        print(call, verdict["usage"]["class"], verdict["break"] and verdict["break"]["cause"])
+        prompt.add_step(response.content[0].text, observe(response))
+        steps = steps + [{"raw_output": response.content[0].text, "observation": observe(response)}]
     totals = run.report()["totals"]
     print("%(calls)d calls, %(breaks)d breaks: %(cacheable_chars)d of %(prompt_chars)d prompt chars cacheable" % totals)
     return run.report()["calls"]

@@ -239,3 +239,24 @@ test("cacheReport and compare take a Prompt as the request with its steps", () =
   // A Prompt goes as it is at the call.
   assert.deepEqual(asm.compare(p, then), asm.compare(requestOf([step(0), { raw_output: "more", observation: "steps" }]), then));
 });
+
+test("examples/caching/loop.mjs, the twin of loop.py, runs on the anthropic SDK and names each break", async () => {
+  const { main } = await import("../../../examples/caching/loop.mjs");
+  const log = console.log;
+  console.log = () => {};
+  let calls;
+  try {
+    calls = await main();
+  } finally {
+    console.log = log;
+  }
+  const breaks = calls.flatMap((c, i) => (c.break ? [[i, c.break.cause]] : []));
+  assert.deepEqual(breaks, [
+    [6, "injections_changed"],
+    [9, "history_rewritten"],
+  ]);
+  assert.deepEqual(
+    calls.flatMap((c, i) => (c.usage.class !== "hit" ? [i] : [])),
+    [0, 11],
+  );
+});

@@ -130,3 +130,28 @@ def test_a_prompt_form_that_cannot_be_read_is_a_coded_error() -> None:
     with pytest.raises(pa.AssemblyError) as e:
         pa.export(bad, "anthropic")
     assert e.value.code == "malformed_request" and e.value.path == "request.segments"
+
+
+def test_the_caching_example_runs_and_the_readme_shows_its_lines(capsys: Any) -> None:
+    """examples/caching/loop.py (the README's caching lines, each of them the example's own) runs on the anthropic
+    client with a fake transport: the injection edit at call 6 and the condensed history at 9 are named, and the
+    provider's own miss at 11."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("caching_loop", root / "examples" / "caching" / "loop.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    calls = example.main()
+    assert [(i, c["break"]["cause"]) for i, c in enumerate(calls) if c["break"]] == [
+        (6, "injections_changed"),
+        (9, "history_rewritten"),
+    ]
+    assert [i for i, c in enumerate(calls) if c["usage"]["class"] != "hit"] == [0, 11]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```python\nclient = anthropic", 1)[1].split("```", 1)[0]
+    source = (root / "examples" / "caching" / "loop.py").read_text(encoding="utf-8")
+    lines = [line.strip() for line in ("client = anthropic" + block).splitlines() if line.strip()]
+    assert len(lines) == 10 and all(line in source for line in lines), [line for line in lines if line not in source]
