@@ -24,33 +24,56 @@ import (
 const cacheUsage = `usage: polyloop-assemble cache [--engine E] [--wasm PATH] [--out json|text] [--usage FILE] [FILE]
 
 Reports on the calls of a run (docs/SPEC.md §7.12): FILE (or stdin) holds its
-requests in call order, JSON one per line or msgpack concatenated. --usage
-names a JSONL file of the provider's recorded usage, one per request (null
-where none). Exit status: 0 ok, 2 usage or I/O error.
+requests in call order, JSON one per line or msgpack concatenated. Flags go
+before or after FILE.
 
-       polyloop-assemble export --provider anthropic|openai-chat|openai-responses
-              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE] [FILE]
+flags:
+  --engine native|wazero|wasmtime   which build of the core runs (default native)
+  --wasm PATH                       the module for wazero/wasmtime
+  --out json|text                   the report as JSON (default) or as a table for people
+  --usage FILE                      a JSONL file of the provider's recorded usage, one per
+                                    request (null where none): each call gets its usage class
+
+example: polyloop-assemble cache examples/caching/run.jsonl --usage examples/caching/usage.jsonl --out text
+
+exit status: 0 ok, 1 an error answer, 2 usage or I/O error
+`
+
+const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses
+              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE]
+              [--engine E] [--wasm PATH] [FILE]
 
 Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
-msgpack in FILE or stdin; --body names a JSON file of the provider's other
-fields (model, max_tokens, tools…). Exit status: 0 ok, 1 error, 2 usage or I/O.
+msgpack in FILE or stdin. Flags go before or after FILE.
+
+flags:
+  --provider P             anthropic, openai-chat or openai-responses (required)
+  --ttl 5m|1h              Anthropic: the cache_control TTL (default: the provider's, 5m)
+  --max-breakpoints N      Anthropic: at most N cache breakpoints, 0 to 4 (default 4)
+  --lookback N             Anthropic: a breakpoint N blocks below a wider history gap
+                           (default 20; 0 for none)
+  --body FILE              a JSON file of the provider's other fields (model, max_tokens, tools…)
+  --engine native|wazero|wasmtime, --wasm PATH   as for the main command
+
+example: polyloop-assemble export examples/react.json --provider anthropic
+
+exit status: 0 ok, 1 an error answer, 2 usage or I/O error
 `
 
 func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble cache", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	engineName := fs.String("engine", "native", "")
 	wasmPath := fs.String("wasm", "", "")
 	out := fs.String("out", "json", "")
 	usagePath := fs.String("usage", "", "")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	if exit, ok := parseFlags(fs, args, cacheUsage, stdout, stderr); !ok {
+		return exit
 	}
 	if *out != "json" && *out != "text" {
-		return usageError(stderr, "cache: --out must be json or text, not %q", *out)
+		return usageErrorOf(stderr, fs.Name(), cacheUsage, "--out must be json or text, not %q", *out)
 	}
 	if fs.NArg() > 1 {
-		return usageError(stderr, "cache: give one file of requests (or none for stdin)")
+		return usageErrorOf(stderr, fs.Name(), cacheUsage, "give one file of requests (or none for stdin), not %d", fs.NArg())
 	}
 	data, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
@@ -262,7 +285,6 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 
 func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	engineName := fs.String("engine", "native", "")
 	wasmPath := fs.String("wasm", "", "")
 	provider := fs.String("provider", "", "")
@@ -270,11 +292,14 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxBP := fs.Int("max-breakpoints", -1, "")
 	lookback := fs.Int("lookback", -1, "")
 	bodyPath := fs.String("body", "", "")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	if exit, ok := parseFlags(fs, args, exportUsage, stdout, stderr); !ok {
+		return exit
 	}
-	if *provider == "" || fs.NArg() > 1 {
-		return usageError(stderr, "export: give --provider anthropic, openai-chat or openai-responses, and one request file (or none for stdin)\n\n%s", cacheUsage)
+	if *provider == "" {
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat or openai-responses")
+	}
+	if fs.NArg() > 1 {
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())
 	}
 	var req []byte
 	var err error
