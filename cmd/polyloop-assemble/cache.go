@@ -183,13 +183,16 @@ type cacheText struct {
 		Share     json.Number     `json:"cacheable_share"`
 		Break     *cacheTextBreak `json:"break"`
 		Usage     *struct {
-			Class string `json:"class"`
+			Cached *int64                                `json:"cached_tokens"`
+			Class  string                                `json:"class"`
+			Error  *struct{ Code, Message, Path string } `json:"error"`
 		} `json:"usage"`
 		Error *struct{ Code, Message, Path string } `json:"error"`
 	} `json:"calls"`
 	Groups []struct{} `json:"groups"`
 	Totals struct {
 		Calls, Errors, Breaks int
+		UsageErrors           int         `json:"usage_errors"`
 		Prompt                int64       `json:"prompt_chars"`
 		Cacheable             int64       `json:"cacheable_chars"`
 		Volatile              int64       `json:"volatile_chars"`
@@ -216,7 +219,7 @@ func writeCacheText(w io.Writer, ans []byte) int {
 		fmt.Fprintf(w, "error: %s at %q: %s\n", e.Code, e.Path, e.Message)
 		return 1
 	}
-	fmt.Fprintf(w, "%5s  %-7s  %12s  %12s  %6s  %s\n", "call", "extends", "prompt chars", "cacheable", "share", "break (or usage)")
+	fmt.Fprintf(w, "%5s  %-7s  %12s  %12s  %6s  %13s  %s\n", "call", "extends", "prompt chars", "cacheable", "share", "cached tokens", "break; usage class")
 	for i, c := range r.Calls {
 		if e := c.Error; e != nil {
 			fmt.Fprintf(w, "%5d  error: %s at %q: %s\n", i, e.Code, e.Path, e.Message)
@@ -237,15 +240,37 @@ func writeCacheText(w io.Writer, ans []byte) int {
 			}
 			note += ": " + quoteVisible(b.ExcerptPrevious) + " → " + quoteVisible(b.ExcerptThis)
 		}
+		cached := "" // no usage recorded for the run
 		if u := c.Usage; u != nil {
-			note = strings.TrimPrefix(note+"; usage: "+u.Class, "; ")
+			cached = "-" // none for this call, or unreadable
+			if u.Cached != nil {
+				cached = group(*u.Cached)
+			}
+			class := u.Class
+			if e := u.Error; e != nil {
+				class += fmt.Sprintf(" (%s at %q: %s)", e.Code, e.Path, e.Message)
+			}
+			note = strings.TrimPrefix(note+"; usage: "+class, "; ")
 		}
-		fmt.Fprintf(w, "%5d  %-7s  %12s  %12s  %6s  %s\n", i, ext, group(c.Prompt), group(c.Cacheable), c.Share, note)
+		row := fmt.Sprintf("%5d  %-7s  %12s  %12s  %6s  %13s  %s", i, ext, group(c.Prompt), group(c.Cacheable), c.Share, cached, note)
+		fmt.Fprintln(w, strings.TrimRight(row, " "))
 	}
 	t := r.Totals
-	fmt.Fprintf(w, "%d calls (%d errors), %d breaks, %d stable prefixes: %s of %s prompt chars cacheable (share %s), %s volatile\n",
-		t.Calls, t.Errors, t.Breaks, len(r.Groups), group(t.Cacheable), group(t.Prompt), t.Share, group(t.Volatile))
+	fmt.Fprintf(w, "%d call%s (%d error%s), %d break%s, %d stable prefix%s: %s of %s prompt chars cacheable (share %s), %s volatile",
+		t.Calls, plural(t.Calls), t.Errors, plural(t.Errors), t.Breaks, plural(t.Breaks), len(r.Groups), pluralES(len(r.Groups)),
+		group(t.Cacheable), group(t.Prompt), t.Share, group(t.Volatile))
+	if t.UsageErrors > 0 {
+		fmt.Fprintf(w, ", %d unreadable usage%s", t.UsageErrors, plural(t.UsageErrors))
+	}
+	fmt.Fprintln(w)
 	return 0
+}
+
+func pluralES(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
 }
 
 // exportOptions packs the export's options map from its flags (-1: not
