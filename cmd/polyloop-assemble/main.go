@@ -5,7 +5,10 @@
 //	polyloop-assemble [--engine native|wazero|wasmtime] [--in json|msgpack]
 //	                  [--out json|msgpack|text] [--batch] [--jobs N]
 //	                  [--wasm PATH] [--version] [FILE]
+//	polyloop-assemble compare|cache|export ...
+//	polyloop-assemble help [COMMAND]
 //
+// Flags go before or after the operands on every command (args.go).
 // With --batch the input is a stream of requests (msgpack: concatenated; JSON:
 // one per line) and the output the stream of their responses, in input order,
 // computed by --jobs workers in parallel with a bounded window (constant
