@@ -23,33 +23,56 @@ import (
 const cacheUsage = `usage: polyloop-assemble cache [--engine E] [--wasm PATH] [--out json|text] [--usage FILE] [FILE]
 
 Reports on the calls of a run (docs/SPEC.md §7.12): FILE (or stdin) holds its
-requests in call order, JSON one per line or msgpack concatenated. --usage
-names a JSONL file of the provider's recorded usage, one per request (null
-where none). Exit status: 0 ok, 2 usage or I/O error.
+requests in call order, JSON one per line or msgpack concatenated. Flags go
+before or after FILE.
 
-       polyloop-assemble export --provider anthropic|openai-chat|openai-responses
-              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE] [FILE]
+flags:
+  --engine native|wazero|wasmtime   which build of the core runs (default native)
+  --wasm PATH                       the module for wazero/wasmtime
+  --out json|text                   the report as JSON (default) or as a table for people
+  --usage FILE                      a JSONL file of the provider's recorded usage, one per
+                                    request (null where none): each call gets its usage class
+
+example: polyloop-assemble cache examples/caching/run.jsonl --usage examples/caching/usage.jsonl --out text
+
+exit status: 0 ok, 1 an error answer, 2 usage or I/O error
+`
+
+const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses
+              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE]
+              [--engine E] [--wasm PATH] [FILE]
 
 Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
-msgpack in FILE or stdin; --body names a JSON file of the provider's other
-fields (model, max_tokens, tools…). Exit status: 0 ok, 1 error, 2 usage or I/O.
+msgpack in FILE or stdin. Flags go before or after FILE.
+
+flags:
+  --provider P             anthropic, openai-chat or openai-responses (required)
+  --ttl 5m|1h              Anthropic: the cache_control TTL (default: the provider's, 5m)
+  --max-breakpoints N      Anthropic: at most N cache breakpoints, 0 to 4 (default 4)
+  --lookback N             Anthropic: a breakpoint N blocks below a wider history gap
+                           (default 20; 0 for none)
+  --body FILE              a JSON file of the provider's other fields (model, max_tokens, tools…)
+  --engine native|wazero|wasmtime, --wasm PATH   as for the main command
+
+example: polyloop-assemble export examples/react.json --provider anthropic
+
+exit status: 0 ok, 1 an error answer, 2 usage or I/O error
 `
 
 func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble cache", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	engineName := fs.String("engine", "native", "")
 	wasmPath := fs.String("wasm", "", "")
 	out := fs.String("out", "json", "")
 	usagePath := fs.String("usage", "", "")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	if exit, ok := parseFlags(fs, args, cacheUsage, stdout, stderr); !ok {
+		return exit
 	}
 	if *out != "json" && *out != "text" {
-		return usageError(stderr, "cache: --out must be json or text, not %q", *out)
+		return usageErrorOf(stderr, fs.Name(), cacheUsage, "--out must be json or text, not %q", *out)
 	}
 	if fs.NArg() > 1 {
-		return usageError(stderr, "cache: give one file of requests (or none for stdin)")
+		return usageErrorOf(stderr, fs.Name(), cacheUsage, "give one file of requests (or none for stdin), not %d", fs.NArg())
 	}
 	data, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
@@ -159,13 +182,16 @@ type cacheText struct {
 		Share     json.Number     `json:"cacheable_share"`
 		Break     *cacheTextBreak `json:"break"`
 		Usage     *struct {
-			Class string `json:"class"`
+			Cached *int64                                `json:"cached_tokens"`
+			Class  string                                `json:"class"`
+			Error  *struct{ Code, Message, Path string } `json:"error"`
 		} `json:"usage"`
 		Error *struct{ Code, Message, Path string } `json:"error"`
 	} `json:"calls"`
 	Groups []struct{} `json:"groups"`
 	Totals struct {
 		Calls, Errors, Breaks int
+		UsageErrors           int         `json:"usage_errors"`
 		Prompt                int64       `json:"prompt_chars"`
 		Cacheable             int64       `json:"cacheable_chars"`
 		Volatile              int64       `json:"volatile_chars"`
@@ -192,7 +218,7 @@ func writeCacheText(w io.Writer, ans []byte) int {
 		fmt.Fprintf(w, "error: %s at %q: %s\n", e.Code, e.Path, e.Message)
 		return 1
 	}
-	fmt.Fprintf(w, "%5s  %-7s  %12s  %12s  %6s  %s\n", "call", "extends", "prompt chars", "cacheable", "share", "break (or usage)")
+	fmt.Fprintf(w, "%5s  %-7s  %12s  %12s  %6s  %13s  %s\n", "call", "extends", "prompt chars", "cacheable", "share", "cached tokens", "break; usage class")
 	for i, c := range r.Calls {
 		if e := c.Error; e != nil {
 			fmt.Fprintf(w, "%5d  error: %s at %q: %s\n", i, e.Code, e.Path, e.Message)
@@ -213,15 +239,37 @@ func writeCacheText(w io.Writer, ans []byte) int {
 			}
 			note += ": " + quoteVisible(b.ExcerptPrevious) + " → " + quoteVisible(b.ExcerptThis)
 		}
+		cached := "" // no usage recorded for the run
 		if u := c.Usage; u != nil {
-			note = strings.TrimPrefix(note+"; usage: "+u.Class, "; ")
+			cached = "-" // none for this call, or unreadable
+			if u.Cached != nil {
+				cached = group(*u.Cached)
+			}
+			class := u.Class
+			if e := u.Error; e != nil {
+				class += fmt.Sprintf(" (%s at %q: %s)", e.Code, e.Path, e.Message)
+			}
+			note = strings.TrimPrefix(note+"; usage: "+class, "; ")
 		}
-		fmt.Fprintf(w, "%5d  %-7s  %12s  %12s  %6s  %s\n", i, ext, group(c.Prompt), group(c.Cacheable), c.Share, note)
+		row := fmt.Sprintf("%5d  %-7s  %12s  %12s  %6s  %13s  %s", i, ext, group(c.Prompt), group(c.Cacheable), c.Share, cached, note)
+		fmt.Fprintln(w, strings.TrimRight(row, " "))
 	}
 	t := r.Totals
-	fmt.Fprintf(w, "%d calls (%d errors), %d breaks, %d stable prefixes: %s of %s prompt chars cacheable (share %s), %s volatile\n",
-		t.Calls, t.Errors, t.Breaks, len(r.Groups), group(t.Cacheable), group(t.Prompt), t.Share, group(t.Volatile))
+	fmt.Fprintf(w, "%d call%s (%d error%s), %d break%s, %d stable prefix%s: %s of %s prompt chars cacheable (share %s), %s volatile",
+		t.Calls, plural(t.Calls), t.Errors, plural(t.Errors), t.Breaks, plural(t.Breaks), len(r.Groups), pluralES(len(r.Groups)),
+		group(t.Cacheable), group(t.Prompt), t.Share, group(t.Volatile))
+	if t.UsageErrors > 0 {
+		fmt.Fprintf(w, ", %d unreadable usage%s", t.UsageErrors, plural(t.UsageErrors))
+	}
+	fmt.Fprintln(w)
 	return 0
+}
+
+func pluralES(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
 }
 
 // exportOptions packs the export's options map from its flags (-1: not
@@ -261,7 +309,6 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 
 func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	engineName := fs.String("engine", "native", "")
 	wasmPath := fs.String("wasm", "", "")
 	provider := fs.String("provider", "", "")
@@ -269,11 +316,14 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxBP := fs.Int("max-breakpoints", -1, "")
 	lookback := fs.Int("lookback", -1, "")
 	bodyPath := fs.String("body", "", "")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "%v\n\n%s", err, cacheUsage)
+	if exit, ok := parseFlags(fs, args, exportUsage, stdout, stderr); !ok {
+		return exit
 	}
-	if *provider == "" || fs.NArg() > 1 {
-		return usageError(stderr, "export: give --provider anthropic, openai-chat or openai-responses, and one request file (or none for stdin)\n\n%s", cacheUsage)
+	if *provider == "" {
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat or openai-responses")
+	}
+	if fs.NArg() > 1 {
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())
 	}
 	var req []byte
 	var err error

@@ -49,7 +49,7 @@ func TestCacheSubcommand(t *testing.T) {
 		t.Errorf("the msgpack stream's report differs from the JSON lines':\n%.300s\n%.300s", out2, out)
 	}
 	_, text, _ := runCLI(t, []byte(jsonl), "cache", "--out", "text")
-	if !strings.Contains(text, "run: run_changed at message 0, char 10") || !strings.Contains(text, "4 calls (0 errors), 1 breaks") {
+	if !strings.Contains(text, "run: run_changed at message 0, char 10") || !strings.Contains(text, "4 calls (0 errors), 1 break,") {
 		t.Errorf("text:\n%s", text)
 	}
 }

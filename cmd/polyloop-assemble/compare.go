@@ -20,20 +20,35 @@ import (
 // The compare subcommand (docs/SPEC.md §7.9): two files (or JSONL lines)
 // in, the core's comparison out, as JSON or as text for people.
 
+const compareUsage = `usage: polyloop-assemble compare [--engine E] [--wasm PATH] [--out json|text] A B
+
+Compares two prompts (docs/SPEC.md §7.9): A and B are files holding a request
+or a recorded message list, JSON or msgpack; FILE#N picks line N (from 1) of
+a JSONL file. Flags go before or after A and B.
+
+flags:
+  --engine native|wazero|wasmtime   which build of the core runs (default native)
+  --wasm PATH                       the module for wazero/wasmtime
+  --out json|text                   the comparison as JSON (default) or as text for people
+
+example: polyloop-assemble compare examples/compare-a.json examples/compare-b.json --out text
+
+exit status: 0 identical, 1 different, 2 error
+`
+
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	engineName := fs.String("engine", "native", "")
 	wasmPath := fs.String("wasm", "", "")
 	out := fs.String("out", "json", "")
-	if err := fs.Parse(args); err != nil {
-		return usageError(stderr, "%v", err)
+	if exit, ok := parseFlags(fs, args, compareUsage, stdout, stderr); !ok {
+		return exit
 	}
 	if *out != "json" && *out != "text" {
-		return usageError(stderr, "compare: --out must be json or text, not %q", *out)
+		return usageErrorOf(stderr, fs.Name(), compareUsage, "--out must be json or text, not %q", *out)
 	}
 	if fs.NArg() != 2 {
-		return usageError(stderr, "compare: give two inputs, A and B")
+		return usageErrorOf(stderr, fs.Name(), compareUsage, "give two inputs, A and B (%d given)", fs.NArg())
 	}
 	var sides [2][]byte
 	for k, arg := range fs.Args() {

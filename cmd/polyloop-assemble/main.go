@@ -5,7 +5,10 @@
 //	polyloop-assemble [--engine native|wazero|wasmtime] [--in json|msgpack]
 //	                  [--out json|msgpack|text] [--batch] [--jobs N]
 //	                  [--wasm PATH] [--version] [FILE]
+//	polyloop-assemble compare|cache|export ...
+//	polyloop-assemble help [COMMAND]
 //
+// Flags go before or after the operands on every command (args.go).
 // With --batch the input is a stream of requests (msgpack: concatenated; JSON:
 // one per line) and the output the stream of their responses, in input order,
 // computed by --jobs workers in parallel with a bounded window (constant
@@ -42,6 +45,7 @@ const maxJobs = 1024
 const usage = `usage: polyloop-assemble [flags] [FILE]
 
 Reads a request (JSON or msgpack) from FILE or stdin and writes the response.
+Flags go before or after FILE; -- ends them.
 
 flags:
   --engine native|wazero|wasmtime   which build of the core runs (default native)
@@ -68,7 +72,8 @@ a JSONL file. Exit status: 0 identical, 1 different, 2 error.
        polyloop-assemble export --provider anthropic|openai-chat|openai-responses [FILE]
 
 A run's cache report (docs/SPEC.md §7.12) and the provider's request body
-(§7.13); 'polyloop-assemble cache --help' says more.
+(§7.13). 'polyloop-assemble help COMMAND' (or 'COMMAND --help') says more of
+each.
 `
 
 type options struct {
@@ -92,6 +97,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runCache(args[1:], stdin, stdout, stderr)
 		case "export":
 			return runExport(args[1:], stdin, stdout, stderr)
+		case "help":
+			return runHelp(args[1:], stdout, stderr)
 		}
 	}
 	o, exit, ok := parseArgs(args, stdout, stderr)
@@ -137,7 +144,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // to return exit at once: after --help (0) or a usage error (2).
 func parseArgs(args []string, stdout, stderr io.Writer) (o options, exit int, ok bool) {
 	fs := flag.NewFlagSet("polyloop-assemble", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.engine, "engine", "native", "")
 	fs.StringVar(&o.in, "in", "json", "")
 	fs.StringVar(&o.out, "out", "json", "")
@@ -145,12 +151,8 @@ func parseArgs(args []string, stdout, stderr io.Writer) (o options, exit int, ok
 	fs.IntVar(&o.jobs, "jobs", runtime.NumCPU(), "")
 	fs.StringVar(&o.wasm, "wasm", "", "")
 	fs.BoolVar(&o.version, "version", false, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			return o, 0, false
-		}
-		return o, usageError(stderr, "%v", err), false
+	if exit, ok := parseFlags(fs, args, usage, stdout, stderr); !ok {
+		return o, exit, false
 	}
 	if o.in != "json" && o.in != "msgpack" {
 		return o, usageError(stderr, "--in must be json or msgpack, not %q", o.in), false
