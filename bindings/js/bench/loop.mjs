@@ -19,7 +19,7 @@ const request = (steps) => ({
   steps,
   observation_template: "Output:\n{observation}",
 });
-const STEPS = Array.from({ length: 1000 }, (_, i) => ({
+const STEPS = Array.from({ length: 1050 }, (_, i) => ({
   raw_output: `Thought ${i}: list it.\nAction: ls -la /data/${i}`,
   observation: `${i * 7} files ✓\n`.repeat(8),
 }));
@@ -57,28 +57,43 @@ function paired(a, b, k = 1) {
   return [ratios[0], ratios[ratios.length >> 1], ratios.at(-1)];
 }
 
-/** The verdict of call `call`, a Prompt one step longer than at the call before, answered again from the state that call left. */
-function verdictCost(call, calls) {
+const VERDICT_CALLS = 50; // the calls timed from call 10 and from call 1,000, the Prompt one step longer at each
+
+/** A side that builds a run up to call `start` (untimed), then times `run.call` alone over the next VERDICT_CALLS calls. */
+const verdicts = (start) => () => {
   const prompt = asm.prompt(request([]));
   const run = asm.cacheRun();
   const usage = { cache_read_input_tokens: 100 };
-  for (const s of STEPS.slice(0, call - 1)) {
+  for (const s of STEPS.slice(0, start)) {
     prompt.addStep(s.raw_output, s.observation);
     run.call(prompt, usage);
   }
-  const { state, last } = run;
-  prompt.addStep(STEPS[call - 1].raw_output, STEPS[call - 1].observation);
-  return () => {
-    for (let j = 0; j < calls; j++) {
-      Object.assign(run, { state, last, entries: [] });
-      run.call(prompt, usage);
-    }
-  };
+  let took = 0;
+  for (const s of STEPS.slice(start, start + VERDICT_CALLS)) {
+    prompt.addStep(s.raw_output, s.observation);
+    const t = process.hrtime.bigint();
+    run.call(prompt, usage);
+    took += Number(process.hrtime.bigint() - t);
+  }
+  return took;
+};
+
+/** b's time over a's per round, each side timing itself, alternating which goes first: [min, median, max]. */
+function pairedTimed(a, b) {
+  const ratios = [];
+  for (let r = 0; r < rounds; r++) {
+    let ta, tb;
+    if (r % 2 === 0) [ta, tb] = [a(), b()];
+    else [tb, ta] = [b(), a()];
+    ratios.push(tb / ta);
+  }
+  ratios.sort((x, y) => x - y);
+  return [ratios[0], ratios[ratios.length >> 1], ratios.at(-1)];
 }
 
 const prompt = asm.prompt(request([]));
-for (const s of STEPS) prompt.addStep(s.raw_output, s.observation);
-const equivalent = request(STEPS);
+for (const s of STEPS.slice(0, 1000)) prompt.addStep(s.raw_output, s.observation);
+const equivalent = request(STEPS.slice(0, 1000));
 const result = {
   export_over_hand: paired(
     () => byHand(prompt),
@@ -90,7 +105,7 @@ const result = {
     () => prompt.export("anthropic"),
     5,
   ),
-  verdict_1000_over_10: paired(verdictCost(10, 200), verdictCost(1000, 200)),
+  verdict_1000_over_10: pairedTimed(verdicts(10), verdicts(1000)),
 };
 if (out) writeFileSync(out, JSON.stringify(result));
 console.error(`loop.mjs: ${JSON.stringify(result)}`);

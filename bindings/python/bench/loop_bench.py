@@ -32,7 +32,7 @@ def request(steps: List[Dict[str, str]]) -> Dict[str, Any]:
 
 STEPS = [
     {"raw_output": "Thought %d: list it.\nAction: ls -la /data/%d" % (i, i), "observation": "%d files ✓\n" % (i * 7) * 8}
-    for i in range(1000)
+    for i in range(1050)
 ]
 
 
@@ -66,41 +66,55 @@ def paired(rounds: int, a: Callable[[], Any], b: Callable[[], Any], k: int = 1) 
     return [ratios[0], ratios[len(ratios) // 2], ratios[-1]]
 
 
-def verdict_cost(call: int, calls: int) -> Callable[[], None]:
-    """Timing the verdict of call ``call`` of a run, a Prompt one step longer than at the call before: the run is made
-    up to that call once, and each timed call answers it again from the state the call before left."""
-    prompt = pa.Prompt(request([]))
-    run = pa.CacheRun()
-    usage = {"cache_read_input_tokens": 100}
-    for s in STEPS[: call - 1]:
-        prompt.add_step(**s)
-        run.call(prompt, usage)
-    state, last = run._run, run._last
-    prompt.add_step(**STEPS[call - 1])
+VERDICT_CALLS = 50  # the calls timed from call 10 and from call 1,000, the Prompt one step longer at each
 
-    def one() -> None:
-        for _ in range(calls):
-            run._run, run._last, run._calls = state, last, []
+
+def verdicts(start: int) -> Callable[[], float]:
+    """A side that builds a run up to call ``start`` (untimed), then times ``CacheRun.call`` alone over the next
+    VERDICT_CALLS calls, a step added before each."""
+
+    def side() -> float:
+        prompt, run = pa.Prompt(request([])), pa.CacheRun()
+        usage = {"cache_read_input_tokens": 100}
+        for s in STEPS[:start]:
+            prompt.add_step(**s)
             run.call(prompt, usage)
+        took = 0.0
+        for s in STEPS[start : start + VERDICT_CALLS]:
+            prompt.add_step(**s)
+            t = time.perf_counter()
+            run.call(prompt, usage)
+            took += time.perf_counter() - t
+        return took
 
-    return one
+    return side
+
+
+def paired_timed(rounds: int, a: Callable[[], float], b: Callable[[], float]) -> List[float]:
+    """b's time over a's per round, each side timing itself, alternating which goes first: min, median, max."""
+    ratios = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            ta, tb = a(), b()
+        else:
+            tb, ta = b(), a()
+        ratios.append(tb / ta)
+    ratios.sort()
+    return [ratios[0], ratios[len(ratios) // 2], ratios[-1]]
 
 
 def main(argv: List[str]) -> None:
     out = argv[argv.index("--json") + 1]
     rounds = 5 if "--quick" in argv else 15
     prompt = pa.Prompt(request([]))
-    for s in STEPS:
+    for s in STEPS[:1000]:
         prompt.add_step(**s)
-    equivalent = request(STEPS)
+    equivalent = request(STEPS[:1000])
     result = {
         "export_over_hand": paired(rounds, lambda: by_hand(prompt), lambda: prompt.export("anthropic"), 5),
         "export_over_request": paired(rounds, lambda: pa.export(equivalent, "anthropic"), lambda: prompt.export("anthropic"), 5),
     }
-    # The verdict at call 1,000 and at call 10: the same Prompt grows by one step (two messages) between calls,
-    # so each timed call is an extension of what the state holds.
-    at10, at1000 = verdict_cost(10, 200), verdict_cost(1000, 200)
-    result["verdict_1000_over_10"] = paired(rounds, at10, at1000)
+    result["verdict_1000_over_10"] = paired_timed(rounds, verdicts(10), verdicts(1000))
     with open(out, "w") as f:
         json.dump(result, f)
     print("loop_bench: %s" % json.dumps(result), file=sys.stderr)
