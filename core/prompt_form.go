@@ -302,10 +302,17 @@ func (p *Prompt) AppendExport(dst []byte, provider string, o *ExportOptions) ([]
 // prompt's response r, whose first n messages it takes, and its segments:
 // what a host sends for a Prompt wherever a request goes.
 func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
+	return AppendPromptFormOf(dst, seg, n, AppendMessages(nil, r.Messages[:n]), r.Injected)
+}
+
+// AppendPromptFormOf appends a prompt form whose n messages are already
+// msgpack (AppendMessages): a host that keeps its prompt's messages packed
+// from call to call packs only the new ones.
+func AppendPromptFormOf(dst []byte, seg Segments, n int, messages []byte, injected []Injected) []byte {
 	dst = seg.append(appendMapHeader(dst, 3))
-	dst = AppendMessageArray(append(dst, keyMessages...), r.Messages[:n])
-	dst = appendArrayHeader(append(dst, key("injected")...), len(r.Injected))
-	for _, e := range r.Injected {
+	dst = append(appendArrayHeader(append(dst, keyMessages...), n), messages...)
+	dst = appendArrayHeader(append(dst, key("injected")...), len(injected))
+	for _, e := range injected {
 		dst = appendStr(append(appendMapHeader(dst, 3), key("channel")...), e.Channel)
 		dst = appendStr(append(dst, key("entry_id")...), e.EntryID)
 		dst = appendUint(append(dst, keyMessageIndex...), uint64(e.MessageIndex))
@@ -314,10 +321,14 @@ func AppendPromptForm(dst []byte, r *Response, n int, seg Segments) []byte {
 }
 
 // AppendMessageArray appends msgs as a msgpack array of {role, content}
-// messages: a prompt form's messages, or an extension's (docs/SPEC.md
-// §7.15).
+// messages: an extension's (docs/SPEC.md §7.15).
 func AppendMessageArray(dst []byte, msgs []Message) []byte {
-	dst = appendArrayHeader(dst, len(msgs))
+	return AppendMessages(appendArrayHeader(dst, len(msgs)), msgs)
+}
+
+// AppendMessages appends msgs, each a msgpack map {role, content}, one
+// after the other (no array header).
+func AppendMessages(dst []byte, msgs []Message) []byte {
 	for _, m := range msgs {
 		dst = appendArrayHeader(append(appendStr(append(dst, msgHead...), m.Role), keyContent...), len(m.Content))
 		for _, b := range m.Content {

@@ -21,7 +21,10 @@ import (
 // A refusal is a *core.Error (its path a request path:
 // request.steps[3].raw_output).
 func (p *Prompt) Export(provider string, opts *core.ExportOptions) (json.RawMessage, error) {
-	return p.r.Export(p.form(len(p.resp.Messages)), provider, opts)
+	n := len(p.resp.Messages)
+	p.packed = core.AppendMessages(p.packed, p.resp.Messages[p.packedN:n]) // only those added since the last export
+	p.packedN = n
+	return p.r.Export(core.AppendPromptFormOf(nil, p.seg, n, p.packed, p.resp.Injected), provider, opts)
 }
 
 // form is the prompt form of the prompt's first n messages (§7.14).

@@ -18,6 +18,10 @@ type Prompt struct {
 	st     core.PromptState
 	resp   *core.Response
 	seg    core.Segments
+	// packed is the msgpack of the first packedN messages, kept by Export
+	// from call to call.
+	packed  []byte
+	packedN int
 }
 
 // NewPrompt assembles req inside the module.

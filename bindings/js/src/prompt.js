@@ -5,6 +5,7 @@
  */
 
 import { CALLS, CALL_ADD_STEP, WIRE_VERSION } from "./consts.js";
+import { encodeRequest } from "./encode.js";
 
 /** An incremental prompt (index.d.ts). */
 export class Prompt {
@@ -72,7 +73,7 @@ export class Prompt {
   }
 
   export(provider, options) {
-    return this.assembler.export(promptForm(this), provider, options);
+    return this.assembler.export(packedForm(this), provider, options);
   }
 
   response() {
@@ -95,6 +96,45 @@ export class Prompt {
 export function promptForm(prompt, n = prompt.own.messages.length) {
   const { messages, segments, injected } = prompt.own;
   return { messages: messages.slice(0, n), segments, injected };
+}
+
+/** @type {WeakMap<Prompt, {bytes: Uint8Array, n: number}>} a Prompt's messages as msgpack, kept by {@link packedForm} between exports */
+const packed = new WeakMap();
+
+/** The msgpack array header of n items. @param {number} n */
+const arrayHeader = (n) =>
+  n < 16
+    ? Uint8Array.of(0x90 | n)
+    : n < 0x10000
+      ? Uint8Array.of(0xdc, n >> 8, n & 0xff)
+      : Uint8Array.of(0xdd, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff);
+
+/**
+ * The prompt form of all of `prompt`'s messages as msgpack bytes (which the calls read as the form itself): the messages' bytes are kept
+ * from export to export, and each packs only those added since the last.
+ * @param {Prompt} prompt @returns {Uint8Array}
+ */
+export function packedForm(prompt) {
+  const { messages, segments, injected } = prompt.own;
+  const n = messages.length;
+  let kept = packed.get(prompt) ?? { bytes: new Uint8Array(0), n: 0 };
+  if (kept.n < n) {
+    const more = encodeRequest(messages.slice(kept.n, n));
+    const items = more.subarray(arrayHeader(n - kept.n).length);
+    const bytes = new Uint8Array(kept.bytes.length + items.length);
+    bytes.set(kept.bytes);
+    bytes.set(items, kept.bytes.length);
+    packed.set(prompt, (kept = { bytes, n }));
+  }
+  const parts = [Uint8Array.of(0x83), encodeRequest("segments"), encodeRequest(segments), encodeRequest("messages"), arrayHeader(n)];
+  parts.push(kept.bytes, encodeRequest("injected"), encodeRequest(injected));
+  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** The number of messages `prompt` holds. @param {Prompt} prompt */
