@@ -161,3 +161,52 @@ func wireRequest(req *core.Request) map[string]any {
 	return map[string]any{"run_messages": msgs(req.RunMessages), "injections": inj, "goal_messages": msgs(req.GoalMessages),
 		"steps": steps, "observation_template": req.ObservationTemplate}
 }
+
+// TestPromptExportAtDepths: a Prompt's export at steps 10, 100 and 1,000
+// equals Runner.Export of the equivalent request, byte for byte, for every
+// provider with and without options, on wazero and wasmtime-go, and equals
+// the native core's (issue 41).
+func TestPromptExportAtDepths(t *testing.T) {
+	for _, r := range runners {
+		t.Run(r.Engine(), func(t *testing.T) {
+			p, err := r.NewPrompt(loopRequest(nil, "Prefer metric units."))
+			if err != nil {
+				t.Fatal(err)
+			}
+			native, _ := core.NewPrompt(loopRequest(nil, "Prefer metric units."))
+			var steps []core.Step
+			for _, depth := range []int{10, 100, 1000} {
+				for k := len(steps); k < depth; k++ {
+					s := core.Step{RawOutput: fmt.Sprintf("Thought %d: ls.\nAction: ls /data/%d", k, k), Observation: fmt.Sprintf("%d files ✓", k)}
+					if err := p.AddStep(s.RawOutput, s.Observation); err != nil {
+						t.Fatal(err)
+					}
+					_ = native.AddStep(s.RawOutput, s.Observation)
+					steps = append(steps, s)
+				}
+				opts := core.DefaultExportOptions()
+				opts.TTL, opts.Lookback, opts.CacheKey = "1h", 3, "run-7"
+				for _, provider := range []string{core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses} {
+					for _, o := range []*core.ExportOptions{nil, &opts} {
+						got, err := p.Export(provider, o)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := r.Export(core.EncodeRequest(loopRequest(steps, "Prefer metric units.")), provider, o)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !bytes.Equal(got, want) {
+							t.Fatalf("step %d, %s: Prompt.Export\n%.300s\nExport of the request\n%.300s", depth, provider, got, want)
+						}
+						body, _ := native.AppendExport(nil, provider, o)
+						text, _, _ := wirejson.FromMsgpack(nil, body)
+						if !bytes.Equal(text, want) {
+							t.Fatalf("step %d, %s: native Prompt.AppendExport differs from the module's", depth, provider)
+						}
+					}
+				}
+			}
+		})
+	}
+}
