@@ -274,6 +274,13 @@ func readInjected(b []byte) ([]Injected, []byte, *Error) {
 	return out, b, nil
 }
 
+// AppendForm appends the prompt's prompt form as it is now (docs/SPEC.md
+// §7.14): what Export, CacheReportOf, Compare and a CacheRun take for the
+// Prompt wherever they take a request.
+func (p *Prompt) AppendForm(dst []byte) []byte {
+	return AppendPromptForm(dst, p.resp, len(p.resp.Messages), p.seg)
+}
+
 // AppendExport appends the provider's request body for the prompt as it
 // is now (docs/SPEC.md §7.13), a msgpack map, as the export call answers
 // it for the request with the steps so far, without assembling the

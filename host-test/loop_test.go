@@ -131,6 +131,21 @@ func loop(t *testing.T, r *wasmhost.Runner) {
 	if rep, err := run.Report(); err != nil || !bytes.Equal(rep, whole) {
 		t.Fatalf("Report: %v\n%s\ncache_report\n%s", err, rep, whole)
 	}
+	// The Prompt's form goes wherever a request does: a comparison with the
+	// equivalent request finds them identical, natively and in the module.
+	native, _ := core.NewPrompt(loopRequest(steps, memo))
+	for _, form := range [][]byte{p.Form(), native.AppendForm(nil)} {
+		c := r.Compare(msgpBin(form), core.EncodeRequest(loopRequest(steps, memo)))
+		if !bytes.HasPrefix(c, []byte(`{"identical":true`)) {
+			t.Fatalf("compare of the Prompt's form with its request: %.300s", c)
+		}
+	}
+}
+
+// msgpBin is b in a msgpack bin (a host's bytes, judged on their own).
+func msgpBin(b []byte) []byte {
+	out := []byte{0xc6, byte(len(b) >> 24), byte(len(b) >> 16), byte(len(b) >> 8), byte(len(b))}
+	return append(out, b...)
 }
 
 // wireRequest is req as the JSON object the wire takes (snake_case keys).

@@ -27,6 +27,12 @@ func (p *Prompt) Export(provider string, opts *core.ExportOptions) (json.RawMess
 	return p.r.Export(core.AppendPromptFormOf(nil, p.seg, n, p.packed, p.resp.Injected), provider, opts)
 }
 
+// Form is the prompt's prompt form as it is now (docs/SPEC.md §7.14),
+// msgpack: what Runner.Export, Runner.CacheReport, Runner.Compare and a
+// CacheRun take for the Prompt wherever they take a request (a snapshot:
+// later steps never show in it).
+func (p *Prompt) Form() []byte { return p.form(len(p.resp.Messages)) }
+
 // form is the prompt form of the prompt's first n messages (§7.14).
 func (p *Prompt) form(n int) []byte { return core.AppendPromptForm(nil, p.resp, n, p.seg) }
 
