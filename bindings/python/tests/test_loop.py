@@ -155,3 +155,15 @@ def test_the_caching_example_runs_and_the_readme_shows_its_lines(capsys: Any) ->
     source = (root / "examples" / "caching" / "loop.py").read_text(encoding="utf-8")
     lines = [line.strip() for line in ("client = anthropic" + block).splitlines() if line.strip()]
     assert len(lines) == 10 and all(line in source for line in lines), [line for line in lines if line not in source]
+
+
+def test_a_request_changed_after_its_call_is_compared_as_it_was() -> None:
+    """The run keeps each request as it was at its call: editing the dict afterwards changes nothing."""
+    run = pa.CacheRun()
+    first = _request([_step(0)], "m")
+    run.call(first, None)
+    first["steps"].clear()  # the loop reuses its dict
+    second = _request([_step(0), _step(1)], "n")
+    entry = run.call(second, None)
+    assert entry == pa.cache_report([_request([_step(0)], "m"), second], [None, None])["calls"][1]
+    assert entry["break"] is not None and entry["break"]["cause"] == "injections_changed"

@@ -10,6 +10,7 @@ import copy as _copy
 from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, cast, overload
 
 from ._assembler import Assembler, Prompt, default_assembler, prompt_side
+from . import _codec
 from ._codec import usage_value
 from ._types import AnthropicBody, AssembleRequest, CacheCall, CacheReport, ExportBody, OpenAIChatBody
 from ._types import OpenAIResponsesBody, Provider
@@ -128,6 +129,16 @@ def export(
     return cast(ExportBody, (assembler or default_assembler()).call("export", prompt_side(request), provider, given))
 
 
+def _snapshot(request: Any) -> Any:
+    """A request as it is now, to send and to give back as the next call's ``previous`` (a dict can be changed after
+    its call): a mapping as its msgpack bytes, which the core reads as it reads the mapping; bytes-like as bytes."""
+    if isinstance(request, Mapping):
+        return _codec.encode(request)
+    if isinstance(request, (bytearray, memoryview)):
+        return bytes(request)
+    return request
+
+
 class CacheRun:
     """A run's cache report made call by call (the project's docs/SPEC.md §7.15): hand :meth:`call` each call's
     prompt (a :class:`Prompt` or a request) and the provider's recorded usage (or whole response); it answers that
@@ -148,13 +159,13 @@ class CacheRun:
 
     def call(self, prompt: RequestLike, usage: UsageLike = None) -> CacheCall:
         """Report on the run's next call: ``prompt`` is what was sent (a :class:`Prompt`, as it is now, or a request:
-        a dict, JSON text or msgpack bytes, kept by reference), ``usage`` the provider's usage or response (``None``:
+        a dict, JSON text or msgpack bytes, kept as it is at the call), ``usage`` the provider's usage or response (``None``:
         none recorded, class ``no_usage``). Returns the call's entry; an invalid request is an entry with ``error``."""
         last, previous = self._last, None
         if isinstance(prompt, Prompt) and last is not None and last[0] is prompt and len(prompt) >= last[1]:
             arg: Any = {"extends": last[1], "messages": prompt._messages[last[1] :]}
         else:
-            arg = prompt_side(prompt)
+            arg = _snapshot(prompt_side(prompt))
             if last is not None:
                 previous = last[0]._form(last[1]) if isinstance(last[0], Prompt) else last[0]
         answer = self._asm.call("cache_call", self._run, arg, previous, usage_value(usage, "usage"))
@@ -162,7 +173,7 @@ class CacheRun:
         self._run = answer["run"]
         self._calls.append(entry)
         if "error" not in entry:
-            self._last = (prompt, len(prompt) if isinstance(prompt, Prompt) else 0)
+            self._last = (prompt, len(prompt)) if isinstance(prompt, Prompt) else (arg, 0)
         return entry
 
     def report(self) -> CacheReport:
