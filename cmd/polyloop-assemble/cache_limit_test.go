@@ -203,3 +203,31 @@ func runCommand(t *testing.T, args []string, feed func(io.Writer) error) limitre
 	}
 	return r
 }
+
+// TestExportBodyDepth: a body field nested 64 deep is kept whole, its
+// innermost value too; one level more is the core's malformed_request at
+// that value's path, the verdict of every host (the JSON's stand-ins for
+// deep values begin past the depth the core reads a body to).
+func TestExportBodyDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + `"leaf"` + strings.Repeat("]", n) }
+	req := writeFile(t, "r.json", cmpReq)
+	for _, eng := range cliEngines() {
+		body := writeFile(t, "b64.json", `{"x":`+nest(64)+`}`)
+		code, out, errs := runCLI(t, nil, append(append([]string{"export"}, eng...), "--provider", "openai-chat", "--body", body, req)...)
+		if code != 0 || !strings.Contains(out, `"x":`+nest(64)) {
+			t.Errorf("%s, 64 deep: exit %d (%s), %.200s; want the body field whole", eng[1], code, errs, out)
+		}
+		for _, n := range []int{65, 70, 100} {
+			body = writeFile(t, "deep.json", `{"x":`+nest(n)+`}`)
+			code, out, _ = runCLI(t, nil, append(append([]string{"export"}, eng...), "--provider", "openai-chat", "--body", body, req)...)
+			var r struct {
+				Error *struct{ Code, Message, Path string }
+			}
+			json.Unmarshal([]byte(out), &r)
+			if wantPath := "options.body.x" + strings.Repeat("[0]", 65); code != 1 || r.Error == nil || r.Error.Code != "malformed_request" ||
+				r.Error.Path != wantPath || r.Error.Message != "this value nests deeper than 64 levels" {
+				t.Errorf("%s, %d deep: exit %d, %.300s; want 1, malformed_request at the value 65 deep", eng[1], n, code, out)
+			}
+		}
+	}
+}

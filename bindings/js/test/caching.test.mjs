@@ -66,3 +66,21 @@ test("export: the provider's body, every text as given, cache breakpoints on the
   assert.ok(e instanceof AssemblyError, String(e));
   assert.equal(e.path, "options.body.messages");
 });
+
+test("export: a body field nested 64 deep is kept whole; deeper is the core's error at the value 65 deep, as on every host", () => {
+  const nest = (n) => {
+    let v = "leaf";
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  assert.ok(JSON.stringify(asm.export(req, "openai-chat", { body: { x: nest(64) } })).includes(JSON.stringify(nest(64))));
+  for (const n of [33, 40, 64]) assert.deepEqual(asm.export(req, "openai-chat", { body: { x: nest(n) } }).x, nest(n));
+  for (const n of [65, 70, 100, 200]) {
+    const e = errorOf(() => asm.export(req, "openai-chat", { body: { x: nest(n) } }));
+    assert.deepEqual(
+      [e.code, e.path, e.message],
+      ["malformed_request", "options.body.x" + "[0]".repeat(65), "this value nests deeper than 64 levels"],
+    );
+  }
+});

@@ -122,6 +122,27 @@ def test_an_invalid_request_is_its_call_s_error() -> None:
     assert report["calls"][2]["previous"] == 0 and report["calls"][2]["extends"]
 
 
+def _nested(n: int) -> Any:
+    v: Any = "leaf"
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+@pytest.mark.parametrize("n", [65, 70, 100, 200])
+def test_a_body_deeper_than_64_is_the_core_s_error(n: int) -> None:
+    # One verdict on every host: the value 65 levels into the field, at its path (as the CLI and JS say).
+    req = planted_run(1)[0]
+    assert '"leaf"' in json.dumps(pa.export(req, "openai-chat", body={"x": _nested(64)}))
+    with pytest.raises(pa.AssemblyError) as e:
+        pa.export(req, "openai-chat", body={"x": _nested(n)})
+    assert (e.value.code, e.value.path, e.value.message) == (
+        "malformed_request",
+        "options.body.x" + "[0]" * 65,
+        "this value nests deeper than 64 levels",
+    )
+
+
 VECTORS = [
     case
     for name in ("export.json", "export-long.json")
