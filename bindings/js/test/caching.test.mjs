@@ -84,3 +84,14 @@ test("export: a body field nested 64 deep is kept whole; deeper is the core's er
     );
   }
 });
+
+test("export: a body field named ok, false or true, is the body's like any other (the answer is judged by error only)", () => {
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  for (const ok of [false, true, null, 0]) {
+    const out = asm.export(req, "openai-chat", { body: { model: "m", ok } });
+    assert.deepEqual(Object.keys(out).slice(0, 2), ["model", "ok"]);
+    assert.equal(out.ok, ok);
+  }
+  const p = asm.prompt(req);
+  assert.equal(p.export("anthropic", { body: { ok: false, max_tokens: 8 } }).ok, false);
+});

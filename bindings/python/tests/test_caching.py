@@ -143,6 +143,14 @@ def test_a_body_deeper_than_64_is_the_core_s_error(n: int) -> None:
     )
 
 
+@pytest.mark.parametrize("ok", [False, True, None, 0])
+def test_a_body_field_named_ok_is_the_body_s(ok: Any) -> None:
+    # An export answer is judged by its "error" key only (docs/SPEC.md §7.13), as on every host.
+    req = planted_run(1)[0]
+    assert list(pa.export(req, "openai-chat", body={"model": "m", "ok": ok}).items())[:2] == [("model", "m"), ("ok", ok)]
+    assert pa.Assembler().prompt(req).export("anthropic", body={"ok": ok, "max_tokens": 8})["ok"] == ok
+
+
 VECTORS = [
     case
     for name in ("export.json", "export-long.json")
