@@ -95,3 +95,40 @@ test("export: a body field named ok, false or true, is the body's like any other
   const p = asm.prompt(req);
   assert.equal(p.export("anthropic", { body: { ok: false, max_tokens: 8 } }).ok, false);
 });
+
+test("cacheReport: a usage that cannot be read is that call's invalid_usage; counts up to 2^53 - 1 come back exactly", () => {
+  const requests = [0, 1, 2].map((k) => ({
+    observation_template: T,
+    run_messages: run,
+    steps: Array.from({ length: k }, (_, i) => step(i)),
+  }));
+  const over =
+    "a count of tokens over 2^53 − 1 (9007199254740991), more than any provider records and more than every host holds exactly; " +
+    "give the provider's recorded usage as it is";
+  for (const [usage, path, message] of [
+    [{ cache_read_input_tokens: 2n ** 64n - 1n }, "usage.cache_read_input_tokens", over],
+    [{ cache_read_input_tokens: 2n ** 53n }, "usage.cache_read_input_tokens", over],
+    [{ usage: { input_tokens_details: { cached_tokens: 2n ** 62n + 1n } } }, "usage.usage.input_tokens_details.cached_tokens", over],
+    [
+      new Map([
+        [1, 2],
+        ["cache_read_input_tokens", 5],
+      ]),
+      "usage",
+      "object keys must be strings, found an integer",
+    ],
+  ]) {
+    const report = asm.cacheReport(requests, [null, usage, { cache_read_input_tokens: 7 }]);
+    assert.deepEqual(report.calls[1].usage, {
+      cached_tokens: null,
+      class: "invalid_usage",
+      error: { code: "malformed_request", message, path },
+    });
+    assert.deepEqual(report.calls[2].usage, { cached_tokens: 7, class: "hit" });
+    assert.equal(report.totals.usage_errors, 1);
+  }
+  for (const n of [2n ** 53n - 1n, Number.MAX_SAFE_INTEGER, 2 ** 40 + 1]) {
+    const report = asm.cacheReport(requests.slice(0, 2), [null, { cache_read_input_tokens: n }]);
+    assert.deepEqual(report.calls[1].usage, { cached_tokens: Number(n), class: "hit" });
+  }
+});
