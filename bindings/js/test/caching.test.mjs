@@ -132,3 +132,13 @@ test("cacheReport: a usage that cannot be read is that call's invalid_usage; cou
     assert.deepEqual(report.calls[1].usage, { cached_tokens: Number(n), class: "hit" });
   }
 });
+
+test("cacheReport: one request where the run's list belongs is the core's malformed_request at requests, never its keys read as requests", () => {
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  for (const usage of [undefined, null, [null]]) {
+    const e = errorOf(() => asm.cacheReport(req, usage));
+    assert.ok(e instanceof AssemblyError, String(e));
+    assert.deepEqual([e.code, e.path], ["malformed_request", "requests"]);
+    assert.match(e.message, /an object/);
+  }
+});
