@@ -231,3 +231,25 @@ func TestExportBodyDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheUsageDepth: a usage line nested 65 deep is that call's
+// invalid_usage at the value 65 deep, as on every host; 64 deep is read.
+func TestCacheUsageDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + "0" + strings.Repeat("]", n) }
+	reqs := writeFile(t, "run.jsonl", runReq(0)+"\n"+runReq(0)+"\n"+runReq(0)+"\n")
+	usage := writeFile(t, "usage.jsonl", "null\n"+`{"x":`+nest(64)+"}\n"+`{"x":`+nest(65)+"}\n")
+	for _, eng := range cliEngines() {
+		code, out, errs := runCLI(t, nil, append(append([]string{"cache"}, eng...), "--usage", usage, reqs)...)
+		r := parseReport(t, eng[1], out)
+		if code != 0 || len(r.Calls) != 3 {
+			t.Fatalf("%s: exit %d (%s): %.300s", eng[1], code, errs, out)
+		}
+		if u := r.Calls[1].Usage; u == nil || u.Class != "provider_miss" {
+			t.Errorf("%s: 64 deep: %+v; want provider_miss", eng[1], u)
+		}
+		if u := r.Calls[2].Usage; u == nil || u.Class != "invalid_usage" || u.Error == nil || u.Error.Path != "usage.x"+strings.Repeat("[0]", 65) ||
+			u.Error.Message != "this value nests deeper than 64 levels" {
+			t.Errorf("%s: 65 deep: %+v; want invalid_usage at the value 65 deep", eng[1], u)
+		}
+	}
+}

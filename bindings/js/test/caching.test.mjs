@@ -117,6 +117,7 @@ test("cacheReport: a usage that cannot be read is that call's invalid_usage; cou
       "usage",
       "object keys must be strings, found an integer",
     ],
+    [{ x: JSON.parse("[".repeat(65) + "0" + "]".repeat(65)) }, "usage.x" + "[0]".repeat(65), "this value nests deeper than 64 levels"],
   ]) {
     const report = asm.cacheReport(requests, [null, usage, { cache_read_input_tokens: 7 }]);
     assert.deepEqual(report.calls[1].usage, {
