@@ -247,6 +247,7 @@ func TestCacheReportUnreadableUsageIsTheCalls(t *testing.T) {
 		{"beyond 64 bits", map[string]any{"cache_read_input_tokens": msgp.Raw(bigInt)}, "usage.cache_read_input_tokens", over},
 		{"an int key", msgp.Raw(intKey), "usage", ""},
 		{"65 deep", deep(65), "usage.x" + strings.Repeat("[0]", 65), "this value nests deeper than 64 levels"},
+		{"8,000 deep", deep(8000), "usage.x" + strings.Repeat("[0]", 65), "this value nests deeper than 64 levels"},
 	} {
 		r := cacheReport(t, run[:3], []any{nil, tc.usage, map[string]any{"cache_read_input_tokens": int64(7)}})
 		u := r.Calls[1].Usage
