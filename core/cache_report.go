@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/jsonstr"
 	"github.com/polyloop/assembly/core/msgp"
 )
@@ -256,49 +257,143 @@ func classify(c *CacheCall, cached *int64) *CacheUsage {
 	return &CacheUsage{CachedTokens: 0, Class: UsageProviderMiss}
 }
 
+// maxTokenCount is the largest count of tokens a usage may record, 2^53 − 1:
+// every host gives it back exactly (a JavaScript number too), and no
+// provider records more. A larger count is the call's invalid_usage.
+const maxTokenCount = 1<<53 - 1
+
 // readUsage reads one call's recorded usage: a provider's usage object, or
 // a whole response holding one under "usage"; nil for a msgpack nil. The
 // tokens read from cache are Anthropic's cache_read_input_tokens, OpenAI's
 // prompt_tokens_details.cached_tokens (Chat Completions) or
 // input_tokens_details.cached_tokens (Responses), DeepSeek's
 // prompt_cache_hit_tokens; a usage with none of them read nothing.
+//
+// A value that cannot be read as a usage (not a map, a key that is not a
+// str, nested deeper than MaxValueDepth, a count that is not an int from 0
+// to maxTokenCount) is an error with rest after it: that call's
+// invalid_usage. Only a value that cannot be skipped (cut short) leaves
+// rest at b. The value is read in place: no memory but its bytes.
 func readUsage(b []byte) (*int64, []byte, *Error) {
-	v, rest, err := msgp.ReadIntfBytes(b)
-	if err != nil {
-		return nil, b, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map), which cannot be read: "+err.Error())
+	rest, e := msgp.Skip(b)
+	if e != nil || len(b) == 0 {
+		msg := "the value ends early"
+		if e != nil {
+			msg = e.Error()
+		}
+		return nil, b, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map), which cannot be read: "+msg)
 	}
-	if v == nil {
+	v := b[:len(b)-len(rest)]
+	if v[0] == 0xc0 {
 		return nil, rest, nil
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, rest, wrongType(b, "a provider's usage object ("+w().Map+"), or "+w().Nil+" where none was recorded")
+	if msgp.NextType(v) != msgp.MapType {
+		return nil, rest, wrongType(v, "a provider's usage object ("+w().Map+"), or "+w().Nil+" where none was recorded")
 	}
-	base := "" // the usage object's path: a whole response holds it under usage
-	if u, ok := m["usage"].(map[string]any); ok {
+	if _, err := checkUsageValue(v, -1); err != nil { // its fields at depth 0, as an export body's (checkJSONValue)
+		return nil, rest, err
+	}
+	m, base := v, "" // the usage object and its path: a whole response holds it under usage
+	if u, ok := usageField(v, "usage"); ok && msgp.NextType(u) == msgp.MapType {
 		m, base = u, ".usage"
 	}
 	var n int64
 	for _, path := range [][]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
-		v, at := any(m), base
+		x, at, found := m, base, true
 		for _, k := range path {
-			mm, _ := v.(map[string]any) // a part missing, or nil: nothing recorded there
-			v, at = mm[k], at+fieldSeg(k)
-		}
-		switch x := v.(type) {
-		case nil:
-		case int64:
-			if x < 0 {
-				return nil, rest, newError(CodeMalformedRequest, at, "a count of tokens is never negative; give the provider's recorded usage as it is")
+			if msgp.NextType(x) != msgp.MapType { // a part that is not a map, or nil: nothing recorded there
+				found = false
+				break
 			}
-			n = max(n, x)
-		case uint64:
-			n = max(n, int64(min(x, 1<<62)))
-		default:
-			return nil, rest, newError(CodeMalformedRequest, at, "expected a count of tokens ("+w().Int+" ≥ 0, or "+w().Nil+"), found another value; give the provider's recorded usage as it is")
+			x, found = usageField(x, k)
+			at += fieldSeg(k)
+			if !found {
+				break
+			}
 		}
+		if !found || x[0] == 0xc0 {
+			continue
+		}
+		count, err := readTokenCount(x, at)
+		if err != nil {
+			return nil, rest, err
+		}
+		n = max(n, int64(count))
 	}
 	return &n, rest, nil
+}
+
+// checkUsageValue checks that the usage value at the start of b (skipped
+// whole before) has str keys and nests at most MaxValueDepth levels, and
+// returns the bytes after it.
+func checkUsageValue(b []byte, depth int) ([]byte, *Error) {
+	if depth > abi.MaxValueDepth {
+		return b, newError(CodeMalformedRequest, "", abi.MsgValueTooDeep)
+	}
+	switch msgp.NextType(b) {
+	case msgp.MapType:
+		n, p, err := readMapHeader(b)
+		for i := uint32(0); err == nil && i < n; i++ {
+			var key string
+			if key, p, err = readKey(p); err == nil {
+				if p, err = checkUsageValue(p, depth+1); err != nil {
+					err = err.within(fieldSeg(key))
+				}
+			}
+		}
+		return p, err
+	case msgp.ArrayType:
+		n, p, err := readArrayHeader(b)
+		for i := uint32(0); err == nil && i < n; i++ {
+			if p, err = checkUsageValue(p, depth+1); err != nil {
+				err = err.within(indexSeg(int(i)))
+			}
+		}
+		return p, err
+	}
+	rest, _ := msgp.Skip(b)
+	return rest, nil
+}
+
+// usageField is the value of key in the map at the start of b (checked by
+// checkUsageValue): the last one, as a decoded map holds it.
+func usageField(b []byte, key string) (v []byte, found bool) {
+	n, p, _ := readMapHeader(b)
+	for range n {
+		k, after, _ := readKey(p)
+		next, _ := msgp.Skip(after)
+		if k == key {
+			v, found = after[:len(after)-len(next)], true
+		}
+		p = next
+	}
+	return v, found
+}
+
+// readTokenCount reads a count of tokens at path at: an int from 0 to
+// maxTokenCount.
+func readTokenCount(x []byte, at string) (uint64, *Error) {
+	var count uint64
+	switch msgp.NextType(x) {
+	case msgp.IntType:
+		i, _, _ := msgp.ReadInt64Bytes(x)
+		if i < 0 {
+			return 0, newError(CodeMalformedRequest, at, "a count of tokens is never negative; give the provider's recorded usage as it is")
+		}
+		count = uint64(i)
+	case msgp.UintType:
+		count, _, _ = msgp.ReadUint64Bytes(x)
+	default:
+		if typ, _, ok := extOf(x); !ok || typ != abi.ExtBigInt {
+			err := wrongType(x, "a count of tokens ("+w().Int+" ≥ 0, or "+w().Nil+")")
+			return 0, err.within(at)
+		}
+		count = maxTokenCount + 1
+	}
+	if count > maxTokenCount {
+		return 0, newError(CodeMalformedRequest, at, "a count of tokens over 2^53 − 1 (9007199254740991), more than any provider records and more than every host holds exactly; give the provider's recorded usage as it is")
+	}
+	return count, nil
 }
 
 // AppendCacheReportBytes is the module's cache_report call: a map

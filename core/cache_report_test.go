@@ -3,6 +3,7 @@ package core_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tinylib/msgp/msgp"
@@ -60,9 +61,9 @@ type reportJSON struct {
 		PromptChars int64 `json:"prompt_chars"`
 		Cacheable   int64 `json:"cacheable_prefix_chars"`
 		Usage       *struct {
-			Class  string                       `json:"class"`
-			Cached *int64                       `json:"cached_tokens"`
-			Error  *struct{ Code, Path string } `json:"error"`
+			Class  string                                `json:"class"`
+			Cached *int64                                `json:"cached_tokens"`
+			Error  *struct{ Code, Path, Message string } `json:"error"`
 		} `json:"usage"`
 		Error *struct{ Code, Path string } `json:"error"`
 	} `json:"calls"`
@@ -230,5 +231,59 @@ func TestCacheReportOneRequestIsNoList(t *testing.T) {
 	want = `{"error":{"code":"malformed_request","message":"expected a list of requests (a list), found one request (a dict): give the run's requests in a list, in call order","path":"requests"}}`
 	if got := wirejson.AppendCacheReport(nil, req); string(got) != want {
 		t.Errorf("Python's words: got  %s\nwant %s", got, want)
+	}
+}
+
+// TestCacheReportUnreadableUsageIsTheCalls: a usage that cannot be read (a
+// count past 2^53 − 1 or past 64 bits, a key that is not a str, a value
+// nested past 64 levels) is that call's invalid_usage at its path, never
+// the report's error; the next call is read on. A count up to 2^53 − 1
+// comes back exactly.
+func TestCacheReportUnreadableUsageIsTheCalls(t *testing.T) {
+	run := plantedRun(3)
+	intKey := msgp.AppendInt(msgp.AppendInt(msgp.AppendInt64(msgp.AppendString(msgp.AppendMapHeader(nil, 2), "cache_read_input_tokens"), 5), 1), 2)
+	bigInt := []byte{0xc7, 20, 3} // ext 3: an int beyond 64 bits, its 20 bytes of decimal text
+	bigInt = append(bigInt, "18446744073709551616"...)
+	deep := func(n int) msgp.Raw {
+		b := msgp.AppendMapHeader(nil, 1)
+		b = msgp.AppendString(b, "x")
+		for range n {
+			b = msgp.AppendArrayHeader(b, 1)
+		}
+		return msgp.AppendString(b, "leaf")
+	}
+	over := "a count of tokens over 2^53 − 1 (9007199254740991), more than any provider records and more than every host holds exactly; give the provider's recorded usage as it is"
+	for _, tc := range []struct {
+		name          string
+		usage         any
+		path, message string
+	}{
+		{"uint64 max", map[string]any{"cache_read_input_tokens": uint64(1<<64 - 1)}, "usage.cache_read_input_tokens", over},
+		{"2^62 + 1", map[string]any{"prompt_cache_hit_tokens": uint64(1<<62 + 1)}, "usage.prompt_cache_hit_tokens", over},
+		{"2^53", map[string]any{"usage": map[string]any{"input_tokens_details": map[string]any{"cached_tokens": int64(1 << 53)}}},
+			"usage.usage.input_tokens_details.cached_tokens", over},
+		{"beyond 64 bits", map[string]any{"cache_read_input_tokens": msgp.Raw(bigInt)}, "usage.cache_read_input_tokens", over},
+		{"an int key", msgp.Raw(intKey), "usage", ""},
+		{"65 deep", deep(65), "usage.x" + strings.Repeat("[0]", 65), "this value nests deeper than 64 levels"},
+		{"8,000 deep", deep(8000), "usage.x" + strings.Repeat("[0]", 65), "this value nests deeper than 64 levels"},
+	} {
+		r := cacheReport(t, run[:3], []any{nil, tc.usage, map[string]any{"cache_read_input_tokens": int64(7)}})
+		u := r.Calls[1].Usage
+		if u == nil || u.Class != "invalid_usage" || u.Cached != nil || u.Error == nil || u.Error.Code != "malformed_request" ||
+			u.Error.Path != tc.path || tc.message != "" && u.Error.Message != tc.message {
+			t.Errorf("%s: %+v %+v; want invalid_usage, malformed_request at %s: %q", tc.name, u, u.Error, tc.path, tc.message)
+		}
+		if u := r.Calls[2].Usage; u == nil || u.Class != "hit" {
+			t.Errorf("%s: the next call's usage %+v, want hit", tc.name, u)
+		}
+	}
+	for _, n := range []int64{1<<53 - 1, 1<<53 - 2, 1 << 40} {
+		u := cacheReport(t, run[:2], []any{nil, map[string]any{"cache_read_input_tokens": uint64(n)}}).Calls[1].Usage
+		if u == nil || u.Class != "hit" || u.Cached == nil || *u.Cached != n {
+			t.Errorf("%d: %+v; want hit with exactly %d", n, u, n)
+		}
+	}
+	if u := cacheReport(t, run[:2], []any{nil, deep(64)}).Calls[1].Usage; u == nil || u.Class != "provider_miss" {
+		t.Errorf("a usage 64 deep: %+v; want provider_miss (it records no cached tokens)", u)
 	}
 }

@@ -40,6 +40,8 @@ const (
 	// MaxMsgpackLength is the most bytes (or entries) one msgpack str, bin,
 	// array or map can hold: 2^32 − 1.
 	MaxMsgpackLength = abi.MaxMsgpackLength
+	// MaxValueDepth is how deep a value the core passes through may nest.
+	MaxValueDepth = abi.MaxValueDepth
 )
 
 // Roles accepted in a Message.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/msgp"
 )
 
@@ -543,8 +544,8 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 // field passed through as it is (nothing of it is rendered), is one JSON
 // can hold, and returns the bytes after it.
 func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
-	if depth > 64 {
-		return b, newError(CodeMalformedRequest, "", "this value nests deeper than 64 levels")
+	if depth > abi.MaxValueDepth {
+		return b, newError(CodeMalformedRequest, "", abi.MsgValueTooDeep)
 	}
 	switch msgp.NextType(b) {
 	case msgp.MapType:

@@ -1,6 +1,10 @@
 package wirejson
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/polyloop/assembly/core"
+)
 
 // fullDepth is the deepest a container ToMsgpack writes as it is: one that
 // opens deeper (a member of a container at this depth) is read by skim,
@@ -12,9 +16,13 @@ import "slices"
 // is a value at depth 6, a compare side's recorded list is one level
 // shallower) and a value at depth 6 only as far as its first byte; of the
 // rest it counts only the bytes, for the limit. So any fullDepth of 6 or
-// more gives every caller the verdict of the msgpack the JSON says
-// (docs/SPEC.md §2.3); 64 leaves room. Tests lower it.
-var fullDepth = 64
+// more gives a request the verdict of the msgpack the JSON says
+// (docs/SPEC.md §2.3). But a value the core passes through, a field of an
+// export's body (at depth 2 of the body's text, 4 of an export's), is
+// read core.MaxValueDepth levels deep: written as it is past that depth,
+// it gets the core's verdict (too deep) rather than losing its innermost
+// values to a stand-in. Tests lower it.
+var fullDepth = core.MaxValueDepth + 8
 
 // deepValue reads the container at p.i, which opens past fullDepth, and
 // writes its stand-in.

@@ -74,9 +74,10 @@ const maxDepth = 10000
 // (each byte moved at most once). The output is the shortest form either
 // way.
 //
-// A value that opens deeper than fullDepth (64) levels is written as a
-// stand-in (deep.go): the msgpack says the text exactly to that depth, and
-// the core, which reads no deeper, gives it the text's verdict. (A text
+// A value that opens deeper than fullDepth (core.MaxValueDepth + 8) levels
+// is written as a stand-in (deep.go): the msgpack says the text exactly to
+// that depth, and the core, which reads no deeper, gives it the text's
+// verdict. (A text
 // whose msgpack would be over the core's size limit is read a second time,
 // each stand-in then written at its value's size.)
 //

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/tinylib/msgp/msgp"
 
+	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/wirejson"
 )
@@ -74,22 +74,10 @@ func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 1 {
 		return usageErrorOf(stderr, fs.Name(), cacheUsage, "give one file of requests (or none for stdin), not %d", fs.NArg())
 	}
-	data, err := readInput(fs.Arg(0), stdin)
-	if err != nil {
+	var a runArgs
+	if err := readRunInputs(&a, fs.Arg(0), *usagePath, stdin); err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble cache: %v\n", err)
 		return 2
-	}
-	reqs, err := splitRequests(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "polyloop-assemble cache: %v\n", err)
-		return 2
-	}
-	usage := msgp.AppendNil(nil)
-	if *usagePath != "" {
-		if usage, err = readUsage(*usagePath); err != nil {
-			fmt.Fprintf(stderr, "polyloop-assemble cache: --usage %s: %v\n", *usagePath, err)
-			return 2
-		}
 	}
 	eng, err := openEngine(*engineName, *wasmPath, 1)
 	if err != nil {
@@ -97,7 +85,13 @@ func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	ans := callArgs(eng, abi.CallCacheReport, reqs, usage)
+	var ans []byte
+	if a.tooLarge {
+		ans = core.AppendCompareError(nil, tooLargeRequest(a.read))
+	} else {
+		reqs, usage := a.args()
+		ans = a.patch(callArgs(eng, abi.CallCacheReport, reqs, usage))
+	}
 	if *out == "text" {
 		return writeCacheText(stdout, ans)
 	}
@@ -108,68 +102,30 @@ func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "" || path == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(path)
-}
-
-// splitRequests makes the requests argument: an array of the requests, a
-// msgpack stream's values as they are, a JSON line's text as a str.
-func splitRequests(data []byte) ([]byte, error) {
-	var items [][]byte
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0]&0xe0 == 0x80 || t[0] >= 0xdc && t[0] <= 0xdf) && len(t) == len(data) {
-		for len(data) > 0 {
-			rest, err := msgp.Skip(data)
-			if err != nil {
-				return nil, fmt.Errorf("the msgpack stream is cut short after %d requests", len(items))
-			}
-			items = append(items, data[:len(data)-len(rest)])
-			data = rest
-		}
-	} else {
-		r := bufio.NewReader(bytes.NewReader(data))
-		for {
-			line, _, err := readLine(r, nil, requestLimit)
-			if len(bytes.TrimSpace(line)) > 0 {
-				items = append(items, msgp.AppendStringFromBytes(nil, line))
-			}
-			if err != nil {
-				break
-			}
-		}
-	}
-	b := msgp.AppendArrayHeader(nil, uint32(len(items)))
-	for _, it := range items {
-		b = append(b, it...)
-	}
-	return b, nil
-}
-
-// readUsage reads a JSONL file of usage objects into the usage argument,
-// each line's JSON as it is (wirejson.ToMsgpack keeps the keys' order).
-func readUsage(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// readRunInputs reads the requests (path, or stdin) and the usage file
+// (none when usagePath is ""), each request and usage line within the
+// request limit (docs/SPEC.md §4).
+func readRunInputs(a *runArgs, path, usagePath string, stdin io.Reader) error {
+	r, _, closeFn, err := openInput(path, stdin)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var items [][]byte
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		v, err := wirejson.ToMsgpack(nil, line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", i+1, err)
-		}
-		items = append(items, v)
+	defer closeFn()
+	if err := a.readRequests(r, requestLimit); err != nil {
+		return err
 	}
-	b := msgp.AppendArrayHeader(nil, uint32(len(items)))
-	for _, it := range items {
-		b = append(b, it...)
+	if usagePath == "" {
+		return nil
 	}
-	return b, nil
+	u, _, closeUsage, err := openInput(usagePath, stdin)
+	if err == nil {
+		defer closeUsage()
+		err = a.readUsage(u, requestLimit)
+	}
+	if err != nil {
+		return fmt.Errorf("--usage %s: %v", usagePath, err)
+	}
+	return nil
 }
 
 // cacheText is the report as the text table reads it.
@@ -277,12 +233,12 @@ func pluralES(n int) string {
 func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, error) {
 	var body []byte
 	if bodyPath != "" {
-		data, err := os.ReadFile(bodyPath)
+		data, err := readLimited(bodyPath, nil, requestLimit)
 		if err == nil {
 			body, err = wirejson.ToMsgpack(nil, data)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--body %s: %v", bodyPath, err)
+			return nil, fmt.Errorf("--body %s: %w", bodyPath, err)
 		}
 	}
 	n := 0
@@ -307,6 +263,36 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 	return b, nil
 }
 
+// readExportInputs reads the export's request (the operand, or stdin) and
+// options within the request limit: tooLarge is the answer when one of them
+// is over it (the engine is then not asked).
+func readExportInputs(fs *flag.FlagSet, stdin io.Reader, ttl string, maxBP, lookback int, bodyPath string) (req, o []byte, tooLarge *core.Error, err error) {
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
+		req, err = readSide(fs.Arg(0))
+	} else {
+		var data []byte
+		if data, err = readLimited("", stdin, requestLimit); err == nil {
+			req = sideOf(data)
+		}
+	}
+	var over overLimitError
+	if errors.As(err, &over) {
+		tooLarge, err = tooLargeRequest(over.size), nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o, err = exportOptions(ttl, maxBP, lookback, bodyPath)
+	if errors.As(err, &over) && tooLarge == nil {
+		tooLarge, err = &core.Error{Code: core.CodeTooLarge, Path: "options.body", Offset: -1,
+			Message: fmt.Sprintf("the body is %d bytes, over the 1 GiB request limit; give the provider's other fields only", over.size)}, nil
+	}
+	if err != nil && tooLarge == nil {
+		return nil, nil, nil, err
+	}
+	return req, o, tooLarge, nil
+}
+
 func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("polyloop-assemble export", flag.ContinueOnError)
 	engineName := fs.String("engine", "native", "")
@@ -325,21 +311,7 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 1 {
 		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())
 	}
-	var req []byte
-	var err error
-	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		req, err = readSide(fs.Arg(0))
-	} else {
-		var data []byte
-		if data, err = io.ReadAll(stdin); err == nil {
-			req = sideOf(data)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
-		return 2
-	}
-	o, err := exportOptions(*ttl, *maxBP, *lookback, *bodyPath)
+	req, o, tooLarge, err := readExportInputs(fs, stdin, *ttl, *maxBP, *lookback, *bodyPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2
@@ -350,7 +322,12 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer eng.Close()
-	ans := callArgs(eng, abi.CallExport, req, msgp.AppendString(nil, *provider), o)
+	var ans []byte
+	if tooLarge != nil {
+		ans = core.AppendErrorAnswer(nil, abi.CallExport, tooLarge)
+	} else {
+		ans = callArgs(eng, abi.CallExport, req, msgp.AppendString(nil, *provider), o)
+	}
 	if ans, err = exportText(ans); err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2

@@ -89,8 +89,11 @@ func readSide(arg string) ([]byte, error) {
 	var b []byte
 	if line > 0 {
 		b, err = nthLine(bufio.NewReaderSize(f, 1<<20), line)
-	} else if b, _, err = readRequest(f, 0, requestLimit); err == nil && b == nil {
-		err = errors.New("over the request limit")
+	} else {
+		var n int64
+		if b, n, err = readRequest(f, 0, requestLimit); err == nil && n > requestLimit {
+			err = overLimitError{n}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -121,7 +124,7 @@ func nthLine(r *bufio.Reader, n int) ([]byte, error) {
 		line, size, err := readLine(r, nil, requestLimit)
 		switch {
 		case k == n && size > requestLimit:
-			return nil, fmt.Errorf("line %d is over the request limit", n)
+			return nil, fmt.Errorf("line %d: %w", n, overLimitError{size})
 		case k == n && (err == nil || len(line) > 0):
 			return line, nil
 		case err != nil:

@@ -3,10 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/wirejson"
 )
 
 // requestLimit is the most bytes of one request the tool reads into memory
@@ -77,4 +83,230 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 			return append(b, rest...), err
 		}
 	}
+}
+
+// overLimitError is an input (a file, a line of one) over the request
+// limit: its bytes were counted, not kept.
+type overLimitError struct{ size int64 }
+
+func (e overLimitError) Error() string {
+	return fmt.Sprintf("it is %d bytes, over the 1 GiB request limit (docs/SPEC.md §4); split it", e.size)
+}
+
+// openInput opens path ("" or "-": stdin) for reading; size is the
+// file's size when it is a regular file, else 0 (unknown).
+func openInput(path string, stdin io.Reader) (r io.Reader, size int64, closeFn func(), err error) {
+	if path == "" || path == "-" {
+		return stdin, 0, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return f, size, func() { f.Close() }, nil
+}
+
+// readLimited reads the whole of path ("" or "-": stdin) within limit:
+// over it, the bytes are counted and dropped and the error is an
+// overLimitError with the input's size.
+func readLimited(path string, stdin io.Reader, limit int64) ([]byte, error) {
+	r, size, closeFn, err := openInput(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	b, n, err := readRequest(r, size, limit)
+	if err == nil && n > limit {
+		err = overLimitError{n}
+	}
+	return b, err
+}
+
+// runArgs is the cache subcommand's input made into the cache_report
+// arguments. An input over the limit (a request, a usage line) goes as a
+// stand-in the core answers with an error, replaced in its answer by the
+// input's own verdict (patch): each call keeps its place in the run.
+type runArgs struct {
+	items     []byte              // the elements of the requests argument, one after another
+	n         int                 // how many
+	usage     []byte              // the usage argument's elements (nil: none given)
+	nUsage    int                 // how many
+	callErr   map[int]*core.Error // call i's error, for a request the core is not given
+	usageErr  map[int]*core.Error // call i's usage error, for a usage the core is not given
+	read      int64               // the bytes read of every input
+	tooLarge  bool                // the elements kept are over the limit together
+	haveUsage bool
+}
+
+// Stand-ins: a request the core answers with an error (an empty side), a
+// usage it classes invalid_usage (not a map).
+var (
+	standInRequest = msgp.AppendString(nil, "")
+	standInUsage   = msgp.AppendBool(nil, true)
+)
+
+func (a *runArgs) keep(dst *[]byte, b []byte, limit int64) {
+	if !a.tooLarge {
+		*dst = append(*dst, b...)
+		if int64(len(a.items)+len(a.usage)) > limit { // the whole arguments cannot be sent: keep nothing more
+			a.tooLarge, a.items, a.usage = true, nil, nil
+		}
+	}
+}
+
+// readRequests reads the run's requests from in: msgpack values one after
+// another when its first byte opens a msgpack map or array, else JSON one
+// per line (blank lines skipped). Each request over limit is counted to
+// its end, not kept, and that call's error says its size.
+func (a *runArgs) readRequests(in io.Reader, limit int64) error {
+	r := bufio.NewReaderSize(in, 1<<20)
+	a.callErr = map[int]*core.Error{}
+	c, _ := r.Peek(1)
+	isMsgpack := len(c) == 1 && (c[0]&0xe0 == 0x80 || c[0] >= 0xdc && c[0] <= 0xdf)
+	for {
+		if isMsgpack {
+			b, size, err := wirejson.NextMsgpackLimit(r, nil, limit)
+			a.read += size
+			switch err {
+			case io.EOF:
+				return nil
+			case nil:
+				a.keep(&a.items, b, limit)
+			case wirejson.ErrTooLarge:
+				a.callErr[a.n] = tooLargeRequest(size)
+				a.keep(&a.items, standInRequest, limit)
+			case wirejson.ErrTruncated:
+				return fmt.Errorf("the msgpack stream is cut short after %d requests", a.n)
+			default:
+				return err
+			}
+			a.n++
+			continue
+		}
+		line, size, err := readLine(r, nil, limit)
+		a.read += size
+		if err == nil {
+			a.read++ // its newline
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		switch {
+		case size > limit:
+			a.callErr[a.n] = tooLargeRequest(size)
+			a.keep(&a.items, standInRequest, limit)
+			a.n++
+		case !blank(line):
+			a.keep(&a.items, msgp.AppendStringFromBytes(nil, line), limit)
+			a.n++
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// readUsage reads a JSONL file of usage objects, one a line (blank lines
+// skipped), each line's JSON as it is (wirejson.ToMsgpack keeps the keys'
+// order). A line over limit, or one that is not JSON, is that call's
+// invalid usage, saying why; the others are read on.
+func (a *runArgs) readUsage(in io.Reader, limit int64) error {
+	r := bufio.NewReaderSize(in, 1<<20)
+	a.haveUsage, a.usageErr = true, map[int]*core.Error{}
+	for lineNo := 1; ; lineNo++ {
+		line, size, err := readLine(r, nil, limit)
+		a.read += size
+		if err == nil {
+			a.read++
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		var v []byte
+		switch {
+		case size > limit:
+			a.usageErr[a.nUsage] = &core.Error{Code: core.CodeTooLarge, Path: "usage", Offset: -1,
+				Message: fmt.Sprintf("the usage on line %d of --usage is %d bytes, over the 1 GiB request limit; give the provider's usage object", lineNo, size)}
+		case blank(line):
+		default:
+			var cerr error
+			if v, cerr = wirejson.ToMsgpack(nil, line); cerr != nil {
+				v, a.usageErr[a.nUsage] = nil, &core.Error{Code: core.CodeMalformedRequest, Path: "usage", Offset: -1,
+					Message: fmt.Sprintf("line %d of --usage is not JSON (%v); give the provider's usage object as JSON, or null", lineNo, cerr)}
+			}
+		}
+		if size > limit || !blank(line) {
+			if v == nil {
+				v = standInUsage
+			}
+			a.keep(&a.usage, v, limit)
+			a.nUsage++
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+func tooLargeRequest(size int64) *core.Error {
+	return &core.Error{Code: core.CodeTooLarge, Offset: -1, Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, size)}
+}
+
+// args are the cache_report arguments: the requests and the usage, each
+// msgpack.
+func (a *runArgs) args() (reqs, usage []byte) {
+	reqs = append(msgp.AppendArrayHeader(nil, uint32(a.n)), a.items...)
+	usage = msgp.AppendNil(nil)
+	if a.haveUsage {
+		usage = append(msgp.AppendArrayHeader(nil, uint32(a.nUsage)), a.usage...)
+	}
+	return reqs, usage
+}
+
+// patch puts the verdicts of the inputs the core was not given into its
+// report: a call's whole entry, or the error of its invalid_usage.
+func (a *runArgs) patch(ans []byte) []byte {
+	if len(a.callErr) == 0 && len(a.usageErr) == 0 {
+		return ans
+	}
+	dec := json.NewDecoder(bytes.NewReader(ans))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ans
+	}
+	if tok, err := dec.Token(); err != nil || tok != "calls" {
+		return ans // an error answer: nothing to patch
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return ans
+	}
+	out := make([]byte, 0, len(ans))
+	last := 0
+	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return ans
+		}
+		end := int(dec.InputOffset())
+		start := end - len(raw)
+		var entry []byte
+		if e := a.callErr[i]; e != nil {
+			entry = core.AppendCompareError(nil, e)
+		} else if e := a.usageErr[i]; e != nil && !bytes.HasPrefix(raw, []byte(`{"error"`)) {
+			const mark = `"class":"invalid_usage","error":`
+			k := bytes.LastIndex(raw, []byte(mark))
+			if k < 0 {
+				continue
+			}
+			ej := core.AppendCompareError(nil, e)
+			entry = append(append(append([]byte{}, raw[:k+len(mark)]...), ej[len(`{"error":`):len(ej)-1]...), "}}"...)
+		} else {
+			continue
+		}
+		out = append(append(out, ans[last:start]...), entry...)
+		last = end
+	}
+	return append(out, ans[last:]...)
 }

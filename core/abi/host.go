@@ -16,6 +16,17 @@ const MaxResponseBytes = 3 << 29 // 1.5 GiB
 // array or map can hold: 2^32 − 1.
 const MaxMsgpackLength = 1<<32 - 1
 
+// MaxValueDepth is how deep a value the core passes through (a field of
+// an export's body) may nest: a value nested deeper is malformed_request
+// at its path (MsgValueTooDeep). A host writes every value at least
+// MaxValueDepth + 8 levels deep as it is, so that it is the core that gives
+// this verdict, the same on every host (docs/SPEC.md §7.13).
+const MaxValueDepth = 64
+
+// MsgValueTooDeep is the message of a value nested deeper than
+// MaxValueDepth.
+const MsgValueTooDeep = "this value nests deeper than 64 levels"
+
 // MaxStringUnits is the longest string V8 (Node, Chromium) can make, in
 // UTF-16 units: 2^29 − 24. A JavaScript host cannot decode a response string
 // longer than this (MsgStringCeilingFormat).

@@ -74,6 +74,7 @@ var ints = []intConst{
 	{"MAX_REQUEST_BYTES", abi.MaxRequestBytes, "The largest request the core decodes: 1 GiB; a larger one is too_large (" + spec("§4") + ")."},
 	{"MAX_RESPONSE_BYTES", abi.MaxResponseBytes, "The largest response: 1.5 GiB; a larger one is too_large (" + spec("§4") + ")."},
 	{"MAX_MSGPACK_LENGTH", abi.MaxMsgpackLength, "The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1."},
+	{"MAX_VALUE_DEPTH", abi.MaxValueDepth, "How deep a value the core passes through (a field of an export's body) may nest; a host writes values at least MAX_VALUE_DEPTH + 8 deep as they are, so that the core gives the verdict of a deeper one."},
 	{"MAX_STRING_UNITS", abi.MaxStringUnits, "The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24."},
 	{"EXT_UNREADABLE", core.ExtUnreadable, "The msgpack ext type a host writes in place of a value it could not read; its data is a msgpack array of three str (value type, error type, error text) and the core answers malformed_request at that value's path (" + spec("§7.6") + ")."},
 	{"EXT_REQUEST_TEXT", abi.ExtRequestText, "The msgpack ext type of a shared text in the assemble_shared answer: the request's text k, its 4 data bytes k big-endian (" + spec("§7.11") + ")."},

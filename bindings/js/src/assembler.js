@@ -191,8 +191,8 @@ export class Assembler {
 
   /** @private An answer decoded by its shape, or the AssemblyError it carries. @param {CallSpec} row @param {Uint8Array} bytes @param {string[]} [texts] */
   answer(row, bytes, texts) {
-    if (row.answer === "json") return checked(JSON.parse(textDecoder.decode(bytes)), bytes);
-    if (row.answer !== "view") return this.read(bytes, texts);
+    if (row.answer === "json") return checked(JSON.parse(textDecoder.decode(bytes)), bytes, true);
+    if (row.answer !== "view") return this.read(bytes, texts, row.answer === "map");
     const n = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true);
     const response = bytes.slice(4, 4 + n);
     const view = JSON.parse(textDecoder.decode(bytes.subarray(4 + n)));
@@ -205,17 +205,21 @@ export class Assembler {
     throw new Error("a view answer of an ok response without its view");
   }
 
-  /** @private A msgpack answer's value, or the AssemblyError it carries. @param {Uint8Array} bytes @param {string[]} [texts] */
-  read(bytes, texts) {
-    return checked(decodeResponse(bytes, { texts, maxStringUnits: this.maxStringUnits }), bytes);
+  /** @private A msgpack answer's value, or the AssemblyError it carries. @param {Uint8Array} bytes @param {string[]} [texts] @param {boolean} [plain] */
+  read(bytes, texts, plain = false) {
+    return checked(decodeResponse(bytes, { texts, maxStringUnits: this.maxStringUnits }), bytes, plain);
   }
 }
 
-/** A decoded answer, or the AssemblyError its `error` carries. @param {any} r @param {Uint8Array} bytes */
-function checked(r, bytes) {
+/**
+ * A decoded answer, or the AssemblyError its `error` carries. A plain answer (JSON, a map: an export's body, which may
+ * hold any field but `error`) is judged by its `error` key only (docs/SPEC.md §7.13); a response by `ok` too.
+ * @param {any} r @param {Uint8Array} bytes @param {boolean} [plain]
+ */
+function checked(r, bytes, plain = false) {
   if (r !== null && typeof r === "object") {
     const e = r.error;
-    if (e === undefined && r.ok !== false) return r;
+    if (e === undefined && (plain || r.ok !== false)) return r;
     if (e !== null && typeof e === "object") {
       const offset = typeof e.offset === "bigint" ? Number(e.offset) : e.offset;
       throw new AssemblyError(String(e.code), String(e.path ?? ""), String(e.message ?? ""), { offset });

@@ -160,6 +160,9 @@ export const MAX_RESPONSE_BYTES = 1610612736;
 /** The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1. */
 export const MAX_MSGPACK_LENGTH = 4294967295;
 
+/** How deep a value the core passes through (a field of an export's body) may nest; a host writes values at least MAX_VALUE_DEPTH + 8 deep as they are, so that the core gives the verdict of a deeper one. */
+export const MAX_VALUE_DEPTH = 64;
+
 /** The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24. */
 export const MAX_STRING_UNITS = 536870888;
 

@@ -8,7 +8,7 @@
  */
 
 import { Encoder } from "@msgpack/msgpack";
-import { EXT_UNREADABLE, MAX_REQUEST_BYTES, SHARED_TEXT_SECTIONS } from "./consts.js";
+import { EXT_UNREADABLE, MAX_REQUEST_BYTES, MAX_VALUE_DEPTH, SHARED_TEXT_SECTIONS } from "./consts.js";
 import { AssemblyError } from "./errors.js";
 import {
   CACHE_MAX_UNITS,
@@ -23,8 +23,9 @@ import {
   wtf8Length,
 } from "./strings.js";
 
-// Deeper values are the opaque value (a valid request is 5 deep; a cycle ends).
-export const MAX_ENCODE_DEPTH = 32;
+// Deeper values are the opaque value (a valid request is 5 deep; a cycle ends). Past the depth a value the core passes
+// through may nest (an export's body field, at depth 3 of the call's arguments): the core's verdict, too deep.
+export const MAX_ENCODE_DEPTH = MAX_VALUE_DEPTH + 8;
 const SHORT_STRING = 50; // units: the library's loop writes WTF-8 already
 const OPAQUE = Uint8Array.of(0xd4, 0x7f, 0x00); // fixext 1, type 0x7f: what msgpack cannot carry
 const UINT64_END = 1n << 64n;

@@ -79,3 +79,80 @@ test("cacheReport: one request where the list belongs is refused at requests, ne
     "expected a list of requests (an array), found one request (an object): give the run's requests in a list, in call order",
   );
 });
+
+test("export: a body field nested 64 deep is kept whole; deeper is the core's error at the value 65 deep, as on every host", () => {
+  const nest = (n) => {
+    let v = "leaf";
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  assert.ok(JSON.stringify(asm.export(req, "openai-chat", { body: { x: nest(64) } })).includes(JSON.stringify(nest(64))));
+  for (const n of [33, 40, 64]) assert.deepEqual(asm.export(req, "openai-chat", { body: { x: nest(n) } }).x, nest(n));
+  for (const n of [65, 70, 100, 200]) {
+    const e = errorOf(() => asm.export(req, "openai-chat", { body: { x: nest(n) } }));
+    assert.deepEqual(
+      [e.code, e.path, e.message],
+      ["malformed_request", "options.body.x" + "[0]".repeat(65), "this value nests deeper than 64 levels"],
+    );
+  }
+});
+
+test("export: a body field named ok, false or true, is the body's like any other (the answer is judged by error only)", () => {
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  for (const ok of [false, true, null, 0]) {
+    const out = asm.export(req, "openai-chat", { body: { model: "m", ok } });
+    assert.deepEqual(Object.keys(out).slice(0, 2), ["model", "ok"]);
+    assert.equal(out.ok, ok);
+  }
+  const p = asm.prompt(req);
+  assert.equal(p.export("anthropic", { body: { ok: false, max_tokens: 8 } }).ok, false);
+});
+
+test("cacheReport: a usage that cannot be read is that call's invalid_usage; counts up to 2^53 - 1 come back exactly", () => {
+  const requests = [0, 1, 2].map((k) => ({
+    observation_template: T,
+    run_messages: run,
+    steps: Array.from({ length: k }, (_, i) => step(i)),
+  }));
+  const over =
+    "a count of tokens over 2^53 − 1 (9007199254740991), more than any provider records and more than every host holds exactly; " +
+    "give the provider's recorded usage as it is";
+  for (const [usage, path, message] of [
+    [{ cache_read_input_tokens: 2n ** 64n - 1n }, "usage.cache_read_input_tokens", over],
+    [{ cache_read_input_tokens: 2n ** 53n }, "usage.cache_read_input_tokens", over],
+    [{ usage: { input_tokens_details: { cached_tokens: 2n ** 62n + 1n } } }, "usage.usage.input_tokens_details.cached_tokens", over],
+    [
+      new Map([
+        [1, 2],
+        ["cache_read_input_tokens", 5],
+      ]),
+      "usage",
+      "object keys must be strings, found an integer",
+    ],
+    [{ x: JSON.parse("[".repeat(65) + "0" + "]".repeat(65)) }, "usage.x" + "[0]".repeat(65), "this value nests deeper than 64 levels"],
+  ]) {
+    const report = asm.cacheReport(requests, [null, usage, { cache_read_input_tokens: 7 }]);
+    assert.deepEqual(report.calls[1].usage, {
+      cached_tokens: null,
+      class: "invalid_usage",
+      error: { code: "malformed_request", message, path },
+    });
+    assert.deepEqual(report.calls[2].usage, { cached_tokens: 7, class: "hit" });
+    assert.equal(report.totals.usage_errors, 1);
+  }
+  for (const n of [2n ** 53n - 1n, Number.MAX_SAFE_INTEGER, 2 ** 40 + 1]) {
+    const report = asm.cacheReport(requests.slice(0, 2), [null, { cache_read_input_tokens: n }]);
+    assert.deepEqual(report.calls[1].usage, { cached_tokens: Number(n), class: "hit" });
+  }
+});
+
+test("cacheReport: one request where the run's list belongs is the core's malformed_request at requests, never its keys read as requests", () => {
+  const req = { observation_template: T, run_messages: run, steps: [step(0)] };
+  for (const usage of [undefined, null, [null]]) {
+    const e = errorOf(() => asm.cacheReport(req, usage));
+    assert.ok(e instanceof AssemblyError, String(e));
+    assert.deepEqual([e.code, e.path], ["malformed_request", "requests"]);
+    assert.match(e.message, /an object/);
+  }
+});

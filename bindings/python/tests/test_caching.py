@@ -134,6 +134,77 @@ def test_one_request_where_the_list_belongs_is_refused(requests: Any) -> None:
         )
 
 
+def _nested_usage(n: int) -> Any:
+    v: Any = "leaf"
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+OVER = (
+    "a count of tokens over 2^53 − 1 (9007199254740991), more than any provider records and more than every host "
+    "holds exactly; give the provider's recorded usage as it is"
+)
+
+
+@pytest.mark.parametrize(
+    "usage, path, message",
+    [
+        ({"cache_read_input_tokens": 2**64}, "usage.cache_read_input_tokens", OVER),
+        ({"cache_read_input_tokens": 2**64 - 1}, "usage.cache_read_input_tokens", OVER),
+        ({"usage": {"prompt_tokens_details": {"cached_tokens": 2**53}}}, "usage.usage.prompt_tokens_details.cached_tokens", OVER),
+        ({1: 2, "cache_read_input_tokens": 5}, "usage", "dict keys must be str, found an int"),
+        ({"x": _nested_usage(65)}, "usage.x" + "[0]" * 65, "this value nests deeper than 64 levels"),
+    ],
+)
+def test_an_unreadable_usage_is_its_call_s_invalid_usage(usage: Any, path: str, message: str) -> None:
+    run = planted_run(3)
+    report = pa.cache_report(run, [None, usage, {"cache_read_input_tokens": 7}])
+    assert report["calls"][1]["usage"] == {
+        "cached_tokens": None,
+        "class": "invalid_usage",
+        "error": {"code": "malformed_request", "message": message, "path": path},
+    }
+    assert report["calls"][2]["usage"] == {"cached_tokens": 7, "class": "hit"}
+    assert report["totals"]["usage_errors"] == 1
+
+
+def test_a_count_up_to_2_53_minus_1_comes_back_exactly() -> None:
+    run = planted_run(2)
+    for n in (2**53 - 1, 2**53 - 2, 2**40 + 1):
+        report = pa.cache_report(run, [None, {"cache_read_input_tokens": n}])
+        assert report["calls"][1]["usage"] == {"cached_tokens": n, "class": "hit"}
+
+
+def _nested(n: int) -> Any:
+    v: Any = "leaf"
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+@pytest.mark.parametrize("n", [65, 70, 100, 200])
+def test_a_body_deeper_than_64_is_the_core_s_error(n: int) -> None:
+    # One verdict on every host: the value 65 levels into the field, at its path (as the CLI and JS say).
+    req = planted_run(1)[0]
+    assert '"leaf"' in json.dumps(pa.export(req, "openai-chat", body={"x": _nested(64)}))
+    with pytest.raises(pa.AssemblyError) as e:
+        pa.export(req, "openai-chat", body={"x": _nested(n)})
+    assert (e.value.code, e.value.path, e.value.message) == (
+        "malformed_request",
+        "options.body.x" + "[0]" * 65,
+        "this value nests deeper than 64 levels",
+    )
+
+
+@pytest.mark.parametrize("ok", [False, True, None, 0])
+def test_a_body_field_named_ok_is_the_body_s(ok: Any) -> None:
+    # An export answer is judged by its "error" key only (docs/SPEC.md §7.13), as on every host.
+    req = planted_run(1)[0]
+    assert list(pa.export(req, "openai-chat", body={"model": "m", "ok": ok}).items())[:2] == [("model", "m"), ("ok", ok)]
+    assert pa.Assembler().prompt(req).export("anthropic", body={"ok": ok, "max_tokens": 8})["ok"] == ok
+
+
 VECTORS = [
     case
     for name in ("export.json", "export-long.json")

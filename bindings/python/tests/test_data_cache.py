@@ -223,6 +223,23 @@ def test_an_invalid_usage_is_its_row_s_error_and_no_other() -> None:
     assert got[:3] + got[5:] == want[:3] + want[5:]
 
 
+def test_an_unreadable_usage_value_is_its_row_s_error_and_no_other() -> None:
+    """A count past what the report holds exactly (2^53 - 1), past 64 bits, an int key: that row's
+    invalid_usage at the value's path, never every row of the window."""
+    calls = planted_calls(1, whole=False)
+    calls[2] = (calls[2][0], calls[2][1], {"cache_read_input_tokens": 2**64})
+    calls[3] = (calls[3][0], calls[3][1], {"prompt_cache_hit_tokens": 2**53})
+    calls[4] = (calls[4][0], calls[4][1], {1: 2, "cache_read_input_tokens": 4})
+    rows = list(data.cache_rows(calls, window=6))
+    want = comparable(oracle(planted_calls(1, whole=False)))
+    got = comparable(rows)
+    for k, path in ((2, "usage.cache_read_input_tokens"), (3, "usage.prompt_cache_hit_tokens"), (4, "usage")):
+        assert (got[k]["error_code"], got[k]["error_path"], got[k]["usage_class"]) == ("malformed_request", path, "invalid_usage")
+        assert got[k]["extends"] is True and got[k]["cacheable_prefix_chars"] == want[k]["cacheable_prefix_chars"]
+    assert "2^53" in rows[2]["error_message"] and "2^53" in rows[3]["error_message"]
+    assert got[:2] + got[5:] == want[:2] + want[5:]
+
+
 def test_a_run_met_again_is_an_error() -> None:
     calls = planted_calls(2)
     with pytest.raises(ValueError, match="sort the calls by run id"):

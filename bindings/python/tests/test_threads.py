@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from typing import Any, Callable, List, Tuple
 
 import msgpack
+import pytest
 
 import polyloop_assembly as pa
 
@@ -111,3 +113,72 @@ def test_threads_with_their_own_prompts_and_a_small_pool() -> None:
         assert err is None
         assert got == msgpack.unpackb(want, raw=False)
     assert len(asm.pool._idle_instances) <= 3
+
+
+def _calls_per_thread(threads: int, seconds: float) -> List[int]:
+    """Calls each of ``threads`` threads makes in ``seconds`` on an assembler of one instance."""
+    asm = pa.Assembler(max_instances=1)
+    req = {"observation_template": "{observation}", "steps": [{"raw_output": "r", "observation": "o"}]}
+    asm.assemble(req)  # the instance made before the clock starts
+    counts = [0] * threads
+    start, stop = threading.Barrier(threads), threading.Event()
+
+    def work(k: int) -> None:
+        start.wait()
+        while not stop.is_set():
+            asm.assemble(req)
+            counts[k] += 1
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    stop.wait(seconds)
+    stop.set()
+    for t in ts:
+        t.join()
+    return counts
+
+
+def test_the_pool_serves_waiting_threads_in_turn() -> None:
+    """Issue 44: one instance, two threads, and one made 141,587 calls to the other's 1 (a thread giving the
+    slot back took it again ahead of the one waiting). Each thread now makes at least a quarter of the
+    busiest one's calls."""
+    for threads in (2, 8):
+        counts = _calls_per_thread(threads, 2.0)
+        assert min(counts) * 4 >= max(counts) and min(counts) > 0, (threads, counts)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer (POSIX)")
+def test_ctrl_c_while_waiting_for_the_pool_leaves_it_whole() -> None:
+    """A thread interrupted while it waits its turn leaves the queue: the slot goes to the next waiter, and
+    the pool still holds its one slot."""
+    asm = pa.Assembler(max_instances=1)
+    req = {"observation_template": "{observation}"}
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        asm.pool._on_instance(lambda instance: (holding.set(), done.wait(10)))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holding.wait(10)
+    second = threading.Thread(target=asm.assemble, args=(req,))  # queued behind this thread once it waits
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            second.start()
+            asm.assemble(req)  # waits for the held slot until interrupted
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    done.set()
+    holder.join(10)
+    second.join(10)
+    assert not second.is_alive()
+    assert asm.assemble(req)["ok"]
+    assert list(asm.pool._free) == [True] and not asm.pool._waiters  # its one slot free, no one queued

@@ -386,8 +386,8 @@ class Prompt:
         return dict(self._assembler.call("export", self._form_bytes(), provider, given))
 
     def _form(self, n: Optional[int] = None) -> Dict[str, Any]:
-        """The prompt form (the project's docs/SPEC.md §7.14): the first ``n`` messages (all by default), the segment
-        ends and the injected entries, as the core reads an assembled prompt."""
+        """The prompt form (the project's docs/SPEC.md §7.14, in the source repository): the first ``n`` messages
+        (all by default), the segment ends and the injected entries, as the core reads an assembled prompt."""
         messages = self._messages if n is None else self._messages[:n]
         return {"segments": self._segments, "messages": messages, "injected": self._injected}
 

@@ -140,8 +140,8 @@ def _snapshot(request: Any) -> Any:
 
 
 class CacheRun:
-    """A run's cache report made call by call (the project's docs/SPEC.md §7.15): hand :meth:`call` each call's
-    prompt (a :class:`Prompt` or a request) and the provider's recorded usage (or whole response); it answers that
+    """A run's cache report made call by call (the project's docs/SPEC.md §7.15, in the source repository): hand
+    :meth:`call` each call's prompt (a :class:`Prompt` or a request) and the provider's recorded usage (or whole response); it answers that
     call's entry of :func:`cache_report` at once (``extends``, ``break`` with its segment and cause,
     ``cacheable_prefix_chars``, the usage class), and :meth:`report` the whole run's, equal to :func:`cache_report`
     over the same prompts and usage. A Prompt that only grew since the last call costs what it added; a new Prompt

@@ -1,7 +1,7 @@
 """The codec: Python values to msgpack as they are, for the core to judge (the binding validates nothing).
 
 A lone surrogate (``surrogatepass``), an int beyond 64 bits (:data:`EXT_BIG_INT`, its decimal text),
-anything msgpack has no form for, containers deeper than 64 and values whose
+anything msgpack has no form for, containers deeper than MAX_VALUE_DEPTH + 8 and values whose
 reading raised are written so the core rejects them at their path (the last as :data:`EXT_UNREADABLE`, the
 project's docs/SPEC.md §7.6, in the source repository; its exception handed
 back for ``__cause__``). A per-thread packer writes what it can; the slow walk
@@ -19,13 +19,13 @@ from typing import Any, Callable, List, Optional
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._consts import EXT_BIG_INT, EXT_REQUEST_TEXT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH, SHARED_TEXT_SECTIONS
+from ._consts import EXT_BIG_INT, EXT_REQUEST_TEXT, EXT_UNREADABLE, MAX_MSGPACK_LENGTH, MAX_VALUE_DEPTH, SHARED_TEXT_SECTIONS
 from ._errors import AssemblyError
 
 _UNPACKABLE = msgpack.ExtType(0, b"")
 _INT64_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
-_CUT_DEPTH = 64
+_CUT_DEPTH = MAX_VALUE_DEPTH + 8  # past the deepest value the core passes through: its verdict, too deep
 _MSGPACK_MAX = MAX_MSGPACK_LENGTH  # largest str/bin/array/map msgpack can hold
 _KEEP_PACKER_BELOW = 1 << 20  # a per-thread packer whose buffer grew past this is dropped
 
@@ -277,8 +277,8 @@ def usage_value(value: Any, path: str) -> Any:
 
 
 def prompt_form(segments: Any, n: int, packed: bytes, injected: Any) -> bytes:
-    """The prompt form (the project's docs/SPEC.md §7.14) as msgpack: ``segments``, then ``n`` messages whose
-    msgpack is ``packed``, then ``injected``."""
+    """The prompt form (the project's docs/SPEC.md §7.14, in the source repository) as msgpack: ``segments``, then
+    ``n`` messages whose msgpack is ``packed``, then ``injected``."""
     head = msgpack.Packer()
     return b"".join(
         (head.pack_map_header(3), encode("segments"), encode(segments), encode("messages"), head.pack_array_header(n))

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "MAX_RESPONSE_BYTES",
     "MAX_STRING_UNITS",
+    "MAX_VALUE_DEPTH",
     "MSG_BAD_RESPONSE",
     "MSG_OUT_OF_MEMORY",
     "MSG_REQUEST_TOO_LARGE_FORMAT",
@@ -249,6 +250,9 @@ MAX_RESPONSE_BYTES: Final = 1610612736
 
 #: The most bytes or entries of one msgpack str, bin, array or map: 2^32 - 1.
 MAX_MSGPACK_LENGTH: Final = 4294967295
+
+#: How deep a value the core passes through (a field of an export's body) may nest; a host writes values at least MAX_VALUE_DEPTH + 8 deep as they are, so that the core gives the verdict of a deeper one.
+MAX_VALUE_DEPTH: Final = 64
 
 #: The longest string V8 (Node, Chromium) can make, in UTF-16 units: 2^29 - 24.
 MAX_STRING_UNITS: Final = 536870888

@@ -5,7 +5,9 @@ from __future__ import annotations
 import atexit
 import collections
 import os
-import queue
+import itertools
+import operator
+import threading
 import weakref
 from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -19,15 +21,31 @@ T = TypeVar("T")
 _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 
 
-#: The argument of the one ``SimpleQueue.get(True)`` call that takes a slot.
+#: The arguments of a waiting thread's ``Lock.acquire(True, _PATIENCE)``: it waits in turns of this many
+#: seconds, and between them hands on a slot a giver left free (a giver interrupted between giving its slot
+#: back and handing it on).
 _BLOCK = (True,)
+_PATIENCE = (0.05,)
+_NOBLOCK = (False,)
+#: Consumes an iterator in one C call: the steps of a pipeline of C calls happen together, so an
+#: interrupt (KeyboardInterrupt, raised between bytecodes) lands before or after them, never between.
+_drain = collections.deque(maxlen=0).extend
+_release = type(threading.Lock()).release
+_second = operator.itemgetter(1)
 
 
 class Pool:
     """At most ``max_instances`` instances (the :class:`Assembler`'s arguments); a call takes a slot (waiting
     while all are busy), runs alone on the most recently used idle instance (or a new one) and gives both
-    back. A failed instance is discarded, as is one grown past ``recycle_above_bytes``. Safe under Ctrl-C:
-    no lock; one C call takes a slot and stores it where the ``finally`` gives it back."""
+    back. A failed instance is discarded, as is one grown past ``recycle_above_bytes``.
+
+    Waiting threads are served in arrival order: each waits on a lock of its own, in a queue, and a slot
+    given back is handed to the first of them (released with it), so a thread giving its slot back cannot
+    take it again ahead of one waiting (issue 44: of two threads on one instance, one made every call).
+    Safe under Ctrl-C: every change of the slots is one C call (a pipeline drained at once), under a mutex
+    held in ``with`` blocks, so an interrupt lands before or after it; a slot is always free, held (stored
+    where the ``finally`` gives it back) or handed to a waiter's lock, which the waiter takes even when
+    interrupted."""
 
     def __init__(
         self,
@@ -54,10 +72,11 @@ class Pool:
         _pools.add(self)
 
     def _open(self) -> None:
-        # max_instances slot tokens in a C queue; the idle instances apart, last in first out (warm first).
-        self._queue: "queue.SimpleQueue[bool]" = queue.SimpleQueue()
-        for _ in range(self.max_instances):
-            self._queue.put(True)
+        # max_instances slot tokens, free or held or handed; the waiting threads' locks, first come first
+        # served; the idle instances apart, last in first out (warm first).
+        self._free: "collections.deque[bool]" = collections.deque([True] * self.max_instances)
+        self._waiters: "collections.deque[threading.Lock]" = collections.deque()
+        self._mutex = threading.Lock()
         self._idle_instances: "collections.deque[Instance]" = collections.deque()
 
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
@@ -75,8 +94,7 @@ class Pool:
         keep = False
         instance: Optional[Instance] = None
         try:
-            # One C call takes a slot and holds it: an interrupt lands before or after, never between.
-            held.extend(map(self._queue.get, _BLOCK))
+            self._take(held)
             try:
                 instance = self._idle_instances.pop()  # an interrupt here drops only this instance
             except IndexError:
@@ -92,10 +110,67 @@ class Pool:
             raise
         finally:
             if held:
-                # The slot first (no call before this put); an interrupt after it drops the instance.
-                self._queue.put(held[0])
+                # The slot first (no call before this append); an interrupt after it drops the instance,
+                # or leaves the slot free for a waiter to take (_take's turns).
+                self._free.append(held[0])
                 if keep and len(self._idle_instances) < self.max_instances:
                     self._idle_instances.append(instance)  # type: ignore[arg-type]
+                if self._waiters:  # (a waiter that came after this check found the slot free: _wait_turn)
+                    with self._mutex:
+                        self._hand_on()
+
+    def _take(self, held: List[bool]) -> None:
+        """Take a slot into ``held``: a free one when no thread waits, else in turn after those waiting."""
+        if not self._waiters:
+            try:
+                # One C call takes a slot and holds it: an interrupt lands before or after, never between.
+                held.extend(itertools.islice(iter(self._free.popleft, None), 1))
+                return
+            except IndexError:  # none free
+                pass
+        self._wait_turn(held)
+
+    def _wait_turn(self, held: List[bool]) -> None:
+        """Wait in the queue until a slot is handed, and hold it in ``held``."""
+        with self._mutex:
+            mine = threading.Lock()
+            mine.acquire()
+            grab = map(mine.acquire, _NOBLOCK)  # made before it is needed: taking a handed slot is one call
+            self._waiters.append(mine)
+            # A slot given back while this thread came (its giver saw no waiter) is handed on now.
+            self._hand_on()
+        try:
+            while True:
+                # One C call waits a turn and, when a slot was handed, holds it.
+                held.extend(filter(None, map(mine.acquire, _BLOCK, _PATIENCE)))
+                if held:
+                    return
+                with self._mutex:
+                    self._hand_on()
+        except BaseException:  # interrupted while waiting: out of the queue, or hold what was handed
+            with self._mutex:
+                if mine in self._waiters:
+                    self._waiters.remove(mine)
+                elif not held:
+                    held.extend(grab)
+            raise
+
+    def _hand_on(self) -> None:
+        """Hand the free slots to the waiting threads, first come first served (the mutex held)."""
+        while self._free and self._waiters:
+            # One C call: a free slot and the first waiter out, its lock released: the slot is its.
+            _drain(
+                map(
+                    _release,
+                    map(
+                        _second,
+                        zip(
+                            itertools.islice(iter(self._free.popleft, None), 1),
+                            itertools.islice(iter(self._waiters.popleft, None), 1),
+                        ),
+                    ),
+                )
+            )
 
     def clear(self) -> None:
         """Drop the idle instances (a busy one is kept when given back); never waits."""
