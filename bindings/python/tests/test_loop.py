@@ -167,3 +167,17 @@ def test_a_request_changed_after_its_call_is_compared_as_it_was() -> None:
     entry = run.call(second, None)
     assert entry == pa.cache_report([_request([_step(0)], "m"), second], [None, None])["calls"][1]
     assert entry["break"] is not None and entry["break"]["cause"] == "injections_changed"
+
+
+def test_an_entry_the_caller_edits_leaves_the_run_as_it_was() -> None:
+    run = pa.CacheRun()
+    prompt = pa.Prompt(_request([], "m"))
+    for i in range(3):
+        prompt.add_step(**_step(i))
+        entry: Any = run.call(prompt, _usage(100))
+        entry["usage"]["class"] = "edited"
+        entry.clear()
+    report = run.report()
+    assert [c["usage"]["class"] for c in report["calls"]] == ["first", "hit", "hit"]  # type: ignore[index]
+    report["groups"].clear()
+    assert len(run.report()["groups"]) == 1

@@ -174,7 +174,7 @@ class CacheRun:
         self._calls.append(entry)
         if "error" not in entry:
             self._last = (prompt, len(prompt)) if isinstance(prompt, Prompt) else (arg, 0)
-        return entry
+        return _copy.deepcopy(entry)  # the caller's to edit: the run keeps its own
 
     def report(self) -> CacheReport:
         """The whole run's report so far: what :func:`cache_report` answers for the same prompts and usage."""

@@ -9,7 +9,7 @@ import itertools
 import operator
 import threading
 import weakref
-from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _fork, _runtime
 from ._consts import CALL_ASSEMBLE, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
@@ -29,7 +29,7 @@ _PATIENCE = (0.05,)
 _NOBLOCK = (False,)
 #: Consumes an iterator in one C call: the steps of a pipeline of C calls happen together, so an
 #: interrupt (KeyboardInterrupt, raised between bytecodes) lands before or after them, never between.
-_drain = collections.deque(maxlen=0).extend
+_drain: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend
 _release = type(threading.Lock()).release
 _second = operator.itemgetter(1)
 
