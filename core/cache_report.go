@@ -30,9 +30,11 @@ const (
 	UsageFirst        = "first"         // the first call: nothing cached yet
 	UsageHit          = "hit"           // the provider read a cached prefix, as the prompts allow
 	UsagePrefixBreak  = "prefix_break"  // nothing read, and our prefix changed: the break says where
-	UsageProviderMiss = "provider_miss" // nothing read, though the prefix was kept (TTL, routing, minimum length)
+	UsageProviderMiss = "provider_miss" // nothing read (nor written, where the usage says), though the prefix was kept
+	UsageWriteOnly    = "write_only"    // nothing read but tokens written, though the prefix was kept: written again
 	UsageNone         = "no_usage"      // no usage recorded for the call
 	UsageInvalid      = "invalid_usage" // the recorded usage cannot be read: its error says why
+	UsageUnknown      = "unknown_usage" // the usage has none of the fields the report reads: never read as a miss
 )
 
 // CacheCall is one call of a cache report.
@@ -63,9 +65,16 @@ type CacheBreak struct {
 
 // CacheUsage is a call's recorded provider usage and its class.
 type CacheUsage struct {
-	CachedTokens int64
-	Class        string
-	Err          *Error // an invalid_usage's error, its path from the usage argument
+	CachedTokens  int64
+	WrittenTokens *int64 // nil where the usage records no writes
+	Class         string
+	// MissReason is the provider's own reason for a miss (Anthropic's
+	// diagnostics.cache_miss_reason.type), "" for none;
+	// MissReasonDisagrees: it names a change the prompts do not hold.
+	MissReason          string
+	MissReasonDisagrees bool
+	Note                string // an unknown_usage's: the shapes the report reads
+	Err                 *Error // an invalid_usage's error, its path from the usage argument
 }
 
 // CacheGroup is the calls that share one stable prefix: run, injection and
@@ -86,12 +95,21 @@ type CacheReport struct {
 // wire request); usage, when not nil, holds each call's recorded usage
 // (nil where none), as readUsage reads it.
 func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
-	return cacheReportOf(requests, usage, nil)
+	var read []*usageRead
+	if usage != nil {
+		read = make([]*usageRead, len(usage))
+		for i, n := range usage {
+			if n != nil {
+				read[i] = &usageRead{known: true, cached: *n}
+			}
+		}
+	}
+	return cacheReportOf(requests, read, nil)
 }
 
 // cacheReportOf is CacheReportOf with the errors of usages that could not
 // be read (usageErrs[i], when not nil, classes call i invalid_usage).
-func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *CacheReport {
+func cacheReportOf(requests [][]byte, usage []*usageRead, usageErrs []*Error) *CacheReport {
 	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
 	st := newRunState()
 	// Two sides, the previous call's and this one's, alternate: each keeps
@@ -111,7 +129,7 @@ func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *Cache
 		}
 		var u usageOf
 		if usage != nil {
-			u = usageOf{given: true, cached: usage[i]}
+			u = usageOf{given: true, read: usage[i]}
 			if usageErrs != nil {
 				u.err = usageErrs[i]
 			}
@@ -240,29 +258,10 @@ func extends(prev, cur *cmpSide) bool {
 	return true
 }
 
-// classify is the usage class of a call that read cached tokens (nil: no
-// usage recorded).
-func classify(c *CacheCall, cached *int64) *CacheUsage {
-	switch {
-	case cached == nil:
-		return &CacheUsage{Class: UsageNone}
-	case c.Previous < 0:
-		return &CacheUsage{CachedTokens: *cached, Class: UsageFirst}
-	case *cached > 0:
-		return &CacheUsage{CachedTokens: *cached, Class: UsageHit}
-	case c.Break != nil:
-		return &CacheUsage{CachedTokens: 0, Class: UsagePrefixBreak}
-	}
-	return &CacheUsage{CachedTokens: 0, Class: UsageProviderMiss}
-}
-
 // readUsage reads one call's recorded usage: a provider's usage object, or
-// a whole response holding one under "usage"; nil for a msgpack nil. The
-// tokens read from cache are Anthropic's cache_read_input_tokens, OpenAI's
-// prompt_tokens_details.cached_tokens (Chat Completions) or
-// input_tokens_details.cached_tokens (Responses), DeepSeek's
-// prompt_cache_hit_tokens; a usage with none of them read nothing.
-func readUsage(b []byte) (*int64, []byte, *Error) {
+// a whole response holding one under "usage" ("usageMetadata": Gemini);
+// nil for a msgpack nil. The shapes it reads are usageShapes' rows.
+func readUsage(b []byte) (*usageRead, []byte, *Error) {
 	v, rest, err := msgp.ReadIntfBytes(b)
 	if err != nil {
 		return nil, b, newError(CodeMalformedRequest, "", "expected a provider's usage object (a map), which cannot be read: "+err.Error())
@@ -274,31 +273,19 @@ func readUsage(b []byte) (*int64, []byte, *Error) {
 	if !ok {
 		return nil, rest, wrongType(b, "a provider's usage object ("+w().Map+"), or "+w().Nil+" where none was recorded")
 	}
-	base := "" // the usage object's path: a whole response holds it under usage
-	if u, ok := m["usage"].(map[string]any); ok {
-		m, base = u, ".usage"
-	}
-	var n int64
-	for _, path := range [][]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
-		v, at := any(m), base
-		for _, k := range path {
-			mm, _ := v.(map[string]any) // a part missing, or nil: nothing recorded there
-			v, at = mm[k], at+fieldSeg(k)
-		}
-		switch x := v.(type) {
-		case nil:
-		case int64:
-			if x < 0 {
-				return nil, rest, newError(CodeMalformedRequest, at, "a count of tokens is never negative; give the provider's recorded usage as it is")
-			}
-			n = max(n, x)
-		case uint64:
-			n = max(n, int64(min(x, 1<<62)))
-		default:
-			return nil, rest, newError(CodeMalformedRequest, at, "expected a count of tokens ("+w().Int+" ≥ 0, or "+w().Nil+"), found another value; give the provider's recorded usage as it is")
+	var whole map[string]any // the response, when m is one: it holds the usage under usage (usageMetadata: Gemini)
+	base := ""               // the usage object's path
+	for _, k := range [...]string{"usage", "usageMetadata"} {
+		if u, ok := m[k].(map[string]any); ok {
+			whole, m, base = m, u, "."+k
+			break
 		}
 	}
-	return &n, rest, nil
+	u, e := readUsageShapes(m, whole, base)
+	if e != nil {
+		return nil, rest, e
+	}
+	return &u, rest, nil
 }
 
 // AppendCacheReportBytes is the module's cache_report call: a map
@@ -324,7 +311,7 @@ func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, 
 
 // readCacheArgs reads a cache_report request: each request's msgpack (nil
 // and its error where the element cannot be made one) and the usages.
-func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*int64, usageErrs []*Error, _ *Error) {
+func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*usageRead, usageErrs []*Error, _ *Error) {
 	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
 		return nil, nil, nil, nil, wrongType(b, "a cache_report request (a map with the keys requests and usage)")
 	}
@@ -352,7 +339,7 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 			if m, b, err = readArrayHeader(b); err != nil {
 				return nil, nil, nil, nil, err.within(".usage")
 			}
-			haveUsage, usage, usageErrs = true, make([]*int64, m), make([]*Error, m)
+			haveUsage, usage, usageErrs = true, make([]*usageRead, m), make([]*Error, m)
 			for i := range usage {
 				var rest []byte
 				if usage[i], rest, err = readUsage(b); err != nil {
@@ -485,22 +472,40 @@ func (c *CacheCall) appendJSON(dst []byte) []byte {
 	dst = appendJSONInt(append(dst, `,"new_chars":`...), c.PromptChars-c.CacheablePrefixChars)
 	dst = appendDigestsJSON(append(dst, `,"prefix_digests":`...), c.Digests)
 	dst = append(dst, `,"usage":`...)
-	if u := c.Usage; u == nil {
+	if c.Usage == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, `{"cached_tokens":`...)
-		if u.Class == UsageNone || u.Class == UsageInvalid {
-			dst = append(dst, "null"...)
-		} else {
-			dst = appendJSONInt(dst, u.CachedTokens)
-		}
-		dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
-		if u.Err != nil { // {"error": {…}} as a member: its braces dropped
-			at := len(dst)
-			dst = AppendCompareError(dst, u.Err)
-			dst[at], dst = ',', dst[:len(dst)-1]
-		}
-		dst = append(dst, '}')
+		dst = c.Usage.appendJSON(dst)
+	}
+	return append(dst, '}')
+}
+
+// appendJSON writes the call's usage, a JSON object.
+func (u *CacheUsage) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"cached_tokens":`...)
+	if u.Class == UsageNone || u.Class == UsageInvalid || u.Class == UsageUnknown {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, u.CachedTokens)
+	}
+	dst = append(dst, `,"written_tokens":`...)
+	if u.WrittenTokens == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, *u.WrittenTokens)
+	}
+	dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
+	if u.MissReason != "" {
+		dst = jsonstr.Append(append(dst, `,"miss_reason":`...), u.MissReason)
+		dst = strconv.AppendBool(append(dst, `,"miss_reason_disagrees":`...), u.MissReasonDisagrees)
+	}
+	if u.Note != "" {
+		dst = jsonstr.Append(append(dst, `,"note":`...), u.Note)
+	}
+	if u.Err != nil { // {"error": {…}} as a member: its braces dropped
+		at := len(dst)
+		dst = AppendCompareError(dst, u.Err)
+		dst[at], dst = ',', dst[:len(dst)-1]
 	}
 	return append(dst, '}')
 }

@@ -116,7 +116,7 @@ var (
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
 	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
-	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageNone, core.UsageInvalid))
+	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
 	countType       = spelled(prim("int"), "", "number | bigint")
 	// the export's bodies; a Responses message is an input or an output one
@@ -239,9 +239,18 @@ var typeTable = []typeSpec{
 		doc: "A call's recorded provider usage and its class.",
 		opts: map[string]fieldOpt{
 			"CachedTokens": {typ: null(prim("int")), doc: "The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, " +
-				"OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); " +
-				"null for `\"no_usage\"` and `\"invalid_usage\"`."},
+				"OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, Bedrock's `cacheReadInputTokens`, " +
+				"Gemini's `cachedContentTokenCount`: the largest present, 0 when none is); " +
+				"null for `\"no_usage\"`, `\"invalid_usage\"` and `\"unknown_usage\"`."},
+			"WrittenTokens": {typ: null(prim("int")), doc: "The tokens the provider wrote to its cache (Anthropic's `cache_creation_input_tokens` " +
+				"or its `cache_creation` 5m + 1h, OpenAI's `cache_write_tokens`, Bedrock's `cacheWriteInputTokens`: the largest present); " +
+				"null when the usage records no writes (DeepSeek, Gemini) or has no class that reads it."},
 			"Class": {typ: usageClassType},
+			"MissReason": {typ: prim("str"), optional: true, doc: "The provider's own reason for a miss, as its response gives it " +
+				"(Anthropic's `diagnostics.cache_miss_reason.type`); only when the response holds one."},
+			"MissReasonDisagrees": {optional: true, doc: "With `miss_reason`: true when the provider names a change the prompts do not hold " +
+				"(`tools_changed`, `model_changed`; `system_changed`, `messages_changed` where the prompt extends the previous one)."},
+			"Note": {typ: prim("str"), optional: true, doc: "Only with `\"unknown_usage\"`: the usage shapes the report reads."},
 			"Err": {wire: "error", typ: named("ErrorDetail"), optional: true,
 				doc: "Only with `\"invalid_usage\"`: why the usage cannot be read, its path within the call's usage (`usage…`)."},
 		}},

@@ -20,7 +20,7 @@ export type Provider = "anthropic" | "openai-chat" | "openai-responses";
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
 
 /** A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository). */
-export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss" | "no_usage" | "invalid_usage";
+export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss" | "write_only" | "no_usage" | "invalid_usage" | "unknown_usage";
 
 /** A message of the Responses API's `input`: an assistant message's blocks are `output_text`, the others' `input_text`. */
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
@@ -200,9 +200,17 @@ export interface CacheBreak {
 
 /** A call's recorded provider usage and its class. */
 export interface CacheUsage {
-  /** The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); null for `"no_usage"` and `"invalid_usage"`. */
+  /** The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, Bedrock's `cacheReadInputTokens`, Gemini's `cachedContentTokenCount`: the largest present, 0 when none is); null for `"no_usage"`, `"invalid_usage"` and `"unknown_usage"`. */
   cached_tokens: number | null;
+  /** The tokens the provider wrote to its cache (Anthropic's `cache_creation_input_tokens` or its `cache_creation` 5m + 1h, OpenAI's `cache_write_tokens`, Bedrock's `cacheWriteInputTokens`: the largest present); null when the usage records no writes (DeepSeek, Gemini) or has no class that reads it. */
+  written_tokens: number | null;
   class: CacheUsageClass;
+  /** The provider's own reason for a miss, as its response gives it (Anthropic's `diagnostics.cache_miss_reason.type`); only when the response holds one. */
+  miss_reason?: string;
+  /** With `miss_reason`: true when the provider names a change the prompts do not hold (`tools_changed`, `model_changed`; `system_changed`, `messages_changed` where the prompt extends the previous one). */
+  miss_reason_disagrees?: boolean;
+  /** Only with `"unknown_usage"`: the usage shapes the report reads. */
+  note?: string;
   /** Only with `"invalid_usage"`: why the usage cannot be read, its path within the call's usage (`usage…`). */
   error?: ErrorDetail;
 }

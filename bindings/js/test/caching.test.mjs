@@ -33,9 +33,9 @@ test("cacheReport: a run that grows by a step each call extends the prompt befor
   assert.deepEqual(
     report.calls.map((c) => c.usage),
     [
-      { cached_tokens: null, class: "no_usage" },
-      { cached_tokens: 7, class: "hit" },
-      { cached_tokens: 0, class: "provider_miss" },
+      { cached_tokens: null, written_tokens: null, class: "no_usage" },
+      { cached_tokens: 7, written_tokens: null, class: "hit" },
+      { cached_tokens: 0, written_tokens: null, class: "provider_miss" },
     ],
   );
   assert.equal(report.totals.calls, 3);

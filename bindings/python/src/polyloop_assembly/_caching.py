@@ -49,7 +49,8 @@ def cache_report(
     response, its JSON text, or the provider SDK's own object (``anthropic.types.Message``,
     ``openai.types.chat.ChatCompletion``, ``openai.types.responses.Response`` or their ``usage``, read through
     ``model_dump()``; anything else raises ``malformed_request`` at ``usage[i]``): each call then gets a class,
-    ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
+    ``first``, ``hit``, ``prefix_break``, ``write_only``, ``provider_miss`` or ``unknown_usage`` (a usage of no
+    shape the report reads: never taken for a miss), with ``cached_tokens`` and ``written_tokens``. An invalid request is its call's
     ``{"error": …}`` (narrow with ``"error" in call``); the report never raises for one."""
     given = None if usage is None else [usage_value(u, "usage[%d]" % i) for i, u in enumerate(_as_list(usage))]
     args = (_as_list(requests), given)
