@@ -114,14 +114,14 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses))
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderBedrockConverse))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
 	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
 	countType       = spelled(prim("int"), "", "number | bigint")
 	// the export's bodies; a Responses message is an input or an output one
 	responsesMessage = aliased("ResponsesMessage", union(named("ResponsesInputMessage"), named("ResponsesOutputMessage")))
-	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody")))
+	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("BedrockBody")))
 )
 
 // aliases are the types written once under their own name (t.alias), with
@@ -343,6 +343,21 @@ var typeTable = []typeSpec{
 			"Input":          {typ: list(responsesMessage)},
 			"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."},
 		}},
+	{py: "BedrockCachePoint", ts: "BedrockCachePoint", goType: core.BedrockCachePoint{},
+		doc:  "Bedrock's cache point.",
+		opts: map[string]fieldOpt{"Type": {typ: lit("default")}, "TTL": {typ: ttlType, optional: true, doc: "The option `ttl`, when given."}}},
+	{py: "BedrockBlock", ts: "BedrockBlock", goType: core.BedrockBlock{},
+		doc: "A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint.",
+		opts: map[string]fieldOpt{
+			"Text":       {optional: true, doc: "A text block's text."},
+			"CachePoint": {wire: "cachePoint", typ: named("BedrockCachePoint"), optional: true, doc: "A cache point: after at most `max_breakpoints` blocks."},
+		}},
+	{py: "BedrockMessage", ts: "BedrockMessage", goType: core.BedrockMessage{},
+		doc:  "A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, core.RoleAssistant)}}},
+	{py: "BedrockBody", ts: "BedrockBody", goType: core.BedrockBody{},
+		doc:  "The body export writes for `\"bedrock-converse\"` (Bedrock Runtime's Converse).",
+		opts: map[string]fieldOpt{"System": {optional: true, doc: "The leading system messages' blocks; absent when there is none."}}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -356,7 +371,7 @@ var typeTable = []typeSpec{
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
 	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
-		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody }[P]"},
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; \"bedrock-converse\": BedrockBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the

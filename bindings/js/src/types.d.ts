@@ -14,7 +14,7 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
@@ -26,7 +26,7 @@ export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss"
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
 
 /** The body export writes, one per provider; the options' `body` fields are in it too, first. */
-export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody;
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -362,6 +362,35 @@ export interface OpenAIResponsesBody {
   prompt_cache_key: string;
 }
 
+/** Bedrock's cache point. */
+export interface BedrockCachePoint {
+  /** "default". */
+  type: "default";
+  /** The option `ttl`, when given. */
+  ttl?: "5m" | "1h";
+}
+
+/** A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint. */
+export interface BedrockBlock {
+  /** A text block's text. */
+  text?: string;
+  /** A cache point: after at most `max_breakpoints` blocks. */
+  cachePoint?: BedrockCachePoint;
+}
+
+/** A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order. */
+export interface BedrockMessage {
+  role: "user" | "assistant";
+  content: BedrockBlock[];
+}
+
+/** The body export writes for `"bedrock-converse"` (Bedrock Runtime's Converse). */
+export interface BedrockBody {
+  /** The leading system messages' blocks; absent when there is none. */
+  system?: BedrockBlock[];
+  messages: BedrockMessage[];
+}
+
 /** A recorded message: what a loop sent, one side of compare. */
 export interface RecordedMessage {
   role: string;
@@ -373,4 +402,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody }[P];

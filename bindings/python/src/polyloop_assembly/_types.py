@@ -22,6 +22,10 @@ __all__ = [
     "AnthropicMessage",
     "AssembleRequest",
     "AssembleResponse",
+    "BedrockBlock",
+    "BedrockBody",
+    "BedrockCachePoint",
+    "BedrockMessage",
     "Block",
     "CacheBreak",
     "CacheBreakCause",
@@ -62,7 +66,7 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
@@ -471,8 +475,47 @@ class OpenAIResponsesBody(TypedDict):
     prompt_cache_key: str
 
 
+class _BedrockCachePointRequired(TypedDict):
+    #: "default".
+    type: Literal["default"]
+
+
+class BedrockCachePoint(_BedrockCachePointRequired, total=False):
+    """Bedrock's cache point."""
+
+    #: The option ``ttl``, when given.
+    ttl: Literal["5m", "1h"]
+
+
+class BedrockBlock(TypedDict, total=False):
+    """A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint."""
+
+    #: A text block's text.
+    text: str
+    #: A cache point: after at most ``max_breakpoints`` blocks.
+    cachePoint: BedrockCachePoint
+
+
+class BedrockMessage(TypedDict):
+    """A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order."""
+
+    role: Literal["user", "assistant"]
+    content: List[BedrockBlock]
+
+
+class _BedrockBodyRequired(TypedDict):
+    messages: List[BedrockMessage]
+
+
+class BedrockBody(_BedrockBodyRequired, total=False):
+    """The body export writes for ``"bedrock-converse"`` (Bedrock Runtime's Converse)."""
+
+    #: The leading system messages' blocks; absent when there is none.
+    system: List[BedrockBlock]
+
+
 #: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
 ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
 
 #: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
-ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody]
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody]
