@@ -9,10 +9,11 @@ import "slices"
 
 // usageRead is one call's recorded usage as the report reads it.
 type usageRead struct {
-	known   bool   // one of the shapes below: else the class is unknown_usage
-	cached  int64  // the tokens read from the cache (the largest field present)
-	written *int64 // the tokens written to it; nil where the shape records none
-	reason  string // the provider's own miss reason (Anthropic's cache_miss_reason.type), "" for none
+	_       [0]func() // not comparable: no equality code in the module
+	known   bool      // one of the shapes below: else the class is unknown_usage
+	cached  int64     // the tokens read from the cache (the largest field present)
+	written *int64    // the tokens written to it; nil where the shape records none
+	reason  string    // the provider's own miss reason (Anthropic's cache_miss_reason.type), "" for none
 }
 
 // usageShape is one provider's usage object: the usage is of this shape

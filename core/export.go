@@ -321,16 +321,10 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 	if err := checkProviderRules(provider, a, v, w.sys); err != nil {
 		return nil, err
 	}
-	var body []byte
-	if o.Body != nil {
-		var n int
-		var err *Error
-		if n, body, err = bodyFields(o.Body, provider); err != nil {
-			return nil, err.within2("options.body")
-		}
-		keys += n
+	dst, err := appendBodyHead(dst, provider, o, keys)
+	if err != nil {
+		return nil, err
 	}
-	dst = append(appendAnyMapHeader(dst, keys), body...)
 	if w.sys > 0 {
 		dst = appendArrayHeader(append(dst, keySystem...), v.BlockStart[w.sys])
 		for m := range w.sys {
@@ -352,6 +346,21 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 		dst = appendStr(append(dst, keyPromptCacheKey...), key)
 	}
 	return dst, nil
+}
+
+// appendBodyHead writes the body map's header, of keys keys and the
+// options' body fields, and those fields.
+func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]byte, *Error) {
+	var body []byte
+	if o.Body != nil {
+		var n int
+		var err *Error
+		if n, body, err = bodyFields(o.Body, provider); err != nil {
+			return nil, err.within2("options.body")
+		}
+		keys += n
+	}
+	return append(appendAnyMapHeader(dst, keys), body...), nil
 }
 
 // The export's own keys and values, each encoded once.

@@ -12,28 +12,26 @@ const ProviderBedrockConverse = "bedrock-converse"
 // leading system messages' blocks) and a list of messages of {role,
 // content}, each the blocks of a run of consecutive messages of one role.
 type joinedShape struct {
-	who     string // the provider's name in an error's message
-	sysKey  string // the key of the system list, encoded
-	listKey string // the key of the messages list
-	content string // a message's head up to its role, and its content key
-	roles   [2]string
-	block   string // a text block up to its text
-	mark    string // the block after a block at a breakpoint up to its options; "" for none
+	_       [0]func() // not comparable: no equality code in the module
+	who     string    // the provider's name in an error's message
+	sysKey  string    // the key of the system list, encoded
+	listKey string    // the key of the messages list
+	heads   [2]string // a user's and an assistant's message up to its blocks' list
+	block   string    // a text block up to its text
+	marks   [3]string // the block after a block at a breakpoint, by ttl ("", 5m, 1h); "" for none
 }
 
+// bedrockShape's strings are msgpack written out (TestJoinedShapesEncoded
+// checks them), so that the table is data, not code run at start.
 var bedrockShape = joinedShape{
 	who:     "Bedrock's Converse",
-	sysKey:  keySystem,
-	listKey: keyMessages,
-	content: keyContent,
-	roles:   [2]string{RoleUser, RoleAssistant},
-	block:   string(appendMapHeader(nil, 1)) + keyText,
-	mark:    string(appendMapHeader(nil, 1)) + key("cachePoint"),
+	sysKey:  "\xa6system",
+	listKey: "\xa8messages",
+	heads:   [2]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content"},
+	block:   "\x81\xa4text",
+	marks: [3]string{"\x81\xaacachePoint\x81\xa4type\xa7default",
+		"\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa25m", "\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa21h"},
 }
-
-// cachePoint is Bedrock's cache point options: {"type": "default"}, and
-// with the option ttl, "ttl" after it.
-var cachePoint = string(appendMapHeader(nil, 1)) + keyType + key("default")
 
 // joinedShapeOf is the row of provider, or nil.
 func joinedShapeOf(provider string) *joinedShape {
@@ -50,43 +48,40 @@ func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions,
 	if w.sys, err = leadingSystem(a, v, s.who); err != nil {
 		return nil, err
 	}
-	if s.mark != "" {
+	mark := s.marks[0]
+	if mark != "" {
 		w.nbp = len(breakpoints(v, o, &w.bp))
+		switch o.TTL {
+		case "5m":
+			mark = s.marks[1]
+		case "1h":
+			mark = s.marks[2]
+		}
 	}
 	if err = joinedRules(s, a, v, w.sys); err != nil {
 		return nil, err
 	}
-	keys, body := 1, []byte(nil)
-	if o.Body != nil {
-		var n int
-		if n, body, err = bodyFields(o.Body, provider); err != nil {
-			return nil, err.within2("options.body")
-		}
-		keys += n
-	}
+	keys := 1
 	if w.sys > 0 {
 		keys++
 	}
-	dst = append(appendAnyMapHeader(dst, keys), body...)
+	if dst, err = appendBodyHead(dst, provider, o, keys); err != nil {
+		return nil, err
+	}
 	if w.sys > 0 {
-		dst = appendArrayHeader(append(dst, s.sysKey...), w.blocksIn(0, w.sys))
-		dst = w.joinedBlocks(dst, s, 0, w.sys)
+		dst = w.joinedList(append(dst, s.sysKey...), s.block, mark, 0, w.sys)
 	}
 	groups := 0
 	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
 		groups++
 	}
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	for m := w.sys; m < len(v.Role); {
-		e := w.groupEnd(m)
-		role := s.roles[0]
+	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
+		r := 0
 		if a.msgs[m].role == RoleAssistant {
-			role = s.roles[1]
+			r = 1
 		}
-		dst = appendStr(append(dst, msgHead...), role)
-		dst = appendArrayHeader(append(dst, s.content...), w.blocksIn(m, e))
-		dst = w.joinedBlocks(dst, s, m, e)
-		m = e
+		dst = w.joinedList(append(dst, s.heads[r]...), s.block, mark, m, w.groupEnd(m))
 	}
 	return dst, nil
 }
@@ -100,9 +95,9 @@ func (w *exportWriter) groupEnd(m int) int {
 	return e
 }
 
-// blocksIn counts the blocks of messages [m, e), with the cache points
-// after the marked ones.
-func (w *exportWriter) blocksIn(m, e int) int {
+// joinedList writes the blocks of messages [m, e) as a list, in order:
+// each a block head and its text, a marked one followed by mark.
+func (w *exportWriter) joinedList(dst []byte, block, mark string, m, e int) []byte {
 	lo, hi := w.v.BlockStart[m], w.v.BlockStart[e]
 	n := hi - lo
 	for _, b := range w.bp[:w.nbp] {
@@ -110,22 +105,12 @@ func (w *exportWriter) blocksIn(m, e int) int {
 			n++
 		}
 	}
-	return n
-}
-
-// joinedBlocks writes the blocks of messages [m, e), in order, each
-// marked one followed by the shape's mark.
-func (w *exportWriter) joinedBlocks(dst []byte, s *joinedShape, m, e int) []byte {
+	dst = appendArrayHeader(dst, n)
 	for ; m < e; m++ {
 		for j := range w.v.BlockStart[m+1] - w.v.BlockStart[m] {
-			dst = w.text(append(dst, s.block...), m, j, 0)
-			if w.marked(m, j) == 0 {
-				continue
-			}
-			if dst = append(dst, s.mark...); w.o.TTL == "" {
-				dst = append(dst, cachePoint...)
-			} else {
-				dst = appendStr(append(append(appendMapHeader(dst, 2), cachePoint[1:]...), keyTTL...), w.o.TTL)
+			dst = w.text(append(dst, block...), m, j, 0)
+			if w.marked(m, j) == 1 {
+				dst = append(dst, mark...)
 			}
 		}
 	}
@@ -154,14 +139,15 @@ func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
 	for m := range n {
 		msg := &a.msgs[m]
 		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-			blank := false
-			switch msg.kind {
-			case kCopy:
-				blank = isBlank(msg.blocks[j].Text)
-			case kText:
-				blank = isBlank(msg.text)
-			default:
+			var blank bool
+			if msg.kind == kObs {
 				blank = msg.nbytes == 0 || a.tmpl.rendersBlank(msg.text)
+			} else {
+				t := msg.text
+				if msg.kind == kCopy {
+					t = msg.blocks[j].Text
+				}
+				blank = isBlank(t)
 			}
 			if blank {
 				return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+msgJoinedBlankText)
