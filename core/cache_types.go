@@ -122,6 +122,29 @@ type BedrockCachePoint struct {
 	TTL  string `json:"ttl,omitempty"` // the option ttl, when given
 }
 
+// GeminiBody is the export's body for ProviderGemini (generateContent):
+// each content the parts of a run of consecutive messages of one role.
+type GeminiBody struct {
+	SystemInstruction *GeminiSystem   `json:"systemInstruction,omitempty"` // the leading system messages' parts; absent when there is none
+	Contents          []GeminiContent `json:"contents"`
+}
+
+// GeminiSystem is a GeminiBody's systemInstruction.
+type GeminiSystem struct {
+	Parts []GeminiPart `json:"parts"`
+}
+
+// GeminiContent is a content of a GeminiBody: role "user" or "model".
+type GeminiContent struct {
+	Role  string       `json:"role"`
+	Parts []GeminiPart `json:"parts"`
+}
+
+// GeminiPart is a text part of a GeminiBody.
+type GeminiPart struct {
+	Text string `json:"text"`
+}
+
 // OpenAIResponsesBody is the export's body for ProviderOpenAIResponses (the
 // Responses API).
 type OpenAIResponsesBody struct {

@@ -111,9 +111,9 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 				return nil, nil, "", o, err.within2("provider")
 			}
 			switch provider {
-			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderBedrockConverse:
+			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderBedrockConverse, ProviderGemini:
 			default:
-				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat, openai-responses or bedrock-converse")
+				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
 			}
 		case "options":
 			if b, err = o.read(b); err != nil {
@@ -529,8 +529,11 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 		return 0, nil, err
 	}
 	own := []string{"messages", "system", "error"}
-	if provider == ProviderOpenAIChat || provider == ProviderOpenAIResponses {
+	switch provider {
+	case ProviderOpenAIChat, ProviderOpenAIResponses:
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
+	case ProviderGemini:
+		own = []string{"contents", "systemInstruction", "error"}
 	}
 	rest := fields
 	for range n {

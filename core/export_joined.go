@@ -1,12 +1,16 @@
 package core
 
 // The providers whose body joins consecutive same-role messages
-// (docs/SPEC.md §7.13): Bedrock Converse. A provider of this kind is a row
+// (docs/SPEC.md §7.13): Bedrock Converse and Gemini. A provider of this kind is a row
 // of joinedShapes: the keys and blocks of its body, encoded once; one
 // writer (appendJoined) writes them all.
 
-// ProviderBedrockConverse is AWS Bedrock Runtime's Converse API.
-const ProviderBedrockConverse = "bedrock-converse"
+// The joined providers: AWS Bedrock Runtime's Converse API, Gemini's
+// generateContent.
+const (
+	ProviderBedrockConverse = "bedrock-converse"
+	ProviderGemini          = "gemini"
+)
 
 // joinedShape is one provider's body: a top-level system list (the
 // leading system messages' blocks) and a list of messages of {role,
@@ -19,6 +23,11 @@ type joinedShape struct {
 	heads   [2]string // a user's and an assistant's message up to its blocks' list
 	block   string    // a text block up to its text
 	marks   [3]string // the block after a block at a breakpoint, by ttl ("", 5m, 1h); "" for none
+	// msgs are the refusals' messages after who: a text, no message, an
+	// assistant message first, an empty run; "" where the provider has no
+	// such rule. blank: a text of whitespace only is refused too.
+	msgs  [4]string
+	blank bool
 }
 
 // bedrockShape's strings are msgpack written out (TestJoinedShapesEncoded
@@ -31,12 +40,28 @@ var bedrockShape = joinedShape{
 	block:   "\x81\xa4text",
 	marks: [3]string{"\x81\xaacachePoint\x81\xa4type\xa7default",
 		"\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa25m", "\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa21h"},
+	msgs:  [4]string{msgJoinedBlankText, msgJoinedNoMessage, msgJoinedAssistantFirst, msgJoinedEmptyContent},
+	blank: true,
+}
+
+// geminiShape: generateContent's systemInstruction {parts} and contents
+// of {role: user or model, parts}; no cache points (its cache is implicit).
+var geminiShape = joinedShape{
+	who:     "Gemini's generateContent",
+	sysKey:  "\xb1systemInstruction\x81\xa5parts",
+	listKey: "\xa8contents",
+	heads:   [2]string{"\x82\xa4role\xa4user\xa5parts", "\x82\xa4role\xa5model\xa5parts"},
+	block:   "\x81\xa4text",
+	msgs:    [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
 }
 
 // joinedShapeOf is the row of provider, or nil.
 func joinedShapeOf(provider string) *joinedShape {
-	if provider == ProviderBedrockConverse {
+	switch provider {
+	case ProviderBedrockConverse:
 		return &bedrockShape
+	case ProviderGemini:
+		return &geminiShape
 	}
 	return nil
 }
@@ -129,6 +154,13 @@ const (
 		"conversation must start with a user message\"); put a user message (a goal message) before it"
 	msgJoinedNoMessage = " needs a user or assistant message besides its top-level system, and this prompt has none; " +
 		"add a goal message"
+	msgGeminiEmptyText = " refuses an empty text part (400 \"required oneof field 'data' must have one initialized " +
+		"field\"); write at least one character in this text: the export sends every text as it is"
+	msgGeminiNoMessage = " needs a user or model content besides its systemInstruction (400 \"contents is not " +
+		"specified\"), and this prompt has none; add a goal message"
+	msgGeminiEmptyContent = " refuses a content with no part (400 \"contents.parts must not be empty\"), and this " +
+		"message and the messages of its role next to it (joined into one) have none; give this message a text " +
+		"block, or leave the message out"
 )
 
 // joinedRules checks the rules of a joined provider's API: the first
@@ -139,26 +171,28 @@ func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
 	for m := range n {
 		msg := &a.msgs[m]
 		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-			var blank bool
+			var empty, blank bool
 			if msg.kind == kObs {
-				blank = msg.nbytes == 0 || a.tmpl.rendersBlank(msg.text)
+				empty = msg.nbytes == 0
+				blank = empty || s.blank && a.tmpl.rendersBlank(msg.text)
 			} else {
 				t := msg.text
 				if msg.kind == kCopy {
 					t = msg.blocks[j].Text
 				}
-				blank = isBlank(t)
+				empty = t == ""
+				blank = empty || s.blank && isBlank(t)
 			}
 			if blank {
-				return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+msgJoinedBlankText)
+				return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+s.msgs[0])
 			}
 		}
 	}
 	if n == sys {
-		return newError(CodeMalformedRequest, "request", s.who+msgJoinedNoMessage)
+		return newError(CodeMalformedRequest, "request", s.who+s.msgs[1])
 	}
-	if a.msgs[sys].role == RoleAssistant {
-		return newError(CodeMalformedRequest, textPath(a, v, sys, -1), s.who+msgJoinedAssistantFirst)
+	if s.msgs[2] != "" && a.msgs[sys].role == RoleAssistant {
+		return newError(CodeMalformedRequest, textPath(a, v, sys, -1), s.who+s.msgs[2])
 	}
 	for m := sys; m < n; {
 		e := m + 1
@@ -166,7 +200,7 @@ func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
 			e++
 		}
 		if v.BlockStart[e] == v.BlockStart[m] {
-			return newError(CodeMalformedRequest, textPath(a, v, m, -1), s.who+msgJoinedEmptyContent)
+			return newError(CodeMalformedRequest, textPath(a, v, m, -1), s.who+s.msgs[3])
 		}
 		m = e
 	}

@@ -249,7 +249,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"anthropic", nil, "request.goal_messages[0]"},
 		{"openai-chat", map[string]any{"body": map[string]any{"messages": []any{}}}, "options.body.messages"},
-		{"gemini", nil, "provider"},
+		{"mistral", nil, "provider"},
 		{"anthropic", map[string]any{"ttl": "2h"}, "options.ttl"},
 		{"anthropic", map[string]any{"max_breakpoints": 5}, "options.max_breakpoints"},
 		{"anthropic", map[string]any{"colour": "red"}, "options.colour"},

@@ -28,7 +28,7 @@ from reference import inj, msg, pack, step  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export.json")
 OUT_LONG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export-long.json")
-PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "bedrock-converse")
+PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini")
 
 
 def segments(req: dict) -> tuple[int, int, int]:
@@ -176,7 +176,30 @@ BEDROCK_NO_MESSAGE = (
 )
 
 
-def bedrock(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
+GEMINI = "Gemini's generateContent"
+GEMINI_EMPTY_TEXT = (
+    GEMINI + " refuses an empty text part (400 \"required oneof field 'data' must have one initialized "
+    'field"); write at least one character in this text: the export sends every text as it is'
+)
+GEMINI_NO_MESSAGE = (
+    GEMINI + ' needs a user or model content besides its systemInstruction (400 "contents is not '
+    'specified"), and this prompt has none; add a goal message'
+)
+GEMINI_EMPTY = (
+    GEMINI + ' refuses a content with no part (400 "contents.parts must not be empty"), and this '
+    "message and the messages of its role next to it (joined into one) have none; give this message a text "
+    "block, or leave the message out"
+)
+
+
+def gemini(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
+    """Gemini's generateContent body: systemInstruction {parts} of the leading system messages' texts, contents
+    of {role: user or model, parts}, every run of consecutive messages of one role joined; no cache points. It
+    refuses an empty text (not a blank one), no content, an empty run; not a model message first."""
+    return bedrock(resp, segs, options, gemini_shape=True)
+
+
+def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape: bool = False) -> dict:
     """Bedrock Converse's body: the leading system messages' texts as system blocks, every run of consecutive
     messages of one role one message of their blocks in order, a cachePoint block after each block at a
     breakpoint (Anthropic's policy)."""
@@ -195,11 +218,11 @@ def bedrock(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
 
     for m, message in enumerate(messages):
         for j, b in enumerate(message["content"]):
-            if blank(b["text"]):
-                return refuse(text_path(resp, segs, m, j), BEDROCK_BLANK)
+            if b["text"] == "" if gemini_shape else blank(b["text"]):
+                return refuse(text_path(resp, segs, m, j), GEMINI_EMPTY_TEXT if gemini_shape else BEDROCK_BLANK)
     if n == sys_n:
-        return refuse("request", BEDROCK_NO_MESSAGE)
-    if messages[sys_n]["role"] == "assistant":
+        return refuse("request", GEMINI_NO_MESSAGE if gemini_shape else BEDROCK_NO_MESSAGE)
+    if not gemini_shape and messages[sys_n]["role"] == "assistant":
         return refuse(text_path(resp, segs, sys_n, None), BEDROCK_ASSISTANT_FIRST)
     groups: list[tuple[int, int]] = []
     for m in range(sys_n, n):
@@ -209,7 +232,15 @@ def bedrock(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
             groups.append((m, m + 1))
     for lo, hi in groups:
         if not any(messages[m]["content"] for m in range(lo, hi)):
-            return refuse(text_path(resp, segs, lo, None), BEDROCK_EMPTY)
+            return refuse(text_path(resp, segs, lo, None), GEMINI_EMPTY if gemini_shape else BEDROCK_EMPTY)
+    if gemini_shape:
+        parts = [[{"text": b["text"]} for m in range(lo, hi) for b in messages[m]["content"]] for lo, hi in groups]
+        out: dict = dict(options.get("body", {}))
+        if sys_n:
+            out["systemInstruction"] = {"parts": [{"text": b["text"]} for m in messages[:sys_n] for b in m["content"]]}
+        role = {"user": "user", "assistant": "model"}
+        out["contents"] = [{"role": role[messages[lo]["role"]], "parts": p} for (lo, _), p in zip(groups, parts)]
+        return out
     bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
     first = [0]
     for message in messages:
@@ -240,6 +271,8 @@ def export(req: dict, provider: str, options: dict) -> dict:
     messages, segs = resp["messages"], segments(req)
     if provider == "bedrock-converse":
         return bedrock(resp, segs, options)
+    if provider == "gemini":
+        return gemini(resp, segs, options)
     n = len(messages)
     sys_n = 0
     if provider == "anthropic":

@@ -114,14 +114,14 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderBedrockConverse))
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderBedrockConverse, core.ProviderGemini))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
 	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
 	countType       = spelled(prim("int"), "", "number | bigint")
 	// the export's bodies; a Responses message is an input or an output one
 	responsesMessage = aliased("ResponsesMessage", union(named("ResponsesInputMessage"), named("ResponsesOutputMessage")))
-	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("BedrockBody")))
+	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("BedrockBody"), named("GeminiBody")))
 )
 
 // aliases are the types written once under their own name (t.alias), with
@@ -358,6 +358,15 @@ var typeTable = []typeSpec{
 	{py: "BedrockBody", ts: "BedrockBody", goType: core.BedrockBody{},
 		doc:  "The body export writes for `\"bedrock-converse\"` (Bedrock Runtime's Converse).",
 		opts: map[string]fieldOpt{"System": {optional: true, doc: "The leading system messages' blocks; absent when there is none."}}},
+	{py: "GeminiPart", ts: "GeminiPart", goType: core.GeminiPart{}, doc: "A text part of Gemini's generateContent."},
+	{py: "GeminiSystem", ts: "GeminiSystem", goType: core.GeminiSystem{}, doc: "Gemini's systemInstruction: the leading system messages' parts."},
+	{py: "GeminiContent", ts: "GeminiContent", goType: core.GeminiContent{},
+		doc:  "A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, "model")}}},
+	{py: "GeminiBody", ts: "GeminiBody", goType: core.GeminiBody{},
+		doc: "The body export writes for `\"gemini\"` (generateContent).",
+		opts: map[string]fieldOpt{"SystemInstruction": {wire: "systemInstruction", typ: named("GeminiSystem"), optional: true,
+			doc: "The leading system messages' parts; absent when there is none."}}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -371,7 +380,7 @@ var typeTable = []typeSpec{
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
 	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
-		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; \"bedrock-converse\": BedrockBody }[P]"},
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the

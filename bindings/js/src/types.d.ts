@@ -14,7 +14,7 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
@@ -26,7 +26,7 @@ export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss"
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
 
 /** The body export writes, one per provider; the options' `body` fields are in it too, first. */
-export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody;
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody | GeminiBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -391,6 +391,29 @@ export interface BedrockBody {
   messages: BedrockMessage[];
 }
 
+/** A text part of Gemini's generateContent. */
+export interface GeminiPart {
+  text: string;
+}
+
+/** Gemini's systemInstruction: the leading system messages' parts. */
+export interface GeminiSystem {
+  parts: GeminiPart[];
+}
+
+/** A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order. */
+export interface GeminiContent {
+  role: "user" | "model";
+  parts: GeminiPart[];
+}
+
+/** The body export writes for `"gemini"` (generateContent). */
+export interface GeminiBody {
+  /** The leading system messages' parts; absent when there is none. */
+  systemInstruction?: GeminiSystem;
+  contents: GeminiContent[];
+}
+
 /** A recorded message: what a loop sent, one side of compare. */
 export interface RecordedMessage {
   role: string;
@@ -402,4 +425,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];

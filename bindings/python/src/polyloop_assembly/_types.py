@@ -45,6 +45,10 @@ __all__ = [
     "ErrorResponse",
     "ExportBody",
     "ExportOptions",
+    "GeminiBody",
+    "GeminiContent",
+    "GeminiPart",
+    "GeminiSystem",
     "Injected",
     "Injection",
     "Message",
@@ -66,7 +70,7 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
@@ -514,8 +518,38 @@ class BedrockBody(_BedrockBodyRequired, total=False):
     system: List[BedrockBlock]
 
 
+class GeminiPart(TypedDict):
+    """A text part of Gemini's generateContent."""
+
+    text: str
+
+
+class GeminiSystem(TypedDict):
+    """Gemini's systemInstruction: the leading system messages' parts."""
+
+    parts: List[GeminiPart]
+
+
+class GeminiContent(TypedDict):
+    """A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order."""
+
+    role: Literal["user", "model"]
+    parts: List[GeminiPart]
+
+
+class _GeminiBodyRequired(TypedDict):
+    contents: List[GeminiContent]
+
+
+class GeminiBody(_GeminiBodyRequired, total=False):
+    """The body export writes for ``"gemini"`` (generateContent)."""
+
+    #: The leading system messages' parts; absent when there is none.
+    systemInstruction: GeminiSystem
+
+
 #: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
 ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
 
 #: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
-ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody]
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody, GeminiBody]
