@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple,
 
 from ._assembler import Assembler, Prompt, default_assembler, prompt_side
 from ._codec import usage_value
-from ._types import AnthropicBody, AssembleRequest, CacheCall, CacheReport, ExportBody, OpenAIChatBody
+from ._types import AnthropicBody, AssembleRequest, BedrockBody, CacheCall, CacheReport, ExportBody, GeminiBody, OpenAIChatBody
 from ._types import OpenAIResponsesBody, Provider
 
 __all__ = ["CacheRun", "RequestLike", "UsageLike", "cache_report", "export"]
@@ -96,6 +96,30 @@ def export(
 @overload
 def export(
     request: RequestLike,
+    provider: Literal["bedrock-converse"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> BedrockBody: ...
+@overload
+def export(
+    request: RequestLike,
+    provider: Literal["gemini"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> GeminiBody: ...
+@overload
+def export(
+    request: RequestLike,
     provider: Provider,
     *,
     ttl: Optional[TTL] = ...,
@@ -119,7 +143,10 @@ def export(
     """The provider's request body for ``request``'s prompt, every text untouched, typed by ``provider``:
     Anthropic's ``system`` and ``messages`` with ``cache_control`` on the last block of the run, injections, goal
     and prompt (``ttl``, ``max_breakpoints`` up to 4, ``lookback`` blocks); OpenAI's ``messages`` (``openai-chat``)
-    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given). ``body`` holds the
+    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given); Bedrock Converse's
+    ``system`` and ``messages`` (``bedrock-converse``: consecutive messages of one role joined, a ``cachePoint`` block
+    after each block Anthropic's would mark) or Gemini's ``systemInstruction`` and ``contents`` (``gemini``, joined
+    alike, no cache point). ``body`` holds the
     provider's other fields (``model``, ``max_tokens``, ``tools``), written first as given (in the answer, not its
     type). Raises :class:`AssemblyError` (a system message after another role, for Anthropic, at its request
     path)."""
