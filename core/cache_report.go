@@ -31,9 +31,11 @@ const (
 	UsageFirst        = "first"         // the first call: nothing cached yet
 	UsageHit          = "hit"           // the provider read a cached prefix, as the prompts allow
 	UsagePrefixBreak  = "prefix_break"  // nothing read, and our prefix changed: the break says where
-	UsageProviderMiss = "provider_miss" // nothing read, though the prefix was kept (TTL, routing, minimum length)
+	UsageProviderMiss = "provider_miss" // nothing read (nor written, where the usage says), though the prefix was kept
+	UsageWriteOnly    = "write_only"    // nothing read but tokens written, though the prefix was kept: written again
 	UsageNone         = "no_usage"      // no usage recorded for the call
 	UsageInvalid      = "invalid_usage" // the recorded usage cannot be read: its error says why
+	UsageUnknown      = "unknown_usage" // the usage has none of the fields the report reads: never read as a miss
 )
 
 // CacheCall is one call of a cache report.
@@ -64,9 +66,16 @@ type CacheBreak struct {
 
 // CacheUsage is a call's recorded provider usage and its class.
 type CacheUsage struct {
-	CachedTokens int64
-	Class        string
-	Err          *Error // an invalid_usage's error, its path from the usage argument
+	CachedTokens  int64
+	WrittenTokens *int64 // nil where the usage records no writes
+	Class         string
+	// MissReason is the provider's own reason for a miss (Anthropic's
+	// diagnostics.cache_miss_reason.type), "" for none;
+	// MissReasonDisagrees: it names a change the prompts do not hold.
+	MissReason          string
+	MissReasonDisagrees bool
+	Note                string // an unknown_usage's: the shapes the report reads
+	Err                 *Error // an invalid_usage's error, its path from the usage argument
 }
 
 // CacheGroup is the calls that share one stable prefix: run, injection and
@@ -87,12 +96,21 @@ type CacheReport struct {
 // wire request); usage, when not nil, holds each call's recorded usage
 // (nil where none), as readUsage reads it.
 func CacheReportOf(requests [][]byte, usage []*int64) *CacheReport {
-	return cacheReportOf(requests, usage, nil)
+	var read []*usageRead
+	if usage != nil {
+		read = make([]*usageRead, len(usage))
+		for i, n := range usage {
+			if n != nil {
+				read[i] = &usageRead{known: true, cached: *n}
+			}
+		}
+	}
+	return cacheReportOf(requests, read, nil)
 }
 
 // cacheReportOf is CacheReportOf with the errors of usages that could not
 // be read (usageErrs[i], when not nil, classes call i invalid_usage).
-func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *CacheReport {
+func cacheReportOf(requests [][]byte, usage []*usageRead, usageErrs []*Error) *CacheReport {
 	r := &CacheReport{Calls: make([]CacheCall, len(requests))}
 	st := newRunState()
 	// Two sides, the previous call's and this one's, alternate: each keeps
@@ -112,7 +130,7 @@ func cacheReportOf(requests [][]byte, usage []*int64, usageErrs []*Error) *Cache
 		}
 		var u usageOf
 		if usage != nil {
-			u = usageOf{given: true, cached: usage[i]}
+			u = usageOf{given: true, read: usage[i]}
 			if usageErrs != nil {
 				u.err = usageErrs[i]
 			}
@@ -241,40 +259,21 @@ func extends(prev, cur *cmpSide) bool {
 	return true
 }
 
-// classify is the usage class of a call that read cached tokens (nil: no
-// usage recorded).
-func classify(c *CacheCall, cached *int64) *CacheUsage {
-	switch {
-	case cached == nil:
-		return &CacheUsage{Class: UsageNone}
-	case c.Previous < 0:
-		return &CacheUsage{CachedTokens: *cached, Class: UsageFirst}
-	case *cached > 0:
-		return &CacheUsage{CachedTokens: *cached, Class: UsageHit}
-	case c.Break != nil:
-		return &CacheUsage{CachedTokens: 0, Class: UsagePrefixBreak}
-	}
-	return &CacheUsage{CachedTokens: 0, Class: UsageProviderMiss}
-}
-
 // maxTokenCount is the largest count of tokens a usage may record, 2^53 − 1:
 // every host gives it back exactly (a JavaScript number too), and no
 // provider records more. A larger count is the call's invalid_usage.
 const maxTokenCount = 1<<53 - 1
 
 // readUsage reads one call's recorded usage: a provider's usage object, or
-// a whole response holding one under "usage"; nil for a msgpack nil. The
-// tokens read from cache are Anthropic's cache_read_input_tokens, OpenAI's
-// prompt_tokens_details.cached_tokens (Chat Completions) or
-// input_tokens_details.cached_tokens (Responses), DeepSeek's
-// prompt_cache_hit_tokens; a usage with none of them read nothing.
+// a whole response holding one under "usage" ("usageMetadata": Gemini);
+// nil for a msgpack nil. The shapes it reads are usageShapes' rows.
 //
 // A value that cannot be read as a usage (not a map, a key that is not a
 // str, nested deeper than MaxValueDepth, a count that is not an int from 0
 // to maxTokenCount) is an error with rest after it: that call's
 // invalid_usage. Only a value that cannot be skipped (cut short) leaves
 // rest at b. The value is read in place: no memory but its bytes.
-func readUsage(b []byte) (*int64, []byte, *Error) {
+func readUsage(b []byte) (*usageRead, []byte, *Error) {
 	rest, e := msgp.Skip(b)
 	if e != nil || len(b) == 0 {
 		msg := "the value ends early"
@@ -293,34 +292,19 @@ func readUsage(b []byte) (*int64, []byte, *Error) {
 	if _, err := checkUsageValue(v, -1); err != nil { // its fields at depth 0, as an export body's (checkJSONValue)
 		return nil, rest, err
 	}
-	m, base := v, "" // the usage object and its path: a whole response holds it under usage
-	if u, ok := usageField(v, "usage"); ok && msgp.NextType(u) == msgp.MapType {
-		m, base = u, ".usage"
+	m, base := v, "" // the usage object and its path
+	var whole []byte // the response, when v is one: it holds the usage under usage (usageMetadata: Gemini)
+	for _, k := range [...]string{"usage", "usageMetadata"} {
+		if u, ok := usageField(v, k); ok && msgp.NextType(u) == msgp.MapType {
+			whole, m, base = v, u, "."+k
+			break
+		}
 	}
-	var n int64
-	for _, path := range [][]string{{"cache_read_input_tokens"}, {"prompt_tokens_details", "cached_tokens"}, {"input_tokens_details", "cached_tokens"}, {"prompt_cache_hit_tokens"}} {
-		x, at, found := m, base, true
-		for _, k := range path {
-			if msgp.NextType(x) != msgp.MapType { // a part that is not a map, or nil: nothing recorded there
-				found = false
-				break
-			}
-			x, found = usageField(x, k)
-			at += fieldSeg(k)
-			if !found {
-				break
-			}
-		}
-		if !found || x[0] == 0xc0 {
-			continue
-		}
-		count, err := readTokenCount(x, at)
-		if err != nil {
-			return nil, rest, err
-		}
-		n = max(n, int64(count))
+	u, err := readUsageShapes(m, whole, base)
+	if err != nil {
+		return nil, rest, err
 	}
-	return &n, rest, nil
+	return &u, rest, nil
 }
 
 // checkUsageValue checks that the usage value at the start of b (skipped
@@ -419,7 +403,7 @@ func AppendCacheReportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, 
 
 // readCacheArgs reads a cache_report request: each request's msgpack (nil
 // and its error where the element cannot be made one) and the usages.
-func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*int64, usageErrs []*Error, _ *Error) {
+func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]byte, errs []*Error, usage []*usageRead, usageErrs []*Error, _ *Error) {
 	if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
 		return nil, nil, nil, nil, wrongType(b, "a cache_report request (a map with the keys requests and usage)")
 	}
@@ -447,7 +431,7 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 			if m, b, err = readArrayHeader(b); err != nil {
 				return nil, nil, nil, nil, err.within(".usage")
 			}
-			haveUsage, usage, usageErrs = true, make([]*int64, m), make([]*Error, m)
+			haveUsage, usage, usageErrs = true, make([]*usageRead, m), make([]*Error, m)
 			for i := range usage {
 				var rest []byte
 				if usage[i], rest, err = readUsage(b); err != nil {
@@ -580,22 +564,40 @@ func (c *CacheCall) appendJSON(dst []byte) []byte {
 	dst = appendJSONInt(append(dst, `,"new_chars":`...), c.PromptChars-c.CacheablePrefixChars)
 	dst = appendDigestsJSON(append(dst, `,"prefix_digests":`...), c.Digests)
 	dst = append(dst, `,"usage":`...)
-	if u := c.Usage; u == nil {
+	if c.Usage == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, `{"cached_tokens":`...)
-		if u.Class == UsageNone || u.Class == UsageInvalid {
-			dst = append(dst, "null"...)
-		} else {
-			dst = appendJSONInt(dst, u.CachedTokens)
-		}
-		dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
-		if u.Err != nil { // {"error": {…}} as a member: its braces dropped
-			at := len(dst)
-			dst = AppendCompareError(dst, u.Err)
-			dst[at], dst = ',', dst[:len(dst)-1]
-		}
-		dst = append(dst, '}')
+		dst = c.Usage.appendJSON(dst)
+	}
+	return append(dst, '}')
+}
+
+// appendJSON writes the call's usage, a JSON object.
+func (u *CacheUsage) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"cached_tokens":`...)
+	if u.Class == UsageNone || u.Class == UsageInvalid || u.Class == UsageUnknown {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, u.CachedTokens)
+	}
+	dst = append(dst, `,"written_tokens":`...)
+	if u.WrittenTokens == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONInt(dst, *u.WrittenTokens)
+	}
+	dst = jsonstr.Append(append(dst, `,"class":`...), u.Class)
+	if u.MissReason != "" {
+		dst = jsonstr.Append(append(dst, `,"miss_reason":`...), u.MissReason)
+		dst = strconv.AppendBool(append(dst, `,"miss_reason_disagrees":`...), u.MissReasonDisagrees)
+	}
+	if u.Note != "" {
+		dst = jsonstr.Append(append(dst, `,"note":`...), u.Note)
+	}
+	if u.Err != nil { // {"error": {…}} as a member: its braces dropped
+		at := len(dst)
+		dst = AppendCompareError(dst, u.Err)
+		dst[at], dst = ',', dst[:len(dst)-1]
 	}
 	return append(dst, '}')
 }

@@ -283,7 +283,110 @@ func TestCacheReportUnreadableUsageIsTheCalls(t *testing.T) {
 			t.Errorf("%d: %+v; want hit with exactly %d", n, u, n)
 		}
 	}
-	if u := cacheReport(t, run[:2], []any{nil, deep(64)}).Calls[1].Usage; u == nil || u.Class != "provider_miss" {
-		t.Errorf("a usage 64 deep: %+v; want provider_miss (it records no cached tokens)", u)
+	if u := cacheReport(t, run[:2], []any{nil, deep(64)}).Calls[1].Usage; u == nil || u.Class != "unknown_usage" {
+		t.Errorf("a usage 64 deep: %+v; want unknown_usage (it has no field of a known shape)", u)
+	}
+}
+
+// TestCacheReportUsageShapes: each provider's usage shape, bare and in its
+// whole response, gives the tokens read and written its API reference
+// names (literals here, by hand); a usage of no known shape is
+// unknown_usage, never a miss; and the provider's own miss reason is kept,
+// flagged where it names a change the prompts do not hold.
+func TestCacheReportUsageShapes(t *testing.T) {
+	run := plantedRun(3)
+	type want struct {
+		class           string
+		cached, written any // float64 as JSON decodes, or nil
+	}
+	m := func(kv ...any) map[string]any {
+		out := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	i := func(n int) int64 { return int64(n) }
+	for _, tc := range []struct {
+		name  string
+		usage map[string]any
+		whole string // the key a whole response holds it under
+		want  want
+	}{
+		{"anthropic hit", m("input_tokens", i(9), "cache_read_input_tokens", i(1910), "cache_creation_input_tokens", i(0)), "usage", want{"hit", 1910.0, 0.0}},
+		{"anthropic write only", m("cache_read_input_tokens", i(0), "cache_creation_input_tokens", i(1910)), "usage", want{"write_only", 0.0, 1910.0}},
+		{"anthropic 5m/1h split", m("cache_read_input_tokens", i(0), "cache_creation", m("ephemeral_5m_input_tokens", i(100), "ephemeral_1h_input_tokens", i(20))), "usage", want{"write_only", 0.0, 120.0}},
+		{"anthropic neither", m("cache_read_input_tokens", i(0), "cache_creation_input_tokens", i(0)), "usage", want{"provider_miss", 0.0, 0.0}},
+		{"openai chat write", m("prompt_tokens", i(900), "prompt_tokens_details", m("cached_tokens", i(0), "cache_write_tokens", i(896))), "usage", want{"write_only", 0.0, 896.0}},
+		{"openai chat hit", m("prompt_tokens_details", m("cached_tokens", i(640))), "usage", want{"hit", 640.0, nil}},
+		{"openai responses write", m("input_tokens_details", m("cached_tokens", i(0), "cache_write_tokens", i(12))), "usage", want{"write_only", 0.0, 12.0}},
+		{"deepseek miss", m("prompt_cache_hit_tokens", i(0), "prompt_cache_miss_tokens", i(900)), "usage", want{"provider_miss", 0.0, nil}},
+		{"bedrock hit", m("inputTokens", i(40), "cacheReadInputTokens", i(1024), "cacheWriteInputTokens", i(0)), "usage", want{"hit", 1024.0, 0.0}},
+		{"bedrock write only", m("inputTokens", i(40), "cacheReadInputTokens", i(0), "cacheWriteInputTokens", i(1024)), "usage", want{"write_only", 0.0, 1024.0}},
+		{"gemini hit", m("promptTokenCount", i(1200), "cachedContentTokenCount", i(1100)), "usageMetadata", want{"hit", 1100.0, nil}},
+		{"gemini zero left out", m("promptTokenCount", i(1200), "totalTokenCount", i(1250)), "usageMetadata", want{"provider_miss", 0.0, nil}},
+		{"unknown", m("prompt_tokens", i(900), "total_tokens", i(950)), "usage", want{"unknown_usage", nil, nil}},
+		{"empty", m(), "usage", want{"unknown_usage", nil, nil}},
+	} {
+		for _, u := range []any{tc.usage, m(tc.whole, tc.usage, "id", "resp_1")} {
+			b := msgp.AppendMapHeader(nil, 2)
+			b = msgp.AppendArrayHeader(msgp.AppendString(b, "requests"), 2)
+			b = append(append(b, run[1]...), run[2]...)
+			b, _ = msgp.AppendIntf(msgp.AppendString(b, "usage"), []any{nil, u})
+			var r struct {
+				Calls []struct {
+					Usage map[string]any `json:"usage"`
+				} `json:"calls"`
+			}
+			if err := json.Unmarshal(wirejson.AppendCacheReport(nil, b), &r); err != nil || len(r.Calls) != 2 {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			got := r.Calls[1].Usage
+			if got["class"] != tc.want.class || got["cached_tokens"] != tc.want.cached || got["written_tokens"] != tc.want.written {
+				t.Errorf("%s (%v): %v, want %+v", tc.name, u, got, tc.want)
+			}
+			if _, noted := got["note"]; noted != (tc.want.class == "unknown_usage") {
+				t.Errorf("%s: note %v", tc.name, got["note"])
+			}
+		}
+	}
+	// The provider's reason: beside a kept prefix (call 1 extends call 0)
+	// and beside our break (call 2 has fewer steps: steps_removed).
+	reason := func(typ string) any {
+		return m("usage", m("cache_read_input_tokens", i(0), "cache_creation_input_tokens", i(50)),
+			"diagnostics", m("cache_miss_reason", m("type", typ, "cache_missed_input_tokens", i(1800))))
+	}
+	for _, tc := range []struct {
+		typ                  string
+		kept, broken         bool // disagrees: beside a kept prefix, beside a break
+		keptClass, brokeClas string
+	}{
+		{"tools_changed", true, true, "write_only", "prefix_break"},
+		{"model_changed", true, true, "write_only", "prefix_break"},
+		{"system_changed", true, false, "write_only", "prefix_break"},
+		{"messages_changed", true, false, "write_only", "prefix_break"},
+		{"previous_message_not_found", false, false, "write_only", "prefix_break"},
+	} {
+		b := msgp.AppendMapHeader(nil, 2)
+		b = msgp.AppendArrayHeader(msgp.AppendString(b, "requests"), 3)
+		b = append(append(append(b, run[1]...), run[2]...), run[1]...)
+		b, _ = msgp.AppendIntf(msgp.AppendString(b, "usage"), []any{nil, reason(tc.typ), reason(tc.typ)})
+		var r struct {
+			Calls []struct {
+				Usage map[string]any `json:"usage"`
+			} `json:"calls"`
+		}
+		if err := json.Unmarshal(wirejson.AppendCacheReport(nil, b), &r); err != nil {
+			t.Fatal(err)
+		}
+		for k, w := range []struct {
+			dis   bool
+			class string
+		}{{tc.kept, tc.keptClass}, {tc.broken, tc.brokeClas}} {
+			got := r.Calls[k+1].Usage
+			if got["miss_reason"] != tc.typ || got["miss_reason_disagrees"] != w.dis || got["class"] != w.class {
+				t.Errorf("%s, call %d: %v, want disagrees %v, class %s", tc.typ, k+1, got, w.dis, w.class)
+			}
+		}
 	}
 }

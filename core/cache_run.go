@@ -87,7 +87,7 @@ func (r *runState) commit(c *CacheCall, n int, u usageOf) {
 		r.groups = append(r.groups, CacheGroup{Digests: c.Digests, Calls: 1, PrefixChars: c.stable})
 	}
 	if u.given {
-		c.Usage = classify(c, u.cached)
+		c.Usage = classify(c, u.read)
 		if u.err != nil {
 			c.Usage = &CacheUsage{Class: UsageInvalid, Err: u.err}
 		}
@@ -112,9 +112,9 @@ func (t runTotals) totals() CacheTotals {
 
 // usageOf is one call's recorded usage as readUsage read it.
 type usageOf struct {
-	given  bool   // a usage argument was given (the call has a class)
-	cached *int64 // nil: none recorded
-	err    *Error // it cannot be read: invalid_usage
+	given bool       // a usage argument was given (the call has a class)
+	read  *usageRead // nil: none recorded
+	err   *Error     // it cannot be read: invalid_usage
 }
 
 // CacheRun is a run's cache report made call by call: Call and CallPrompt
@@ -234,14 +234,14 @@ func readCallUsage(b []byte) usageOf {
 	if b == nil {
 		return usageOf{}
 	}
-	cached, rest, err := readUsage(b)
+	read, rest, err := readUsage(b)
 	if err == nil && len(rest) != 0 {
 		err = newError(CodeMalformedRequest, "", "bytes follow the usage; give one value")
 	}
 	if err != nil {
 		return usageOf{given: true, err: err.within("usage")}
 	}
-	return usageOf{given: true, cached: cached}
+	return usageOf{given: true, read: read}
 }
 
 // AppendCacheCallBytes is the module's cache_call call: a map {run,

@@ -152,7 +152,21 @@ func randomRun(r *rand.Rand, at func(c *runCall)) []runCall {
 			}
 		}
 		c := runCall{req: core.EncodeRequest(&cur), prompt: p}
-		switch r.IntN(6) {
+		switch r.IntN(9) {
+		case 6: // Bedrock's camelCase: read or written, either, both or neither
+			c.usage = msgp.AppendMapHeader(nil, 2)
+			c.usage = msgp.AppendInt(msgp.AppendString(c.usage, "cacheReadInputTokens"), r.IntN(2)*50)
+			c.usage = msgp.AppendInt(msgp.AppendString(c.usage, "cacheWriteInputTokens"), r.IntN(2)*70)
+		case 7: // a usage the report does not know
+			c.usage = msgp.AppendMapHeader(nil, 1)
+			c.usage = msgp.AppendInt(msgp.AppendString(c.usage, "promptTokens"), 5)
+		case 8: // a whole Anthropic response with the provider's miss reason
+			c.usage = msgp.AppendMapHeader(nil, 2)
+			c.usage = msgp.AppendMapHeader(msgp.AppendString(c.usage, "usage"), 1)
+			c.usage = msgp.AppendInt(msgp.AppendString(c.usage, "cache_creation_input_tokens"), r.IntN(2)*30)
+			c.usage = msgp.AppendMapHeader(msgp.AppendString(c.usage, "diagnostics"), 1)
+			c.usage = msgp.AppendMapHeader(msgp.AppendString(c.usage, "cache_miss_reason"), 1)
+			c.usage = msgp.AppendString(msgp.AppendString(c.usage, "type"), []string{"tools_changed", "messages_changed"}[r.IntN(2)])
 		case 5: // JSON text: a host parses it; given to the core, a str is no usage
 			c.usage = msgp.AppendString(nil, `{"cache_read_input_tokens": 9}`)
 		case 0, 1:
@@ -317,7 +331,7 @@ func TestCacheRunEqualsReport(t *testing.T) {
 			t.Fatalf("cache_call's run state %s (%v); cache_report's groups %s totals %s", state, err, want.Groups, want.Totals)
 		}
 	}
-	for _, class := range []string{"first", "hit", "prefix_break", "provider_miss", "no_usage", "invalid_usage"} {
+	for _, class := range []string{"first", "hit", "prefix_break", "provider_miss", "write_only", "no_usage", "invalid_usage", "unknown_usage"} {
 		if classes[class] < 10 {
 			t.Fatalf("too few calls of class %s: %v", class, classes)
 		}

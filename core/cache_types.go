@@ -95,6 +95,56 @@ type OpenAIChatBody struct {
 	PromptCacheKey string    `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
 }
 
+// BedrockBody is the export's body for ProviderBedrockConverse (Bedrock
+// Runtime's Converse): each message the blocks of a run of consecutive
+// messages of one role.
+type BedrockBody struct {
+	System   []BedrockBlock   `json:"system,omitempty"` // the leading system messages' blocks; absent when there is none
+	Messages []BedrockMessage `json:"messages"`
+}
+
+// BedrockMessage is a message of a BedrockBody.
+type BedrockMessage struct {
+	Role    string         `json:"role"`
+	Content []BedrockBlock `json:"content"`
+}
+
+// BedrockBlock is a block of a BedrockBody: a text, or the cache point
+// after a block at a breakpoint.
+type BedrockBlock struct {
+	Text       string             `json:"text,omitempty"`
+	CachePoint *BedrockCachePoint `json:"cachePoint,omitempty"`
+}
+
+// BedrockCachePoint is Bedrock's cache point.
+type BedrockCachePoint struct {
+	Type string `json:"type"`          // "default"
+	TTL  string `json:"ttl,omitempty"` // the option ttl, when given
+}
+
+// GeminiBody is the export's body for ProviderGemini (generateContent):
+// each content the parts of a run of consecutive messages of one role.
+type GeminiBody struct {
+	SystemInstruction *GeminiSystem   `json:"systemInstruction,omitempty"` // the leading system messages' parts; absent when there is none
+	Contents          []GeminiContent `json:"contents"`
+}
+
+// GeminiSystem is a GeminiBody's systemInstruction.
+type GeminiSystem struct {
+	Parts []GeminiPart `json:"parts"`
+}
+
+// GeminiContent is a content of a GeminiBody: role "user" or "model".
+type GeminiContent struct {
+	Role  string       `json:"role"`
+	Parts []GeminiPart `json:"parts"`
+}
+
+// GeminiPart is a text part of a GeminiBody.
+type GeminiPart struct {
+	Text string `json:"text"`
+}
+
 // OpenAIResponsesBody is the export's body for ProviderOpenAIResponses (the
 // Responses API).
 type OpenAIResponsesBody struct {

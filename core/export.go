@@ -112,9 +112,9 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 				return nil, nil, "", o, err.within2("provider")
 			}
 			switch provider {
-			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses:
+			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderBedrockConverse, ProviderGemini:
 			default:
-				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat or openai-responses")
+				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
 			}
 		case "options":
 			if b, err = o.read(b); err != nil {
@@ -302,11 +302,14 @@ func sortSmall(s []int) {
 
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
+	if s := joinedShapeOf(provider); s != nil {
+		return appendJoined(dst, s, provider, o, a, v)
+	}
 	w := exportWriter{provider: provider, o: o, a: a, v: v}
 	keys := 1 // messages, or input
 	if provider == ProviderAnthropic {
 		var err *Error
-		if w.sys, err = leadingSystem(a, v); err != nil {
+		if w.sys, err = leadingSystem(a, v, "Anthropic"); err != nil {
 			return nil, err
 		}
 		w.nbp = len(breakpoints(v, o, &w.bp))
@@ -319,16 +322,10 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 	if err := checkProviderRules(provider, a, v, w.sys); err != nil {
 		return nil, err
 	}
-	var body []byte
-	if o.Body != nil {
-		var n int
-		var err *Error
-		if n, body, err = bodyFields(o.Body, provider); err != nil {
-			return nil, err.within2("options.body")
-		}
-		keys += n
+	dst, err := appendBodyHead(dst, provider, o, keys)
+	if err != nil {
+		return nil, err
 	}
-	dst = append(appendAnyMapHeader(dst, keys), body...)
 	if w.sys > 0 {
 		dst = appendArrayHeader(append(dst, keySystem...), v.BlockStart[w.sys])
 		for m := range w.sys {
@@ -350,6 +347,21 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 		dst = appendStr(append(dst, keyPromptCacheKey...), key)
 	}
 	return dst, nil
+}
+
+// appendBodyHead writes the body map's header, of keys keys and the
+// options' body fields, and those fields.
+func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]byte, *Error) {
+	var body []byte
+	if o.Body != nil {
+		var n int
+		var err *Error
+		if n, body, err = bodyFields(o.Body, provider); err != nil {
+			return nil, err.within2("options.body")
+		}
+		keys += n
+	}
+	return append(appendAnyMapHeader(dst, keys), body...), nil
 }
 
 // The export's own keys and values, each encoded once.
@@ -483,15 +495,16 @@ var oneBlockHeads = func() (h [3][3][2]string) {
 }()
 
 // leadingSystem is the number of leading system messages, which become
-// Anthropic's system; a system message after them is an error.
-func leadingSystem(a *assembly, v *View) (int, *Error) {
+// the provider's (who's) top-level system; a system message after them is
+// an error.
+func leadingSystem(a *assembly, v *View, who string) (int, *Error) {
 	n, sys := len(a.msgs), 0
 	for sys < n && a.msgs[sys].role == RoleSystem {
 		sys++
 	}
 	for m := sys; m < n; m++ {
 		if a.msgs[m].role == RoleSystem {
-			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), "Anthropic takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
+			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), who+" takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
 		}
 	}
 	return sys, nil
@@ -517,8 +530,11 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 		return 0, nil, err
 	}
 	own := []string{"messages", "system", "error"}
-	if provider != ProviderAnthropic {
+	switch provider {
+	case ProviderOpenAIChat, ProviderOpenAIResponses:
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
+	case ProviderGemini:
+		own = []string{"contents", "systemInstruction", "error"}
 	}
 	rest := fields
 	for range n {

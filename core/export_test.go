@@ -10,3 +10,11 @@ func SetLimits(request, response int) (restore func()) {
 
 // RequestSize is requestSize (reqsize.go).
 var RequestSize = requestSize
+
+// BedrockShapeStrings are bedrockShape's msgpack strings, in order: the
+// system and messages keys, the two message heads, the block head, the
+// three cache points.
+func BedrockShapeStrings() []string {
+	s := &bedrockShape
+	return []string{s.sysKey, s.listKey, s.heads[0], s.heads[1], s.block, s.marks[0], s.marks[1], s.marks[2]}
+}

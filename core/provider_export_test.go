@@ -249,7 +249,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"anthropic", nil, "request.goal_messages[0]"},
 		{"openai-chat", map[string]any{"body": map[string]any{"messages": []any{}}}, "options.body.messages"},
-		{"gemini", nil, "provider"},
+		{"mistral", nil, "provider"},
 		{"anthropic", map[string]any{"ttl": "2h"}, "options.ttl"},
 		{"anthropic", map[string]any{"max_breakpoints": 5}, "options.max_breakpoints"},
 		{"anthropic", map[string]any{"colour": "red"}, "options.colour"},
@@ -338,6 +338,32 @@ func TestExportVectors(t *testing.T) {
 		}
 		if string(got) != c.Answer {
 			t.Errorf("%s:\n got %.400s\nwant %.400s", c.Name, got, c.Answer)
+		}
+	}
+}
+
+// TestJoinedShapesEncoded: the joined shapes' strings, msgpack written out
+// by hand, are the encodings of their keys and values.
+func TestJoinedShapesEncoded(t *testing.T) {
+	enc := func(v ...any) string {
+		var b []byte
+		for _, x := range v {
+			switch x := x.(type) {
+			case int: // a map of x keys
+				b = msgp.AppendMapHeader(b, uint32(x))
+			case string:
+				b = msgp.AppendString(b, x)
+			}
+		}
+		return string(b)
+	}
+	s := core.BedrockShapeStrings()
+	want := []string{enc("system"), enc("messages"), enc(2, "role", "user", "content"), enc(2, "role", "assistant", "content"),
+		enc(1, "text"), enc(1, "cachePoint", 1, "type", "default"), enc(1, "cachePoint", 2, "type", "default", "ttl", "5m"),
+		enc(1, "cachePoint", 2, "type", "default", "ttl", "1h")}
+	for i := range want {
+		if s[i] != want[i] {
+			t.Errorf("string %d: %q, want %q", i, s[i], want[i])
 		}
 	}
 }

@@ -160,9 +160,13 @@ type reportJSON struct {
 		CacheablePrefixChars int64              `json:"cacheable_prefix_chars"`
 		Digests              core.PrefixDigests `json:"prefix_digests"`
 		Usage                *struct {
-			CachedTokens *int64     `json:"cached_tokens"`
-			Class        string     `json:"class"`
-			Error        *errorJSON `json:"error"`
+			CachedTokens        *int64     `json:"cached_tokens"`
+			WrittenTokens       *int64     `json:"written_tokens"`
+			Class               string     `json:"class"`
+			MissReason          string     `json:"miss_reason"`
+			MissReasonDisagrees bool       `json:"miss_reason_disagrees"`
+			Note                string     `json:"note"`
+			Error               *errorJSON `json:"error"`
 		} `json:"usage"`
 	} `json:"calls"`
 	Groups []struct {
@@ -196,7 +200,8 @@ func (j *reportJSON) report() *core.CacheReport {
 			}
 		}
 		if u := c.Usage; u != nil {
-			out.Usage = &core.CacheUsage{Class: u.Class, Err: u.Error.err()}
+			out.Usage = &core.CacheUsage{Class: u.Class, Err: u.Error.err(), WrittenTokens: u.WrittenTokens,
+				MissReason: u.MissReason, MissReasonDisagrees: u.MissReasonDisagrees, Note: u.Note}
 			if u.CachedTokens != nil {
 				out.Usage.CachedTokens = *u.CachedTokens
 			}

@@ -38,7 +38,7 @@ example: polyloop-assemble cache examples/caching/run.jsonl --usage examples/cac
 exit status: 0 ok, 1 an error answer, 2 usage or I/O error
 `
 
-const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses
+const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses|bedrock-converse|gemini
               [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE]
               [--engine E] [--wasm PATH] [FILE]
 
@@ -46,7 +46,7 @@ Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
 msgpack in FILE or stdin. Flags go before or after FILE.
 
 flags:
-  --provider P             anthropic, openai-chat or openai-responses (required)
+  --provider P             anthropic, openai-chat, openai-responses, bedrock-converse or gemini (required)
   --ttl 5m|1h              Anthropic: the cache_control TTL (default: the provider's, 5m)
   --max-breakpoints N      Anthropic: at most N cache breakpoints, 0 to 4 (default 4)
   --lookback N             Anthropic: a breakpoint N blocks below a wider history gap
@@ -306,7 +306,7 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if *provider == "" {
-		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat or openai-responses")
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
 	}
 	if fs.NArg() > 1 {
 		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())

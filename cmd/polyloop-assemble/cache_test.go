@@ -65,7 +65,7 @@ func TestExportSubcommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `{"role":"assistant","content":[{"type":"output_text","text":"ls"}]}`) {
 		t.Errorf("exit %d: %.300s", code, out)
 	}
-	if code, out, _ = runCLI(t, []byte(cmpReq), "export", "--provider", "gemini"); code != 1 || !strings.Contains(out, `"path":"provider"`) {
+	if code, out, _ = runCLI(t, []byte(cmpReq), "export", "--provider", "mistral"); code != 1 || !strings.Contains(out, `"path":"provider"`) {
 		t.Errorf("exit %d: %.300s", code, out)
 	}
 	if code, _, _ = runCLI(t, []byte(cmpReq), "export"); code != 2 {

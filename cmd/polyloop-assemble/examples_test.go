@@ -11,7 +11,8 @@ import (
 // twelve calls of one run, its memory entry edited at call 6) and its usage
 // log (usage.jsonl: Anthropic's usage, nothing read at calls 0, 6 and 9)
 // give the report they were made for: one break, injections_changed at
-// call 6 (prefix_break), a provider_miss at call 9, hits elsewhere; the
+// call 6 (prefix_break), a write_only at call 9 (nothing read, 383 tokens
+// written again: the prefix was kept), hits elsewhere; the
 // text table shows each call's cached_tokens as the log holds them.
 func TestCacheExampleRun(t *testing.T) {
 	code, out, errs := runCLI(t, nil, "cache", exRun, "--usage", exUsage)
@@ -33,7 +34,7 @@ func TestCacheExampleRun(t *testing.T) {
 	}
 	read := []int64{0, 77, 118, 146, 208, 225, 0, 304, 338, 0, 386, 406} // usage.jsonl's cache_read_input_tokens
 	for i, c := range r.Calls {
-		class := map[int]string{0: "first", 6: "prefix_break", 9: "provider_miss"}[i]
+		class := map[int]string{0: "first", 6: "prefix_break", 9: "write_only"}[i]
 		if class == "" {
 			class = "hit"
 		}
@@ -55,7 +56,7 @@ func TestCacheExampleRun(t *testing.T) {
 	for i, want := range map[int]string{
 		2:  ` 77  usage: hit$`,
 		7:  ` 0  injections: injections_changed at message 1, char 29: "\." → " and ISO dates\."; usage: prefix_break$`,
-		10: ` 0  usage: provider_miss$`,
+		10: ` 0  usage: write_only$`,
 		12: ` 406  usage: hit$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {

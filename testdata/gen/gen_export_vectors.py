@@ -28,7 +28,7 @@ from reference import inj, msg, pack, step  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export.json")
 OUT_LONG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export-long.json")
-PROVIDERS = ("anthropic", "openai-chat", "openai-responses")
+PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini")
 
 
 def segments(req: dict) -> tuple[int, int, int]:
@@ -157,10 +157,122 @@ def refusal(resp: dict, segs: tuple[int, int, int], provider: str, sys_n: int) -
     return None
 
 
+BEDROCK = "Bedrock's Converse"
+BEDROCK_BLANK = (
+    BEDROCK + ' refuses a text block that is empty or of whitespace only (ValidationException "The text '
+    'field in the ContentBlock object … is blank"); write at least one character that is not whitespace in this '
+    "text: the export sends every text as it is"
+)
+BEDROCK_EMPTY = (
+    BEDROCK + " refuses a message with no content block, and this message and the messages of its role "
+    "next to it (joined into one) have none; give this message a text block, or leave the message out"
+)
+BEDROCK_ASSISTANT_FIRST = (
+    BEDROCK + ' refuses a conversation that starts with an assistant message (ValidationException "A '
+    'conversation must start with a user message"); put a user message (a goal message) before it'
+)
+BEDROCK_NO_MESSAGE = (
+    BEDROCK + " needs a user or assistant message besides its top-level system, and this prompt has none; add a goal message"
+)
+
+
+GEMINI = "Gemini's generateContent"
+GEMINI_EMPTY_TEXT = (
+    GEMINI + " refuses an empty text part (400 \"required oneof field 'data' must have one initialized "
+    'field"); write at least one character in this text: the export sends every text as it is'
+)
+GEMINI_NO_MESSAGE = (
+    GEMINI + ' needs a user or model content besides its systemInstruction (400 "contents is not '
+    'specified"), and this prompt has none; add a goal message'
+)
+GEMINI_EMPTY = (
+    GEMINI + ' refuses a content with no part (400 "contents.parts must not be empty"), and this '
+    "message and the messages of its role next to it (joined into one) have none; give this message a text "
+    "block, or leave the message out"
+)
+
+
+def gemini(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
+    """Gemini's generateContent body: systemInstruction {parts} of the leading system messages' texts, contents
+    of {role: user or model, parts}, every run of consecutive messages of one role joined; no cache points. It
+    refuses an empty text (not a blank one), no content, an empty run; not a model message first."""
+    return bedrock(resp, segs, options, gemini_shape=True)
+
+
+def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape: bool = False) -> dict:
+    """Bedrock Converse's body: the leading system messages' texts as system blocks, every run of consecutive
+    messages of one role one message of their blocks in order, a cachePoint block after each block at a
+    breakpoint (Anthropic's policy)."""
+    messages = resp["messages"]
+    n = len(messages)
+    sys_n = 0
+    while sys_n < n and messages[sys_n]["role"] == "system":
+        sys_n += 1
+    for m in range(sys_n, n):
+        if messages[m]["role"] == "system":
+            path = f"request.run_messages[{m}]" if m < segs[0] else f"request.goal_messages[{m - segs[1]}]"
+            return {"error": {"code": "malformed_request", "path": path}}
+
+    def refuse(path: str, message: str) -> dict:
+        return {"error": {"code": "malformed_request", "path": path, "message": message}}
+
+    for m, message in enumerate(messages):
+        for j, b in enumerate(message["content"]):
+            if b["text"] == "" if gemini_shape else blank(b["text"]):
+                return refuse(text_path(resp, segs, m, j), GEMINI_EMPTY_TEXT if gemini_shape else BEDROCK_BLANK)
+    if n == sys_n:
+        return refuse("request", GEMINI_NO_MESSAGE if gemini_shape else BEDROCK_NO_MESSAGE)
+    if not gemini_shape and messages[sys_n]["role"] == "assistant":
+        return refuse(text_path(resp, segs, sys_n, None), BEDROCK_ASSISTANT_FIRST)
+    groups: list[tuple[int, int]] = []
+    for m in range(sys_n, n):
+        if groups and messages[groups[-1][0]]["role"] == messages[m]["role"]:
+            groups[-1] = (groups[-1][0], m + 1)
+        else:
+            groups.append((m, m + 1))
+    for lo, hi in groups:
+        if not any(messages[m]["content"] for m in range(lo, hi)):
+            return refuse(text_path(resp, segs, lo, None), GEMINI_EMPTY if gemini_shape else BEDROCK_EMPTY)
+    if gemini_shape:
+        parts = [[{"text": b["text"]} for m in range(lo, hi) for b in messages[m]["content"]] for lo, hi in groups]
+        out: dict = dict(options.get("body", {}))
+        if sys_n:
+            out["systemInstruction"] = {"parts": [{"text": b["text"]} for m in messages[:sys_n] for b in m["content"]]}
+        role = {"user": "user", "assistant": "model"}
+        out["contents"] = [{"role": role[messages[lo]["role"]], "parts": p} for (lo, _), p in zip(groups, parts)]
+        return out
+    bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
+    first = [0]
+    for message in messages:
+        first.append(first[-1] + len(message["content"]))
+
+    def blocks(lo: int, hi: int) -> list:
+        out: list = []
+        for m in range(lo, hi):
+            for j, b in enumerate(messages[m]["content"]):
+                out.append({"text": b["text"]})
+                if first[m] + j in bp:
+                    point = {"type": "default"}
+                    if "ttl" in options:
+                        point["ttl"] = options["ttl"]
+                    out.append({"cachePoint": point})
+        return out
+
+    body: dict = dict(options.get("body", {}))
+    if sys_n:
+        body["system"] = blocks(0, sys_n)
+    body["messages"] = [{"role": messages[lo]["role"], "content": blocks(lo, hi)} for lo, hi in groups]
+    return body
+
+
 def export(req: dict, provider: str, options: dict) -> dict:
     """The body, or {"error": {"code", "path"[, "message"]}}."""
     resp = R.assemble(req)
     messages, segs = resp["messages"], segments(req)
+    if provider == "bedrock-converse":
+        return bedrock(resp, segs, options)
+    if provider == "gemini":
+        return gemini(resp, segs, options)
     n = len(messages)
     sys_n = 0
     if provider == "anthropic":
@@ -252,6 +364,18 @@ def requests() -> list[tuple[str, dict]]:
             ["{observation}", "Observation: {observation}", "<{observation!r}>", "{observation:>8}|{observation}"]
         )
         out.append((f"random-{i}", req))
+    # prompts a provider that joins same-role messages takes (Bedrock): a user message first, consecutive user
+    # messages (injections, goal), no blank text
+    for i in range(60):
+        req = {
+            "run_messages": [msg("system", t().strip() or "s")] * r.randint(0, 2)
+            + [msg(r.choice(["user", "assistant"]) if k else "user", "r%d" % k) for k in range(r.randint(0, 3))],
+            "injections": {"memo": [inj(f"e{k}", "note %d" % k) for k in range(r.randint(0, 3))]},
+            "goal_messages": [msg("user", "goal", *(["more"] * r.randint(0, 2))) for _ in range(r.randint(1, 3))],
+            "steps": [step("T%d" % s, "o%d" % s) for s in range(r.choice([0, 1, 3, 30]))],
+            "observation_template": "Observation: {observation}",
+        }
+        out.append((f"joined-{i}", req))
     # every position of a system message, and empty slots
     for pos in range(5):
         run = [msg("user", "u"), msg("assistant", "a"), msg("user", "v")]

@@ -114,14 +114,14 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses))
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderBedrockConverse, core.ProviderGemini))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
-	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageNone, core.UsageInvalid))
+	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
 	countType       = spelled(prim("int"), "", "number | bigint")
 	// the export's bodies; a Responses message is an input or an output one
 	responsesMessage = aliased("ResponsesMessage", union(named("ResponsesInputMessage"), named("ResponsesOutputMessage")))
-	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody")))
+	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("BedrockBody"), named("GeminiBody")))
 )
 
 // aliases are the types written once under their own name (t.alias), with
@@ -239,9 +239,18 @@ var typeTable = []typeSpec{
 		doc: "A call's recorded provider usage and its class.",
 		opts: map[string]fieldOpt{
 			"CachedTokens": {typ: null(prim("int")), doc: "The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, " +
-				"OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); " +
-				"null for `\"no_usage\"` and `\"invalid_usage\"`."},
+				"OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, Bedrock's `cacheReadInputTokens`, " +
+				"Gemini's `cachedContentTokenCount`: the largest present, 0 when none is); " +
+				"null for `\"no_usage\"`, `\"invalid_usage\"` and `\"unknown_usage\"`."},
+			"WrittenTokens": {typ: null(prim("int")), doc: "The tokens the provider wrote to its cache (Anthropic's `cache_creation_input_tokens` " +
+				"or its `cache_creation` 5m + 1h, OpenAI's `cache_write_tokens`, Bedrock's `cacheWriteInputTokens`: the largest present); " +
+				"null when the usage records no writes (DeepSeek, Gemini) or has no class that reads it."},
 			"Class": {typ: usageClassType},
+			"MissReason": {typ: prim("str"), optional: true, doc: "The provider's own reason for a miss, as its response gives it " +
+				"(Anthropic's `diagnostics.cache_miss_reason.type`); only when the response holds one."},
+			"MissReasonDisagrees": {optional: true, doc: "With `miss_reason`: true when the provider names a change the prompts do not hold " +
+				"(`tools_changed`, `model_changed`; `system_changed`, `messages_changed` where the prompt extends the previous one)."},
+			"Note": {typ: prim("str"), optional: true, doc: "Only with `\"unknown_usage\"`: the usage shapes the report reads."},
 			"Err": {wire: "error", typ: named("ErrorDetail"), optional: true,
 				doc: "Only with `\"invalid_usage\"`: why the usage cannot be read, its path within the call's usage (`usage…`)."},
 		}},
@@ -334,6 +343,30 @@ var typeTable = []typeSpec{
 			"Input":          {typ: list(responsesMessage)},
 			"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."},
 		}},
+	{py: "BedrockCachePoint", ts: "BedrockCachePoint", goType: core.BedrockCachePoint{},
+		doc:  "Bedrock's cache point.",
+		opts: map[string]fieldOpt{"Type": {typ: lit("default")}, "TTL": {typ: ttlType, optional: true, doc: "The option `ttl`, when given."}}},
+	{py: "BedrockBlock", ts: "BedrockBlock", goType: core.BedrockBlock{},
+		doc: "A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint.",
+		opts: map[string]fieldOpt{
+			"Text":       {optional: true, doc: "A text block's text."},
+			"CachePoint": {wire: "cachePoint", typ: named("BedrockCachePoint"), optional: true, doc: "A cache point: after at most `max_breakpoints` blocks."},
+		}},
+	{py: "BedrockMessage", ts: "BedrockMessage", goType: core.BedrockMessage{},
+		doc:  "A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, core.RoleAssistant)}}},
+	{py: "BedrockBody", ts: "BedrockBody", goType: core.BedrockBody{},
+		doc:  "The body export writes for `\"bedrock-converse\"` (Bedrock Runtime's Converse).",
+		opts: map[string]fieldOpt{"System": {optional: true, doc: "The leading system messages' blocks; absent when there is none."}}},
+	{py: "GeminiPart", ts: "GeminiPart", goType: core.GeminiPart{}, doc: "A text part of Gemini's generateContent."},
+	{py: "GeminiSystem", ts: "GeminiSystem", goType: core.GeminiSystem{}, doc: "Gemini's systemInstruction: the leading system messages' parts."},
+	{py: "GeminiContent", ts: "GeminiContent", goType: core.GeminiContent{},
+		doc:  "A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, "model")}}},
+	{py: "GeminiBody", ts: "GeminiBody", goType: core.GeminiBody{},
+		doc: "The body export writes for `\"gemini\"` (generateContent).",
+		opts: map[string]fieldOpt{"SystemInstruction": {wire: "systemInstruction", typ: named("GeminiSystem"), optional: true,
+			doc: "The leading system messages' parts; absent when there is none."}}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -347,7 +380,7 @@ var typeTable = []typeSpec{
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
 	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
-		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody }[P]"},
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the

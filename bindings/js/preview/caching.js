@@ -50,7 +50,7 @@ export class ExportPanel {
     this.ui = ui;
     this.view = view;
     this.page = page;
-    /** @type {"prompt" | "anthropic" | "openai-chat" | "openai-responses"} */
+    /** @type {"prompt" | "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini"} */
     this.provider = "prompt";
     /** the generation whose export is on screen (-1: none) */
     this.shownGen = -1;
@@ -67,7 +67,7 @@ export class ExportPanel {
     view.addEventListener("polyloop-rendered", () => this.refresh());
   }
 
-  /** Shows the prompt, or the request body of a provider. @param {"prompt" | "anthropic" | "openai-chat" | "openai-responses"} provider */
+  /** Shows the prompt, or the request body of a provider. @param {"prompt" | "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini"} provider */
   choose(provider) {
     this.provider = provider;
     for (const r of this.ui.radios) r.checked = r.value === provider;

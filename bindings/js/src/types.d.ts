@@ -14,19 +14,19 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
 
 /** A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository). */
-export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss" | "no_usage" | "invalid_usage";
+export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss" | "write_only" | "no_usage" | "invalid_usage" | "unknown_usage";
 
 /** A message of the Responses API's `input`: an assistant message's blocks are `output_text`, the others' `input_text`. */
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
 
 /** The body export writes, one per provider; the options' `body` fields are in it too, first. */
-export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody;
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody | GeminiBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -200,9 +200,17 @@ export interface CacheBreak {
 
 /** A call's recorded provider usage and its class. */
 export interface CacheUsage {
-  /** The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`: the largest present, 0 when none is); null for `"no_usage"` and `"invalid_usage"`. */
+  /** The tokens the provider read from its cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, Bedrock's `cacheReadInputTokens`, Gemini's `cachedContentTokenCount`: the largest present, 0 when none is); null for `"no_usage"`, `"invalid_usage"` and `"unknown_usage"`. */
   cached_tokens: number | null;
+  /** The tokens the provider wrote to its cache (Anthropic's `cache_creation_input_tokens` or its `cache_creation` 5m + 1h, OpenAI's `cache_write_tokens`, Bedrock's `cacheWriteInputTokens`: the largest present); null when the usage records no writes (DeepSeek, Gemini) or has no class that reads it. */
+  written_tokens: number | null;
   class: CacheUsageClass;
+  /** The provider's own reason for a miss, as its response gives it (Anthropic's `diagnostics.cache_miss_reason.type`); only when the response holds one. */
+  miss_reason?: string;
+  /** With `miss_reason`: true when the provider names a change the prompts do not hold (`tools_changed`, `model_changed`; `system_changed`, `messages_changed` where the prompt extends the previous one). */
+  miss_reason_disagrees?: boolean;
+  /** Only with `"unknown_usage"`: the usage shapes the report reads. */
+  note?: string;
   /** Only with `"invalid_usage"`: why the usage cannot be read, its path within the call's usage (`usage…`). */
   error?: ErrorDetail;
 }
@@ -354,6 +362,58 @@ export interface OpenAIResponsesBody {
   prompt_cache_key: string;
 }
 
+/** Bedrock's cache point. */
+export interface BedrockCachePoint {
+  /** "default". */
+  type: "default";
+  /** The option `ttl`, when given. */
+  ttl?: "5m" | "1h";
+}
+
+/** A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint. */
+export interface BedrockBlock {
+  /** A text block's text. */
+  text?: string;
+  /** A cache point: after at most `max_breakpoints` blocks. */
+  cachePoint?: BedrockCachePoint;
+}
+
+/** A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order. */
+export interface BedrockMessage {
+  role: "user" | "assistant";
+  content: BedrockBlock[];
+}
+
+/** The body export writes for `"bedrock-converse"` (Bedrock Runtime's Converse). */
+export interface BedrockBody {
+  /** The leading system messages' blocks; absent when there is none. */
+  system?: BedrockBlock[];
+  messages: BedrockMessage[];
+}
+
+/** A text part of Gemini's generateContent. */
+export interface GeminiPart {
+  text: string;
+}
+
+/** Gemini's systemInstruction: the leading system messages' parts. */
+export interface GeminiSystem {
+  parts: GeminiPart[];
+}
+
+/** A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order. */
+export interface GeminiContent {
+  role: "user" | "model";
+  parts: GeminiPart[];
+}
+
+/** The body export writes for `"gemini"` (generateContent). */
+export interface GeminiBody {
+  /** The leading system messages' parts; absent when there is none. */
+  systemInstruction?: GeminiSystem;
+  contents: GeminiContent[];
+}
+
 /** A recorded message: what a loop sent, one side of compare. */
 export interface RecordedMessage {
   role: string;
@@ -365,4 +425,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];

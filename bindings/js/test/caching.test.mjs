@@ -33,9 +33,9 @@ test("cacheReport: a run that grows by a step each call extends the prompt befor
   assert.deepEqual(
     report.calls.map((c) => c.usage),
     [
-      { cached_tokens: null, class: "no_usage" },
-      { cached_tokens: 7, class: "hit" },
-      { cached_tokens: 0, class: "provider_miss" },
+      { cached_tokens: null, written_tokens: null, class: "no_usage" },
+      { cached_tokens: 7, written_tokens: null, class: "hit" },
+      { cached_tokens: 0, written_tokens: null, class: "provider_miss" },
     ],
   );
   assert.equal(report.totals.calls, 3);
@@ -135,15 +135,16 @@ test("cacheReport: a usage that cannot be read is that call's invalid_usage; cou
     const report = asm.cacheReport(requests, [null, usage, { cache_read_input_tokens: 7 }]);
     assert.deepEqual(report.calls[1].usage, {
       cached_tokens: null,
+      written_tokens: null,
       class: "invalid_usage",
       error: { code: "malformed_request", message, path },
     });
-    assert.deepEqual(report.calls[2].usage, { cached_tokens: 7, class: "hit" });
+    assert.deepEqual(report.calls[2].usage, { cached_tokens: 7, written_tokens: null, class: "hit" });
     assert.equal(report.totals.usage_errors, 1);
   }
   for (const n of [2n ** 53n - 1n, Number.MAX_SAFE_INTEGER, 2 ** 40 + 1]) {
     const report = asm.cacheReport(requests.slice(0, 2), [null, { cache_read_input_tokens: n }]);
-    assert.deepEqual(report.calls[1].usage, { cached_tokens: Number(n), class: "hit" });
+    assert.deepEqual(report.calls[1].usage, { cached_tokens: Number(n), written_tokens: null, class: "hit" });
   }
 });
 

@@ -162,10 +162,11 @@ def test_an_unreadable_usage_is_its_call_s_invalid_usage(usage: Any, path: str, 
     report = pa.cache_report(run, [None, usage, {"cache_read_input_tokens": 7}])
     assert report["calls"][1]["usage"] == {
         "cached_tokens": None,
+        "written_tokens": None,
         "class": "invalid_usage",
         "error": {"code": "malformed_request", "message": message, "path": path},
     }
-    assert report["calls"][2]["usage"] == {"cached_tokens": 7, "class": "hit"}
+    assert report["calls"][2]["usage"] == {"cached_tokens": 7, "written_tokens": None, "class": "hit"}
     assert report["totals"]["usage_errors"] == 1
 
 
@@ -173,7 +174,7 @@ def test_a_count_up_to_2_53_minus_1_comes_back_exactly() -> None:
     run = planted_run(2)
     for n in (2**53 - 1, 2**53 - 2, 2**40 + 1):
         report = pa.cache_report(run, [None, {"cache_read_input_tokens": n}])
-        assert report["calls"][1]["usage"] == {"cached_tokens": n, "class": "hit"}
+        assert report["calls"][1]["usage"] == {"cached_tokens": n, "written_tokens": None, "class": "hit"}
 
 
 def _nested(n: int) -> Any:

@@ -150,9 +150,21 @@ def oracle(calls: List[Tuple[Any, ...]]) -> List[Dict[str, Any]]:
             u = usage.get("usage", usage)
             cached = max(u.get("cache_read_input_tokens", 0), u.get("prompt_cache_hit_tokens", 0))
             cached = max(cached, u.get("prompt_tokens_details", u.get("input_tokens_details", {})).get("cached_tokens", 0))
+            written = u.get("cache_creation_input_tokens")  # the only field of writes these usages hold
             first, broke = p is None, row["break_cause"] is not None
-            cls = "first" if first else "hit" if cached else "prefix_break" if broke else "provider_miss"
-            row.update(usage_class=cls, cached_tokens=cached, input_tokens=u.get("input_tokens", u.get("prompt_tokens")))
+            cls = (
+                "first"
+                if first
+                else "hit"
+                if cached
+                else "prefix_break"
+                if broke
+                else "write_only"
+                if written
+                else "provider_miss"
+            )
+            row.update(usage_class=cls, cached_tokens=cached, written_tokens=written)
+            row["input_tokens"] = u.get("input_tokens", u.get("prompt_tokens"))
         elif len(item) == 3:
             row["usage_class"] = "no_usage"
         prev[run_id] = (call, cur)
@@ -178,7 +190,7 @@ def test_planted_breaks_and_usage_classes_are_exactly_the_planted() -> None:
             0: "first",
             RUN_SPACE: "prefix_break",
             CONDENSED: "prefix_break",
-            MISS: "provider_miss",
+            MISS: "write_only" if PROVIDERS[run % len(PROVIDERS)] == "anthropic" else "provider_miss",  # it wrote again
             NO_USAGE: "no_usage",
         }
         assert mine[INJECTION]["usage_class"] == "hit" and mine[INJECTION]["cached_tokens"] == 5  # the run segment read

@@ -122,7 +122,7 @@ export declare class PromptView extends HTMLElement {
   markNew(gen: number, chars: number | null): void;
   /** The request as a provider's request body (docs/SPEC.md §7.13), exported in the worker: its JSON text, or the error. */
   exportRequest(
-    provider: "anthropic" | "openai-chat" | "openai-responses",
+    provider: "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini",
     options?: object | null,
   ): Promise<{
     gen: number;

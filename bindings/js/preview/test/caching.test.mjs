@@ -30,7 +30,7 @@ import { REPO } from "../../test/common.mjs";
 import { PLANTED, plantedRun } from "../../test/planted-run.mjs";
 import { ARTIFACTS, open, skip, withPreview } from "./harness.mjs";
 
-const PROVIDERS = /** @type {const} */ (["anthropic", "openai-chat", "openai-responses"]);
+const PROVIDERS = /** @type {const} */ (["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]);
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "polyloop-caching-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));

@@ -46,7 +46,7 @@ export async function main(): Promise<number> {
   p.messages.push(chat[0]);
   const body: AnthropicBody = p.export("anthropic", { ttl: "1h" });
   // @ts-expect-error a provider the export does not write
-  p.export("gemini");
+  p.export("mistral");
   const cacheRun: CacheRun = asm.cacheRun();
   const entry = cacheRun.call(p, { cache_read_input_tokens: 0 });
   const breakCause: CacheBreakCause | undefined = "error" in entry ? undefined : entry.break?.cause;

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple,
 from ._assembler import Assembler, Prompt, default_assembler, prompt_side
 from . import _codec
 from ._codec import usage_value
-from ._types import AnthropicBody, AssembleRequest, CacheCall, CacheReport, ExportBody, OpenAIChatBody
+from ._types import AnthropicBody, AssembleRequest, BedrockBody, CacheCall, CacheReport, ExportBody, GeminiBody, OpenAIChatBody
 from ._types import OpenAIResponsesBody, Provider
 
 __all__ = ["CacheRun", "RequestLike", "UsageLike", "cache_report", "export"]
@@ -50,7 +50,8 @@ def cache_report(
     response, its JSON text, or the provider SDK's own object (``anthropic.types.Message``,
     ``openai.types.chat.ChatCompletion``, ``openai.types.responses.Response`` or their ``usage``, read through
     ``model_dump()``; anything else raises ``malformed_request`` at ``usage[i]``): each call then gets a class,
-    ``first``, ``hit``, ``prefix_break`` or ``provider_miss``. An invalid request is its call's
+    ``first``, ``hit``, ``prefix_break``, ``write_only``, ``provider_miss`` or ``unknown_usage`` (a usage of no
+    shape the report reads: never taken for a miss), with ``cached_tokens`` and ``written_tokens``. An invalid request is its call's
     ``{"error": …}`` (narrow with ``"error" in call``); the report never raises for one."""
     given = None if usage is None else [usage_value(u, "usage[%d]" % i) for i, u in enumerate(_as_list(usage))]
     args = (_as_list(requests), given)
@@ -96,6 +97,30 @@ def export(
 @overload
 def export(
     request: RequestLike,
+    provider: Literal["bedrock-converse"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> BedrockBody: ...
+@overload
+def export(
+    request: RequestLike,
+    provider: Literal["gemini"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> GeminiBody: ...
+@overload
+def export(
+    request: RequestLike,
     provider: Provider,
     *,
     ttl: Optional[TTL] = ...,
@@ -119,7 +144,10 @@ def export(
     """The provider's request body for ``request``'s prompt, every text untouched, typed by ``provider``:
     Anthropic's ``system`` and ``messages`` with ``cache_control`` on the last block of the run, injections, goal
     and prompt (``ttl``, ``max_breakpoints`` up to 4, ``lookback`` blocks); OpenAI's ``messages`` (``openai-chat``)
-    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given). ``body`` holds the
+    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given); Bedrock Converse's
+    ``system`` and ``messages`` (``bedrock-converse``: consecutive messages of one role joined, a ``cachePoint`` block
+    after each block Anthropic's would mark) or Gemini's ``systemInstruction`` and ``contents`` (``gemini``, joined
+    alike, no cache point). ``body`` holds the
     provider's other fields (``model``, ``max_tokens``, ``tools``), written first as given (in the answer, not its
     type). Raises :class:`AssemblyError` (a system message after another role, for Anthropic, at its request
     path)."""

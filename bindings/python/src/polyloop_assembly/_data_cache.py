@@ -2,7 +2,7 @@
 recorded call of a run gets the core's ``cache_report`` verdict (the project's docs/SPEC.md §7.12, in the
 source repository) as typed columns: whether its prompt extends the previous call's, the first break and its
 cause, the cacheable prefix in characters, and with the provider's recorded usage the call's class
-(``first``, ``hit``, ``prefix_break``, ``provider_miss``, ``no_usage``). One report per run (or per window of
+(``first``, ``hit``, ``prefix_break``, ``write_only``, ``provider_miss``, ``unknown_usage``, ``no_usage``). One report per run (or per window of
 it); no prompt text is compared here. Characters stay the only size measured: tokens are the provider's,
 passed through, or a tokenizer's the caller gives, beside the characters."""
 
@@ -37,6 +37,7 @@ CACHE_COLUMNS: Tuple[str, ...] = (
     "cacheable_prefix_chars",
     "usage_class",
     "cached_tokens",
+    "written_tokens",
     "input_tokens",
     "error_code",
     "error_path",
@@ -172,7 +173,7 @@ def _row(
         e = usage["error"]
         row.update(usage_class=usage["class"], error_code=e["code"], error_path=e["path"], error_message=e["message"])
     elif given and usage is not None:
-        row.update(usage_class=verdict["usage"]["class"], cached_tokens=verdict["usage"]["cached_tokens"])
+        row.update(usage_class=usage["class"], cached_tokens=usage["cached_tokens"], written_tokens=usage["written_tokens"])
         row["input_tokens"] = _input_tokens(recorded)
     return row
 
@@ -213,8 +214,9 @@ def cache_rows(
     ``injections``, ``goal`` or ``history``; ``break_message``, ``break_char``, ``break_step``,
     ``break_cause``: ``run_changed``, ``injections_changed``, ``goal_changed``, ``history_rewritten``,
     ``steps_removed``), ``prompt_chars`` and ``cacheable_prefix_chars`` (code points). With a usage:
-    ``usage_class`` (``first``, ``hit``, ``prefix_break``, ``provider_miss``, ``no_usage`` for ``None``),
-    ``cached_tokens`` (the tokens the provider read from its cache) and ``input_tokens`` (the provider's
+    ``usage_class`` (``first``, ``hit``, ``prefix_break``, ``provider_miss``, ``write_only``, ``unknown_usage``,
+    ``no_usage`` for ``None``), ``cached_tokens`` (the tokens the provider read from its cache),
+    ``written_tokens`` (those it wrote; None where the usage records no writes) and ``input_tokens`` (the provider's
     ``input_tokens`` or ``prompt_tokens``, as recorded: Anthropic's leaves the cached ones out, OpenAI's and
     DeepSeek's count them); without one (a pair), these are None.
 

@@ -22,6 +22,10 @@ __all__ = [
     "AnthropicMessage",
     "AssembleRequest",
     "AssembleResponse",
+    "BedrockBlock",
+    "BedrockBody",
+    "BedrockCachePoint",
+    "BedrockMessage",
     "Block",
     "CacheBreak",
     "CacheBreakCause",
@@ -41,6 +45,10 @@ __all__ = [
     "ErrorResponse",
     "ExportBody",
     "ExportOptions",
+    "GeminiBody",
+    "GeminiContent",
+    "GeminiPart",
+    "GeminiSystem",
     "Injected",
     "Injection",
     "Message",
@@ -62,13 +70,13 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
 
 #: A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository).
-CacheUsageClass = Literal["first", "hit", "prefix_break", "provider_miss", "no_usage", "invalid_usage"]
+CacheUsageClass = Literal["first", "hit", "prefix_break", "provider_miss", "write_only", "no_usage", "invalid_usage", "unknown_usage"]
 
 
 class Block(TypedDict):
@@ -271,13 +279,21 @@ _CacheUsageKeys = TypedDict(
 
 
 class _CacheUsageRequired(_CacheUsageKeys):
-    #: The tokens the provider read from its cache (Anthropic's ``cache_read_input_tokens``, OpenAI's ``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``: the largest present, 0 when none is); None for ``"no_usage"`` and ``"invalid_usage"``.
+    #: The tokens the provider read from its cache (Anthropic's ``cache_read_input_tokens``, OpenAI's ``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``, Bedrock's ``cacheReadInputTokens``, Gemini's ``cachedContentTokenCount``: the largest present, 0 when none is); None for ``"no_usage"``, ``"invalid_usage"`` and ``"unknown_usage"``.
     cached_tokens: Optional[int]
+    #: The tokens the provider wrote to its cache (Anthropic's ``cache_creation_input_tokens`` or its ``cache_creation`` 5m + 1h, OpenAI's ``cache_write_tokens``, Bedrock's ``cacheWriteInputTokens``: the largest present); None when the usage records no writes (DeepSeek, Gemini) or has no class that reads it.
+    written_tokens: Optional[int]
 
 
 class CacheUsage(_CacheUsageRequired, total=False):
     """A call's recorded provider usage and its class."""
 
+    #: The provider's own reason for a miss, as its response gives it (Anthropic's ``diagnostics.cache_miss_reason.type``); only when the response holds one.
+    miss_reason: str
+    #: With ``miss_reason``: True when the provider names a change the prompts do not hold (``tools_changed``, ``model_changed``; ``system_changed``, ``messages_changed`` where the prompt extends the previous one).
+    miss_reason_disagrees: bool
+    #: Only with ``"unknown_usage"``: the usage shapes the report reads.
+    note: str
     #: Only with ``"invalid_usage"``: why the usage cannot be read, its path within the call's usage (``usage…``).
     error: ErrorDetail
 
@@ -463,8 +479,77 @@ class OpenAIResponsesBody(TypedDict):
     prompt_cache_key: str
 
 
+class _BedrockCachePointRequired(TypedDict):
+    #: "default".
+    type: Literal["default"]
+
+
+class BedrockCachePoint(_BedrockCachePointRequired, total=False):
+    """Bedrock's cache point."""
+
+    #: The option ``ttl``, when given.
+    ttl: Literal["5m", "1h"]
+
+
+class BedrockBlock(TypedDict, total=False):
+    """A block of Bedrock's Converse: a text, or the cache point after a block at a breakpoint."""
+
+    #: A text block's text.
+    text: str
+    #: A cache point: after at most ``max_breakpoints`` blocks.
+    cachePoint: BedrockCachePoint
+
+
+class BedrockMessage(TypedDict):
+    """A message of Bedrock's Converse: the blocks of consecutive prompt messages of its role, in order."""
+
+    role: Literal["user", "assistant"]
+    content: List[BedrockBlock]
+
+
+class _BedrockBodyRequired(TypedDict):
+    messages: List[BedrockMessage]
+
+
+class BedrockBody(_BedrockBodyRequired, total=False):
+    """The body export writes for ``"bedrock-converse"`` (Bedrock Runtime's Converse)."""
+
+    #: The leading system messages' blocks; absent when there is none.
+    system: List[BedrockBlock]
+
+
+class GeminiPart(TypedDict):
+    """A text part of Gemini's generateContent."""
+
+    text: str
+
+
+class GeminiSystem(TypedDict):
+    """Gemini's systemInstruction: the leading system messages' parts."""
+
+    parts: List[GeminiPart]
+
+
+class GeminiContent(TypedDict):
+    """A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order."""
+
+    role: Literal["user", "model"]
+    parts: List[GeminiPart]
+
+
+class _GeminiBodyRequired(TypedDict):
+    contents: List[GeminiContent]
+
+
+class GeminiBody(_GeminiBodyRequired, total=False):
+    """The body export writes for ``"gemini"`` (generateContent)."""
+
+    #: The leading system messages' parts; absent when there is none.
+    systemInstruction: GeminiSystem
+
+
 #: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
 ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
 
 #: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
-ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody]
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody, GeminiBody]
