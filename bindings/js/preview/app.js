@@ -355,6 +355,8 @@ function goToStep(k) {
 
 /** @type {{label: string, line?: number, size?: number, raw?: Uint8Array, text?: string, bytes?: Uint8Array, json?: boolean, error?: string}[]} */
 let fileRequests = [];
+/** The entry of the open file last loaded and its generation in the view. @type {{k: number, gen: number} | null} */
+let lastPick = null;
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -568,7 +570,8 @@ let lastFile = null;
 /**
  * Opens a file: its requests (requestsOfFile), the first one loaded.
  * @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file
- * @param {{lines?: boolean}} [opts] JSON lines whatever the name (an explicit choice)
+ * @param {{lines?: boolean, split?: import("./runs.js").Split}} [opts] JSON lines whatever the name (an explicit
+ *   choice); how its lines are read into runs (runs.js; default one run's calls)
  */
 async function openFile(file, opts = {}) {
   if (file.size > MAX_STRING_UNITS) {
@@ -585,7 +588,8 @@ async function openFile(file, opts = {}) {
   fileName = file.name;
   lastFile = { name: file.name, bytes };
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
-  report.open(/** @type {any} */ (requests));
+  runSplit.value = opts.split ?? "calls";
+  report.open(/** @type {any} */ (requests), /** @type {any} */ (runSplit.value));
   const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
   asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
   const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
@@ -642,6 +646,12 @@ const report = new RunReport(
   { pick: (k) => browser.pick(k), changed: () => browser.refreshRows() },
 );
 browser.callOf = (k) => report.callOf(k);
+const runSplit = /** @type {HTMLSelectElement} */ ($("run-split"));
+runSplit.addEventListener("change", () => {
+  report.open(/** @type {any} */ (fileRequests), /** @type {any} */ (runSplit.value));
+  if (fileRequests.length > 1 && lastPick) report.pick(lastPick.k, lastPick.gen);
+  browser.refreshRows();
+});
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
 const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
@@ -685,6 +695,7 @@ async function loadPicked(k, prefix = "") {
     gen = setDoc(/** @type {string} */ (r.text), { fresh: true, crlf: r.crlf });
     say(r.crlf ? "CRLF line breaks: kept when judged, so byte offsets are the file's." : "");
   }
+  lastPick = { k, gen };
   if (fileRequests.length > 1) report.pick(k, gen);
 }
 
@@ -791,7 +802,11 @@ async function openExample(value) {
       compare.set("a", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await a.arrayBuffer()), a.name)[0], a.name)));
       compare.set("b", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await b.arrayBuffer()), b.name)[0], b.name)));
       notice("Opened compare-a.json; the comparison below is compare-a.json (A) against compare-b.json (B).");
-    } else await openFile(await exampleFile(value), value.endsWith(".msgpack") ? { lines: true } : {});
+    } else
+      await openFile(
+        await exampleFile(value),
+        value.endsWith(".msgpack") ? { lines: true } : value === "trajectories.jsonl" ? { split: "lines" } : {},
+      );
   } catch (err) {
     notice(`Cannot open the example: ${/** @type {Error} */ (err).message}`, "bad");
   }

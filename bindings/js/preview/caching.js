@@ -10,6 +10,7 @@
 // Text reaches the page as text only (textContent), never markup.
 
 import { appendLine } from "./element/element.js";
+import { runIds, runsOf } from "./runs.js";
 
 const fmt = new Intl.NumberFormat("en-US");
 const pct = (share) => `${(share * 100).toFixed(1)}%`;
@@ -167,6 +168,12 @@ export class RunReport {
     this.calls = [];
     /** @type {{line: number}[]} */
     this.entries = [];
+    /** How the lines are read into runs (runs.js), and the runs. @type {import("./runs.js").Split} */
+    this.split = "calls";
+    /** @type {{runs: Int32Array, starts: number[], ends: number[]}} */
+    this.runs = { runs: new Int32Array(0), starts: [], ends: [] };
+    /** the run the chart and table show */
+    this.shownRun = 0;
     /** whether every call is reported (`complete`), and drawn (`done`) */
     this.done = false;
     this.complete = false;
@@ -184,9 +191,12 @@ export class RunReport {
    * A new file's entries (a run's calls in order): the report starts over
    * (nothing of the previous file stays), computed in the view's worker.
    * @param {{line: number, raw?: Uint8Array, msgpack?: boolean}[]} entries
+   * @param {import("./runs.js").Split} [split] how the entries are read into runs (runs.js)
    */
-  open(entries) {
+  open(entries, split = this.split) {
     this.entries = entries;
+    this.split = split;
+    this.shownRun = 0;
     this.calls = entries.map(() => null);
     this.done = false;
     this.complete = false;
@@ -197,11 +207,25 @@ export class RunReport {
     this.ui.pane.hidden = !on;
     for (const k of /** @type {const} */ (["totals", "call", "chart", "table"])) this.ui[k].replaceChildren();
     if (!on) return;
+    const runs = runsOf(runIds(entries.length, split));
+    if ("error" in runs) {
+      this.ui.totals.textContent = `no report: ${runs.error}`;
+      return;
+    }
+    this.runs = runs;
     this.ui.totals.textContent = "computing…";
     this.view.cacheReport(
       entries.map((e) => (e.msgpack ? { msgpack: /** @type {Uint8Array} */ (e.raw) } : /** @type {Uint8Array} */ (e.raw))),
       (p) => this.onSlice(p),
+      runs.runs,
     );
+  }
+
+  /** Entry k's run, its call number within it, and the run's first entry. @param {number} k */
+  place(k) {
+    const r = this.runs.runs[k] ?? 0;
+    const start = this.runs.starts[r] ?? 0;
+    return { run: r, call: k - start, start, many: this.runs.starts.length > 1 };
   }
 
   /** @private */
@@ -243,7 +267,16 @@ export class RunReport {
     const box = this.ui.call;
     if (!p || this.ui.pane.hidden) return box.replaceChildren();
     const c = this.calls[p.k];
-    const head = el("b", {}, `Call ${fmt.format(p.k)} (line ${fmt.format(this.entries[p.k].line)}): `);
+    const at = this.place(p.k);
+    const head = el(
+      "b",
+      {},
+      `Call ${fmt.format(at.call)}${at.many ? ` of run ${fmt.format(at.run + 1)}` : ""} (line ${fmt.format(this.entries[p.k].line)}): `,
+    );
+    if (at.run !== this.shownRun && this.complete) {
+      this.shownRun = at.run;
+      this.paint();
+    } else this.shownRun = at.run;
     if (!c) {
       this.view.markNew(p.gen, null);
       return box.replaceChildren(head, "computing…");
@@ -263,11 +296,11 @@ export class RunReport {
       "; ",
     ];
     if (c.previous == null) parts.push("the first call of the run: nothing is cached yet.");
-    else if (c.extends) parts.push(`extends call ${fmt.format(c.previous)}: the new characters are highlighted in the prompt.`);
+    else if (c.extends) parts.push(`extends call ${fmt.format(c.previous - at.start)}: the new characters are highlighted in the prompt.`);
     else {
       const b = /** @type {NonNullable<Call["break"]>} */ (c.break);
       parts.push(
-        el("span", { class: "break", "data-field": "break" }, `breaks the cache of call ${fmt.format(c.previous)}`),
+        el("span", { class: "break", "data-field": "break" }, `breaks the cache of call ${fmt.format(c.previous - at.start)}`),
         ` in segment `,
         el("span", { "data-field": "segment" }, b.segment),
         `, message ${fmt.format(b.message)}, char ${fmt.format(b.char)}${b.step == null ? "" : ` (step ${b.step})`}: `,
@@ -290,7 +323,13 @@ export class RunReport {
 
   /** @private The totals, the chart and its table. */
   paint() {
-    const calls = this.calls;
+    const all = this.calls;
+    const nRuns = this.runs.starts.length;
+    let allBreaks = 0;
+    for (const c of all) if (c?.break) allBreaks++;
+    const r = Math.min(this.shownRun, nRuns - 1);
+    const start = this.runs.starts[r];
+    const calls = all.slice(start, this.runs.ends[r]);
     const n = calls.length;
     let prompt = 0;
     let cacheable = 0;
@@ -307,11 +346,16 @@ export class RunReport {
         max = Math.max(max, /** @type {number} */ (c.prompt_chars));
       }
     }
-    const known = calls.reduce((a, c) => a + (c ? 1 : 0), 0);
+    const known = all.reduce((a, c) => a + (c ? 1 : 0), 0);
+    const runs =
+      nRuns > 1
+        ? `${fmt.format(nRuns)} runs, ${fmt.format(allBreaks)} ${allBreaks === 1 ? "break" : "breaks"} in all · run ${fmt.format(r + 1)} (lines ${fmt.format(this.entries[start].line)}–${fmt.format(this.entries[start + n - 1].line)}): `
+        : "";
     this.ui.totals.textContent =
-      `${fmt.format(n)} calls${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
+      runs +
+      `${fmt.format(n)} ${n === 1 ? "call" : "calls"}${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
       `${fmt.format(cacheable)} of ${fmt.format(prompt)} chars cacheable${prompt ? ` (${pct(cacheable / prompt)})` : ""}` +
-      (this.complete ? "" : ` · ${fmt.format(known)} / ${fmt.format(n)} reported`);
+      (this.complete ? "" : ` · ${fmt.format(known)} / ${fmt.format(all.length)} reported`);
     const per = Math.ceil(n / COLUMNS);
     const cols = [];
     for (let a = 0; a < n; a += per) {
@@ -327,13 +371,13 @@ export class RunReport {
         error: group.some((c) => c?.error),
       });
     }
-    this.paintChart(cols, max, breaks, per);
-    this.paintTable(cols, per);
+    this.paintChart(cols, max, breaks, per, start);
+    this.paintTable(cols, per, start);
     this.done = this.complete;
   }
 
   /** @private */
-  paintChart(cols, max, breaks, per) {
+  paintChart(cols, max, breaks, per, start) {
     const H = 100;
     const W = cols.length;
     const s = svg("svg", { viewBox: `0 0 ${W} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
@@ -344,12 +388,12 @@ export class RunReport {
       "; the table below lists them.";
     s.setAttribute("aria-label", label);
     for (const [x, c] of cols.entries()) {
-      const g = svg("g", { "data-call": c.from });
+      const g = svg("g", { "data-call": start + c.from });
       const hp = (c.prompt / max) * H;
       const hc = (c.cacheable / max) * H;
       g.append(svg("rect", { class: "volatile", x: x + 0.1, y: 8 + H - hp, width: 0.8, height: hp - hc }));
       g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 8 + H - hc, width: 0.8, height: hc }));
-      if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": c.breaks[0].k }));
+      if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
       const t = svg("title", {});
       t.textContent = `${c.from === c.to ? `call ${c.from}` : `calls ${c.from}–${c.to}`}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
       g.append(t);
@@ -359,7 +403,7 @@ export class RunReport {
   }
 
   /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it). */
-  paintTable(cols, per) {
+  paintTable(cols, per, start) {
     const head = el(
       "tr",
       {},
@@ -371,7 +415,7 @@ export class RunReport {
       const b = c.breaks[0];
       const tr = el(
         "tr",
-        b ? { class: "break", "data-call": String(c.from) } : { "data-call": String(c.from) },
+        b ? { class: "break", "data-call": String(start + c.from) } : { "data-call": String(start + c.from) },
         el("th", { scope: "row" }, c.from === c.to ? fmt.format(c.from) : `${fmt.format(c.from)}–${fmt.format(c.to)}`),
         el("td", {}, fmt.format(Math.round(c.prompt))),
         el("td", {}, fmt.format(Math.round(c.cacheable))),

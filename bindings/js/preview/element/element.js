@@ -497,14 +497,17 @@ export class PromptView extends ElementBase {
    * §7.12) over `items` (as for verdicts: a run's calls in order), computed
    * in the worker in slices: `onProgress({from, calls, done})` gets the
    * report's calls slice by slice, each `previous` an index into `items`.
-   * A newer call supersedes an older one.
+   * A newer call supersedes an older one. `runs`, the run of each item
+   * (each run's items together): each run reported on its own, its first
+   * call compared with nothing.
    * @param {(Uint8Array | {msgpack: Uint8Array})[]} items
    * @param {(p: {from: number, calls: any[], done: boolean, error?: any}) => void} onProgress
+   * @param {ArrayLike<number>} [runs]
    */
-  cacheReport(items, onProgress) {
+  cacheReport(items, onProgress, runs) {
     const id = ++this.jsonId;
     this.reportJob = { id, onProgress };
-    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items });
+    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items, runs });
   }
 
   /**
