@@ -432,7 +432,7 @@ function objectLine(l) {
 
 /**
  * Splits a file into requests: msgpack (one request), JSON lines (one per
- * non-empty line) or JSON text (one request). The module judges each, from
+ * line, blank ones included, as --batch reads them) or JSON text (one request). The module judges each, from
  * the file's bytes: never a text the decoder changed (jsonRequest). A file
  * longer than the longest string the browser can make is one coded error,
  * never an empty document.
@@ -461,8 +461,11 @@ export function requestsOfFile(bytes, name, { lines } = {}) {
   }
   const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
   if (!jsonl) return [jsonRequest(name, bytes)];
-  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
-  return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
+  // Every line is a request, as --batch reads them: a blank or whitespace-only one is an error (counted,
+  // never dropped); only the empty piece after the file's last LF is no line.
+  const all = linesOf(bytes);
+  if (all.length && all[all.length - 1].line.length === 0) all.pop();
+  return all.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
 }
 
 /** Whether a file could be JSON lines (two or more lines, each one object)
