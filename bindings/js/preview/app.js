@@ -111,6 +111,23 @@ function onEditorChange(tr) {
     view.applyChanges(changes);
   }
   exporter.invalidate();
+  markEdited(tr.newDoc);
+}
+
+/**
+ * The entry of the open file the editor holds, edited or not: an edited one
+ * is marked in the list and its report entry stale (the report is of the
+ * file's line, not of the editor's text).
+ * @param {import("@codemirror/state").Text | null} doc the editor's document, null: none edited
+ */
+function markEdited(doc) {
+  const edited =
+    doc !== null && fileRequests.length > 1 && lastPick !== null && (doc.length !== loaded.length || doc.toString() !== loaded);
+  const k = edited ? /** @type {{k: number}} */ (lastPick).k : -1;
+  if (browser.edited === k) return;
+  browser.edited = k;
+  browser.refreshRows();
+  report.setEdited(k);
 }
 
 function onEditorUpdate() {
@@ -668,6 +685,7 @@ async function loadPicked(k, prefix = "") {
   if (!r) return;
   const say = (text, cls = "") => notice([prefix, text].filter(Boolean).join(" "), cls);
   pickedRequest = r;
+  markEdited(null);
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
   let gen;

@@ -47,6 +47,8 @@ export class EntryBrowser {
     /** The cache report's call of entry k, once known (RunReport.callOf).
      * @type {(k: number) => import("./caching.js").Call | null} */
     this.callOf = () => null;
+    /** the entry the editor holds with edits (-1: none) */
+    this.edited = -1;
     this.filterTimer = 0;
     this.virtualizer = new Virtualizer({
       count: 0,
@@ -207,7 +209,8 @@ export class EntryBrowser {
     el.setAttribute("data-entry", String(k));
     el.setAttribute("aria-selected", String(k === this.selected));
     el.style.transform = `translateY(${row * ROW}px)`;
-    const line = span("entry-line", `line ${fmt.format(e.line)}`);
+    const line = span("entry-line", `line ${fmt.format(e.line)}${k === this.edited ? " · edited" : ""}`);
+    if (k === this.edited) line.classList.add("edited");
     const code = e.code ?? null;
     const verdict = span(`verdict ${code === null ? "pending" : code === "ok" ? "ok" : "bad"}`, code ?? "…");
     verdict.setAttribute("data-verdict", code ?? "");

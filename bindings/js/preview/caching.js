@@ -174,6 +174,8 @@ export class RunReport {
     this.runs = { runs: new Int32Array(0), starts: [], ends: [] };
     /** the run the chart and table show */
     this.shownRun = 0;
+    /** the entry edited in the editor (its call is stale), -1: none */
+    this.edited = -1;
     /** whether every call is reported (`complete`), and drawn (`done`) */
     this.done = false;
     this.complete = false;
@@ -246,6 +248,12 @@ export class RunReport {
     else this.frame = window.setTimeout(paint, PAINT_MS);
   }
 
+  /** Entry k is edited in the editor (-1: none): its call is described as stale. @param {number} k */
+  setEdited(k) {
+    this.edited = k;
+    if (this.picked) this.showCall();
+  }
+
   /** The report's call of entry k (null while pending). @param {number} k */
   callOf(k) {
     return this.calls[k] ?? null;
@@ -277,10 +285,17 @@ export class RunReport {
       this.shownRun = at.run;
       this.paint();
     } else this.shownRun = at.run;
+    box.classList.toggle("stale", p.k === this.edited);
     if (!c) {
       this.view.markNew(p.gen, null);
       return box.replaceChildren(head, "computing…");
     }
+    if (p.k === this.edited)
+      return box.replaceChildren(
+        head,
+        el("span", { "data-field": "stale" }, "edited: "),
+        "the figures of this call are the file's line, not the editor's text, which the report does not read.",
+      );
     if (c.error) {
       this.view.markNew(p.gen, null);
       return box.replaceChildren(

@@ -1569,15 +1569,35 @@ export class PromptView extends ElementBase {
   onClick(e) {
     const t = /** @type {HTMLElement} */ (e.target);
     const fold = t.closest?.("[data-fold]");
+    const root = /** @type {ShadowRoot} */ (this.shadowRoot);
     if (fold) {
       const s = Number(fold.getAttribute("data-fold"));
+      const had = root.activeElement === fold;
       if (this.collapsedSegs.has(s)) this.collapsedSegs.delete(s);
       else this.collapsedSegs.add(s);
       this.render();
+      if (had) this.refocus(`[data-fold="${s}"]`);
       return;
     }
     const more = t.closest?.("[data-expand]");
-    if (more) this.toggleExpand(Number(more.getAttribute("data-expand")));
+    if (more) {
+      const i = Number(more.getAttribute("data-expand"));
+      const had = root.activeElement === more;
+      this.toggleExpand(i);
+      if (had) this.refocus(`[data-expand="${i}"]`);
+    }
+  }
+
+  /** @private Focus back on the control `selector` names (its row was drawn again, so the element that had
+   * focus is gone): now if it is in the DOM, else once the rows are painted. */
+  refocus(selector) {
+    const root = /** @type {ShadowRoot} */ (this.shadowRoot);
+    const focus = () => {
+      const el = /** @type {HTMLElement | null} */ (root.querySelector(selector));
+      el?.focus({ preventScroll: true });
+      return el !== null;
+    };
+    if (!focus()) requestAnimationFrame(() => (this.paintRows(), focus()));
   }
 
   /** @private */
@@ -1615,6 +1635,7 @@ export class PromptView extends ElementBase {
     else if (e.key === "PageDown") r = Math.min(n - 1, r + 8);
     else if (e.key === "PageUp") r = Math.max(0, r - 8);
     else if (e.key === "Enter" || e.key === " ") {
+      if (/** @type {Element} */ (e.target).closest?.("button")) return; // the button's own click (onClick)
       const m = this.rows[r];
       if (m >= 0) this.toggleExpand(m);
       else {
@@ -1624,6 +1645,13 @@ export class PromptView extends ElementBase {
         this.render();
       }
       e.preventDefault();
+      // The row was drawn again: focus back on it, so the arrow keys keep working.
+      requestAnimationFrame(() => {
+        this.paintRows();
+        const el = this.rowCache.get(r);
+        el?.setAttribute("aria-current", "true");
+        el?.focus({ preventScroll: true });
+      });
       return;
     } else return;
     e.preventDefault();

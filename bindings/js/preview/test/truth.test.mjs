@@ -81,6 +81,96 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       await page.screenshot({ path: `${ARTIFACTS}truth-blank-lines.png` });
     });
 
+    await t.test("an entry edited in the editor: marked edited in the list, its report entry stale", async () => {
+      const text = [ok, JSON.stringify(trajectory(3, 40)), ok].join("\n") + "\n";
+      await openText(page, "run.jsonl", text);
+      await page.waitForFunction(() => window.preview.report.done);
+      await page.locator('#browser-rows [data-entry="1"]').click();
+      await page.waitForFunction(() => /^Call 1 \(line 2\): .*chars; cacheable/.test(document.getElementById("run-call").textContent));
+      const line = () => page.textContent('#browser-rows [data-entry="1"] .entry-line');
+      assert.equal(await line(), "line 2");
+      await page.evaluate(() => window.preview.edit(0, 0, " "));
+      await page.waitForFunction(
+        () => document.querySelector('#browser-rows [data-entry="1"] .entry-line')?.textContent === "line 2 · edited",
+      );
+      await page.waitForFunction(() => document.getElementById("run-call").classList.contains("stale"));
+      assert.match(await page.textContent("#run-call"), /^Call 1 \(line 2\): edited: the figures of this call are the file's line/);
+      assert.equal(await page.textContent('#browser-rows [data-entry="0"] .entry-line'), "line 1", "only the edited entry");
+      await page.screenshot({ path: `${ARTIFACTS}truth-edited.png` });
+      // Another entry picked: the editor holds it, nothing is edited.
+      await page.locator('#browser-rows [data-entry="2"]').click();
+      await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="1"] .entry-line')?.textContent === "line 2");
+      await page.waitForFunction(() => /^Call 2 \(line 3\): /.test(document.getElementById("run-call").textContent));
+      assert.equal(await page.evaluate(() => document.getElementById("run-call").classList.contains("stale")), false);
+    });
+
+    await t.test("a raw control character: the JSON error says which one and how to write it", async () => {
+      await openText(page, "one.json", JSON.stringify(trajectory(1, 10)));
+      await page.evaluate(() => window.preview.setText('{"v": 1, "observation_template": "a\tb"}'));
+      await page.waitForFunction(() => window.preview.view.error?.code === "malformed_request");
+      const message = await page.evaluate(() => window.preview.view.error.message);
+      assert.equal(
+        message,
+        "invalid JSON at byte 35: control character U+0009 (tab) in a string: JSON text cannot hold it raw; write it as \\t",
+      );
+    });
+
+    await t.test("focus stays on the control after Enter on a segment head or a folded message", async () => {
+      const long = { ...trajectory(1, 10) };
+      long.steps = [{ raw_output: "r", observation: "x".repeat(3000) }];
+      await openText(page, "long.json", JSON.stringify(long));
+      const active = () =>
+        page.evaluate(() => {
+          const a = window.preview.view.shadowRoot.activeElement;
+          return a
+            ? {
+                fold: a.getAttribute("data-fold"),
+                expand: a.getAttribute("data-expand"),
+                row: a.classList.contains("row"),
+                index: a.getAttribute("data-index"),
+                message: a.getAttribute("data-message"),
+              }
+            : null;
+        });
+      // The fold button of the run segment's head.
+      await page.locator('polyloop-prompt-view [data-fold="0"]').focus();
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(
+        () => window.preview.view.shadowRoot.querySelector('[data-fold="0"]')?.getAttribute("aria-expanded") === "false",
+      );
+      await page.waitForFunction(() => window.preview.view.shadowRoot.activeElement?.getAttribute("data-fold") === "0");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(
+        () => window.preview.view.shadowRoot.querySelector('[data-fold="0"]')?.getAttribute("aria-expanded") === "true",
+      );
+      assert.equal((await active())?.fold, "0", "still on the fold button");
+      // The folded message's expand button.
+      const more = page.locator("polyloop-prompt-view [data-expand]").first();
+      const i = await more.getAttribute("data-expand");
+      await more.focus();
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(
+        (i) => window.preview.view.shadowRoot.querySelector(`[data-expand="${i}"]`)?.getAttribute("aria-expanded") === "true",
+        i,
+      );
+      await page.waitForFunction((i) => window.preview.view.shadowRoot.activeElement?.getAttribute("data-expand") === i, i);
+      // A segment head's row, by keyboard: Enter folds it, focus stays on the row, the arrows go on.
+      await page.locator("polyloop-prompt-view .list").focus();
+      await page.keyboard.press("Home");
+      await page.waitForFunction(() => window.preview.view.shadowRoot.activeElement?.classList.contains("head"));
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(
+        () => window.preview.view.shadowRoot.querySelector('[data-fold="0"]')?.getAttribute("aria-expanded") === "false",
+      );
+      await page.waitForFunction(() => window.preview.view.shadowRoot.activeElement?.classList.contains("head"));
+      await page.keyboard.press("ArrowDown");
+      await page.waitForFunction(() => {
+        const a = window.preview.view.shadowRoot.activeElement;
+        return a?.classList.contains("row") && a.getAttribute("data-index") !== "0";
+      });
+      assert.notEqual(await page.evaluate(() => document.activeElement?.tagName), "BODY");
+    });
+
     assert.deepEqual(problems, []);
   });
 });
