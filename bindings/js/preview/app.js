@@ -374,6 +374,9 @@ function goToStep(k) {
 let fileRequests = [];
 /** The entry of the open file last loaded and its generation in the view. @type {{k: number, gen: number} | null} */
 let lastPick = null;
+/** An address naming an entry (a line) of a file not open: gone to once a file is opened.
+ * @type {{line: string, step: string | null} | null} */
+let pendingAddress = null;
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -607,13 +610,27 @@ async function openFile(file, opts = {}) {
   fileRequests = requests;
   fileName = file.name;
   lastFile = { name: file.name, bytes };
+  // An address that named an entry before the file was open: that entry is the first shown (never another).
+  const goal = pendingAddress;
+  pendingAddress = null;
+  const goalK = goal && requests.length > 1 ? requests.findIndex((r) => String(r.line) === goal.line) : -1;
+  const first = Math.max(0, goalK);
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
+  browser.select(first);
   runSplit.value = opts.split ?? "calls";
   report.open(/** @type {any} */ (requests), /** @type {any} */ (runSplit.value));
   const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
   asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
-  const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
-  await loadPicked(0, opened);
+  let opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
+  if (goal && goalK >= 0) opened += ` The address named line ${goal.line}: shown.`;
+  else if (goal) opened += ` The address named line ${goal.line}, which this file does not have: line ${requests[0]?.line ?? 1} shown.`;
+  await loadPicked(first, opened);
+  following = true;
+  try {
+    if (goal && goalK >= 0 && goal.step !== null) applyStep(goal.step, true);
+  } finally {
+    following = false;
+  }
   pushAddress();
   // One request read from lines that are each an object: the CLI's reading
   // (one JSON text), and the other one offered.
@@ -1091,7 +1108,12 @@ async function followAddress() {
     if (line !== null) {
       const k = fileRequests.findIndex((r) => String(r.line) === line);
       if (k < 0 || fileRequests.length < 2) {
-        notice(`This address names entry (line) ${line} of a file that is not open here: open the file first.`, "bad");
+        pendingAddress = { line, step };
+        notice(
+          `This address names line ${line} of a file that is not open here: open that file (Open file…) and the page goes to line ${line}${step === null ? "" : `, step ${step}`}. What is shown now is not line ${line}.`,
+          "bad",
+        );
+        $("editor-title").textContent = `Request · not line ${line} (its file is not open)`;
         return;
       }
       if (k !== browser.selected) {
@@ -1099,22 +1121,27 @@ async function followAddress() {
         await loadPicked(k);
       }
     }
-    if (step !== null) {
-      if (!byStep.checked) {
-        byStep.checked = true;
-        view.trajectory = true;
-      }
-      view.step = Number(step);
-      stepInput.value = step;
-      syncSteps();
-    } else if (byStep.checked && line !== null) {
-      byStep.checked = false;
-      view.step = null;
-      view.trajectory = false;
-      syncSteps();
-    }
+    applyStep(step, line !== null);
   } finally {
     following = false;
+  }
+}
+
+/** The address's step: the slider at it (null: the slider off, when the address names an entry). */
+function applyStep(/** @type {string | null} */ step, /** @type {boolean} */ named) {
+  if (step !== null) {
+    if (!byStep.checked) {
+      byStep.checked = true;
+      view.trajectory = true;
+    }
+    view.step = Number(step);
+    stepInput.value = step;
+    syncSteps();
+  } else if (byStep.checked && named) {
+    byStep.checked = false;
+    view.step = null;
+    view.trajectory = false;
+    syncSteps();
   }
 }
 window.addEventListener("popstate", () => followAddress());
@@ -1162,6 +1189,8 @@ async function main() {
     (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
   editor = createEditor($("editor"), text, onEditorChange, onEditorUpdate, dark);
   docChanged();
+  // An address naming an entry: no file is open yet, so the page says so and goes there once it is.
+  if (/(^#|&)entry=/.test(location.hash)) await followAddress();
   // The lint mark of an error found before the editor existed.
   if (view.error && view.state !== "ok")
     view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));

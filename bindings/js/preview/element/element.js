@@ -752,7 +752,9 @@ export class PromptView extends ElementBase {
       const w = custom
         ? new Worker(new URL(custom, document.baseURI), { type: "module" })
         : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-      const workerUrl = custom ? new URL(custom, document.baseURI) : new URL("./worker.js", import.meta.url);
+      // Not the literal form: a bundler would emit worker.js a second time, unbundled, for this URL (which
+      // only names the worker in an error message).
+      const workerUrl = custom ? new URL(custom, document.baseURI) : new URL(WORKER_FILE, import.meta.url);
       const clients = new Map();
       let started = false;
       w.onmessage = (ev) => {
@@ -907,7 +909,9 @@ export class PromptView extends ElementBase {
     const digestBody = h("tbody");
     const digestNote = h("span", { class: "stale-note" });
     const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests", digestNote), h("table", {}, digestBody));
-    root.append(bar, banner, error, cache, bps, list, digests);
+    // One frame fills the host whatever display the page gives it (a host rule `display: block; height:
+    // 300px` leaves no blank band: the list takes the height left).
+    root.append(h("div", { class: "frame" }, bar, banner, error, cache, bps, list, digests));
     list.addEventListener("keydown", (e) => this.onKey(e));
     list.addEventListener("copy", (e) => this.onCopy(/** @type {ClipboardEvent} */ (e)));
     rows.addEventListener("click", (e) => this.onClick(e));
@@ -1678,6 +1682,9 @@ export function workerFailed(url, detail) {
     `definePromptView(name, { workerUrl, wasmUrl }) (docs/PREVIEW.md, "Bundlers": esbuild does not emit it by itself)`
   );
 }
+
+/** The default worker beside this file (named in errors; the Worker itself is made from the literal form). */
+const WORKER_FILE = "./worker.js";
 
 /** Bytes of JSON text given as the request (setJSONBytes). */
 class JsonBytes {

@@ -171,6 +171,37 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       assert.notEqual(await page.evaluate(() => document.activeElement?.tagName), "BODY");
     });
 
+    await t.test("the search finds a line as the rows write it: 'line 1,234'", async () => {
+      const text = Array.from({ length: 1300 }, (_, i) => `{"observation_template": "{observation}", "max_prompt_chars": ${i}}`).join("\n");
+      await openText(page, "many.jsonl", text);
+      for (const q of ["line 1,234", "line 1234", "1,234", "1234", "LINE 1,234"]) {
+        await page.fill("#browser-search", q);
+        await page
+          .waitForFunction(() => {
+            const rows = [...document.querySelectorAll("#browser-rows [data-entry]")];
+            return rows.length === 1 && rows[0].querySelector(".entry-line").textContent === "line 1,234";
+          })
+          .catch((e) => assert.fail(`${q}: ${e.message}`));
+      }
+      await page.fill("#browser-search", "");
+    });
+
+    await t.test("a host rule display:block; height:300px leaves no blank band", async () => {
+      await openText(page, "one.json", JSON.stringify(trajectory(3, 40)));
+      await page.addStyleTag({ content: "polyloop-prompt-view{display:block;height:300px;flex:none}" });
+      await page.waitForFunction(() => Math.round(window.preview.view.getBoundingClientRect().height) === 300);
+      const box = await page.evaluate(() => {
+        const v = window.preview.view;
+        const r = v.getBoundingClientRect();
+        const list = v.shadowRoot.querySelector(".list").getBoundingClientRect();
+        const digests = v.shadowRoot.querySelector(".digests").getBoundingClientRect();
+        return { bottom: r.bottom, list: list.height, digests: digests.bottom };
+      });
+      assert.ok(Math.abs(box.bottom - box.digests) <= 1, `the last part ends at the host's bottom: ${JSON.stringify(box)}`);
+      assert.ok(box.list > 120, `the list takes the height left: ${JSON.stringify(box)}`);
+      await page.screenshot({ path: `${ARTIFACTS}truth-host-300.png` });
+    });
+
     assert.deepEqual(problems, []);
   });
 });
