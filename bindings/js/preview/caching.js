@@ -223,6 +223,12 @@ export class RunReport {
     );
   }
 
+  /** Entry k's line in the file, as the page writes it (the one numbering of the rows, the report and the address).
+   * @param {number} k */
+  lineOf(k) {
+    return fmt.format(this.entries[k]?.line ?? k + 1);
+  }
+
   /** Entry k's run, its call number within it, and the run's first entry. @param {number} k */
   place(k) {
     const r = this.runs.runs[k] ?? 0;
@@ -279,7 +285,7 @@ export class RunReport {
     const head = el(
       "b",
       {},
-      `Call ${fmt.format(at.call)}${at.many ? ` of run ${fmt.format(at.run + 1)}` : ""} (line ${fmt.format(this.entries[p.k].line)}): `,
+      `Line ${fmt.format(this.entries[p.k].line)} (call ${fmt.format(at.call)} of ${at.many ? `run ${fmt.format(at.run + 1)}` : "the run"}): `,
     );
     if (at.run !== this.shownRun && this.complete) {
       this.shownRun = at.run;
@@ -311,11 +317,11 @@ export class RunReport {
       "; ",
     ];
     if (c.previous == null) parts.push("the first call of the run: nothing is cached yet.");
-    else if (c.extends) parts.push(`extends call ${fmt.format(c.previous - at.start)}: the new characters are highlighted in the prompt.`);
+    else if (c.extends) parts.push(`extends line ${this.lineOf(c.previous)}: the new characters are highlighted in the prompt.`);
     else {
       const b = /** @type {NonNullable<Call["break"]>} */ (c.break);
       parts.push(
-        el("span", { class: "break", "data-field": "break" }, `breaks the cache of call ${fmt.format(c.previous - at.start)}`),
+        el("span", { class: "break", "data-field": "break" }, `breaks the cache of line ${this.lineOf(c.previous)}`),
         ` in segment `,
         el("span", { "data-field": "segment" }, b.segment),
         `, message ${fmt.format(b.message)}, char ${fmt.format(b.char)}${b.step == null ? "" : ` (step ${b.step})`}: `,
@@ -386,20 +392,22 @@ export class RunReport {
         error: group.some((c) => c?.error),
       });
     }
-    this.paintChart(cols, max, breaks, per, start);
-    this.paintTable(cols, per, start);
+    const lines = (/** @type {{from: number, to: number}} */ c) =>
+      c.from === c.to ? `line ${this.lineOf(start + c.from)}` : `lines ${this.lineOf(start + c.from)}–${this.lineOf(start + c.to)}`;
+    this.paintChart(cols, max, breaks, per, start, lines);
+    this.paintTable(cols, per, start, lines);
     this.done = this.complete;
   }
 
   /** @private */
-  paintChart(cols, max, breaks, per, start) {
+  paintChart(cols, max, breaks, per, start, lines) {
     const H = 100;
     const W = cols.length;
     const s = svg("svg", { viewBox: `0 0 ${W} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
     const label =
       `Cacheable and volatile characters per call, ${per > 1 ? `${fmt.format(per)} calls a column, ` : ""}` +
       `${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"}` +
-      (breaks ? ` (calls ${cols.flatMap((c) => c.breaks.map((b) => fmt.format(b.k))).join(", ")})` : "") +
+      (breaks ? ` (lines ${cols.flatMap((c) => c.breaks.map((b) => this.lineOf(start + b.k))).join(", ")})` : "") +
       "; the table below lists them.";
     s.setAttribute("aria-label", label);
     for (const [x, c] of cols.entries()) {
@@ -410,7 +418,7 @@ export class RunReport {
       g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 8 + H - hc, width: 0.8, height: hc }));
       if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
       const t = svg("title", {});
-      t.textContent = `${c.from === c.to ? `call ${c.from}` : `calls ${c.from}–${c.to}`}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
+      t.textContent = `${lines(c)}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
       g.append(t);
       s.append(g);
     }
@@ -418,11 +426,11 @@ export class RunReport {
   }
 
   /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it). */
-  paintTable(cols, per, start) {
+  paintTable(cols, per, start, lines) {
     const head = el(
       "tr",
       {},
-      ...[per > 1 ? "calls" : "call", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
+      ...[per > 1 ? "lines" : "line", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
         el("th", { scope: "col" }, t),
       ),
     );
@@ -431,7 +439,7 @@ export class RunReport {
       const tr = el(
         "tr",
         b ? { class: "break", "data-call": String(start + c.from) } : { "data-call": String(start + c.from) },
-        el("th", { scope: "row" }, c.from === c.to ? fmt.format(c.from) : `${fmt.format(c.from)}–${fmt.format(c.to)}`),
+        el("th", { scope: "row" }, lines(c).replace(/^lines? /, "")),
         el("td", {}, fmt.format(Math.round(c.prompt))),
         el("td", {}, fmt.format(Math.round(c.cacheable))),
         el("td", {}, fmt.format(Math.round(c.prompt - c.cacheable))),

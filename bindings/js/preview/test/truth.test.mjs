@@ -86,7 +86,9 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       await openText(page, "run.jsonl", text);
       await page.waitForFunction(() => window.preview.report.done);
       await page.locator('#browser-rows [data-entry="1"]').click();
-      await page.waitForFunction(() => /^Call 1 \(line 2\): .*chars; cacheable/.test(document.getElementById("run-call").textContent));
+      await page.waitForFunction(() =>
+        /^Line 2 \(call 1 of the run\): .*chars; cacheable/.test(document.getElementById("run-call").textContent),
+      );
       const line = () => page.textContent('#browser-rows [data-entry="1"] .entry-line');
       assert.equal(await line(), "line 2");
       await page.evaluate(() => window.preview.edit(0, 0, " "));
@@ -94,13 +96,16 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
         () => document.querySelector('#browser-rows [data-entry="1"] .entry-line')?.textContent === "line 2 · edited",
       );
       await page.waitForFunction(() => document.getElementById("run-call").classList.contains("stale"));
-      assert.match(await page.textContent("#run-call"), /^Call 1 \(line 2\): edited: the figures of this call are the file's line/);
+      assert.match(
+        await page.textContent("#run-call"),
+        /^Line 2 \(call 1 of the run\): edited: the figures of this call are the file's line/,
+      );
       assert.equal(await page.textContent('#browser-rows [data-entry="0"] .entry-line'), "line 1", "only the edited entry");
       await page.screenshot({ path: `${ARTIFACTS}truth-edited.png` });
       // Another entry picked: the editor holds it, nothing is edited.
       await page.locator('#browser-rows [data-entry="2"]').click();
       await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="1"] .entry-line')?.textContent === "line 2");
-      await page.waitForFunction(() => /^Call 2 \(line 3\): /.test(document.getElementById("run-call").textContent));
+      await page.waitForFunction(() => /^Line 3 \(call 2 of the run\): /.test(document.getElementById("run-call").textContent));
       assert.equal(await page.evaluate(() => document.getElementById("run-call").classList.contains("stale")), false);
     });
 
