@@ -197,7 +197,11 @@ $("convert").addEventListener("click", convertDoc);
 
 function docChanged() {
   const n = editor.state.doc.length;
-  $("doc-size").textContent = `${fmt.format(n)} characters · ${fmt.format(editor.state.doc.lines)} lines`;
+  const plain =
+    cmNow && n > cmNow.PLAIN_ABOVE
+      ? ` · plain text above ${fmt.format(cmNow.PLAIN_ABOVE)} characters (no JSON highlighting, no hidden-character marks)`
+      : "";
+  $("doc-size").textContent = `${fmt.format(n)} characters · ${fmt.format(editor.state.doc.lines)} lines${plain}`;
   scheduleSave();
 }
 
