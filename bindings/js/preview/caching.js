@@ -176,6 +176,9 @@ export class RunReport {
     this.shownRun = 0;
     /** the entry edited in the editor (its call is stale), -1: none */
     this.edited = -1;
+    /** What paintChart and paintTable drew (null: nothing yet), to draw only what changed.
+     * @type {any} */
+    this.drawn = null;
     /** whether every call is reported (`complete`), and drawn (`done`) */
     this.done = false;
     this.complete = false;
@@ -199,6 +202,7 @@ export class RunReport {
     this.entries = entries;
     this.split = split;
     this.shownRun = 0;
+    this.drawn = null;
     this.calls = entries.map(() => null);
     this.done = false;
     this.complete = false;
@@ -399,42 +403,78 @@ export class RunReport {
     this.done = this.complete;
   }
 
-  /** @private */
+  /** @private The chart and its table, drawn incrementally: built once for a run (and its calls a column), then
+   * only the columns whose figures changed are drawn again; the bars' height scale is one transform, so a new
+   * highest call changes one attribute, not every bar. */
   paintChart(cols, max, breaks, per, start, lines) {
     const H = 100;
-    const W = cols.length;
-    const s = svg("svg", { viewBox: `0 0 ${W} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
+    const shape = `${start}|${per}|${cols.length}`;
+    let d = this.drawn;
+    if (!d || d.shape !== shape || !this.ui.chart.contains(d.svg)) {
+      const s = svg("svg", { viewBox: `0 0 ${cols.length} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
+      const bars = svg("g", { class: "bars" });
+      const marks = svg("g", { class: "marks" });
+      s.append(bars, marks);
+      d = this.drawn = { shape, svg: s, bars, marks, keys: [], groups: [], markAt: new Map(), max: 0, table: null, rows: [] };
+      this.ui.chart.replaceChildren(s);
+    }
     const label =
       `Cacheable and volatile characters per call, ${per > 1 ? `${fmt.format(per)} calls a column, ` : ""}` +
       `${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"}` +
       (breaks ? ` (lines ${cols.flatMap((c) => c.breaks.map((b) => this.lineOf(start + b.k))).join(", ")})` : "") +
       "; the table below lists them.";
-    s.setAttribute("aria-label", label);
+    d.svg.setAttribute("aria-label", label);
+    if (d.max !== max) {
+      d.max = max;
+      d.bars.setAttribute("transform", `translate(0 ${8 + H}) scale(1 ${-H / max})`);
+    }
     for (const [x, c] of cols.entries()) {
+      const key = colKey(c);
+      if (d.keys[x] === key) continue;
+      d.keys[x] = key;
       const g = svg("g", { "data-call": start + c.from });
-      const hp = (c.prompt / max) * H;
-      const hc = (c.cacheable / max) * H;
-      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: 8 + H - hp, width: 0.8, height: hp - hc }));
-      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 8 + H - hc, width: 0.8, height: hc }));
-      if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
+      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 0, width: 0.8, height: c.cacheable }));
+      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: c.cacheable, width: 0.8, height: c.prompt - c.cacheable }));
       const t = svg("title", {});
       t.textContent = `${lines(c)}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
       g.append(t);
-      s.append(g);
+      if (d.groups[x]) d.groups[x].replaceWith(g);
+      else d.bars.append(g);
+      d.groups[x] = g;
+      d.markAt.get(x)?.remove();
+      d.markAt.delete(x);
+      if (c.breaks.length) {
+        const m = svg("g", { "data-call": start + c.from });
+        m.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
+        d.marks.append(m);
+        d.markAt.set(x, m);
+      }
     }
-    this.ui.chart.replaceChildren(s);
   }
 
-  /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it). */
+  /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it), drawn incrementally
+   * as the chart is (paintChart builds it anew with the chart). */
   paintTable(cols, per, start, lines) {
-    const head = el(
-      "tr",
-      {},
-      ...[per > 1 ? "lines" : "line", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
-        el("th", { scope: "col" }, t),
-      ),
-    );
-    const rows = cols.slice(0, TABLE_ROWS).map((c) => {
+    const d = /** @type {NonNullable<typeof this.drawn>} */ (this.drawn);
+    if (!d.table || !this.ui.table.contains(d.table)) {
+      const head = el(
+        "tr",
+        {},
+        ...[per > 1 ? "lines" : "line", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
+          el("th", { scope: "col" }, t),
+        ),
+      );
+      const caption = el("caption", {}, per > 1 ? `Means per column of ${fmt.format(per)} calls` : "Per call");
+      d.tbody = el("tbody", {});
+      d.table = el("table", {}, caption, el("thead", {}, head), d.tbody);
+      d.rowKeys = [];
+      d.rows = [];
+      this.ui.table.replaceChildren(d.table);
+    }
+    for (const [x, c] of cols.slice(0, TABLE_ROWS).entries()) {
+      const key = colKey(c);
+      if (d.rowKeys[x] === key) continue;
+      d.rowKeys[x] = key;
       const b = c.breaks[0];
       const tr = el(
         "tr",
@@ -450,9 +490,14 @@ export class RunReport {
         ),
         el("td", { "data-field": "cause" }, b ? b.cause : ""),
       );
-      return tr;
-    });
-    const caption = el("caption", {}, per > 1 ? `Means per column of ${fmt.format(per)} calls` : "Per call");
-    this.ui.table.replaceChildren(el("table", {}, caption, el("thead", {}, head), el("tbody", {}, ...rows)));
+      if (d.rows[x]) d.rows[x].replaceWith(tr);
+      else d.tbody.append(tr);
+      d.rows[x] = tr;
+    }
   }
+}
+
+/** What a column of the chart shows, as a key: the same key, nothing to draw again. @param {any} c */
+function colKey(c) {
+  return `${c.from}-${c.to}|${c.prompt}|${c.cacheable}|${c.error}|${c.breaks.map((b) => `${b.k}:${b.segment}:${b.cause}`).join(",")}`;
 }

@@ -112,6 +112,35 @@ test("the page's runs are run_rows' runs", { skip: skip || noPython, timeout: 24
       assert.deepEqual(await pageRuns(page), runRows(file, "lines"));
     });
 
+    await t.test("the chart and its table are drawn incrementally: only the columns that changed", async () => {
+      await page.selectOption("#run-split", "calls");
+      await page.waitForFunction(() => window.preview.report.done && window.preview.report.complete);
+      const kept = await page.evaluate(() => {
+        const r = window.preview.report;
+        const nodes = () => [
+          document.querySelector("#run-chart svg"),
+          ...document.querySelectorAll("#run-chart [data-call]"),
+          ...document.querySelectorAll("#run-table tbody tr"),
+        ];
+        const before = nodes();
+        r.paint(); // nothing changed: nothing drawn again
+        const same = nodes().every((n, i) => n === before[i]);
+        // One call's figures change (as when its slice comes): its column and row only are drawn again.
+        const saved = r.calls[3];
+        r.calls[3] = { ...saved, prompt_chars: saved.prompt_chars + 1 };
+        r.paint();
+        const after = nodes();
+        const changed = after
+          .map((n, i) => (n === before[i] ? null : (n.getAttribute("data-call") ?? n.tagName)))
+          .filter((x) => x !== null);
+        r.calls[3] = saved;
+        r.paint();
+        return { same, changed, n: before.length };
+      });
+      assert.equal(kept.same, true, "a paint with nothing new draws nothing again");
+      assert.deepEqual(kept.changed, ["3", "3"], `only call 3's column and row drawn again (of ${kept.n} nodes)`);
+    });
+
     assert.deepEqual(problems, []);
   });
 });
