@@ -27,12 +27,15 @@ func request(dst, text []byte) ([]byte, *core.Error, int) {
 		return nil, &core.Error{Code: core.CodeTooLarge, Message: msgfmt.Sprintf(core.MsgRequestTooLargeFormat, len(text)), Offset: -1}, -1
 	}
 	if err != nil {
-		at := -1
+		at, msg := -1, err.Error()+"; send one JSON object per request"
 		var se *SyntaxError
 		if errors.As(err, &se) {
 			at = se.Offset
+			if se.Said {
+				msg = err.Error()
+			}
 		}
-		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: err.Error() + "; send one JSON object per request", Offset: -1}, at
+		return nil, &core.Error{Code: core.CodeMalformedRequest, Message: msg, Offset: -1}, at
 	}
 	return mp, nil, -1
 }

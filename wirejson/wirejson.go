@@ -52,6 +52,8 @@ var maxTextBytes = core.MaxMsgpackLength
 type SyntaxError struct {
 	Offset int
 	Msg    string
+	// Said: Msg already says what to do (no general advice is added).
+	Said bool
 }
 
 func (e *SyntaxError) Error() string {
@@ -158,6 +160,24 @@ type frame struct {
 }
 
 func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.i, Msg: msg} }
+
+// controlNames names the control characters JSON has a short escape for.
+var controlNames = map[byte][2]string{
+	'\b': {"backspace", `\b`}, '\t': {"tab", `\t`}, '\n': {"line feed", `\n`}, '\f': {"form feed", `\f`}, '\r': {"carriage return", `\r`},
+}
+
+// controlMessage says which raw control character a string holds and how
+// JSON writes it: "control character U+0009 (tab) in a string: JSON text
+// cannot hold it raw; write it as \t".
+func controlMessage(c byte) string {
+	const hex = "0123456789ABCDEF"
+	code := "U+00" + string([]byte{hex[c>>4], hex[c&15]})
+	name, esc := "", `\u00`+string([]byte{hex[c>>4], hex[c&15]})
+	if n, ok := controlNames[c]; ok {
+		name, esc = " ("+n[0]+")", n[1]
+	}
+	return "control character " + code + name + " in a string: JSON text cannot hold it raw; write it as " + esc
+}
 
 func (p *parser) ws() {
 	for p.i < len(p.src) {
@@ -412,7 +432,7 @@ func (p *parser) str() error {
 		}
 		if c < 0x20 {
 			p.i = j
-			return p.fail("control character in a string; escape it")
+			return &SyntaxError{Offset: p.i, Msg: controlMessage(c), Said: true}
 		}
 		if j+1 >= len(src) {
 			p.i = j

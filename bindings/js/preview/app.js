@@ -111,6 +111,23 @@ function onEditorChange(tr) {
     view.applyChanges(changes);
   }
   exporter.invalidate();
+  markEdited(tr.newDoc);
+}
+
+/**
+ * The entry of the open file the editor holds, edited or not: an edited one
+ * is marked in the list and its report entry stale (the report is of the
+ * file's line, not of the editor's text).
+ * @param {import("@codemirror/state").Text | null} doc the editor's document, null: none edited
+ */
+function markEdited(doc) {
+  const edited =
+    doc !== null && fileRequests.length > 1 && lastPick !== null && (doc.length !== loaded.length || doc.toString() !== loaded);
+  const k = edited ? /** @type {{k: number}} */ (lastPick).k : -1;
+  if (browser.edited === k) return;
+  browser.edited = k;
+  browser.refreshRows();
+  report.setEdited(k);
 }
 
 function onEditorUpdate() {
@@ -180,7 +197,11 @@ $("convert").addEventListener("click", convertDoc);
 
 function docChanged() {
   const n = editor.state.doc.length;
-  $("doc-size").textContent = `${fmt.format(n)} characters · ${fmt.format(editor.state.doc.lines)} lines`;
+  const plain =
+    cmNow && n > cmNow.PLAIN_ABOVE
+      ? ` · plain text above ${fmt.format(cmNow.PLAIN_ABOVE)} characters (no JSON highlighting, no hidden-character marks)`
+      : "";
+  $("doc-size").textContent = `${fmt.format(n)} characters · ${fmt.format(editor.state.doc.lines)} lines${plain}`;
   scheduleSave();
 }
 
@@ -355,6 +376,11 @@ function goToStep(k) {
 
 /** @type {{label: string, line?: number, size?: number, raw?: Uint8Array, text?: string, bytes?: Uint8Array, json?: boolean, error?: string}[]} */
 let fileRequests = [];
+/** The entry of the open file last loaded and its generation in the view. @type {{k: number, gen: number} | null} */
+let lastPick = null;
+/** An address naming an entry (a line) of a file not open: gone to once a file is opened.
+ * @type {{line: string, step: string | null} | null} */
+let pendingAddress = null;
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lossy = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -430,7 +456,7 @@ function objectLine(l) {
 
 /**
  * Splits a file into requests: msgpack (one request), JSON lines (one per
- * non-empty line) or JSON text (one request). The module judges each, from
+ * line, blank ones included, as --batch reads them) or JSON text (one request). The module judges each, from
  * the file's bytes: never a text the decoder changed (jsonRequest). A file
  * longer than the longest string the browser can make is one coded error,
  * never an empty document.
@@ -459,8 +485,11 @@ export function requestsOfFile(bytes, name, { lines } = {}) {
   }
   const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
   if (!jsonl) return [jsonRequest(name, bytes)];
-  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
-  return nonEmpty.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
+  // Every line is a request, as --batch reads them: a blank or whitespace-only one is an error (counted,
+  // never dropped); only the empty piece after the file's last LF is no line.
+  const all = linesOf(bytes);
+  if (all.length && all[all.length - 1].line.length === 0) all.pop();
+  return all.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
 }
 
 /** Whether a file could be JSON lines (two or more lines, each one object)
@@ -568,7 +597,8 @@ let lastFile = null;
 /**
  * Opens a file: its requests (requestsOfFile), the first one loaded.
  * @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file
- * @param {{lines?: boolean}} [opts] JSON lines whatever the name (an explicit choice)
+ * @param {{lines?: boolean, split?: import("./runs.js").Split}} [opts] JSON lines whatever the name (an explicit
+ *   choice); how its lines are read into runs (runs.js; default one run's calls)
  */
 async function openFile(file, opts = {}) {
   if (file.size > MAX_STRING_UNITS) {
@@ -584,12 +614,27 @@ async function openFile(file, opts = {}) {
   fileRequests = requests;
   fileName = file.name;
   lastFile = { name: file.name, bytes };
+  // An address that named an entry before the file was open: that entry is the first shown (never another).
+  const goal = pendingAddress;
+  pendingAddress = null;
+  const goalK = goal && requests.length > 1 ? requests.findIndex((r) => String(r.line) === goal.line) : -1;
+  const first = Math.max(0, goalK);
   browser.open(/** @type {any} */ (requests), (items, onProgress) => view.verdicts(items, onProgress));
-  report.open(/** @type {any} */ (requests));
+  browser.select(first);
+  runSplit.value = opts.split ?? "calls";
+  report.open(/** @type {any} */ (requests), /** @type {any} */ (runSplit.value));
   const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
   asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
-  const opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
-  await loadPicked(0, opened);
+  let opened = `Opened ${file.name}: ${fileRequests.length === 1 ? "one request" : `${fmt.format(fileRequests.length)} requests (pick one in the list)`}.`;
+  if (goal && goalK >= 0) opened += ` The address named line ${goal.line}: shown.`;
+  else if (goal) opened += ` The address named line ${goal.line}, which this file does not have: line ${requests[0]?.line ?? 1} shown.`;
+  await loadPicked(first, opened);
+  following = true;
+  try {
+    if (goal && goalK >= 0 && goal.step !== null) applyStep(goal.step, true);
+  } finally {
+    following = false;
+  }
   pushAddress();
   // One request read from lines that are each an object: the CLI's reading
   // (one JSON text), and the other one offered.
@@ -642,6 +687,12 @@ const report = new RunReport(
   { pick: (k) => browser.pick(k), changed: () => browser.refreshRows() },
 );
 browser.callOf = (k) => report.callOf(k);
+const runSplit = /** @type {HTMLSelectElement} */ ($("run-split"));
+runSplit.addEventListener("change", () => {
+  report.open(/** @type {any} */ (fileRequests), /** @type {any} */ (runSplit.value));
+  if (fileRequests.length > 1 && lastPick) report.pick(lastPick.k, lastPick.gen);
+  browser.refreshRows();
+});
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
 const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
@@ -655,6 +706,7 @@ async function loadPicked(k, prefix = "") {
   if (!r) return;
   const say = (text, cls = "") => notice([prefix, text].filter(Boolean).join(" "), cls);
   pickedRequest = r;
+  markEdited(null);
   if (fileRequests.length > 1) $("editor-title").textContent = `Request · ${r.label}`;
   else $("editor-title").textContent = "Request";
   let gen;
@@ -685,6 +737,7 @@ async function loadPicked(k, prefix = "") {
     gen = setDoc(/** @type {string} */ (r.text), { fresh: true, crlf: r.crlf });
     say(r.crlf ? "CRLF line breaks: kept when judged, so byte offsets are the file's." : "");
   }
+  lastPick = { k, gen };
   if (fileRequests.length > 1) report.pick(k, gen);
 }
 
@@ -791,7 +844,11 @@ async function openExample(value) {
       compare.set("a", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await a.arrayBuffer()), a.name)[0], a.name)));
       compare.set("b", /** @type {any} */ (sideOf(requestsOfFile(new Uint8Array(await b.arrayBuffer()), b.name)[0], b.name)));
       notice("Opened compare-a.json; the comparison below is compare-a.json (A) against compare-b.json (B).");
-    } else await openFile(await exampleFile(value), value.endsWith(".msgpack") ? { lines: true } : {});
+    } else
+      await openFile(
+        await exampleFile(value),
+        value.endsWith(".msgpack") ? { lines: true } : value === "trajectories.jsonl" ? { split: "lines" } : {},
+      );
   } catch (err) {
     notice(`Cannot open the example: ${/** @type {Error} */ (err).message}`, "bad");
   }
@@ -1055,7 +1112,12 @@ async function followAddress() {
     if (line !== null) {
       const k = fileRequests.findIndex((r) => String(r.line) === line);
       if (k < 0 || fileRequests.length < 2) {
-        notice(`This address names entry (line) ${line} of a file that is not open here: open the file first.`, "bad");
+        pendingAddress = { line, step };
+        notice(
+          `This address names line ${line} of a file that is not open here: open that file (Open file…) and the page goes to line ${line}${step === null ? "" : `, step ${step}`}. What is shown now is not line ${line}.`,
+          "bad",
+        );
+        $("editor-title").textContent = `Request · not line ${line} (its file is not open)`;
         return;
       }
       if (k !== browser.selected) {
@@ -1063,22 +1125,27 @@ async function followAddress() {
         await loadPicked(k);
       }
     }
-    if (step !== null) {
-      if (!byStep.checked) {
-        byStep.checked = true;
-        view.trajectory = true;
-      }
-      view.step = Number(step);
-      stepInput.value = step;
-      syncSteps();
-    } else if (byStep.checked && line !== null) {
-      byStep.checked = false;
-      view.step = null;
-      view.trajectory = false;
-      syncSteps();
-    }
+    applyStep(step, line !== null);
   } finally {
     following = false;
+  }
+}
+
+/** The address's step: the slider at it (null: the slider off, when the address names an entry). */
+function applyStep(/** @type {string | null} */ step, /** @type {boolean} */ named) {
+  if (step !== null) {
+    if (!byStep.checked) {
+      byStep.checked = true;
+      view.trajectory = true;
+    }
+    view.step = Number(step);
+    stepInput.value = step;
+    syncSteps();
+  } else if (byStep.checked && named) {
+    byStep.checked = false;
+    view.step = null;
+    view.trajectory = false;
+    syncSteps();
   }
 }
 window.addEventListener("popstate", () => followAddress());
@@ -1126,6 +1193,8 @@ async function main() {
     (document.documentElement.dataset.theme === "auto" && matchMedia("(prefers-color-scheme: dark)").matches);
   editor = createEditor($("editor"), text, onEditorChange, onEditorUpdate, dark);
   docChanged();
+  // An address naming an entry: no file is open yet, so the page says so and goes there once it is.
+  if (/(^#|&)entry=/.test(location.hash)) await followAddress();
   // The lint mark of an error found before the editor existed.
   if (view.error && view.state !== "ok")
     view.dispatchEvent(new CustomEvent("polyloop-error", { detail: { ...view.error, gen: view.generation } }));

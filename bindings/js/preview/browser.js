@@ -47,6 +47,8 @@ export class EntryBrowser {
     /** The cache report's call of entry k, once known (RunReport.callOf).
      * @type {(k: number) => import("./caching.js").Call | null} */
     this.callOf = () => null;
+    /** the entry the editor holds with edits (-1: none) */
+    this.edited = -1;
     this.filterTimer = 0;
     this.virtualizer = new Virtualizer({
       count: 0,
@@ -194,6 +196,15 @@ export class EntryBrowser {
         this.cache.delete(row);
       }
     }
+    this.markActive();
+  }
+
+  /** @private The list's active descendant: the picked row while it is in the DOM, else none (an id that names
+   * no element is invalid ARIA). */
+  markActive() {
+    const id = `entry-${this.selected}`;
+    if (this.selected >= 0 && document.getElementById(id)) this.ui.list.setAttribute("aria-activedescendant", id);
+    else this.ui.list.removeAttribute("aria-activedescendant");
   }
 
   /** @private The row of shown entry `row`. */
@@ -207,7 +218,8 @@ export class EntryBrowser {
     el.setAttribute("data-entry", String(k));
     el.setAttribute("aria-selected", String(k === this.selected));
     el.style.transform = `translateY(${row * ROW}px)`;
-    const line = span("entry-line", `line ${fmt.format(e.line)}`);
+    const line = span("entry-line", `line ${fmt.format(e.line)}${k === this.edited ? " · edited" : ""}`);
+    if (k === this.edited) line.classList.add("edited");
     const code = e.code ?? null;
     const verdict = span(`verdict ${code === null ? "pending" : code === "ok" ? "ok" : "bad"}`, code ?? "…");
     verdict.setAttribute("data-verdict", code ?? "");
@@ -239,7 +251,7 @@ export class EntryBrowser {
     if (k < 0 || k >= this.entries.length) return false;
     this.selected = k;
     for (const el of this.cache.values()) el.setAttribute("aria-selected", String(Number(el.getAttribute("data-entry")) === k));
-    this.ui.list.setAttribute("aria-activedescendant", `entry-${k}`);
+    this.markActive();
     const row = this.shown.indexOf(k);
     if (row >= 0) this.virtualizer.scrollToIndex(row, { align: "auto" });
     return true;
@@ -265,7 +277,8 @@ export class EntryBrowser {
 export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
- * The search q as a test of an entry: its line number, its verdict, or a
+ * The search q as a test of an entry: its line number (`1234`, `1,234`,
+ * `line 1234`, `line 1,234`), its verdict, or a
  * part of its decoded text, ignoring case (`Süd` finds `S\u00fcd`, which
  * Python's json.dumps writes; `süd` finds `Süd`).
  * @param {string} q
@@ -273,7 +286,9 @@ export const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  */
 export function matcher(q) {
   const re = new RegExp(escapeRegExp(q), "iu");
-  const line = /^\d+$/.test(q) ? q : null;
+  // A line number as the rows write it or plainly: "1234", "1,234", "line 1234", "line 1,234".
+  const num = /^(?:line\s*)?(\d{1,3}(?:,\d{3})+|\d+)$/i.exec(q.trim());
+  const line = num ? num[1].replaceAll(",", "") : null;
   const lower = q.toLowerCase();
   return (e) => {
     if (line !== null && String(e.line) === line) return true;

@@ -10,6 +10,7 @@
 // Text reaches the page as text only (textContent), never markup.
 
 import { appendLine } from "./element/element.js";
+import { runIds, runsOf } from "./runs.js";
 
 const fmt = new Intl.NumberFormat("en-US");
 const pct = (share) => `${(share * 100).toFixed(1)}%`;
@@ -167,6 +168,17 @@ export class RunReport {
     this.calls = [];
     /** @type {{line: number}[]} */
     this.entries = [];
+    /** How the lines are read into runs (runs.js), and the runs. @type {import("./runs.js").Split} */
+    this.split = "calls";
+    /** @type {{runs: Int32Array, starts: number[], ends: number[]}} */
+    this.runs = { runs: new Int32Array(0), starts: [], ends: [] };
+    /** the run the chart and table show */
+    this.shownRun = 0;
+    /** the entry edited in the editor (its call is stale), -1: none */
+    this.edited = -1;
+    /** What paintChart and paintTable drew (null: nothing yet), to draw only what changed.
+     * @type {any} */
+    this.drawn = null;
     /** whether every call is reported (`complete`), and drawn (`done`) */
     this.done = false;
     this.complete = false;
@@ -184,9 +196,13 @@ export class RunReport {
    * A new file's entries (a run's calls in order): the report starts over
    * (nothing of the previous file stays), computed in the view's worker.
    * @param {{line: number, raw?: Uint8Array, msgpack?: boolean}[]} entries
+   * @param {import("./runs.js").Split} [split] how the entries are read into runs (runs.js)
    */
-  open(entries) {
+  open(entries, split = this.split) {
     this.entries = entries;
+    this.split = split;
+    this.shownRun = 0;
+    this.drawn = null;
     this.calls = entries.map(() => null);
     this.done = false;
     this.complete = false;
@@ -197,11 +213,31 @@ export class RunReport {
     this.ui.pane.hidden = !on;
     for (const k of /** @type {const} */ (["totals", "call", "chart", "table"])) this.ui[k].replaceChildren();
     if (!on) return;
+    const runs = runsOf(runIds(entries.length, split));
+    if ("error" in runs) {
+      this.ui.totals.textContent = `no report: ${runs.error}`;
+      return;
+    }
+    this.runs = runs;
     this.ui.totals.textContent = "computing…";
     this.view.cacheReport(
       entries.map((e) => (e.msgpack ? { msgpack: /** @type {Uint8Array} */ (e.raw) } : /** @type {Uint8Array} */ (e.raw))),
       (p) => this.onSlice(p),
+      runs.runs,
     );
+  }
+
+  /** Entry k's line in the file, as the page writes it (the one numbering of the rows, the report and the address).
+   * @param {number} k */
+  lineOf(k) {
+    return fmt.format(this.entries[k]?.line ?? k + 1);
+  }
+
+  /** Entry k's run, its call number within it, and the run's first entry. @param {number} k */
+  place(k) {
+    const r = this.runs.runs[k] ?? 0;
+    const start = this.runs.starts[r] ?? 0;
+    return { run: r, call: k - start, start, many: this.runs.starts.length > 1 };
   }
 
   /** @private */
@@ -220,6 +256,12 @@ export class RunReport {
     };
     if (done || performance.now() - this.paintedAt >= PAINT_MS) requestAnimationFrame(paint);
     else this.frame = window.setTimeout(paint, PAINT_MS);
+  }
+
+  /** Entry k is edited in the editor (-1: none): its call is described as stale. @param {number} k */
+  setEdited(k) {
+    this.edited = k;
+    if (this.picked) this.showCall();
   }
 
   /** The report's call of entry k (null while pending). @param {number} k */
@@ -243,11 +285,27 @@ export class RunReport {
     const box = this.ui.call;
     if (!p || this.ui.pane.hidden) return box.replaceChildren();
     const c = this.calls[p.k];
-    const head = el("b", {}, `Call ${fmt.format(p.k)} (line ${fmt.format(this.entries[p.k].line)}): `);
+    const at = this.place(p.k);
+    const head = el(
+      "b",
+      {},
+      `Line ${fmt.format(this.entries[p.k].line)} (call ${fmt.format(at.call)} of ${at.many ? `run ${fmt.format(at.run + 1)}` : "the run"}): `,
+    );
+    if (at.run !== this.shownRun && this.complete) {
+      this.shownRun = at.run;
+      this.paint();
+    } else this.shownRun = at.run;
+    box.classList.toggle("stale", p.k === this.edited);
     if (!c) {
       this.view.markNew(p.gen, null);
       return box.replaceChildren(head, "computing…");
     }
+    if (p.k === this.edited)
+      return box.replaceChildren(
+        head,
+        el("span", { "data-field": "stale" }, "edited: "),
+        "the figures of this call are the file's line, not the editor's text, which the report does not read.",
+      );
     if (c.error) {
       this.view.markNew(p.gen, null);
       return box.replaceChildren(
@@ -263,11 +321,11 @@ export class RunReport {
       "; ",
     ];
     if (c.previous == null) parts.push("the first call of the run: nothing is cached yet.");
-    else if (c.extends) parts.push(`extends call ${fmt.format(c.previous)}: the new characters are highlighted in the prompt.`);
+    else if (c.extends) parts.push(`extends line ${this.lineOf(c.previous)}: the new characters are highlighted in the prompt.`);
     else {
       const b = /** @type {NonNullable<Call["break"]>} */ (c.break);
       parts.push(
-        el("span", { class: "break", "data-field": "break" }, `breaks the cache of call ${fmt.format(c.previous)}`),
+        el("span", { class: "break", "data-field": "break" }, `breaks the cache of line ${this.lineOf(c.previous)}`),
         ` in segment `,
         el("span", { "data-field": "segment" }, b.segment),
         `, message ${fmt.format(b.message)}, char ${fmt.format(b.char)}${b.step == null ? "" : ` (step ${b.step})`}: `,
@@ -290,7 +348,13 @@ export class RunReport {
 
   /** @private The totals, the chart and its table. */
   paint() {
-    const calls = this.calls;
+    const all = this.calls;
+    const nRuns = this.runs.starts.length;
+    let allBreaks = 0;
+    for (const c of all) if (c?.break) allBreaks++;
+    const r = Math.min(this.shownRun, nRuns - 1);
+    const start = this.runs.starts[r];
+    const calls = all.slice(start, this.runs.ends[r]);
     const n = calls.length;
     let prompt = 0;
     let cacheable = 0;
@@ -307,11 +371,16 @@ export class RunReport {
         max = Math.max(max, /** @type {number} */ (c.prompt_chars));
       }
     }
-    const known = calls.reduce((a, c) => a + (c ? 1 : 0), 0);
+    const known = all.reduce((a, c) => a + (c ? 1 : 0), 0);
+    const runs =
+      nRuns > 1
+        ? `${fmt.format(nRuns)} runs, ${fmt.format(allBreaks)} ${allBreaks === 1 ? "break" : "breaks"} in all · run ${fmt.format(r + 1)} (lines ${fmt.format(this.entries[start].line)}–${fmt.format(this.entries[start + n - 1].line)}): `
+        : "";
     this.ui.totals.textContent =
-      `${fmt.format(n)} calls${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
+      runs +
+      `${fmt.format(n)} ${n === 1 ? "call" : "calls"}${errors ? ` (${fmt.format(errors)} rejected)` : ""} · ${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"} · ` +
       `${fmt.format(cacheable)} of ${fmt.format(prompt)} chars cacheable${prompt ? ` (${pct(cacheable / prompt)})` : ""}` +
-      (this.complete ? "" : ` · ${fmt.format(known)} / ${fmt.format(n)} reported`);
+      (this.complete ? "" : ` · ${fmt.format(known)} / ${fmt.format(all.length)} reported`);
     const per = Math.ceil(n / COLUMNS);
     const cols = [];
     for (let a = 0; a < n; a += per) {
@@ -327,52 +396,90 @@ export class RunReport {
         error: group.some((c) => c?.error),
       });
     }
-    this.paintChart(cols, max, breaks, per);
-    this.paintTable(cols, per);
+    const lines = (/** @type {{from: number, to: number}} */ c) =>
+      c.from === c.to ? `line ${this.lineOf(start + c.from)}` : `lines ${this.lineOf(start + c.from)}–${this.lineOf(start + c.to)}`;
+    this.paintChart(cols, max, breaks, per, start, lines);
+    this.paintTable(cols, per, start, lines);
     this.done = this.complete;
   }
 
-  /** @private */
-  paintChart(cols, max, breaks, per) {
+  /** @private The chart and its table, drawn incrementally: built once for a run (and its calls a column), then
+   * only the columns whose figures changed are drawn again; the bars' height scale is one transform, so a new
+   * highest call changes one attribute, not every bar. */
+  paintChart(cols, max, breaks, per, start, lines) {
     const H = 100;
-    const W = cols.length;
-    const s = svg("svg", { viewBox: `0 0 ${W} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
+    const shape = `${start}|${per}|${cols.length}`;
+    let d = this.drawn;
+    if (!d || d.shape !== shape || !this.ui.chart.contains(d.svg)) {
+      const s = svg("svg", { viewBox: `0 0 ${cols.length} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
+      const bars = svg("g", { class: "bars" });
+      const marks = svg("g", { class: "marks" });
+      s.append(bars, marks);
+      d = this.drawn = { shape, svg: s, bars, marks, keys: [], groups: [], markAt: new Map(), max: 0, table: null, rows: [] };
+      this.ui.chart.replaceChildren(s);
+    }
     const label =
       `Cacheable and volatile characters per call, ${per > 1 ? `${fmt.format(per)} calls a column, ` : ""}` +
       `${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"}` +
-      (breaks ? ` (calls ${cols.flatMap((c) => c.breaks.map((b) => fmt.format(b.k))).join(", ")})` : "") +
+      (breaks ? ` (lines ${cols.flatMap((c) => c.breaks.map((b) => this.lineOf(start + b.k))).join(", ")})` : "") +
       "; the table below lists them.";
-    s.setAttribute("aria-label", label);
-    for (const [x, c] of cols.entries()) {
-      const g = svg("g", { "data-call": c.from });
-      const hp = (c.prompt / max) * H;
-      const hc = (c.cacheable / max) * H;
-      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: 8 + H - hp, width: 0.8, height: hp - hc }));
-      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 8 + H - hc, width: 0.8, height: hc }));
-      if (c.breaks.length) g.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": c.breaks[0].k }));
-      const t = svg("title", {});
-      t.textContent = `${c.from === c.to ? `call ${c.from}` : `calls ${c.from}–${c.to}`}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
-      g.append(t);
-      s.append(g);
+    d.svg.setAttribute("aria-label", label);
+    if (d.max !== max) {
+      d.max = max;
+      d.bars.setAttribute("transform", `translate(0 ${8 + H}) scale(1 ${-H / max})`);
     }
-    this.ui.chart.replaceChildren(s);
+    for (const [x, c] of cols.entries()) {
+      const key = colKey(c);
+      if (d.keys[x] === key) continue;
+      d.keys[x] = key;
+      const g = svg("g", { "data-call": start + c.from });
+      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 0, width: 0.8, height: c.cacheable }));
+      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: c.cacheable, width: 0.8, height: c.prompt - c.cacheable }));
+      const t = svg("title", {});
+      t.textContent = `${lines(c)}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
+      g.append(t);
+      if (d.groups[x]) d.groups[x].replaceWith(g);
+      else d.bars.append(g);
+      d.groups[x] = g;
+      d.markAt.get(x)?.remove();
+      d.markAt.delete(x);
+      if (c.breaks.length) {
+        const m = svg("g", { "data-call": start + c.from });
+        m.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
+        d.marks.append(m);
+        d.markAt.set(x, m);
+      }
+    }
   }
 
-  /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it). */
-  paintTable(cols, per) {
-    const head = el(
-      "tr",
-      {},
-      ...[per > 1 ? "calls" : "call", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
-        el("th", { scope: "col" }, t),
-      ),
-    );
-    const rows = cols.slice(0, TABLE_ROWS).map((c) => {
+  /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it), drawn incrementally
+   * as the chart is (paintChart builds it anew with the chart). */
+  paintTable(cols, per, start, lines) {
+    const d = /** @type {NonNullable<typeof this.drawn>} */ (this.drawn);
+    if (!d.table || !this.ui.table.contains(d.table)) {
+      const head = el(
+        "tr",
+        {},
+        ...[per > 1 ? "lines" : "line", "prompt chars", "cacheable", "volatile", "break: segment", "cause"].map((t) =>
+          el("th", { scope: "col" }, t),
+        ),
+      );
+      const caption = el("caption", {}, per > 1 ? `Means per column of ${fmt.format(per)} calls` : "Per call");
+      d.tbody = el("tbody", {});
+      d.table = el("table", {}, caption, el("thead", {}, head), d.tbody);
+      d.rowKeys = [];
+      d.rows = [];
+      this.ui.table.replaceChildren(d.table);
+    }
+    for (const [x, c] of cols.slice(0, TABLE_ROWS).entries()) {
+      const key = colKey(c);
+      if (d.rowKeys[x] === key) continue;
+      d.rowKeys[x] = key;
       const b = c.breaks[0];
       const tr = el(
         "tr",
-        b ? { class: "break", "data-call": String(c.from) } : { "data-call": String(c.from) },
-        el("th", { scope: "row" }, c.from === c.to ? fmt.format(c.from) : `${fmt.format(c.from)}–${fmt.format(c.to)}`),
+        b ? { class: "break", "data-call": String(start + c.from) } : { "data-call": String(start + c.from) },
+        el("th", { scope: "row" }, lines(c).replace(/^lines? /, "")),
         el("td", {}, fmt.format(Math.round(c.prompt))),
         el("td", {}, fmt.format(Math.round(c.cacheable))),
         el("td", {}, fmt.format(Math.round(c.prompt - c.cacheable))),
@@ -383,9 +490,14 @@ export class RunReport {
         ),
         el("td", { "data-field": "cause" }, b ? b.cause : ""),
       );
-      return tr;
-    });
-    const caption = el("caption", {}, per > 1 ? `Means per column of ${fmt.format(per)} calls` : "Per call");
-    this.ui.table.replaceChildren(el("table", {}, caption, el("thead", {}, head), el("tbody", {}, ...rows)));
+      if (d.rows[x]) d.rows[x].replaceWith(tr);
+      else d.tbody.append(tr);
+      d.rows[x] = tr;
+    }
   }
+}
+
+/** What a column of the chart shows, as a key: the same key, nothing to draw again. @param {any} c */
+function colKey(c) {
+  return `${c.from}-${c.to}|${c.prompt}|${c.cacheable}|${c.error}|${c.breaks.map((b) => `${b.k}:${b.segment}:${b.cause}`).join(",")}`;
 }

@@ -5,7 +5,9 @@
 // page's code) is still loading.
 
 import { EditorView, basicSetup } from "codemirror";
-import { highlightSpecialChars } from "@codemirror/view";
+import { drawSelection, highlightSpecialChars, keymap, lineNumbers } from "@codemirror/view";
+import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
+import { searchKeymap } from "@codemirror/search";
 import { INVISIBLE_RANGES } from "./element/binding.js";
 import { EditorState, Compartment } from "@codemirror/state";
 import { json } from "@codemirror/lang-json";
@@ -25,6 +27,19 @@ const INVISIBLE = new RegExp(
   ),
   "u",
 );
+
+/** Above this many characters the editor holds the text plain, without its JSON parse and highlighting (as
+ * editors do with large files): a keystroke then re-tokenises no multi-megabyte string. */
+export const PLAIN_ABOVE = 1_000_000;
+const languageCompartment = new Compartment();
+/** The plain editor: line numbers, the selection, undo, the keys, the search's keys; no parse, no marks. */
+const PLAIN = [lineNumbers(), history(), drawSelection(), keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap])];
+/** The language of a document of n characters. @param {number} n */
+const languageFor = (n) =>
+  n > PLAIN_ABOVE ? PLAIN : [basicSetup, json(), EditorView.lineWrapping, highlightSpecialChars({ addSpecialChars: INVISIBLE })];
+
+/** Whether the editor holds its text plain (PLAIN_ABOVE). @param {EditorView} editor */
+export const isPlain = (editor) => editor.state.doc.length > PLAIN_ABOVE;
 
 const themeCompartment = new Compartment();
 const lockCompartment = new Compartment();
@@ -72,17 +87,17 @@ export function createEditor(parent, doc, onChange, onUpdate, dark) {
     state: EditorState.create({
       doc,
       extensions: [
-        basicSetup,
-        json(),
+        languageCompartment.of(languageFor(doc.length)),
         lintGutter(),
         themeCompartment.of(dark ? darkTheme : []),
         lockCompartment.of([]),
-        highlightSpecialChars({ addSpecialChars: INVISIBLE }),
-        EditorView.lineWrapping,
         EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
         EditorState.transactionExtender.of((tr) => {
-          if (tr.docChanged) onChange(tr);
-          return null;
+          if (!tr.docChanged) return null;
+          onChange(tr);
+          // The language follows the size, switched as the document crosses PLAIN_ABOVE.
+          if (tr.startState.doc.length > PLAIN_ABOVE === tr.newDoc.length > PLAIN_ABOVE) return null;
+          return { effects: languageCompartment.reconfigure(languageFor(tr.newDoc.length)) };
         }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged) onUpdate(u);

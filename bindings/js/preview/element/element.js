@@ -497,14 +497,17 @@ export class PromptView extends ElementBase {
    * §7.12) over `items` (as for verdicts: a run's calls in order), computed
    * in the worker in slices: `onProgress({from, calls, done})` gets the
    * report's calls slice by slice, each `previous` an index into `items`.
-   * A newer call supersedes an older one.
+   * A newer call supersedes an older one. `runs`, the run of each item
+   * (each run's items together): each run reported on its own, its first
+   * call compared with nothing.
    * @param {(Uint8Array | {msgpack: Uint8Array})[]} items
    * @param {(p: {from: number, calls: any[], done: boolean, error?: any}) => void} onProgress
+   * @param {ArrayLike<number>} [runs]
    */
-  cacheReport(items, onProgress) {
+  cacheReport(items, onProgress, runs) {
     const id = ++this.jsonId;
     this.reportJob = { id, onProgress };
-    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items });
+    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items, runs });
   }
 
   /**
@@ -749,7 +752,9 @@ export class PromptView extends ElementBase {
       const w = custom
         ? new Worker(new URL(custom, document.baseURI), { type: "module" })
         : new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-      const workerUrl = custom ? new URL(custom, document.baseURI) : new URL("./worker.js", import.meta.url);
+      // Not the literal form: a bundler would emit worker.js a second time, unbundled, for this URL (which
+      // only names the worker in an error message).
+      const workerUrl = custom ? new URL(custom, document.baseURI) : new URL(WORKER_FILE, import.meta.url);
       const clients = new Map();
       let started = false;
       w.onmessage = (ev) => {
@@ -904,7 +909,9 @@ export class PromptView extends ElementBase {
     const digestBody = h("tbody");
     const digestNote = h("span", { class: "stale-note" });
     const digests = h("details", { class: "digests" }, h("summary", {}, "Prefix digests", digestNote), h("table", {}, digestBody));
-    root.append(bar, banner, error, cache, bps, list, digests);
+    // One frame fills the host whatever display the page gives it (a host rule `display: block; height:
+    // 300px` leaves no blank band: the list takes the height left).
+    root.append(h("div", { class: "frame" }, bar, banner, error, cache, bps, list, digests));
     list.addEventListener("keydown", (e) => this.onKey(e));
     list.addEventListener("copy", (e) => this.onCopy(/** @type {ClipboardEvent} */ (e)));
     rows.addEventListener("click", (e) => this.onClick(e));
@@ -1566,15 +1573,35 @@ export class PromptView extends ElementBase {
   onClick(e) {
     const t = /** @type {HTMLElement} */ (e.target);
     const fold = t.closest?.("[data-fold]");
+    const root = /** @type {ShadowRoot} */ (this.shadowRoot);
     if (fold) {
       const s = Number(fold.getAttribute("data-fold"));
+      const had = root.activeElement === fold;
       if (this.collapsedSegs.has(s)) this.collapsedSegs.delete(s);
       else this.collapsedSegs.add(s);
       this.render();
+      if (had) this.refocus(`[data-fold="${s}"]`);
       return;
     }
     const more = t.closest?.("[data-expand]");
-    if (more) this.toggleExpand(Number(more.getAttribute("data-expand")));
+    if (more) {
+      const i = Number(more.getAttribute("data-expand"));
+      const had = root.activeElement === more;
+      this.toggleExpand(i);
+      if (had) this.refocus(`[data-expand="${i}"]`);
+    }
+  }
+
+  /** @private Focus back on the control `selector` names (its row was drawn again, so the element that had
+   * focus is gone): now if it is in the DOM, else once the rows are painted. */
+  refocus(selector) {
+    const root = /** @type {ShadowRoot} */ (this.shadowRoot);
+    const focus = () => {
+      const el = /** @type {HTMLElement | null} */ (root.querySelector(selector));
+      el?.focus({ preventScroll: true });
+      return el !== null;
+    };
+    if (!focus()) requestAnimationFrame(() => (this.paintRows(), focus()));
   }
 
   /** @private */
@@ -1612,6 +1639,7 @@ export class PromptView extends ElementBase {
     else if (e.key === "PageDown") r = Math.min(n - 1, r + 8);
     else if (e.key === "PageUp") r = Math.max(0, r - 8);
     else if (e.key === "Enter" || e.key === " ") {
+      if (/** @type {Element} */ (e.target).closest?.("button")) return; // the button's own click (onClick)
       const m = this.rows[r];
       if (m >= 0) this.toggleExpand(m);
       else {
@@ -1621,6 +1649,13 @@ export class PromptView extends ElementBase {
         this.render();
       }
       e.preventDefault();
+      // The row was drawn again: focus back on it, so the arrow keys keep working.
+      requestAnimationFrame(() => {
+        this.paintRows();
+        const el = this.rowCache.get(r);
+        el?.setAttribute("aria-current", "true");
+        el?.focus({ preventScroll: true });
+      });
       return;
     } else return;
     e.preventDefault();
@@ -1647,6 +1682,9 @@ export function workerFailed(url, detail) {
     `definePromptView(name, { workerUrl, wasmUrl }) (docs/PREVIEW.md, "Bundlers": esbuild does not emit it by itself)`
   );
 }
+
+/** The default worker beside this file (named in errors; the Worker itself is made from the literal form). */
+const WORKER_FILE = "./worker.js";
 
 /** Bytes of JSON text given as the request (setJSONBytes). */
 class JsonBytes {

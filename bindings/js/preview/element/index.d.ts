@@ -130,10 +130,12 @@ export declare class PromptView extends HTMLElement {
     error?: { code: string; path: string; message: string };
     location?: { from: number; to: number; exact: boolean } | null;
   }>;
-  /** A run's cache report (docs/SPEC.md §7.12) over `items` in call order, in the worker, slice by slice; a newer call supersedes it. */
+  /** A run's cache report (docs/SPEC.md §7.12) over `items` in call order, in the worker, slice by slice; a newer call
+   * supersedes it. `runs`: the run of each item (each run's items together), each run reported on its own. */
   cacheReport(
     items: (Uint8Array | { msgpack: Uint8Array })[],
     onProgress: (p: { from: number; calls: any[]; done: boolean; error?: { code: string; path: string; message: string } }) => void,
+    runs?: ArrayLike<number>,
   ): void;
   /** Applies editor changes `[from, to, insert]` (ascending, positions before the edit) to the text set with setText. */
   applyChanges(changes: [number, number, string][]): number;

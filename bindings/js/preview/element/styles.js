@@ -69,6 +69,7 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .cache b { color: var(--pv-ink); font-weight: 600; }
 .cache .same { color: var(--pv-goal); }
 .cache .changed { color: var(--pv-bad); }
+.frame { display: flex; flex-direction: column; flex: 1 1 auto; height: 100%; min-height: 0; min-width: 0; }
 .list { flex: 1; min-height: 120px; overflow: auto; position: relative; contain: strict; }
 :host(.stale-view) .list { background: repeating-linear-gradient(135deg, transparent 0 10px, var(--pv-bad-bg) 10px 20px); }
 :host(.stale-view) .list .rows { filter: grayscale(1); }

@@ -44,9 +44,9 @@
  * - `{type: "export", view, id, provider, options?}`: the element's request
  *   as the provider's request body (the binding's `export`, docs/SPEC.md
  *   §7.13), as JSON text, or its error
- * - `{type: "cacheReport", view, id, items}`: the run's cache report
+ * - `{type: "cacheReport", view, id, items, runs?}`: the run's cache report
  *   (`cacheReport`, docs/SPEC.md §7.12) of `items` (as for `verdicts`), in
- *   slices; a newer `cacheReport` of the same element supersedes it
+ *   slices, each run of `runs` (a run number per item) on its own; a newer `cacheReport` of the same element supersedes it
  * - `{type: "compare", view, id, a, b}`: the module's `compare` export
  *   (docs/SPEC.md §7.9) on two sides, each `{kind: "text", text}` (JSON
  *   text), `{kind: "jsonBytes", bytes}` (the bytes of JSON text, judged as
@@ -392,17 +392,24 @@ const reportJobs = new Map();
  * with that call (whose own answer is dropped): every call's answer is the
  * one a report of the whole run gives.
  * @param {Client} c @param {number} id @param {(Uint8Array | {msgpack: Uint8Array})[]} items
+ * @param {ArrayLike<number>} [runs] the run of each item (runs.js): each run reported on its own
  */
-function startReport(c, id, items) {
+function startReport(c, id, items, runs) {
   reportJobs.set(c.id, id);
+  // Where each item's run ends (runs: a run number per item, each run's items together): a slice never
+  // crosses a run's end, and a run's first call is compared with nothing before it.
+  const ends = new Int32Array(items.length);
+  for (let k = items.length - 1; k >= 0; k--) ends[k] = k + 1 < items.length && runs && runs[k + 1] === runs[k] ? ends[k + 1] : k + 1;
   let lastValid = -1;
+  let runStart = 0;
   let size = 8;
   const step = (/** @type {number} */ from) => {
     if (reportJobs.get(c.id) !== id || !clients.has(c.id)) return;
     if (!asm) return void asmReady?.then(() => step(from));
     if (queuedRuns > 0) return void setTimeout(() => step(from), 0);
-    const to = Math.min(items.length, from + size);
-    const base = lastValid >= 0 ? lastValid : from;
+    if (from > 0 && ends[from - 1] === from) runStart = from;
+    const to = Math.min(ends[from], from + size);
+    const base = lastValid >= runStart ? lastValid : from;
     const t0 = performance.now();
     let calls;
     try {
@@ -586,7 +593,7 @@ function apply(c, m) {
       exportRequest(c, m);
       return false;
     case "cacheReport":
-      startReport(c, m.id, m.items);
+      startReport(c, m.id, m.items, m.runs);
       return false;
     case "marks":
       c.marks = Boolean(m.on);

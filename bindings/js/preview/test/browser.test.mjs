@@ -42,8 +42,8 @@ const sizeOf = (n) => (n < 1000 ? `${n} B` : n < 1e6 ? `${(n / 1e3).toFixed(1)} 
 
 test("the trajectory browser in Chromium", { skip, timeout: 300_000 }, async (t) => {
   const asm = await assembler();
-  // Six entries: four valid (3, 12, 1 and 0 steps), a bad template, a line
-  // that is not JSON; one blank line between (line numbers skip it).
+  // Seven entries: four valid (3, 12, 1 and 0 steps), a bad template, a
+  // blank line (an error, as --batch counts it) and a line that is not JSON.
   const lines = [
     JSON.stringify(trajectory(3, 100)),
     JSON.stringify(trajectory(12, 400)),
@@ -54,9 +54,9 @@ test("the trajectory browser in Chromium", { skip, timeout: 300_000 }, async (t)
     JSON.stringify({ observation_template: "{observation}" }),
   ];
   const file = lines.join("\n") + "\n";
-  const entries = lines.map((l, i) => ({ l, line: i + 1 })).filter((e) => e.l !== "");
+  const entries = lines.map((l, i) => ({ l, line: i + 1 }));
   const codeOf = (l) => errorOf(() => asm.assembleJSON(l))?.code ?? "ok";
-  const stepsOf = [3, 12, 1, null, 1, 0];
+  const stepsOf = [3, 12, 1, null, null, 1, 0];
 
   await withPreview(async ({ page, url, problems }) => {
     await open(page, url);
@@ -82,9 +82,9 @@ test("the trajectory browser in Chromium", { skip, timeout: 300_000 }, async (t)
       });
       assert.deepEqual(
         rows.map((r) => r.verdict),
-        ["ok", "ok", "invalid_template", "malformed_request", "ok", "ok"],
+        ["ok", "ok", "invalid_template", "malformed_request", "malformed_request", "ok", "ok"],
       );
-      assert.match(await page.textContent("#browser-count"), /^6 of 6 entries · 2 rejected$/);
+      assert.match(await page.textContent("#browser-count"), /^7 of 7 entries · 3 rejected$/);
     });
 
     await t.test("an invalid entry shows its error, not the previous prompt", async () => {
@@ -102,26 +102,30 @@ test("the trajectory browser in Chromium", { skip, timeout: 300_000 }, async (t)
 
     await t.test("the errors-only filter and the search", async () => {
       await page.check("#browser-errors");
-      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 2);
+      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 3);
       assert.deepEqual(
         (await listRows(page)).map((r) => [r.line, r.verdict]),
         [
           ["line 3", "invalid_template"],
+          ["line 4", "malformed_request"],
           ["line 5", "malformed_request"],
         ],
       );
       await page.screenshot({ path: `${ARTIFACTS}preview-browser-errors.png` });
       await page.uncheck("#browser-errors");
       await page.fill("#browser-search", "malformed");
-      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 1);
-      assert.equal((await listRows(page))[0].line, "line 5");
+      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 2);
+      assert.deepEqual(
+        (await listRows(page)).map((r) => r.line),
+        ["line 4", "line 5"],
+      );
       await page.fill("#browser-search", "Obs {nope}");
       await page.waitForFunction(() => document.querySelector("#browser-rows [data-entry]")?.dataset.entry === "2");
       // A number: the entry of that line (here with no "7" in its text).
       await page.fill("#browser-search", "7");
-      await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="5"]'));
+      await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="6"]'));
       await page.fill("#browser-search", "");
-      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 6);
+      await page.waitForFunction(() => document.querySelectorAll("#browser-rows [data-entry]").length === 7);
       await pickEntry(page, 2);
       await page.screenshot({ path: `${ARTIFACTS}preview-browser.png` });
     });

@@ -175,10 +175,11 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
     await page.click(".run-table summary");
     const rows = await page.$$eval("#run-table tbody tr", (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
     assert.equal(rows.length, 200);
-    const breaks = rows.filter((r) => r[4] !== "").map((r) => [Number(r[0]), r[4], r[5]]);
+    // Rows name their line (call k is line k + 1 of this file).
+    const breaks = rows.filter((r) => r[4] !== "").map((r) => [Number(r[0].replaceAll(",", "")) - 1, r[4], r[5]]);
     assert.deepEqual(breaks, PLANTED, "the table names exactly the planted breaks");
     const label = await page.getAttribute("#run-chart svg", "aria-label");
-    assert.match(label, /3 breaks \(calls 50, 120, 170\)/);
+    assert.match(label, /3 breaks \(lines 51, 121, 171\)/);
     assert.equal(await page.locator("#run-chart rect.break").count(), 3);
     const num = (s) => Number(s.replaceAll(",", ""));
     for (const [k, c] of want.entries()) {
@@ -188,7 +189,7 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
     // A break picked: its segment, place and cause; its new characters from the break's char on.
     for (const [k, segment, cause] of PLANTED) {
       await page.evaluate((k) => window.preview.browser.pick(k), k);
-      await page.waitForFunction((k) => document.getElementById("run-call").textContent.startsWith(`Call ${k} `), k);
+      await page.waitForFunction((k) => document.getElementById("run-call").textContent.startsWith(`Line ${k + 1} (call ${k} `), k);
       await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
       const call = await page.evaluate(() => {
         const f = (n) => document.querySelector(`#run-call [data-field="${n}"]`)?.textContent;
@@ -212,7 +213,7 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
     }
     // A call that extends the one before: only its last step's two messages are new.
     await page.evaluate(() => window.preview.browser.pick(60));
-    await page.waitForFunction(() => document.getElementById("run-call").textContent.startsWith("Call 60 "));
+    await page.waitForFunction(() => document.getElementById("run-call").textContent.startsWith("Line 61 (call 60 "));
     await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
     const count = await page.evaluate(() => window.preview.view.summary.messages);
     await page.evaluate((n) => window.preview.view.scrollToMessage(n - 1), count);
@@ -223,7 +224,7 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
         .map((r) => Number(r.dataset.message)),
     );
     assert.deepEqual(fresh, [count - 2, count - 1]);
-    assert.ok((await page.textContent("#run-call")).includes("extends call 59"));
+    assert.ok((await page.textContent("#run-call")).includes("extends line 60"));
     await page.screenshot({ path: `${ARTIFACTS}preview-cache-run.png` });
     assert.deepEqual(problems, []);
   });
@@ -458,7 +459,7 @@ test("nothing stale: provider, file and call switched", { skip, timeout: 300_000
         }
         return out;
       }, k);
-      for (const s of shown) assert.ok(s === "" || s.startsWith(`Call ${k} `), `call ${k} shows "${s}"`);
+      for (const s of shown) assert.ok(s === "" || s.startsWith(`Line ${k + 1} (call ${k} `), `call ${k} shows "${s}"`);
     }
     // An edit of the picked call: its highlight ends (the prompt is no longer the call's).
     await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(".badge.since"));

@@ -14,7 +14,7 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,6 +38,14 @@ test("<polyloop-prompt-view> in a Vite app, in Chromium", { skip, timeout: 180_0
     const { build } = await import("vite");
     await build({ root: dir, configFile: join(dir, "vite.config.mjs"), build: { outDir: join(dir, "dist") } });
     server = await serve(join(dir, "dist"));
+
+    await t.test("the build holds one worker, bundled (no unused unbundled copy)", () => {
+      const assets = readdirSync(join(dir, "dist", "assets"));
+      const workers = assets.filter((f) => /^worker.*\.js$/.test(f));
+      assert.equal(workers.length, 1, `workers among ${assets.join(", ")}`);
+      const src = readFileSync(join(dir, "dist", "assets", workers[0]), "utf8");
+      assert.doesNotMatch(src, /from\s*["']\.\/[\w.-]+\.js["']/, "the worker imports no module of its own folder");
+    });
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
