@@ -108,14 +108,21 @@ function vectorRequests() {
   return out;
 }
 
-/** Every request with its file and the CLI's stdout per provider. */
+/**
+ * Whether request k is checked for provider p: every request for Anthropic (whose breakpoints are drawn) and the
+ * hand-made ones for all; a third of the vectors for the other providers, whose bodies differ from Anthropic's only in
+ * the core's shapes (the vectors check every one on every host; here the page's showing and copying of them).
+ */
+const checked = (p, k) => p === "anthropic" || k < CUSTOM.length || k % 3 === 0;
+
+/** Every request with its file and the CLI's stdout per provider it is checked for. */
 async function withOracle(requests) {
   return Promise.all(
     requests.map(async (r, k) => {
       const path = join(dir, `${k}-${r.file}`);
       writeFileSync(path, r.bytes);
       const want = {};
-      for (const p of PROVIDERS) want[p] = await cliOut(["export", "--provider", p, path]);
+      for (const p of PROVIDERS) if (checked(p, k)) want[p] = await cliOut(["export", "--provider", p, path]);
       return { ...r, want };
     }),
   );
@@ -245,7 +252,8 @@ test(
       await open(page, url);
       for (const p of PROVIDERS) {
         await page.check(`input[name="provider"][value="${p}"]`);
-        for (const r of requests) {
+        for (const [k, r] of requests.entries()) {
+          if (!checked(p, k)) continue;
           await openBytes(page, r.file, r.bytes);
           const got = await exported(page);
           const want = r.want[p];
