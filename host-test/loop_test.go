@@ -225,3 +225,26 @@ func TestPromptExportAtDepths(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheRunRequestBytes: a request given to CacheRun.Call as bytes is
+// judged as the core judges any host's bytes: JSON text saved on Windows
+// (CR LF) or indented with a tab reads as JSON, like msgpack; a BOM gets the
+// verdict the command-line tool gives it, as the call's entry.
+func TestCacheRunRequestBytes(t *testing.T) {
+	body := `{"goal_messages":[{"role":"user","content":[{"type":"text","text":"go"}]}],"observation_template":"{observation}"}`
+	for _, r := range runners {
+		run := r.NewCacheRun()
+		for i, text := range []string{body, "\r\n" + body + "\r\n", "\t" + body, "\ufeff" + body} {
+			e, err := run.Call([]byte(text), []byte(`{"cache_read_input_tokens":0}`))
+			if err != nil {
+				t.Fatalf("%s, %q: %v", r.Engine(), text[:2], err)
+			}
+			if bad := bytes.HasPrefix(e, []byte(`{"error"`)); bad != (i == 3) {
+				t.Errorf("%s, %q: entry %.200s", r.Engine(), text[:2], e)
+			}
+		}
+		if e, _ := run.Call(core.EncodeRequest(loopRequest(nil, "m")), nil); bytes.HasPrefix(e, []byte(`{"error"`)) {
+			t.Errorf("%s: msgpack request: %.200s", r.Engine(), e)
+		}
+	}
+}

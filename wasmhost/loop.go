@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/tinylib/msgp/msgp"
+
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/core/msgp"
 	"github.com/polyloop/assembly/wirejson"
 )
 
@@ -61,11 +62,11 @@ func (r *Runner) NewCacheRun() *CacheRun { return &CacheRun{r: r} }
 // (nil: none recorded, class no_usage). It returns the call's entry as
 // JSON (an invalid request is {"error": …}); a failed call is an error.
 func (c *CacheRun) Call(request, usage []byte) (json.RawMessage, error) {
-	side := request
-	if len(request) > 0 && (request[0] == '{' || request[0] == ' ' || request[0] == '\n') {
-		side = msgp.AppendString(nil, string(request))
-	}
-	return c.call(side, c.previous(), usage, nil, 0, request)
+	// In a bin, the core judges the bytes as it judges any host's (msgpack,
+	// or JSON text whatever its first byte: a BOM, CR LF); the copy is also
+	// what the next call is compared with, whatever the caller does with
+	// request.
+	return c.call(msgp.AppendBytes(nil, request), c.previous(), usage, nil, 0)
 }
 
 // CallPrompt reports on the run's next call, whose prompt is p as it is
@@ -77,9 +78,9 @@ func (c *CacheRun) CallPrompt(p *Prompt, usage []byte) (json.RawMessage, error) 
 		ext = msgp.AppendInt64(msgp.AppendString(ext, "extends"), int64(c.lastLen))
 		ext = msgp.AppendString(ext, "messages")
 		ext = core.AppendMessageArray(ext, p.resp.Messages[c.lastLen:n])
-		return c.call(ext, []byte{0xc0}, usage, p, n, nil)
+		return c.call(ext, []byte{0xc0}, usage, p, n)
 	}
-	return c.call(p.form(n), c.previous(), usage, p, n, nil)
+	return c.call(p.form(n), c.previous(), usage, p, n)
 }
 
 // previous is the last valid call's prompt (msgpack), nil for none.
@@ -93,7 +94,7 @@ func (c *CacheRun) previous() []byte {
 	return []byte{0xc0}
 }
 
-func (c *CacheRun) call(prompt, previous, usage []byte, p *Prompt, n int, req []byte) (json.RawMessage, error) {
+func (c *CacheRun) call(prompt, previous, usage []byte, p *Prompt, n int) (json.RawMessage, error) {
 	run := []byte{0xc0}
 	if c.state != nil {
 		run = msgp.AppendString(nil, string(c.state))
@@ -128,9 +129,6 @@ func (c *CacheRun) call(prompt, previous, usage []byte, p *Prompt, n int, req []
 		c.lastPrompt, c.lastLen, c.lastReq = p, n, nil
 		if p == nil {
 			c.lastReq = prompt
-			if req != nil && len(prompt) > 0 && prompt[0] != req[0] {
-				c.lastReq = prompt // JSON text in a str
-			}
 		}
 	}
 	return a.Call, nil
