@@ -83,7 +83,7 @@ export class Assembler {
   cacheReport(requests, usage) {
     // Each usage as the core reads it: JSON text parsed, a class instance through toJSON() (usageValue).
     const given = Array.isArray(usage) ? Array.from(usage, (u, i) => usageValue(u, `usage[${i}]`)) : usage;
-    return this.call("cache_report", Array.isArray(requests) ? requests.map(side) : requests, given);
+    return this.call("cache_report", Array.isArray(requests) ? requests.map(side) : side(requests), given);
   }
 
   cacheRun() {

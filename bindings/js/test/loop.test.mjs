@@ -260,3 +260,10 @@ test("examples/caching/loop.mjs, the twin of loop.py, runs on the anthropic SDK 
     [0, 11],
   );
 });
+
+test("a Prompt where the run's list belongs is refused at requests, as one request", () => {
+  const e = errorOf(() => asm.cacheReport(asm.prompt({ observation_template: "{observation}" })));
+  assert.ok(e instanceof AssemblyError);
+  assert.deepEqual([e.code, e.path], ["malformed_request", "requests"]);
+  assert.match(e.message, /found one request/);
+});

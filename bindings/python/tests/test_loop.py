@@ -181,3 +181,10 @@ def test_an_entry_the_caller_edits_leaves_the_run_as_it_was() -> None:
     assert [c["usage"]["class"] for c in report["calls"]] == ["first", "hit", "hit"]  # type: ignore[index]
     report["groups"].clear()
     assert len(run.report()["groups"]) == 1
+
+
+def test_a_prompt_where_the_run_belongs_is_refused_coded() -> None:
+    with pytest.raises(pa.AssemblyError) as e:
+        pa.cache_report(pa.Prompt(_request([], "m")))  # type: ignore[arg-type]
+    assert (e.value.code, e.value.path) == ("malformed_request", "requests")
+    assert "found one request" in e.value.message

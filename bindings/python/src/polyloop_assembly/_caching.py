@@ -30,8 +30,8 @@ TTL = Literal["5m", "1h"]
 def _as_list(values: Any) -> Any:
     """A list of ``values`` (a :class:`Prompt` as its prompt form); a mapping, a string or bytes as they are, so the
     core refuses what is no list."""
-    if isinstance(values, (Mapping, str, bytes, bytearray, memoryview)):
-        return values
+    if isinstance(values, (Mapping, str, bytes, bytearray, memoryview, Prompt)):
+        return prompt_side(values)
     return [prompt_side(v) for v in values]
 
 
