@@ -151,13 +151,34 @@ func tsType(t *texpr, shapes []shape) string {
 	panic("no TypeScript type " + t.kind)
 }
 
+// pyLineMax is the line length of ruff format in bindings/python/pyproject.toml.
+const pyLineMax = 130
+
+// pyAssign is "name = expr" as ruff format writes it: on one line when it
+// fits, else the subscript's items on one indented line, else one a line
+// with a trailing comma; so make check's ruff format leaves the generated
+// file as go generate wrote it, however many items a Literal gains.
+func pyAssign(name, expr string) string {
+	line := name + " = " + expr
+	open := strings.IndexByte(expr, '[')
+	if len(line) <= pyLineMax || open < 0 || !strings.HasSuffix(expr, "]") {
+		return line
+	}
+	head, inner := expr[:open+1], expr[open+1:len(expr)-1]
+	if len("    "+inner) <= pyLineMax || strings.ContainsAny(inner, "[]") {
+		return name + " = " + head + "\n    " + inner + "\n]"
+	}
+	items := strings.Split(inner, ", ")
+	return name + " = " + head + "\n    " + strings.Join(items, ",\n    ") + ",\n]"
+}
+
 // pythonTypes is _types.py.
 func pythonTypes(shapes []shape) []byte {
 	var b strings.Builder
 	pyHeader(&b, shapes)
 	for _, a := range aliases {
 		if a.t.kind == "lit" {
-			fmt.Fprintf(&b, "\n#: %s\n%s = %s\n", pyText(a.doc), a.t.alias, pyType(aliased("", a.t), shapes))
+			fmt.Fprintf(&b, "\n#: %s\n%s\n", pyText(a.doc), pyAssign(a.t.alias, pyType(aliased("", a.t), shapes)))
 		}
 	}
 	for _, s := range shapes {
@@ -178,7 +199,7 @@ func pythonTypes(shapes []shape) []byte {
 	sep := "\n\n"
 	for _, a := range aliases {
 		if a.t.kind != "lit" {
-			fmt.Fprintf(&b, "%s#: %s\n%s = %s\n", sep, pyText(a.doc), a.t.alias, pyType(aliased("", a.t), shapes))
+			fmt.Fprintf(&b, "%s#: %s\n%s\n", sep, pyText(a.doc), pyAssign(a.t.alias, pyType(aliased("", a.t), shapes)))
 			sep = "\n"
 		}
 	}

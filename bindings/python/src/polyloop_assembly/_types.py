@@ -76,7 +76,9 @@ Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-conv
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
 
 #: A call's recorded usage, classed (the project's docs/SPEC.md §7.12, in the source repository).
-CacheUsageClass = Literal["first", "hit", "prefix_break", "provider_miss", "write_only", "no_usage", "invalid_usage", "unknown_usage"]
+CacheUsageClass = Literal[
+    "first", "hit", "prefix_break", "provider_miss", "write_only", "no_usage", "invalid_usage", "unknown_usage"
+]
 
 
 class Block(TypedDict):
