@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(shell find core wasm wirejson -name "*.go" -not -name "*_test.go" 2>/dev/null) go.mod go.sum
 
-.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate check.subjects test test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
+.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate check.subjects test test.all test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 
 all: wasm
 
@@ -61,9 +61,36 @@ SUITE := scripts/suite
 # test files included, with their cgo settings (test.check, before them): their
 # go test runs skip their own vet pass (a subset of go vet's analyzers).
 GO_TEST_VET ?=
-test: GO_TEST_VET = -vet=off
-test: test.begin test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
+#
+# The suites run in two lanes side by side (make -j2; each lane one suite at a
+# time): make check first, alone, since go generate and gofmt may rewrite
+# files the others read; then the Go, JS and preview suites in one lane and
+# the Python ones in the other. They take about as long as each other, and
+# each suite keeps about one core busy: one at a time, the 2-core machine
+# was half idle (docs/TESTING.md, "How long it takes"). The setup steps run
+# in whichever lane reaches them first, once.
+test:
+	@scripts/suite-totals --reset
+	@$(MAKE) --no-print-directory -j2 --output-sync=target TEST_LANES=1 GO_TEST_VET=-vet=off test.all
 	@scripts/suite-totals
+
+# Every suite of make test (the Python and JavaScript makefiles add theirs).
+test.all: test.suite test.check test.go test.format test.host test.reproducible test.dist.reproducible
+
+# The order within each lane (order-only prerequisites, set only under
+# make test: `make test.host` alone runs just that suite).
+ifeq ($(TEST_LANES),1)
+test.go test.python: | test.check
+test.format: | test.go
+test.host: | test.format
+test.reproducible: | test.host
+test.js: | test.reproducible
+test.js.dist: | test.js
+test.preview: | test.js.dist
+test.python.dist: | test.python
+test.data: | test.python.dist
+test.dist.reproducible: | test.data
+endif
 
 test.begin:
 	@scripts/suite-totals --reset
@@ -147,11 +174,12 @@ fmt.go:
 # fails if they changed any file (tracked or new), with the diff's stat. The
 # work tree is compared with itself before the run, so uncommitted edits of
 # one's own do not fail it; in a clean checkout this is git diff --exit-code.
-# make -k: every step runs even when one fails.
+# make -k: every step runs even when one fails; -j1: in order, one at a time
+# (go generate after the formatters), also under make test's -j2.
 TREE_ID = i=$$(mktemp -u); GIT_INDEX_FILE=$$i git add -A && GIT_INDEX_FILE=$$i git write-tree; r=$$?; rm -f $$i; exit $$r
 check:
 	@before=$$($(TREE_ID)) || exit 1; \
-	$(MAKE) --no-print-directory -k check.run; rc=$$?; \
+	$(MAKE) --no-print-directory -j1 -k check.run; rc=$$?; \
 	after=$$($(TREE_ID)) || exit 1; \
 	if [ "$$before" != "$$after" ]; then \
 		echo "make check changed files:"; git diff --stat $$before $$after; \

@@ -16,8 +16,8 @@ JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 # prompt preview; `make dist` writes the tarball; `make test.limits` runs the
 # full-size limit cases; `make bench` runs its benches through
 # tools/benchreport (the preview's in Chromium).
-test: test.js test.js.dist
-test: test.preview
+test.all: test.js test.js.dist
+test.all: test.preview
 dist: dist.js
 test.limits: test.limits.js
 bench: js.chromium js.example

@@ -23,7 +23,7 @@ PY_DIST_PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.9.*/bin/python3 $(HOME)/
 # `make test` runs the binding's suite and the built wheel on every CPython here;
 # `make dist` writes the wheel and the sdist; `make bench` runs its bench
 # through tools/benchreport.
-test: test.python test.python.dist
+test.all: test.python test.python.dist
 dist: dist.python
 
 # The package data (git-ignored, built from source).
@@ -68,7 +68,7 @@ test.limits.python: python.venv python.wasm
 # After the data sets' packages (python.data-deps): tqdm, numpy and pyarrow,
 # which tests/test_batch.py and tests/test_data_rows.py need, come with them.
 test.python: python.venv python.wasm python.data-deps cli
-	@$(CLI_PURE_ENV) $(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q'
+	@$(CLI_PURE_ENV) $(SUITE) python -- bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q --durations=15'
 
 # dist/: a py3-none-any wheel and an sdist, both with the module. The wheel is
 # built from the sdist (python -m build), which proves the sdist builds
@@ -107,7 +107,7 @@ PY_DATA_STAMP := $(PY_VENV)/.polyloop-assembly-data.stamp
 PY_DATA_ENV   := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 RAY_USAGE_STATS_ENABLED=0
 
 .PHONY: python.data-deps test.data test.data.cluster bench.data
-test: test.data
+test.all: test.data
 
 python.data-deps: $(PY_DATA_STAMP)
 $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
@@ -116,7 +116,7 @@ $(PY_DATA_STAMP): $(PY_STAMP) $(PY_DIR)/constraints.txt
 
 test.data: python.data-deps python.wasm dist.python cli
 	@$(PY_DATA_ENV) $(CLI_PURE_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data -- \
-		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider tests_data'
+		bash -c 'cd $(PY_DIR) && $(PY_VENV_PY) -m pytest -q -p no:cacheprovider --durations=15 tests_data'
 
 test.data.cluster: python.data-deps dist.python
 	@$(PY_DATA_ENV) POLYLOOP_RAY_CLUSTER=1 $(SUITE) python.data-cluster -- \
