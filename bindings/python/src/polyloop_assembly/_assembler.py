@@ -16,7 +16,7 @@ from . import _codec, _fork, _runtime
 from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ASSEMBLE_SHARED, CALL_ERROR, CALL_PROMPT_START
 from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
 from ._consts import CALLS, MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON, HostError
-from ._data_messages import MessagesView, chat_messages
+from ._messages import MessagesView, chat_messages
 from ._errors import AssemblyError, InstanceFailure, error_of
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests

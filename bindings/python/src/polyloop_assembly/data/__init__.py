@@ -97,13 +97,13 @@ import os
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _runtime
-from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
-from ._assembler import Assembler, _prepare_value, compare
-from ._data_cache import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
-from ._data_messages import MessagesView, chat_messages
-from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
-from ._data_values import (
+from .. import _runtime
+from .._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
+from .._assembler import Assembler, _prepare_value, compare
+from ._usage_rows import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
+from .._messages import MessagesView, chat_messages
+from ._run_rows import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
+from ._values import (
     _absent,
     _append,
     _frame_append,
@@ -114,7 +114,7 @@ from ._data_values import (
     _typed,
     _values,
 )
-from ._errors import AssemblyError
+from .._errors import AssemblyError
 
 __all__ = [
     "CACHE_COLUMNS",
