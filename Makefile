@@ -81,7 +81,7 @@ test.check:
 # has PyPI msgpack for the reference's cross-check.
 test.go: check-python312 wasm python.venv
 	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./wirejson/ ./internal/... ./cmd/... ./wasm/calls ./tools/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./wirejson/ ./internal/... ./cmd/... ./wasm/dispatch ./tools/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
@@ -125,16 +125,16 @@ test.dist.reproducible: dist.python dist.js
 # make lint and make fmt: the Python and JavaScript makefiles add theirs
 # (ruff check and eslint; ruff format and prettier).
 # go vet and staticcheck (pinned) on the Go code; wasm/ is left out but for
-# wasm/calls: staticcheck does not read //go:wasmexport and calls the
+# wasm/dispatch: staticcheck does not read //go:wasmexport and calls the
 # module's exports unused.
 # staticcheck is built once per version and toolchain into a cache outside the
 # tree (scripts/go-tool), not compiled by `go run` whenever the build cache is cold.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: lint.go
 lint.go:
-	CGO_ENABLED=0 $(GO) vet . ./core/... ./wirejson/ ./internal/... ./wasmhost/ ./wasm/calls ./tools/...
+	CGO_ENABLED=0 $(GO) vet . ./core/... ./wirejson/ ./internal/... ./wasmhost/ ./wasm/dispatch ./tools/...
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./wirejson/ ./internal/... ./wasmhost/... ./cmd/... ./wasm/calls ./tools/...
+	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./wirejson/ ./internal/... ./wasmhost/... ./cmd/... ./wasm/dispatch ./tools/...
 
 # gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
 GOFMT = $$($(GO) env GOROOT)/bin/gofmt

@@ -133,7 +133,7 @@ func findUp(rel string) string {
 // $POLYLOOP_ASSEMBLY_CACHE_DIR, else the user cache directory
 // (os.UserCacheDir)/polyloop-assembly; "" when dir or the variable is "-"
 // (no disk cache). The layout below it is the same for Go and Python
-// (abi.CacheDirEnv and the others, core/abi/cache.go).
+// (abi.CacheDirEnv and the others, core/abi/module_cache.go).
 func CacheRoot(dir string) string {
 	if dir == "" {
 		dir = os.Getenv(abi.CacheDirEnv)
