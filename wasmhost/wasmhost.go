@@ -85,26 +85,21 @@ type Runner struct {
 
 // New returns a Runner of the module under wazero.
 func New(opts Options) (*Runner, error) {
-	return open(opts, engine.OpenWazero)
+	return NewWithEngine(opts, engine.OpenWazero)
 }
 
-func open(opts Options, openEngine func(engine.Config) (engine.Engine, error)) (*Runner, error) {
+// NewWithEngine returns a Runner of the module on the engine that open
+// opens from opts: the constructor of wasmhost/wasmtime's Runner, which
+// keeps the one package that needs cgo apart while the Runner stays this
+// package's. open's types are internal/engine's, so only the engines of
+// this module can give one.
+func NewWithEngine(opts Options, open func(engine.Config) (engine.Engine, error)) (*Runner, error) {
 	c := opts.config()
-	e, err := openEngine(c)
+	e, err := open(c)
 	if err != nil {
 		return nil, err
 	}
 	return &Runner{pool: engine.NewPool(e, c)}, nil
-}
-
-func init() {
-	engine.Host = func(opts any, openEngine func(engine.Config) (engine.Engine, error)) (any, error) {
-		r, err := open(opts.(Options), openEngine)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
 }
 
 // Engine names the engine: "wazero" or "wasmtime".

@@ -75,12 +75,6 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Host is set by package wasmhost (in its init): it opens an engine with the
-// given wasmhost.Options and wraps it in a *wasmhost.Runner. The wasmtime
-// package calls it, so that the Runner stays wasmhost's type while the
-// wasmtime engine lives in the only package that needs cgo.
-var Host func(opts any, open func(Config) (Engine, error)) (any, error)
-
 // ErrNoModule is returned when no module was given and none was found.
 var ErrNoModule = errors.New("the module wasm/assembly.wasm was not found")
 
