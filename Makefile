@@ -12,7 +12,7 @@ PYTHON312 ?= $(shell p="$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.1
 WASM := wasm/assembly.wasm
 WASM_SRC := $(shell find core wasm wirejson -name "*.go" -not -name "*_test.go" 2>/dev/null) go.mod go.sum
 
-.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate check.subjects test test.all test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
+.PHONY: all wasm demo fmt fmt.go lint lint.go check check.run check.tidy check.generate check.subjects check.prose test test.all test.begin test.suite test.check test.go test.format test.format-full test.host test.limits test.limits.go test.reproducible test.dist.reproducible fuzz bench bench.quick bench.go vectors check-python312 dist
 
 all: wasm
 
@@ -108,7 +108,7 @@ test.check:
 # has PyPI msgpack for the reference's cross-check.
 test.go: check-python312 wasm python.venv
 	@$(SUITE) reference -- $(PY_VENV_PY) -m unittest -v testdata/gen/test_reference.py testdata/gen/test_json_vectors.py
-	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./wirejson/ ./internal/... ./cmd/... ./wasm/calls ./tools/...
+	@CGO_ENABLED=0 POLYLOOP_PYTHON312="$(PYTHON312)" $(SUITE) go -- $(GO) test $(GO_TEST_VET) -count=1 -v -skip 'TestFormatDifferential' . ./core/... ./wirejson/ ./internal/... ./cmd/... ./wasm/dispatch ./tools/...
 
 # The CPython differential of the template engine; make test runs a reduced set.
 test.format: check-python312
@@ -152,16 +152,16 @@ test.dist.reproducible: dist.python dist.js
 # make lint and make fmt: the Python and JavaScript makefiles add theirs
 # (ruff check and eslint; ruff format and prettier).
 # go vet and staticcheck (pinned) on the Go code; wasm/ is left out but for
-# wasm/calls: staticcheck does not read //go:wasmexport and calls the
+# wasm/dispatch: staticcheck does not read //go:wasmexport and calls the
 # module's exports unused.
 # staticcheck is built once per version and toolchain into a cache outside the
 # tree (scripts/go-tool), not compiled by `go run` whenever the build cache is cold.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: lint.go
 lint.go:
-	CGO_ENABLED=0 $(GO) vet . ./core/... ./wirejson/ ./internal/... ./wasmhost/ ./wasm/calls ./tools/...
+	CGO_ENABLED=0 $(GO) vet . ./core/... ./wirejson/ ./internal/... ./wasmhost/ ./wasm/dispatch ./tools/...
 	$(GO) vet ./cmd/... ./host-test/ ./wasmhost/...
-	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./wirejson/ ./internal/... ./wasmhost/... ./cmd/... ./wasm/calls ./tools/...
+	sc=$$(GO=$(GO) scripts/go-tool $(STATICCHECK)) && $$sc . ./core/... ./wirejson/ ./internal/... ./wasmhost/... ./cmd/... ./wasm/dispatch ./tools/...
 
 # gofmt (the toolchain's) on every Go file of the work tree, ignored ones aside.
 GOFMT = $$($(GO) env GOROOT)/bin/gofmt
@@ -169,8 +169,9 @@ fmt: fmt.go
 fmt.go:
 	$(GOFMT) -l -w $$(git ls-files -co --exclude-standard '*.go' | while read -r f; do [ -e "$$f" ] && echo "$$f"; done)
 
-# make check: the formatters, the linters, go mod tidy, go generate and the
-# commit subjects since a23deba (scripts/check-subjects: at most 72), then
+# make check: the formatters, the linters, go mod tidy, go generate, the
+# commit subjects since a23deba (scripts/check-subjects: at most 72) and the
+# width of Markdown prose (scripts/check_prose_width.py: at most 120), then
 # fails if they changed any file (tracked or new), with the diff's stat. The
 # work tree is compared with itself before the run, so uncommitted edits of
 # one's own do not fail it; in a clean checkout this is git diff --exit-code.
@@ -185,8 +186,8 @@ check:
 		echo "make check changed files:"; git diff --stat $$before $$after; \
 		echo "check: make fmt, go mod tidy or go generate changed $$(git diff --name-only $$before $$after | wc -l) files: run make fmt, commit"; exit 1; fi; \
 	if [ $$rc -eq 0 ]; then echo "check: formatted, vetted and linted; go mod tidy and go generate change nothing"; \
-	else echo "check: go vet, staticcheck, ruff check, eslint or check-subjects found problems (above)"; fi; exit $$rc
-check.run: fmt lint check.tidy check.generate check.subjects
+	else echo "check: go vet, staticcheck, ruff check, eslint, check-subjects or check_prose_width found problems (above)"; fi; exit $$rc
+check.run: fmt lint check.tidy check.generate check.subjects check.prose
 check.tidy:
 	$(GO) mod tidy
 check.generate:
@@ -194,6 +195,10 @@ check.generate:
 # Commit subjects since the old style's last commit: at most 72 characters.
 check.subjects:
 	@scripts/check-subjects
+# Markdown prose lines: at most 120 characters (tables, code blocks, link
+# definitions and generated files aside; scripts/check_prose_width.py).
+check.prose:
+	@python3 scripts/check_prose_width.py
 
 # The built wheel, sdist and npm tarball (the Python and JavaScript makefiles
 # add their dist.* targets).

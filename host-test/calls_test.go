@@ -13,17 +13,17 @@ import (
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/testing/randreq"
 	"github.com/polyloop/assembly/internal/testing/vectors"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 )
 
 // The calls added after compare (assemble_shared, cache_report, export,
 // error) on wazero and wasmtime answer the bytes the native functions do
-// (wasm/calls, the functions the module runs), for every vector request
+// (wasm/dispatch, the functions the module runs), for every vector request
 // and random ones, valid and not.
 
 func sameCall(t *testing.T, label string, c abi.Call, req []byte) {
 	t.Helper()
-	want := calls.Append(c, nil, req)
+	want := dispatch.Append(c, nil, req)
 	for _, r := range runners {
 		if got := r.AppendCall(c, nil, req); !bytes.Equal(got, want) {
 			t.Fatalf("%s, %s: %s differs from native:\n native: %.300q\n %s: %.300q", label, c.Name(), r.Engine(), want, r.Engine(), got)
@@ -75,7 +75,7 @@ func TestNewCallsEveryEngine(t *testing.T) {
 	}
 }
 
-// TestCallArgumentCountsEveryEngine: Runner.Call with a wrong number of
+// TestCallArgumentCountsEveryEngine: Runner.CallArgs with a wrong number of
 // arguments answers the call's malformed_request in the call's shape,
 // naming the call and the counts, as core.AppendArgs says; never a panic.
 func TestCallArgumentCountsEveryEngine(t *testing.T) {
@@ -89,11 +89,11 @@ func TestCallArgumentCountsEveryEngine(t *testing.T) {
 			{abi.CallCacheReport, nil, `{"error":{"code":"malformed_request","message":"cache_report takes 2 arguments (requests, usage), got 0","path":""}}`},
 			{abi.CallCompare, [][]byte{{0xc0}}, `{"error":{"code":"malformed_request","message":"compare takes 2 arguments (a, b), got 1","path":""}}`},
 		} {
-			if got := r.Call(tc.c, tc.args...); string(got) != tc.want {
+			if got := r.CallArgs(tc.c, tc.args...); string(got) != tc.want {
 				t.Errorf("%s: %s with %d arguments:\n got %q\nwant %q", r.Engine(), tc.c.Name(), len(tc.args), got, tc.want)
 			}
 		}
-		resp, err := core.DecodeResponse(r.Call(abi.CallAssemble, []byte{0x80}))
+		resp, err := core.DecodeResponse(r.CallArgs(abi.CallAssemble, []byte{0x80}))
 		if e, ok := err.(*core.Error); resp != nil || !ok || e.Code != core.CodeMalformedRequest || !strings.Contains(e.Message, "assemble takes no map of arguments") {
 			t.Errorf("%s: assemble through Call: %v", r.Engine(), err)
 		}

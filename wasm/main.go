@@ -2,7 +2,7 @@
 
 // Command wasm is the WebAssembly build of the assembly core: a wasip1 reactor
 // whose one call export runs a call of the contract's table (abi.Calls;
-// the function of each is package calls') over two buffers the module owns
+// the function of each is package dispatch's) over two buffers the module owns
 // and reuses, so a request costs the host one crossing. See README.md beside
 // this file for the ABI.
 package main
@@ -13,7 +13,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 )
 
 func addr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
@@ -55,7 +55,7 @@ func call(op, size uint32) uint64 {
 	if c.Base() < abi.NumCalls && uint64(size) > uint64(len(request)) {
 		response = core.AppendCallError(response[:0], c, c.Name()+": the size given is past the request buffer (call buffer first)")
 	} else {
-		response = calls.Append(c, response[:0], request[:min(uint64(size), uint64(len(request)))])
+		response = dispatch.Append(c, response[:0], request[:min(uint64(size), uint64(len(request)))])
 	}
 	if len(response) == 0 {
 		response = append(response, 0)[:0] // an address even for an empty answer

@@ -30,7 +30,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/engine"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 )
 
 // Options configures a Runner. The zero value is usable. The names and
@@ -85,26 +85,21 @@ type Runner struct {
 
 // New returns a Runner of the module under wazero.
 func New(opts Options) (*Runner, error) {
-	return open(opts, engine.OpenWazero)
+	return NewWithEngine(opts, engine.OpenWazero)
 }
 
-func open(opts Options, openEngine func(engine.Config) (engine.Engine, error)) (*Runner, error) {
+// NewWithEngine returns a Runner of the module on the engine that open
+// opens from opts: the constructor of wasmhost/wasmtime's Runner, which
+// keeps the one package that needs cgo apart while the Runner stays this
+// package's. open's types are internal/engine's, so only the engines of
+// this module can give one.
+func NewWithEngine(opts Options, open func(engine.Config) (engine.Engine, error)) (*Runner, error) {
 	c := opts.config()
-	e, err := openEngine(c)
+	e, err := open(c)
 	if err != nil {
 		return nil, err
 	}
 	return &Runner{pool: engine.NewPool(e, c)}, nil
-}
-
-func init() {
-	engine.Host = func(opts any, openEngine func(engine.Config) (engine.Engine, error)) (any, error) {
-		r, err := open(opts.(Options), openEngine)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
 }
 
 // Engine names the engine: "wazero" or "wasmtime".
@@ -112,7 +107,7 @@ func (r *Runner) Engine() string { return r.pool.Name() }
 
 // AppendCall runs call c of the module (abi.Calls) on request and appends
 // its answer to dst, the bytes the module answers (and the same as
-// calls.Append's, the functions it runs). It always answers: a failure of
+// dispatch.Append's, the functions it runs). It always answers: a failure of
 // the sandbox (a trap, memory exhausted) or an answer that is not one of c
 // is an internal error in the shape of c's answer (core.AppendErrorAnswer).
 // A request over abi.MaxRequestBytes is answered by the same functions
@@ -175,12 +170,12 @@ func (r *Runner) AssembleViewJSON(text []byte) []byte {
 	return r.AppendCall(abi.CallAssembleViewJSON, nil, text)
 }
 
-// Call runs call c, whose request is a map of its arguments
+// CallArgs runs call c, whose request is a map of its arguments
 // (abi.Spec.Params), on args (each msgpack, in the order of Params) and
 // returns its answer, as AppendCall does: the generic call a facade
 // forwards to. A wrong number of arguments is answered, in the shape of
 // c's answer, with core.AppendArgs's malformed_request (never a panic).
-func (r *Runner) Call(c abi.Call, args ...[]byte) []byte {
+func (r *Runner) CallArgs(c abi.Call, args ...[]byte) []byte {
 	req, err := core.AppendArgs(nil, c, args...)
 	if err != nil {
 		return core.AppendErrorAnswer(nil, c, err)
@@ -192,13 +187,13 @@ func (r *Runner) Call(c abi.Call, args ...[]byte) []byte {
 // each side the msgpack of a request, of a recorded message list, or
 // either as JSON text in a str. The answer is the comparison's JSON text,
 // or {"error": …}.
-func (r *Runner) Compare(a, b []byte) []byte { return r.Call(abi.CallCompare, a, b) }
+func (r *Runner) Compare(a, b []byte) []byte { return r.CallArgs(abi.CallCompare, a, b) }
 
 // call runs call c and appends its answer to dst; a failure is the
 // internal error to answer.
 func (r *Runner) call(c abi.Call, dst, request []byte) ([]byte, *core.Error) {
 	if len(request) > abi.MaxRequestBytes {
-		return calls.Append(c, dst, request), nil
+		return dispatch.Append(c, dst, request), nil
 	}
 	out, f := r.pool.CallAppend(c, dst, request)
 	switch {

@@ -10,7 +10,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	plumbing "github.com/polyloop/assembly/internal/engine"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 	"github.com/polyloop/assembly/wasmhost"
 )
 
@@ -28,7 +28,7 @@ type native struct{}
 
 func (native) Name() string { return "native" }
 func (native) AppendCall(c abi.Call, dst, b []byte) []byte {
-	return calls.Append(c, dst, b)
+	return dispatch.Append(c, dst, b)
 }
 func (native) Close() error { return nil }
 

@@ -1,7 +1,6 @@
 // Package abi is the host contract of the assembly module in one place:
 // every call the module's call export answers (Calls: its name, op number,
-// the shapes of its request and answer, the host APIs it backs and its
-// doc), the limits and message texts every host uses, the code points a
+// the shapes of its request and answer, its parameters and its doc), the limits and message texts every host uses, the code points a
 // view marks (InvisibleRanges), and the layout and seal of the compiled-
 // module cache. The module (wasm/), the Go hosts (wasmhost, internal/engine),
 // the command-line tool and tools/genconsts, which writes it into the Python
@@ -85,55 +84,37 @@ type Spec struct {
 	// host's generic call packs {Params[i]: args[i]} with its codec. Nil
 	// where the request is one value (the request itself).
 	Params []string
-	// The API each host offers for it: Go's (package wasmhost), Python's
-	// (package polyloop_assembly) and JavaScript's (@polyloop/assembly);
-	// "" where a host offers none.
-	Go, Python, JS string
-	Doc            string // what it does, one sentence
+	Doc    string // what it does, one sentence
 }
 
 // Calls is every call the module answers, indexed by its op.
 var Calls = [NumCalls]Spec{
 	{"assemble", CallAssemble, ArgRequest, AnswerResponse, nil,
-		"Runner.AssembleBytes, Runner.Assemble, Runner.ValidateTemplate",
-		"assemble, assemble_bytes, validate_template", "Assembler.assemble, assembleBytes, validateTemplate",
 		"Assembles a msgpack request: the wire response."},
 	{"assemble_json", CallAssembleJSON, ArgJSON, AnswerResponse, nil,
-		"Runner.AssembleJSON", "assemble_json, assemble_json_bytes", "Assembler.assembleJSON",
 		"Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response."},
 	{"add_step", CallAddStep, ArgAddStep, AnswerStep, nil,
-		"Prompt.AddStep, Runner.AddStepBytes", "Prompt.add_step", "Prompt.addStep",
 		"Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state."},
 	{"assemble_view", CallAssembleView, ArgRequest, AnswerView, nil,
-		"Runner.AssembleView", "", "<polyloop-prompt-view> (its worker)",
 		"Assembles a msgpack request for a host that shows the prompt: the response and its view."},
 	{"assemble_view_json", CallAssembleViewJSON, ArgJSON, AnswerView, nil,
-		"Runner.AssembleViewJSON", "", "<polyloop-prompt-view> (its worker)",
 		"assemble_view of a request written as JSON text, judged as assemble_json judges it."},
 	{"prompt_start", CallPromptStart, ArgRequest, AnswerPromptStart, nil,
-		"Runner.NewPrompt", "Assembler.prompt", "Assembler.prompt",
 		"Starts an incremental prompt: the assemble response with the state add_step continues from."},
 	{"compare", CallCompare, ArgCompare, AnswerJSON, []string{"a", "b"},
-		"Runner.Compare", "compare", "Assembler.compare",
 		"Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text."},
 	{"batch", CallBatch, ArgBatch, AnswerBatch, nil,
-		"", "assemble_many, assemble_bytes_many, assemble_json_many", "",
 		"Runs several calls in one crossing: each item's answer, exactly what its call answers alone."},
 	{"error", CallError, ArgArgs, AnswerNamed, ErrorParams,
-		"core.AppendErrorAnswer (linked: no crossing)", "every AssemblyError the binding raises itself", "every AssemblyError the binding raises itself",
 		"Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path."},
 
 	{"assemble_shared", CallAssembleShared, ArgRequest, AnswerShared, nil,
-		"", "assemble", "Assembler.assemble",
 		"assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared."},
 	{"cache_report", CallCacheReport, ArgArgs, AnswerJSON, []string{"requests", "usage"},
-		"Runner.CacheReport", "cache_report", "Assembler.cacheReport",
 		"Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository)."},
 	{"export", CallExport, ArgArgs, AnswerMap, []string{"request", "provider", "options"},
-		"Runner.Export, core.Export", "export", "Assembler.export",
 		"The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository)."},
 	{"cache_call", CallCacheCall, ArgArgs, AnswerJSON, []string{"run", "prompt", "previous", "usage"},
-		"CacheRun.Call, CacheRun.CallPrompt", "CacheRun.call", "CacheRun.call",
 		"Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository)."},
 }
 

@@ -75,12 +75,6 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Host is set by package wasmhost (in its init): it opens an engine with the
-// given wasmhost.Options and wraps it in a *wasmhost.Runner. The wasmtime
-// package calls it, so that the Runner stays wasmhost's type while the
-// wasmtime engine lives in the only package that needs cgo.
-var Host func(opts any, open func(Config) (Engine, error)) (any, error)
-
 // ErrNoModule is returned when no module was given and none was found.
 var ErrNoModule = errors.New("the module wasm/assembly.wasm was not found")
 
@@ -133,7 +127,7 @@ func findUp(rel string) string {
 // $POLYLOOP_ASSEMBLY_CACHE_DIR, else the user cache directory
 // (os.UserCacheDir)/polyloop-assembly; "" when dir or the variable is "-"
 // (no disk cache). The layout below it is the same for Go and Python
-// (abi.CacheDirEnv and the others, core/abi/cache.go).
+// (abi.CacheDirEnv and the others, core/abi/module_cache.go).
 func CacheRoot(dir string) string {
 	if dir == "" {
 		dir = os.Getenv(abi.CacheDirEnv)

@@ -266,7 +266,7 @@ func jsInvisible(b *strings.Builder) {
 }
 
 // callsDoc documents CALLS, the contract's table abi.Calls.
-const callsDoc = "Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository)."
+const callsDoc = "Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, parameters and what it does (wasm/README.md, in the source repository)."
 
 // hostErrorsDoc documents HostError, the error argument of the error call.
 const hostErrorsDoc = "The errors a host asks the error call (CALLS row \"error\") to answer: the error argument."
@@ -292,8 +292,8 @@ func shapes() (args, answers []string) {
 }
 
 // callFields is c as a row of CALLS: each field's name and value (a
-// literal of both languages), api being the binding's API for it.
-func callFields(c abi.Spec, api string, python bool) [][2]string {
+// literal of both languages).
+func callFields(c abi.Spec, python bool) [][2]string {
 	var params []string
 	for _, p := range c.Params {
 		params = append(params, quote(p))
@@ -307,7 +307,7 @@ func callFields(c abi.Spec, api string, python bool) [][2]string {
 	}
 	return [][2]string{
 		{"name", quote(c.Name)}, {"op", fmt.Sprint(c.Op)}, {"arg", quote(c.Arg.String())},
-		{"answer", quote(c.Answer.String())}, {"params", list}, {"api", quote(api)}, {"doc", quote(c.Doc)},
+		{"answer", quote(c.Answer.String())}, {"params", list}, {"doc", quote(c.Doc)},
 	}
 }
 
@@ -319,11 +319,11 @@ func pythonCalls(b *strings.Builder) {
 	fmt.Fprintf(b, "\n#: The shapes of a call's answer (an error is answered in its call's shape).\nCallAnswer = Literal[%s]\n", strings.Join(answers, ", "))
 	fmt.Fprintf(b, "\n#: %s\nHostError = Literal[%s]\n", hostErrorsDoc, strings.Join(hostErrors(), ", "))
 	b.WriteString("\n\nclass CallSpec(NamedTuple):\n    \"\"\"One call of the module: a row of CALLS.\"\"\"\n\n" +
-		"    name: str\n    op: int\n    arg: CallArg\n    answer: CallAnswer\n    params: tuple[str, ...]\n    api: str\n    doc: str\n\n")
+		"    name: str\n    op: int\n    arg: CallArg\n    answer: CallAnswer\n    params: tuple[str, ...]\n    doc: str\n\n")
 	fmt.Fprintf(b, "\n#: %s\nCALLS: Final[tuple[CallSpec, ...]] = (\n", callsDoc)
 	for _, c := range abi.Calls {
 		b.WriteString("    CallSpec(\n")
-		for _, f := range callFields(c, c.Python, true) {
+		for _, f := range callFields(c, true) {
 			fmt.Fprintf(b, "        %s=%s,\n", f[0], f[1])
 		}
 		b.WriteString("    ),\n")
@@ -336,7 +336,7 @@ func jsCalls(b *strings.Builder) {
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS = Object.freeze([\n", callsDoc)
 	for _, c := range abi.Calls {
 		b.WriteString("  Object.freeze({\n")
-		for _, f := range callFields(c, c.JS, false) {
+		for _, f := range callFields(c, false) {
 			fmt.Fprintf(b, "    %s: %s,\n", f[0], f[1])
 		}
 		b.WriteString("  }),\n")
@@ -348,7 +348,7 @@ func jsCalls(b *strings.Builder) {
 func tsCalls(b *strings.Builder) {
 	args, answers := shapes()
 	fmt.Fprintf(b, "\n/** One call of the module: a row of CALLS. */\nexport interface CallSpec {\n"+
-		"  readonly name: string;\n  readonly op: number;\n  readonly arg: %s;\n  readonly answer: %s;\n  readonly params: readonly string[];\n  readonly api: string;\n  readonly doc: string;\n}\n",
+		"  readonly name: string;\n  readonly op: number;\n  readonly arg: %s;\n  readonly answer: %s;\n  readonly params: readonly string[];\n  readonly doc: string;\n}\n",
 		strings.Join(args, " | "), strings.Join(answers, " | "))
 	fmt.Fprintf(b, "\n/** %s */\nexport const CALLS: readonly CallSpec[];\n", callsDoc)
 	fmt.Fprintf(b, "\n/** %s */\nexport type HostError = %s;\n", hostErrorsDoc, strings.Join(hostErrors(), " | "))

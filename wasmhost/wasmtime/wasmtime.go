@@ -38,11 +38,7 @@ const Version = "39.0.1"
 
 // New returns a Runner of the module under wasmtime.
 func New(opts wasmhost.Options) (*wasmhost.Runner, error) {
-	r, err := engine.Host(opts, open)
-	if err != nil {
-		return nil, err
-	}
-	return r.(*wasmhost.Runner), nil
+	return wasmhost.NewWithEngine(opts, open)
 }
 
 type wtEngine struct {

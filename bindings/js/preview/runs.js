@@ -1,5 +1,5 @@
 // Runs as the library defines them: the rule of `run_rows` and `cache_rows`
-// (bindings/python/src/polyloop_assembly/_data_runs.py, _data_cache.py). A
+// (bindings/python/src/polyloop_assembly/data/_run_rows.py, _usage_rows.py). A
 // call's run is named by a run id given beside its request (the `run_id`
 // column of a data set); a request itself holds none (an unknown key is
 // `unknown_field`). The calls of one run come together, in call order: a

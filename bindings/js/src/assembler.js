@@ -50,7 +50,7 @@ export class Assembler {
       const names = consts.CALLS.filter((c) => c.answer !== "batch" && c.answer !== "named").map((c) => c.name);
       throw new TypeError(`the module has no call ${JSON.stringify(name)} to make this way; the calls are ${names.join(", ")}`);
     }
-    if (row.params.length === 0) return this.send(row, args[0], undefined, 0, true);
+    if (row.params.length === 0) return this.send(row, args[0], { asIs: true });
     return this.send(row, Object.fromEntries(row.params.map((p, i) => [p, args[i]])));
   }
 
@@ -58,7 +58,7 @@ export class Assembler {
     if (!(request instanceof Uint8Array)) {
       throw new TypeError("assembleBytes takes a Uint8Array of msgpack request bytes; use assemble() for objects");
     }
-    return this.send(CALL.assemble, request, (r) => r.slice(), 0, true);
+    return this.send(CALL.assemble, request, { read: (r) => r.slice(), asIs: true });
   }
 
   assemble(request) {
@@ -99,18 +99,19 @@ export class Assembler {
   }
 
   /**
-   * @private
-   * Encodes `request` for call `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and reads the answer in place:
-   * by `read`, or decoded by its shape. `messageBase`: the prompt's messages before an add_step answer's own.
-   * @template T @param {CallSpec} row @param {unknown} request @param {Reader<T>} [read] @param {number} [messageBase] @param {boolean} [asIs]
+   * @internal The one way into the module for the binding's modules (this facade and src/prompt.js): encodes `request` for call
+   * `row` (with `asIs`, bytes and a JSON call's string as they are), crosses, and reads the answer in place: by `read`, or decoded by
+   * its shape. `messageBase`: the prompt's messages before an add_step answer's own.
+   * @template T @param {CallSpec} row @param {unknown} request
+   * @param {{read?: Reader<T>, messageBase?: number, asIs?: boolean}} [options]
    */
-  send(row, request, read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false) {
+  send(row, request, { read = (r, texts) => this.answer(row, r, texts), messageBase = 0, asIs = false } = {}) {
     const json = row.arg === "json";
     if (asIs && (request instanceof Uint8Array || (json && typeof request === "string"))) {
       const bytes = typeof request === "string" ? wtf8(request) : request;
       const max = json ? consts.MAX_MODULE_BUFFER_BYTES : consts.MAX_REQUEST_BYTES;
       if (bytes.length > max) return this.hostError(row, read, { error: "too_large", size: bytes.length });
-      return this.run(bytes, row.op, read, undefined, messageBase);
+      return this.run(bytes, row.op, read, { messageBase });
     }
     const encoder = acquireEncoder();
     try {
@@ -124,7 +125,8 @@ export class Assembler {
       // A small request's answer decodes as fast whole, and the shared one costs the module more.
       const small = row.answer === "shared" && bytes.length < SHARED_MIN_BYTES;
       const texts = row.answer === "shared" && !small ? encoder.texts() : undefined;
-      return this.run(bytes, small ? CALL.assemble.op : row.op, read, texts, messageBase, consts.WORDS_JS); // errors in a JS user's words
+      // errors in a JS user's words
+      return this.run(bytes, small ? CALL.assemble.op : row.op, read, { texts, messageBase, words: consts.WORDS_JS });
     } finally {
       encoder.done();
     }
@@ -134,10 +136,11 @@ export class Assembler {
    * @private
    * One call into an instance, `read` given the answer in place. A trap, bytes that are no answer and a string the engine cannot make are
    * answered by the core's error call.
-   * @template T @param {Uint8Array} request @param {number} op @param {Reader<T>} read @param {string[]} [texts] @param {number} [messageBase]
-   * @param {number} [words] the vocabulary of the call's messages (consts.WORDS_*) @returns {T}
+   * @template T @param {Uint8Array} request @param {number} op @param {Reader<T>} read
+   * @param {{texts?: string[], messageBase?: number, words?: number}} [options] `words`: the vocabulary of the call's messages
+   * (consts.WORDS_*) @returns {T}
    */
-  run(request, op, read, texts, messageBase = 0, words = 0) {
+  run(request, op, read, { texts, messageBase = 0, words = 0 } = {}) {
     const row = consts.CALLS[op];
     let inst;
     let resp;

@@ -26,11 +26,10 @@ export interface CallSpec {
   readonly arg: "request" | "json" | "add_step" | "compare" | "batch" | "args";
   readonly answer: "response" | "prompt_start" | "step" | "view" | "json" | "batch" | "named" | "shared" | "map";
   readonly params: readonly string[];
-  readonly api: string;
   readonly doc: string;
 }
 
-/** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository). */
+/** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, parameters and what it does (wasm/README.md, in the source repository). */
 export const CALLS: readonly CallSpec[];
 
 /** The errors a host asks the error call (CALLS row "error") to answer: the error argument. */

@@ -27,7 +27,7 @@ export const ERROR_CODES = Object.freeze([
   "internal",
 ]);
 
-/** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository). */
+/** Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, parameters and what it does (wasm/README.md, in the source repository). */
 export const CALLS = Object.freeze([
   Object.freeze({
     name: "assemble",
@@ -35,7 +35,6 @@ export const CALLS = Object.freeze([
     arg: "request",
     answer: "response",
     params: Object.freeze([]),
-    api: "Assembler.assemble, assembleBytes, validateTemplate",
     doc: "Assembles a msgpack request: the wire response.",
   }),
   Object.freeze({
@@ -44,7 +43,6 @@ export const CALLS = Object.freeze([
     arg: "json",
     answer: "response",
     params: Object.freeze([]),
-    api: "Assembler.assembleJSON",
     doc: "Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response.",
   }),
   Object.freeze({
@@ -53,7 +51,6 @@ export const CALLS = Object.freeze([
     arg: "add_step",
     answer: "step",
     params: Object.freeze([]),
-    api: "Prompt.addStep",
     doc: "Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state.",
   }),
   Object.freeze({
@@ -62,7 +59,6 @@ export const CALLS = Object.freeze([
     arg: "request",
     answer: "view",
     params: Object.freeze([]),
-    api: "<polyloop-prompt-view> (its worker)",
     doc: "Assembles a msgpack request for a host that shows the prompt: the response and its view.",
   }),
   Object.freeze({
@@ -71,7 +67,6 @@ export const CALLS = Object.freeze([
     arg: "json",
     answer: "view",
     params: Object.freeze([]),
-    api: "<polyloop-prompt-view> (its worker)",
     doc: "assemble_view of a request written as JSON text, judged as assemble_json judges it.",
   }),
   Object.freeze({
@@ -80,7 +75,6 @@ export const CALLS = Object.freeze([
     arg: "request",
     answer: "prompt_start",
     params: Object.freeze([]),
-    api: "Assembler.prompt",
     doc: "Starts an incremental prompt: the assemble response with the state add_step continues from.",
   }),
   Object.freeze({
@@ -89,7 +83,6 @@ export const CALLS = Object.freeze([
     arg: "compare",
     answer: "json",
     params: Object.freeze(["a", "b"]),
-    api: "Assembler.compare",
     doc: "Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text.",
   }),
   Object.freeze({
@@ -98,7 +91,6 @@ export const CALLS = Object.freeze([
     arg: "batch",
     answer: "batch",
     params: Object.freeze([]),
-    api: "",
     doc: "Runs several calls in one crossing: each item's answer, exactly what its call answers alone.",
   }),
   Object.freeze({
@@ -107,7 +99,6 @@ export const CALLS = Object.freeze([
     arg: "args",
     answer: "named",
     params: Object.freeze(["call", "error", "size", "path", "message_base", "type_name"]),
-    api: "every AssemblyError the binding raises itself",
     doc: "Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
   }),
   Object.freeze({
@@ -116,7 +107,6 @@ export const CALLS = Object.freeze([
     arg: "request",
     answer: "shared",
     params: Object.freeze([]),
-    api: "Assembler.assemble",
     doc: "assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared.",
   }),
   Object.freeze({
@@ -125,7 +115,6 @@ export const CALLS = Object.freeze([
     arg: "args",
     answer: "json",
     params: Object.freeze(["requests", "usage"]),
-    api: "Assembler.cacheReport",
     doc: "Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository).",
   }),
   Object.freeze({
@@ -134,7 +123,6 @@ export const CALLS = Object.freeze([
     arg: "args",
     answer: "map",
     params: Object.freeze(["request", "provider", "options"]),
-    api: "Assembler.export",
     doc: "The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
   }),
   Object.freeze({
@@ -143,7 +131,6 @@ export const CALLS = Object.freeze([
     arg: "args",
     answer: "json",
     params: Object.freeze(["run", "prompt", "previous", "usage"]),
-    api: "CacheRun.call",
     doc: "Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository).",
   }),
 ]);

@@ -13,7 +13,7 @@ import { DEFAULT_WASM_URL, compileOnce, forgetCompile, limitModuleMemory } from 
 const EARLY = `${DEFAULT_MEMORY_LIMIT_BYTES} ${DEFAULT_WASM_URL}`;
 let earlyClaimed = false;
 
-/** A view of a file's bytes, not a copy (4 MB, about 2 ms at start-up). */
+/** A view of a file's bytes, not a copy (copying the module would cost start-up time). */
 const view = (bytes) => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** Compiles the module at `source`, a file path or file: URL, once per process and memory limit (index.d.ts). */

@@ -64,7 +64,7 @@ export class Prompt {
     const own = this.own;
     const step = { raw_output: rawOutput, observation };
     const request = { v: WIRE_VERSION, observation_template: this.template, max_prompt_chars: this.budget, prompt: this.state, step };
-    const r = this.assembler.send(CALLS[CALL_ADD_STEP], request, undefined, own.messages.length);
+    const r = this.assembler.send(CALLS[CALL_ADD_STEP], request, { messageBase: own.messages.length });
     own.messages.push(...r.messages);
     own.message_chars.push(...r.message_chars);
     own.context_overflow = r.context_overflow;

@@ -65,6 +65,8 @@ def check_artifacts(wheel: Path, sdist: Path) -> None:
             "polyloop_assembly/VERSION",
             "polyloop_assembly/py.typed",
             "polyloop_assembly/__main__.py",
+            "polyloop_assembly/data/__init__.py",
+            "polyloop_assembly/data/_usage_rows.py",
             info + "/licenses/LICENSE",
         ):
             if want not in names:

@@ -19,7 +19,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec, _consts
+from polyloop_assembly import _codec, _consts, _crossing
 from polyloop_assembly._errors import InstanceFailure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "datasets"))
@@ -236,13 +236,13 @@ def test_on_threads_the_consumer_makes_the_dicts(many: str, monkeypatch: pytest.
     queued between threads cost the cyclic GC and the caches several times
     their making. The answers are the serial ones, errors in their places."""
     threads: List[int] = []
-    real = pa.Assembler._decode
+    real = _crossing.decode
 
-    def decode(*args: Any) -> Any:
+    def decode(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.get_ident())
-        return real(*args)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(pa.Assembler, "_decode", decode)
+    monkeypatch.setattr(_crossing, "decode", decode)
     reqs: List[Any] = REQUESTS[:200]
     if many == "assemble_json_many":
         reqs = [json.dumps(r) for r in reqs]

@@ -10,7 +10,7 @@ import pytest
 import wasmtime
 
 import polyloop_assembly as pa
-from polyloop_assembly import _consts, _runtime
+from polyloop_assembly import _consts, _crossing, _runtime
 
 from conftest import load_reference
 
@@ -96,7 +96,7 @@ def test_bytes_that_are_not_a_response(monkeypatch: pytest.MonkeyPatch, response
 def test_a_trap_that_is_not_out_of_memory() -> None:
     inst = _runtime.get_runtime().new_instance()
     failure = inst._failure(wasmtime.Trap("wasm `unreachable` instruction executed"))
-    e = pa.default_assembler()._error(_consts.CALL_ASSEMBLE, failure.kind, failure.detail)
+    e = _crossing.error_answer(pa.default_assembler().pool, op=_consts.CALL_ASSEMBLE, error=failure.kind, detail=failure.detail)
     assert (e.code, e.path, e.message) == ("internal", "", _consts.MSG_TRAPPED)
     assert e.detail is not None and "unreachable" in e.detail and "unreachable" not in e.message
     inst._on_stderr(b"fatal error: out of memory\n")
@@ -112,7 +112,7 @@ def test_out_of_memory_is_named_however_long_the_trace_after_it() -> None:
     for k in range(400):  # ~20 KB of goroutine trace, in the chunks the runtime writes
         inst._on_stderr(b"goroutine %d [running]:\nmain.f(0x%x)\n\t/src/x.go:%d +0x1f\n" % (k, k, k))
     failure = inst._failure(wasmtime.Trap("wasm trap: wasm `unreachable` instruction executed"))
-    e = pa.default_assembler()._error(_consts.CALL_ASSEMBLE, failure.kind, failure.detail)
+    e = _crossing.error_answer(pa.default_assembler().pool, op=_consts.CALL_ASSEMBLE, error=failure.kind, detail=failure.detail)
     assert (e.code, e.message) == ("internal", _consts.MSG_OUT_OF_MEMORY)
     assert e.detail is not None and "fatal error: out of memory" in e.detail
     assert "goroutine 399" not in e.detail  # the tail past the kept bytes is dropped

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polyloop_assembly as pa
-from polyloop_assembly import _codec, _consts
+from polyloop_assembly import _codec, _consts, _crossing
 
 from conftest import load_reference
 from strategies import STEP, request
@@ -175,20 +175,27 @@ def test_context_overflow_follows_the_budget() -> None:
     assert not no_budget.context_overflow
 
 
-def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
+def _record_add_steps(monkeypatch: pytest.MonkeyPatch) -> List[bytes]:
+    """The request bytes of every add_step call that crosses into the module, in order."""
+    sent: List[bytes] = []
+    real = _crossing.run
+
+    def recording(pool: Any, *, op: int, prepared: Any) -> bytes:
+        if op == _consts.CALL_ADD_STEP:
+            sent.append(prepared[1])
+        return real(pool, op=op, prepared=prepared)
+
+    monkeypatch.setattr(_crossing, "run", recording)
+    return sent
+
+
+def test_add_step_sends_only_the_template_the_state_and_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cost is independent of the history: every add_step sends the module's
     add_step export the template, the prompt's four-number state and the step
     (docs/SPEC.md §7.3.1), never the history; the state is that of the prompt
     before the step (response_bytes: the length of one assemble of it all)."""
-    sent: List[bytes] = []
-
-    class Recording(pa.Assembler):
-        def _run(self, op: int, prepared: Any) -> bytes:
-            if op == _consts.CALL_ADD_STEP:
-                sent.append(prepared[1])
-            return super()._run(op, prepared)
-
-    asm = Recording()
+    sent = _record_add_steps(monkeypatch)
+    asm = pa.Assembler()
     prompt = asm.prompt(_base())
     states = []
     for _ in range(200):
@@ -216,16 +223,9 @@ def test_add_step_sends_only_the_template_the_state_and_the_step() -> None:
     assert prompt.step_count == 203
 
 
-def test_add_step_sends_the_budget() -> None:
-    sent: List[bytes] = []
-
-    class Recording(pa.Assembler):
-        def _run(self, op: int, prepared: Any) -> bytes:
-            if op == _consts.CALL_ADD_STEP:
-                sent.append(prepared[1])
-            return super()._run(op, prepared)
-
-    prompt = Recording().prompt(_base(max_prompt_chars=2**64 - 1))
+def test_add_step_sends_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = _record_add_steps(monkeypatch)
+    prompt = pa.Assembler().prompt(_base(max_prompt_chars=2**64 - 1))
     prompt.add_step("r", "o")
     got = msgpack.unpackb(sent[0], raw=False)
     assert list(got) == ["v", "observation_template", "max_prompt_chars", "prompt", "step"]

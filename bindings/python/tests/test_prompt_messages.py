@@ -11,7 +11,7 @@ from typing import Any, List
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _data_messages, data
+from polyloop_assembly import _messages, data
 
 
 def _prompt() -> pa.Prompt:
@@ -26,8 +26,8 @@ def _prompt() -> pa.Prompt:
 
 def test_reading_messages_copies_nothing_whatever_the_history(monkeypatch: pytest.MonkeyPatch) -> None:
     copies: List[int] = []
-    real = _data_messages._copy
-    monkeypatch.setattr(_data_messages, "_copy", lambda m: copies.append(1) or real(m))
+    real = _messages._copy
+    monkeypatch.setattr(_messages, "_copy", lambda m: copies.append(1) or real(m))
     p = _prompt()
     for k in range(4000):
         p.add_step("r%d" % k, "o%d" % k)

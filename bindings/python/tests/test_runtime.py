@@ -13,7 +13,7 @@ import msgpack
 import pytest
 
 import polyloop_assembly as pa
-from polyloop_assembly import _cache, _consts, _instance, _runtime
+from polyloop_assembly import _consts, _instance, _module_cache, _runtime
 
 from conftest import load_reference
 
@@ -213,7 +213,7 @@ def test_cache_cold_warm_corrupt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert cold.cache_path is not None
     good = cold.cache_path.read_bytes()
     for bad in (b"not a module", good[: len(good) // 2], b"", good[:64] + bytes(len(good) - 64)):
-        _cache._atomic_write(cold.cache_path, bad)
+        _module_cache._atomic_write(cold.cache_path, bad)
         again = _runtime.Runtime()
         assert again.cache_status == "cold"
         assert "compiling" in capsys.readouterr().err
@@ -267,7 +267,7 @@ def test_a_failed_cache_write_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path:
     def disk_full(path: Path, data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_cache, "_atomic_write", disk_full)
+    monkeypatch.setattr(_module_cache, "_atomic_write", disk_full)
     rt = _runtime.Runtime()
     assert rt.cache_status == "uncached"
     err = capsys.readouterr().err.splitlines()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import polyloop_assembly as pa
+from polyloop_assembly import _crossing
 
 from conftest import REPO
 
@@ -67,7 +68,7 @@ def load(set_name: str) -> List[Case]:
 def error_of(response: bytes) -> pa.AssemblyError:
     """The AssemblyError the binding raises for these response bytes."""
     try:
-        pa.default_assembler()._decode(0, response)  # what assemble() does with the response bytes
+        _crossing.decode(pa.default_assembler().pool, op=0, answer=response)  # what assemble() does with the response bytes
     except pa.AssemblyError as e:
         return e
     raise AssertionError("an ok response where an error was expected: %s" % response[:200].hex(" "))

@@ -1,7 +1,7 @@
 // Runs as the library defines them (issue 43, item 3): the page splits a
 // file's entries into runs by run_rows' rule (preview/runs.js) and reports
 // each run on its own. The oracle is the Python package's `data.run_rows`
-// (bindings/python/src/polyloop_assembly/_data_runs.py, run by the project's
+// (bindings/python/src/polyloop_assembly/data/_run_rows.py, run by the project's
 // .venv): its rows' run ids and breaks (the first call of each chain after
 // the first, its segment and cause) are the page's runs and breaks, on the
 // bundled examples, each line read as a run of its own and the file as one

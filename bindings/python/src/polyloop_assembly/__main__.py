@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import List, Optional
 
-from . import _cache, _runtime
+from . import _module_cache, _runtime
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -22,7 +22,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "version":
         print(
             "polyloop-assembly %s (module sha256 %s, wasmtime %s)"
-            % (_runtime.version(), _runtime.module_sha256(), _cache.wasmtime_version())
+            % (_runtime.version(), _runtime.module_sha256(), _module_cache.wasmtime_version())
         )
         return 0
     info = _runtime.warm()

@@ -7,83 +7,24 @@ from __future__ import annotations
 
 import copy as _copy
 import itertools
-import json
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Tuple, cast
 
-from . import _codec, _fork, _runtime
-from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ASSEMBLE_SHARED, CALL_ERROR, CALL_PROMPT_START
-from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES, MAX_MODULE_BUFFER_BYTES, MAX_REQUEST_BYTES
-from ._consts import CALLS, MSG_UNREADABLE_VALUE_FORMAT, WIRE_VERSION, WORDS_PYTHON, HostError
-from ._data_messages import MessagesView, chat_messages
-from ._errors import AssemblyError, InstanceFailure, error_of
+from . import _codec, _crossing, _fork
+from ._consts import CALL_ADD_STEP, CALL_ASSEMBLE, CALL_ASSEMBLE_JSON, CALL_ASSEMBLE_SHARED, CALL_PROMPT_START
+from ._consts import DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RECYCLE_ABOVE_BYTES
+from ._consts import CALLS, WIRE_VERSION, WORDS_PYTHON
+from ._crossing import BytesLike, JSONText
+from ._messages import MessagesView, chat_messages
 from ._pool import Pool
 from ._types import AssembleRequest, AssembleResponse, Comparison, Injected, Message, PrefixDigests
 
 if TYPE_CHECKING:
     from ._types import Provider
 
-BytesLike = Union[bytes, bytearray, memoryview]
-JSONText = Union[str, bytes, bytearray, memoryview]
-
-#: A call ready to cross: its op and request bytes (an error only the host saw: the error call's).
-Prepared = Tuple[int, bytes]
 
 _BY_NAME = {c.name: c for c in CALLS}
-#: The most request bytes each call is handed: a msgpack request past 1 GiB is too_large without
-#: being copied in; anything else (JSON text, compare sides) up to the module's 32-bit buffer.
-_LIMIT = tuple(MAX_REQUEST_BYTES if c.arg in ("request", "add_step") else MAX_MODULE_BUFFER_BYTES for c in CALLS)
-_JSON_ANSWER = tuple(c.answer == "json" for c in CALLS)
-_PLAIN_ANSWER = tuple(c.answer in ("json", "map") for c in CALLS)  # an answer without "ok"
-_UNREADABLE = MSG_UNREADABLE_VALUE_FORMAT.split("%s")[0]
-
-
-def _host_error(op: int, error: HostError, **args: Any) -> Prepared:
-    """The error call that answers, in call ``op``'s shape, an error only the host saw."""
-    return CALL_ERROR, _codec.encode({"call": op, "error": error, **args})
-
-
-def _prepare(op: int, data: BytesLike) -> Prepared:
-    """Request bytes for call ``op``, or its ``too_large`` (checked before any copy, as the Go hosts do)."""
-    size = data.nbytes if isinstance(data, memoryview) else len(data)
-    if size > _LIMIT[op]:
-        return _host_error(op, "too_large", size=size)
-    return op, data if isinstance(data, bytes) else bytes(data)
-
-
-def _prepare_value(op: int, value: Any, caught: List[BaseException], words: bool = True) -> Prepared:
-    """A Python value encoded for call ``op`` by the codec (unreadable values' exceptions to ``caught``); its
-    messages in a Python user's words (``WORDS_PYTHON``: dict, list, None), as it raises them, unless the
-    answer's bytes are kept (``words=False``: the wire's, every host's bytes)."""
-    try:
-        prepared = _prepare(op, _codec.encode(value, caught))
-        return _in_python_words(prepared) if words else prepared
-    except _codec.EncodeError as e:
-        return _host_error(op, "value_too_large", size=e.size, type_name=e.type_name)
-
-
-def _in_python_words(prepared: Prepared) -> Prepared:
-    """A prepared call whose answer the binding decodes and raises: its messages in a Python user's words
-    (``WORDS_PYTHON``: dict, list, None). The bytes APIs keep the wire's, every host's bytes."""
-    return (prepared[0] | WORDS_PYTHON if prepared[0] != CALL_ERROR else prepared[0]), prepared[1]
-
-
-def _prepare_json(text: JSONText) -> Prepared:
-    if isinstance(text, str):  # surrogatepass: a lone surrogate reaches the core as the CLI would read it
-        return _prepare(CALL_ASSEMBLE_JSON, text.encode("utf-8", "surrogatepass"))
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        return _prepare(CALL_ASSEMBLE_JSON, text)
-    raise TypeError(
-        "assemble_json() takes the JSON text of one request as str, bytes, bytearray or memoryview, not %s" % type(text).__name__
-    )
-
-
-def _prepare_bytes(request: BytesLike) -> Prepared:
-    if not isinstance(request, (bytes, bytearray, memoryview)):
-        hint = "; to assemble JSON text, call assemble_json(text)" if isinstance(request, str) else ""
-        raise TypeError("assemble_bytes() takes bytes, bytearray or memoryview, not %s%s" % (type(request).__name__, hint))
-    return _prepare(CALL_ASSEMBLE, request)
 
 
 _tokens = itertools.count(1)
@@ -133,100 +74,47 @@ class Assembler:
                 raise TypeError(
                     "%s() takes %d arguments (%s), got %d" % (name, len(spec.params), ", ".join(spec.params), len(args))
                 )
-            prepared = _prepare_value(spec.op, dict(zip(spec.params, args)), caught)
+            prepared = _crossing.prepare_value(dict(zip(spec.params, args)), op=spec.op, caught=caught)
         elif len(args) != 1:
             raise TypeError("%s() takes 1 argument, got %d" % (name, len(args)))
         elif isinstance(args[0], (bytes, bytearray, memoryview)):
-            prepared = _prepare(spec.op, args[0])
+            prepared = _crossing.prepare(args[0], op=spec.op)
         elif isinstance(args[0], str) and spec.arg == "json":
-            prepared = _prepare(spec.op, args[0].encode("utf-8", "surrogatepass"))
+            prepared = _crossing.prepare(args[0].encode("utf-8", "surrogatepass"), op=spec.op)
         else:
-            prepared = _prepare_value(spec.op, args[0], caught)
-        return self._decode(spec.op, self._run(spec.op, prepared), caught)
-
-    def _run(self, op: int, prepared: Prepared) -> bytes:
-        """The module's answer to a prepared call of call ``op`` (an instance failure: ``op``'s error, raised)."""
-        try:
-            return self._pool.call(prepared[1], prepared[0])
-        except InstanceFailure as e:
-            raise self._error(op, e.kind, e.detail) from None
-
-    def _decode(self, op: int, answer: bytes, caught: Sequence[BaseException] = (), texts: Optional[List[str]] = None) -> Any:
-        """An answer of call ``op``, decoded by its shape (JSON text or msgpack; the request's ``texts``: one
-        with its texts shared), or raise the error it carries."""
-        try:
-            value = json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer, texts)
-        except Exception as e:
-            raise self._error(op, "not_a_response", "%s: %s" % (type(e).__name__, e)) from None
-        if value.__class__ is dict and ("error" not in value if _PLAIN_ANSWER[op] else value.get("ok") is True):
-            return value
-        error = error_of(value)
-        if error is None:
-            raise self._error(op, "not_a_response", "the answer decodes to %.200r" % (value,))
-        if caught and error.code == "malformed_request" and error.message.startswith(_UNREADABLE):
-            raise error from caught[0]
-        raise error
-
-    def _error(self, op: int, error: HostError, detail: str) -> AssemblyError:
-        """The core's error, in call ``op``'s shape, for a failed instance or an answer that is not one."""
-        request = _host_error(op, error)[1]
-        try:
-            answer = self._pool.call(request, CALL_ERROR)
-        except InstanceFailure:  # no instance of this pool starts (its memory limit): one of the runtime's own
-            answer = _runtime.new_instance().call(request, CALL_ERROR)
-        e = error_of(json.loads(answer) if _JSON_ANSWER[op] else _codec.decode(answer))
-        if e is None:
-            raise RuntimeError(
-                "polyloop_assembly: the module's error call answered %.200r; is assembly.wasm from this release?" % answer
-            )
-        e.detail = detail
-        return e
-
-    def _call_batch(self, op: int, items: Sequence[Prepared]) -> List[Union[bytes, AssemblyError]]:
-        """The answers (or ``internal`` errors) of prepared calls of call ``op``, in one crossing of the batch call."""
-        if len(items) < 2:
-            return [self._caught(op, p) for p in items]
-        try:
-            answers = self._pool.call_batch(items)
-        except InstanceFailure:  # a trap: the items one by one, each its own answer or error
-            return [self._caught(op, p) for p in items]
-        if answers is None:  # never from this module: not a batch answer
-            return [self._error(op, "not_a_response", "not a batch answer of %d items" % len(items)) for _ in items]
-        return cast(List[Union[bytes, AssemblyError]], answers)
-
-    def _caught(self, op: int, prepared: Prepared) -> Union[bytes, AssemblyError]:
-        try:
-            return self._run(op, prepared)
-        except AssemblyError as e:
-            return e
+            prepared = _crossing.prepare_value(args[0], op=spec.op, caught=caught)
+        answer = _crossing.run(self._pool, op=spec.op, prepared=prepared)
+        return _crossing.decode(self._pool, op=spec.op, answer=answer, caught=caught)
 
     def assemble(self, request: AssembleRequest) -> AssembleResponse:
         """Assemble a request and return the response. Any mapping is encoded as it is and judged by the
         core alone: a bad value gets the code and path of the same mistake on the wire (one whose reading
         raised: ``malformed_request``, the exception as ``__cause__``). Raises :class:`AssemblyError`."""
         caught: List[BaseException] = []
-        prepared = _prepare_value(CALL_ASSEMBLE, request, caught)
+        prepared = _crossing.prepare_value(request, op=CALL_ASSEMBLE, caught=caught)
         texts = _codec.shared_texts(request) if len(prepared[1]) >= _codec.SHARED_MIN else None  # not an error call's
-        answer = self._run(CALL_ASSEMBLE, prepared if texts is None else (CALL_ASSEMBLE_SHARED | WORDS_PYTHON, prepared[1]))
-        return cast(AssembleResponse, self._decode(CALL_ASSEMBLE, answer, caught, texts))
+        if texts is not None:
+            prepared = (CALL_ASSEMBLE_SHARED | WORDS_PYTHON, prepared[1])
+        answer = _crossing.run(self._pool, op=CALL_ASSEMBLE, prepared=prepared)
+        return cast(AssembleResponse, _crossing.decode(self._pool, op=CALL_ASSEMBLE, answer=answer, caught=caught, texts=texts))
 
     def assemble_bytes(self, request: BytesLike) -> bytes:
         """The wire function: msgpack request bytes in, the canonical response out, errors as error
         responses (over 1 GiB: ``too_large``, not copied in); raises only ``internal``, and TypeError."""
-        return self._run(CALL_ASSEMBLE, _prepare_bytes(request))
+        return _crossing.run(self._pool, op=CALL_ASSEMBLE, prepared=_crossing.prepare_bytes(request))
 
     def assemble_json_bytes(self, text: JSONText) -> bytes:
         """:meth:`assemble_bytes` for a request written as JSON text (str or UTF-8 bytes), read in the module
         by the command-line tool's JSON reader (a repeated key: ``duplicate_key``; ``1.0`` for an int or a
         syntax error: ``malformed_request``)."""
-        return self._run(CALL_ASSEMBLE_JSON, _prepare_json(text))
+        return _crossing.run(self._pool, op=CALL_ASSEMBLE_JSON, prepared=_crossing.prepare_json(text))
 
     def assemble_json(self, text: JSONText) -> AssembleResponse:
         """:meth:`assemble` of a request written as JSON text, judged as :meth:`assemble_json_bytes` judges it."""
-        return cast(
-            AssembleResponse,
-            self._decode(CALL_ASSEMBLE_JSON, self._run(CALL_ASSEMBLE_JSON, _in_python_words(_prepare_json(text)))),
+        answer = _crossing.run(
+            self._pool, op=CALL_ASSEMBLE_JSON, prepared=_crossing.in_python_words(_crossing.prepare_json(text))
         )
+        return cast(AssembleResponse, _crossing.decode(self._pool, op=CALL_ASSEMBLE_JSON, answer=answer))
 
     def validate_template(self, template: str) -> None:
         """Raise :class:`AssemblyError` (``invalid_template`` at ``observation_template``, with
@@ -271,8 +159,9 @@ class Prompt:
     def __init__(self, request: AssembleRequest, *, assembler: Optional[Assembler] = None) -> None:
         asm = self._assembler = assembler if assembler is not None else default_assembler()
         caught: List[BaseException] = []
-        answer = asm._run(CALL_PROMPT_START, _prepare_value(CALL_PROMPT_START, request, caught))
-        response = asm._decode(CALL_PROMPT_START, answer, caught)
+        prepared = _crossing.prepare_value(request, op=CALL_PROMPT_START, caught=caught)
+        answer = _crossing.run(asm.pool, op=CALL_PROMPT_START, prepared=prepared)
+        response = _crossing.decode(asm.pool, op=CALL_PROMPT_START, answer=answer, caught=caught)
         self._head: Dict[str, Any] = {"v": WIRE_VERSION, "observation_template": request["observation_template"]}
         if request.get("max_prompt_chars") is not None:
             self._head["max_prompt_chars"] = request["max_prompt_chars"]
@@ -292,12 +181,15 @@ class Prompt:
         caught: List[BaseException] = []
         request = {**self._head, "prompt": self._state, "step": {"raw_output": raw_output, "observation": observation}}
         asm = self._assembler
-        response = asm._decode(CALL_ADD_STEP, asm._run(CALL_ADD_STEP, _prepare_value(CALL_ADD_STEP, request, caught)), caught)
+        prepared = _crossing.prepare_value(request, op=CALL_ADD_STEP, caught=caught)
+        answer = _crossing.run(asm.pool, op=CALL_ADD_STEP, prepared=prepared)
+        response = _crossing.decode(asm.pool, op=CALL_ADD_STEP, answer=answer, caught=caught)
         try:
             messages, chars, overflow = response["messages"], response["message_chars"], response["context_overflow"]
             state = response["prompt"]
         except KeyError:
-            raise asm._error(CALL_ADD_STEP, "not_a_response", "add_step answered %.200r" % (response,)) from None
+            detail = "add_step answered %.200r" % (response,)
+            raise _crossing.error_answer(asm.pool, op=CALL_ADD_STEP, error="not_a_response", detail=detail) from None
         # Committed by in-place operators and stores alone: Ctrl-C lands before or after, never inside.
         self._messages += messages
         self._message_chars += chars

@@ -16,17 +16,9 @@ import queue
 from typing import Any, Callable, Deque, Iterable, Iterator, List, Literal, Optional, Protocol, Tuple
 from typing import TypeVar, Union, cast, overload
 
-from . import _fork
-from ._assembler import (
-    Assembler,
-    BytesLike,
-    JSONText,
-    _prepare_bytes,
-    _prepare_json,
-    _in_python_words,
-    _prepare_value,
-    default_assembler,
-)
+from . import _crossing, _fork
+from ._assembler import Assembler, default_assembler
+from ._crossing import BytesLike, JSONText
 from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
 from ._errors import AssemblyError
 from ._types import AssembleRequest, AssembleResponse
@@ -89,7 +81,7 @@ def _run_batch(asm: Assembler, op: int, chunk: List[Any]) -> List[Any]:
             continue
         calls.append((i, p[2]))
         items.append((p[0], p[1]))
-    for (i, extra), answer in zip(calls, asm._call_batch(op, items)):
+    for (i, extra), answer in zip(calls, _crossing.run_batch(asm.pool, op=op, items=items)):
         out[i] = answer if extra is None or isinstance(answer, AssemblyError) else (answer, extra)
     return out
 
@@ -282,9 +274,12 @@ class _Many(Protocol[In, Out]):
 def _dict_halves(asm: Assembler) -> Halves:
     def prepare(request: Any) -> Prepared:
         caught: List[BaseException] = []
-        return (*_prepare_value(CALL_ASSEMBLE, request, caught), caught)
+        return (*_crossing.prepare_value(request, op=CALL_ASSEMBLE, caught=caught), caught)
 
-    return CALL_ASSEMBLE, prepare, lambda out: asm._decode(CALL_ASSEMBLE, *out)
+    def decode(out: Tuple[bytes, List[BaseException]]) -> Any:
+        return _crossing.decode(asm.pool, op=CALL_ASSEMBLE, answer=out[0], caught=out[1])
+
+    return CALL_ASSEMBLE, prepare, decode
 
 
 def _many(name: str, doc: str, halves: Callable[[Assembler], Halves]) -> Any:
@@ -348,7 +343,7 @@ assemble_bytes_many = cast(
         """The wire form of :func:`assemble_many`: msgpack request bytes in, response bytes out, each
     what :func:`assemble_bytes` answers (an invalid request: its error response; only ``internal``
     is an :class:`AssemblyError`; an item not bytes-like: TypeError at its place).""",
-        lambda asm: (CALL_ASSEMBLE, lambda request: (*_prepare_bytes(request), None), None),
+        lambda asm: (CALL_ASSEMBLE, lambda request: (*_crossing.prepare_bytes(request), None), None),
     ),
 )
 
@@ -363,8 +358,8 @@ assemble_json_many = cast(
     blank line is a syntax error in its place (as the command-line tool's ``--batch``).""",
         lambda asm: (
             CALL_ASSEMBLE_JSON,
-            lambda text: (*_in_python_words(_prepare_json(text)), None),
-            lambda out: asm._decode(CALL_ASSEMBLE_JSON, out),
+            lambda text: (*_crossing.in_python_words(_crossing.prepare_json(text)), None),
+            lambda out: _crossing.decode(asm.pool, op=CALL_ASSEMBLE_JSON, answer=out),
         ),
     ),
 )

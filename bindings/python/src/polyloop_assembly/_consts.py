@@ -114,11 +114,10 @@ class CallSpec(NamedTuple):
     arg: CallArg
     answer: CallAnswer
     params: tuple[str, ...]
-    api: str
     doc: str
 
 
-#: Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, this binding's API for it and what it does (wasm/README.md, in the source repository).
+#: Every call of the module's call export, in op order (CALLS[op]): its name, op number, request and answer shapes, parameters and what it does (wasm/README.md, in the source repository).
 CALLS: Final[tuple[CallSpec, ...]] = (
     CallSpec(
         name="assemble",
@@ -126,7 +125,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="request",
         answer="response",
         params=(),
-        api="assemble, assemble_bytes, validate_template",
         doc="Assembles a msgpack request: the wire response.",
     ),
     CallSpec(
@@ -135,7 +133,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="json",
         answer="response",
         params=(),
-        api="assemble_json, assemble_json_bytes",
         doc="Assembles a request written as JSON text, with the JSON verdict of every host and the command-line tool: the wire response.",
     ),
     CallSpec(
@@ -144,7 +141,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="add_step",
         answer="step",
         params=(),
-        api="Prompt.add_step",
         doc="Appends one step to an incremental prompt the host describes by its template, budget and state: the new messages and state.",
     ),
     CallSpec(
@@ -153,7 +149,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="request",
         answer="view",
         params=(),
-        api="",
         doc="Assembles a msgpack request for a host that shows the prompt: the response and its view.",
     ),
     CallSpec(
@@ -162,7 +157,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="json",
         answer="view",
         params=(),
-        api="",
         doc="assemble_view of a request written as JSON text, judged as assemble_json judges it.",
     ),
     CallSpec(
@@ -171,7 +165,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="request",
         answer="prompt_start",
         params=(),
-        api="Assembler.prompt",
         doc="Starts an incremental prompt: the assemble response with the state add_step continues from.",
     ),
     CallSpec(
@@ -180,7 +173,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="compare",
         answer="json",
         params=("a", "b"),
-        api="compare",
         doc="Compares two prompts, each a request, a recorded message list or either as JSON text: the comparison as JSON text.",
     ),
     CallSpec(
@@ -189,7 +181,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="batch",
         answer="batch",
         params=(),
-        api="assemble_many, assemble_bytes_many, assemble_json_many",
         doc="Runs several calls in one crossing: each item's answer, exactly what its call answers alone.",
     ),
     CallSpec(
@@ -198,7 +189,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="args",
         answer="named",
         params=("call", "error", "size", "path", "message_base", "type_name"),
-        api="every AssemblyError the binding raises itself",
         doc="Answers an error only the host saw (a request it will not copy in, a failed instance, a response string its engine cannot make), in the shape of the call it names: the host packs no error and writes no path.",
     ),
     CallSpec(
@@ -207,7 +197,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="request",
         answer="shared",
         params=(),
-        api="assemble",
         doc="assemble, answering a text the host already holds by its number among the request's texts, so a host decodes only new text: the response with its texts shared.",
     ),
     CallSpec(
@@ -216,7 +205,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="args",
         answer="json",
         params=("requests", "usage"),
-        api="cache_report",
         doc="Reports on the calls of a run in order: for each, whether its prompt extends the previous call's, the first break and its cause, the cacheable prefix, and with recorded provider usage its class; the shared prefixes and totals (docs/SPEC.md §7.12, in the source repository).",
     ),
     CallSpec(
@@ -225,7 +213,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="args",
         answer="map",
         params=("request", "provider", "options"),
-        api="export",
         doc="The provider's request body for a request's prompt (anthropic, openai-chat, openai-responses), every text untouched, with cache breakpoints or cache key placed by the prompt's segments (docs/SPEC.md §7.13, in the source repository).",
     ),
     CallSpec(
@@ -234,7 +221,6 @@ CALLS: Final[tuple[CallSpec, ...]] = (
         arg="args",
         answer="json",
         params=("run", "prompt", "previous", "usage"),
-        api="CacheRun.call",
         doc="Reports on the next call of a run as the loop makes it: the call's entry of the cache report and the run's state, in O(new) for a prompt that extends the previous one (docs/SPEC.md §7.15, in the source repository).",
     ),
 )

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import wasmtime
 
 from . import _capi
-from ._cache import wasmtime_version
+from ._module_cache import wasmtime_version
 from ._consts import CALL_ASSEMBLE, CALL_BATCH
 from ._consts import STDERR_KEEP_BYTES as _STDERR_KEEP
 from ._consts import STDERR_OUT_OF_MEMORY as _STDERR_OOM

@@ -1,4 +1,4 @@
-"""The process-wide runtime: one wasmtime engine, the compiled module (``_cache``) and a pre-linked WASI
+"""The process-wide runtime: one wasmtime engine, the compiled module (``_module_cache``) and a pre-linked WASI
 instance template; the package's data (module, version)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import NamedTuple, Optional
 
 import wasmtime
 
-from . import _cache, _fork
+from . import _fork, _module_cache
 from ._instance import Instance
 
 _MODULE_RESOURCE = "assembly.wasm"
@@ -44,14 +44,14 @@ def module_sha256() -> str:
 
 class Runtime:
     """The engine, compiled module and pre-linked WASI instance template; ``module_sha256``,
-    ``cache_path``, ``cache_status`` (``_cache.Status``) and ``load_seconds`` say how it was obtained."""
+    ``cache_path``, ``cache_status`` (``_module_cache.Status``) and ``load_seconds`` say how it was obtained."""
 
     def __init__(self, wasm: Optional[bytes] = None) -> None:
         module_bytes = _read_resource(_MODULE_RESOURCE) if wasm is None else wasm
         t0 = time.perf_counter()
         self.engine = wasmtime.Engine()
         self.module_sha256 = hashlib.sha256(module_bytes).hexdigest()
-        self.module, self.cache_status, self.cache_path = _cache.load_module(
+        self.module, self.cache_status, self.cache_path = _module_cache.load_module(
             self.engine, self.module_sha256, lambda: wasmtime.Module(self.engine, module_bytes), len(module_bytes)
         )
         self.load_seconds = time.perf_counter() - t0

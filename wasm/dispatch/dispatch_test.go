@@ -1,4 +1,4 @@
-package calls_test
+package dispatch_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 	"github.com/polyloop/assembly/wirejson"
 )
 
@@ -87,7 +87,7 @@ func answerError(t *testing.T, kind abi.Answer, ans []byte) *core.Error {
 		}
 	case abi.AnswerBatch:
 		n := binary.LittleEndian.Uint32(ans)
-		if int(n) != len(ans)-4 || !bytes.Equal(ans[4:], calls.Append(abi.CallAssemble, nil, request())) {
+		if int(n) != len(ans)-4 || !bytes.Equal(ans[4:], dispatch.Append(abi.CallAssemble, nil, request())) {
 			t.Fatalf("not the one item's answer: %q", ans)
 		}
 	}
@@ -118,7 +118,7 @@ func TestEveryCallHasItsFunction(t *testing.T) {
 		if c.Arg == abi.ArgArgs {
 			sample = argSamples[c.Op]
 		}
-		ans := calls.Append(c.Op, []byte("kept"), sample)
+		ans := dispatch.Append(c.Op, []byte("kept"), sample)
 		if !bytes.HasPrefix(ans, []byte("kept")) {
 			t.Fatalf("%s: dst's bytes not kept", c.Name)
 		}
@@ -131,7 +131,7 @@ func TestEveryCallHasItsFunction(t *testing.T) {
 		if c.Arg == abi.ArgBatch {
 			continue // a batch item's answer is its call's
 		}
-		bad := calls.Append(c.Op, nil, []byte{0xc1})
+		bad := dispatch.Append(c.Op, nil, []byte{0xc1})
 		e := answerError(t, c.Answer, bad)
 		if e == nil {
 			t.Fatalf("%s: 0xc1 is ok", c.Name)
@@ -153,8 +153,8 @@ func TestEveryCallHasItsFunction(t *testing.T) {
 
 // TestUnknownCall: a number past the table is an internal error.
 func TestUnknownCall(t *testing.T) {
-	_, err := core.DecodeResponse(calls.Append(abi.NumCalls, nil, request()))
-	if e, ok := err.(*core.Error); !ok || e.Code != core.CodeInternal || e.Message != calls.MsgUnknownCall {
+	_, err := core.DecodeResponse(dispatch.Append(abi.NumCalls, nil, request()))
+	if e, ok := err.(*core.Error); !ok || e.Code != core.CodeInternal || e.Message != dispatch.MsgUnknownCall {
 		t.Errorf("got %v", err)
 	}
 }
@@ -232,7 +232,7 @@ func TestErrorCall(t *testing.T) {
 			continue
 		}
 		for _, tc := range cases {
-			ans := calls.Append(abi.CallError, nil, errorRequest(named.Op, tc.kind, tc.size, tc.path, tc.base))
+			ans := dispatch.Append(abi.CallError, nil, errorRequest(named.Op, tc.kind, tc.size, tc.path, tc.base))
 			e := answerError(t, named.Answer, ans)
 			if e == nil || string(e.Code) != tc.code || e.Path != tc.at || e.Message != tc.message {
 				t.Errorf("%s, %s: got %+v", named.Name, tc.kind, e)
@@ -244,7 +244,7 @@ func TestErrorCall(t *testing.T) {
 	}
 	for _, bad := range [][]byte{{0xc1}, msgp.AppendArrayHeader(nil, 0), errorRequest(abi.NumCalls, "trapped", 0, nil, 0),
 		append(errorRequest(abi.CallAssemble, "trapped", 0, nil, 0)[:0:0], 0x81, 0xa1, 'x', 0x01)} {
-		e := answerError(t, abi.AnswerResponse, calls.Append(abi.CallError, nil, bad))
+		e := answerError(t, abi.AnswerResponse, dispatch.Append(abi.CallError, nil, bad))
 		if e == nil || e.Code != core.CodeInternal || !strings.HasPrefix(e.Message, "error call: ") {
 			t.Errorf("%x: got %+v", bad, e)
 		}
@@ -265,19 +265,19 @@ func TestWordsByOp(t *testing.T) {
 		}
 		return e.Message
 	}
-	if got := message(calls.Append(python, nil, bad)); got != "the request must be a dict, found a list" {
+	if got := message(dispatch.Append(python, nil, bad)); got != "the request must be a dict, found a list" {
 		t.Errorf("python words: %q", got)
 	}
-	if got := message(calls.Append(abi.CallAssemble, nil, bad)); got != "the request must be a msgpack map, found an array" {
+	if got := message(dispatch.Append(abi.CallAssemble, nil, bad)); got != "the request must be a msgpack map, found an array" {
 		t.Errorf("wire words after: %q", got)
 	}
 	item := binary.LittleEndian.AppendUint32(nil, uint32(python))
 	item = append(binary.LittleEndian.AppendUint32(item, uint32(len(bad))), bad...)
-	ans := calls.Append(abi.CallBatch, nil, item)
+	ans := dispatch.Append(abi.CallBatch, nil, item)
 	if got := message(ans[4:]); got != "the request must be a dict, found a list" {
 		t.Errorf("a batch item's words: %q", got)
 	}
-	if got := message(calls.Append(abi.CallAssemble|9<<abi.WordsShift, nil, bad)); !strings.Contains(got, "unknown vocabulary 9") {
+	if got := message(dispatch.Append(abi.CallAssemble|9<<abi.WordsShift, nil, bad)); !strings.Contains(got, "unknown vocabulary 9") {
 		t.Errorf("unknown vocabulary: %q", got)
 	}
 }

@@ -12,13 +12,13 @@ import itertools
 from collections.abc import Mapping, Sized
 from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _runtime
-from ._assembler import Assembler, default_assembler
-from ._codec import usage_value
-from ._data_runs import _assembled
-from ._data_values import _absent, _is_hf_batch, _values, _with_columns
-from ._errors import AssemblyError
-from ._types import CacheCallError, ErrorDetail
+from .. import _runtime
+from .._assembler import Assembler, default_assembler
+from .._codec import usage_value
+from ._run_rows import _assembled
+from ._values import _absent, _is_hf_batch, _values, _with_columns
+from .._errors import AssemblyError
+from .._types import CacheCallError, ErrorDetail
 
 __all__ = ["CACHE_COLUMNS", "CacheRows", "Tokenizer", "cache_arrow_schema", "cache_rows"]
 

@@ -218,7 +218,7 @@ func trustedDirs(dirs ...string) bool {
 var noticed sync.Map
 
 // distrusted prints the one notice line for a cache directory not used.
-// Python prints the same words (bindings/python _cache.py).
+// Python prints the same words (bindings/python _module_cache.py).
 func distrusted(dir, problem, fix string) {
 	line := fmt.Sprintf("polyloop-assembly: not using the module cache %s: %s; compiling the module in memory. "+
 		"To use the cache, %s, or set POLYLOOP_ASSEMBLY_CACHE_DIR to a directory of your own\n", dir, problem, fix)

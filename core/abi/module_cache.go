@@ -37,9 +37,9 @@ const (
 // CacheFileLimit is the size past which a .cwasm file of a module of
 // moduleSize bytes is not read ("larger than ... can be"):
 // CacheFileLimitModules times the module, plus CacheFileLimitExtraBytes.
-// wasmtime's serialized code is about 3.2 times the module (8.9 MB for this
-// project's 2.8 MB), so no file the cache wrote comes near it, and a read is
-// bounded even if a file grows without end.
+// wasmtime's serialized code is about 3.2 times the module, so no file the
+// cache wrote comes near it, and a read is bounded even if a file grows
+// without end.
 func CacheFileLimit(moduleSize int) int64 {
 	return CacheFileLimitModules*int64(moduleSize) + CacheFileLimitExtraBytes
 }

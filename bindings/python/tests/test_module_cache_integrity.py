@@ -30,7 +30,7 @@ import wasmtime
 from conftest import VECTORS_DIR
 
 import polyloop_assembly as pa
-from polyloop_assembly import _cache, _runtime
+from polyloop_assembly import _module_cache, _runtime
 
 _CHILD = textwrap.dedent(
     """
@@ -68,7 +68,7 @@ class _Cache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.path = root / ("wasmtime-%s" % _cache.wasmtime_version()) / ("%s.cwasm" % pa.module_sha256)
+        self.path = root / ("wasmtime-%s" % _module_cache.wasmtime_version()) / ("%s.cwasm" % pa.module_sha256)
         self.call("cold start", noticed=None)
         self.good = self.path.read_bytes()
 
@@ -146,25 +146,25 @@ def test_100_random_bit_flips_never_reach_wasmtime(
     monkeypatch.setattr(wasmtime.Module, "deserialize_file", staticmethod(counted))
     flips = _flips(good, 100, seed=100)
     for bit, bad in flips:
-        _cache._atomic_write(path, bad)
-        module, status, _ = _cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
+        _module_cache._atomic_write(path, bad)
+        module, status, _ = _module_cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
         assert (module, status) == (rt.module, "cold"), bit
         assert path.read_bytes() == good, "flip of bit %d: not rewritten" % bit
     assert loads == [], "a corrupt file reached wasmtime"
     err = capsys.readouterr().err.splitlines()
     assert len(err) == len(flips) and all("failed its integrity check" in e or "no integrity digest" in e for e in err), err[:3]
-    module, status, _ = _cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
+    module, status, _ = _module_cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
     assert status == "warm" and len(loads) == 1
 
 
 def test_a_file_for_another_module_or_wasmtime_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     """The digest binds the module's sha256 and the wasmtime version."""
     payload = b"serialized code"
-    sealed = _cache.seal("aa" * 32, payload)
-    assert len(sealed) == len(payload) + _cache.SEAL_SIZE
-    assert _cache.seal_problem("aa" * 32, sealed) is None
-    assert "integrity check" in str(_cache.seal_problem("ab" * 32, sealed))
-    monkeypatch.setattr(_cache, "wasmtime_version", lambda: "0.0.1")
-    assert "integrity check" in str(_cache.seal_problem("aa" * 32, sealed))
-    for short in (b"", sealed[: _cache.SEAL_SIZE - 1], payload):
-        assert "no integrity digest" in str(_cache.seal_problem("aa" * 32, short))
+    sealed = _module_cache.seal("aa" * 32, payload)
+    assert len(sealed) == len(payload) + _module_cache.SEAL_SIZE
+    assert _module_cache.seal_problem("aa" * 32, sealed) is None
+    assert "integrity check" in str(_module_cache.seal_problem("ab" * 32, sealed))
+    monkeypatch.setattr(_module_cache, "wasmtime_version", lambda: "0.0.1")
+    assert "integrity check" in str(_module_cache.seal_problem("aa" * 32, sealed))
+    for short in (b"", sealed[: _module_cache.SEAL_SIZE - 1], payload):
+        assert "no integrity digest" in str(_module_cache.seal_problem("aa" * 32, short))

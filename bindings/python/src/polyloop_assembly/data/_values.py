@@ -1,4 +1,4 @@
-"""Column values as Python values for the data-set adapters (``data``, ``_data_runs``): a column of any
+"""Column values as Python values for the data-set adapters (``data``, ``data._run_rows``): a column of any
 batch form as a list, and a request read from Arrow with its null keys absent."""
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
-from ._assembler import Assembler, default_assembler
-from ._caching import cache_report
-from ._data_messages import chat_messages
-from ._data_values import _absent, _values
-from ._errors import AssemblyError
+from .._assembler import Assembler, default_assembler
+from .._prompt_caching import cache_report
+from .._messages import chat_messages
+from ._values import _absent, _values
+from .._errors import AssemblyError
 
 __all__ = ["RUN_COLUMNS", "RunRows", "run_arrow_schema", "run_rows"]
 

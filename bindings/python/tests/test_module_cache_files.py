@@ -6,7 +6,7 @@ unkeyed, so whoever can write the cache can seal code of their own. Each
 case prepares a cache, then a NEW process (the cache is read at start-up,
 under a timeout: a named pipe used to hang it for ever; with its data
 segment capped at 4 GiB: a symbolic link to /dev/zero used to be read until
-memory ran out) must answer the vectors of test_cache_integrity exactly (a
+memory ran out) must answer the vectors of test_module_cache_integrity exactly (a
 planted module answers ``unknown_fielX``) and print one notice line.
 
 Giving a file to another user needs root (the tests' machines and CI run as
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Callable, List
 
 import pytest
-from test_cache_integrity import _CHILD, _REQUESTS, _check_answers
+from test_module_cache_integrity import _CHILD, _REQUESTS, _check_answers
 
 import polyloop_assembly as pa
-from polyloop_assembly import _cache, _runtime
+from polyloop_assembly import _module_cache, _runtime
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="owners, modes and named pipes are POSIX")
 
@@ -64,16 +64,16 @@ class _Layout:
 
     def __init__(self, tmp_path: Path, good: bytes) -> None:
         self.root = tmp_path / "cache"
-        self.path = self.root / ("wasmtime-%s" % _cache.wasmtime_version()) / ("%s.cwasm" % pa.module_sha256)
+        self.path = self.root / ("wasmtime-%s" % _module_cache.wasmtime_version()) / ("%s.cwasm" % pa.module_sha256)
         self.path.parent.mkdir(parents=True, mode=0o700)
         self.root.chmod(0o700)
         self.good = good
 
     def planted(self) -> bytes:
         """Code of someone else's under a seal that verifies: a string changed, then sealed again."""
-        payload = self.good[: -_cache.SEAL_SIZE]
+        payload = self.good[: -_module_cache.SEAL_SIZE]
         assert b"unknown_field" in payload
-        return _cache.seal(pa.module_sha256, payload.replace(b"unknown_field", b"unknown_fielX", 1))
+        return _module_cache.seal(pa.module_sha256, payload.replace(b"unknown_field", b"unknown_fielX", 1))
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ def layout(tmp_path: Path, good: bytes) -> _Layout:
 
 def _too_large(path: Path) -> None:
     with open(path, "wb") as f:  # sparse: no disk used
-        f.truncate(_cache.cache_file_limit(len(_runtime._read_resource("assembly.wasm"))) + 1)
+        f.truncate(_module_cache.cache_file_limit(len(_runtime._read_resource("assembly.wasm"))) + 1)
 
 
 _STRANGE: List[tuple] = [
@@ -208,17 +208,17 @@ def test_a_hit_refreshes_the_file_so_eviction_keeps_it(monkeypatch: pytest.Monke
     mine = rt.cache_path
     now = time.time()
     others = []
-    for i in range(_cache.CACHE_KEEP - 1):  # written after mine, before the hit
+    for i in range(_module_cache.CACHE_KEEP - 1):  # written after mine, before the hit
         p = mine.parent / ("%064d.cwasm" % i)
         p.write_bytes(b"another module")
         os.utime(p, (now - 3000 + i, now - 3000 + i))
         others.append(p)
     os.utime(mine, (now - 3600, now - 3600))
-    module, status, _ = _cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
+    module, status, _ = _module_cache.load_module(rt.engine, rt.module_sha256, lambda: rt.module)
     assert status == "warm"
     # a new module is compiled and cached: one file must go
-    _, status, newest = _cache.load_module(rt.engine, "ff" * 32, lambda: rt.module)
+    _, status, newest = _module_cache.load_module(rt.engine, "ff" * 32, lambda: rt.module)
     assert status == "cold" and newest is not None
     kept = sorted(p.name for p in mine.parent.glob("*.cwasm"))
     assert mine.exists(), "the file just used was evicted: %s" % kept
-    assert not others[0].exists() and len(kept) == _cache.CACHE_KEEP, kept
+    assert not others[0].exists() and len(kept) == _module_cache.CACHE_KEEP, kept

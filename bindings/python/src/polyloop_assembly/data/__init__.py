@@ -97,13 +97,14 @@ import os
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _runtime
-from ._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
-from ._assembler import Assembler, _prepare_value, compare
-from ._data_cache import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
-from ._data_messages import MessagesView, chat_messages
-from ._data_runs import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
-from ._data_values import (
+from .. import _runtime
+from .._consts import CALL_ASSEMBLE, CALL_ASSEMBLE_JSON
+from .. import _crossing
+from .._assembler import Assembler, compare
+from ._usage_rows import CACHE_COLUMNS, CacheRows, Tokenizer, cache_arrow_schema, cache_rows
+from .._messages import MessagesView, chat_messages
+from ._run_rows import RUN_COLUMNS, RunRows, run_arrow_schema, run_rows
+from ._values import (
     _absent,
     _append,
     _frame_append,
@@ -114,7 +115,7 @@ from ._data_values import (
     _typed,
     _values,
 )
-from ._errors import AssemblyError
+from .._errors import AssemblyError
 
 __all__ = [
     "CACHE_COLUMNS",
@@ -186,7 +187,7 @@ def _error_row(code: str, path: str, message: str, response: Optional[bytes]) ->
 
 def _response_row(assembler: Assembler, op: int, response: bytes, messages: str) -> Dict[str, Any]:
     try:
-        resp = assembler._decode(op, response)
+        resp = _crossing.decode(assembler.pool, op=op, answer=response)
     except AssemblyError as e:  # an error response; not one (detail set): no response bytes
         return _error_row(e.code, e.path, e.message, response if e.detail is None else None)
     digests = resp["prefix_digests"]
@@ -214,7 +215,8 @@ def render(request: Any, assembler: Assembler, *, messages: str = "list") -> Dic
             return _response_row(assembler, CALL_ASSEMBLE_JSON, assembler.assemble_json_bytes(request), messages)
         if isinstance(request, (bytes, bytearray, memoryview)):
             return _response_row(assembler, CALL_ASSEMBLE, assembler.assemble_bytes(request), messages)
-        answer = assembler._run(CALL_ASSEMBLE, _prepare_value(CALL_ASSEMBLE, request, [], words=False))  # the wire's bytes
+        prepared = _crossing.prepare_value(request, op=CALL_ASSEMBLE, caught=[], words=False)  # the wire's bytes
+        answer = _crossing.run(assembler.pool, op=CALL_ASSEMBLE, prepared=prepared)
         return _response_row(assembler, CALL_ASSEMBLE, answer, messages)
     except AssemblyError as e:  # internal: the instance failed
         return _error_row(e.code, e.path, e.message, None)

@@ -1,6 +1,6 @@
 """Usage reconciled as data-set columns on the engines (issue 35, item 3): ``CacheRows`` on ``datasets``
 (a first batch of error rows only, ``batch_size=1``, ``num_proc=2``, no ``features=``) and on Ray (every
-``batch_format``, one run per batch), the rows of the independent oracle of ``tests/test_data_cache.py`` and
+``batch_format``, one run per batch), the rows of the independent oracle of ``tests/test_data_usage_rows.py`` and
 one schema in every Parquet file."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from polyloop_assembly import data
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
-from test_data_cache import CALLS, comparable, oracle, planted_calls  # noqa: E402
+from test_data_usage_rows import CALLS, comparable, oracle, planted_calls  # noqa: E402
 from test_lines_typed import _one_schema  # noqa: E402
 
 # Two runs a process: with num_proc=2 the shards (contiguous halves) hold whole runs.

@@ -1,4 +1,4 @@
-// Package calls is the function behind each call of the module (the rows
+// Package dispatch holds the function behind each call of the module (the rows
 // of abi.Calls): the module's call export (wasm/main.go) dispatches through
 // Append, and the Go hosts run the same functions where they answer
 // without the module (wasmhost for a request over the request limit, the
@@ -7,7 +7,7 @@
 // the JSON layer's (wirejson); the contract's table, below the core, only
 // numbers and describes them, and this package's test holds the two
 // together: every row has its function, answering in the row's shapes.
-package calls
+package dispatch
 
 import (
 	"strconv"
