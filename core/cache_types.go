@@ -95,6 +95,19 @@ type OpenAIChatBody struct {
 	PromptCacheKey string    `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
 }
 
+// OpenRouterBody is the export's body for ProviderOpenRouter (its chat
+// completions): OpenAI's messages, the system ones among them, with
+// Anthropic's text blocks and cache_control.
+type OpenRouterBody struct {
+	Messages []OpenRouterMessage `json:"messages"`
+}
+
+// OpenRouterMessage is a message of an OpenRouterBody.
+type OpenRouterMessage struct {
+	Role    string           `json:"role"`
+	Content []AnthropicBlock `json:"content"`
+}
+
 // BedrockBody is the export's body for ProviderBedrockConverse (Bedrock
 // Runtime's Converse): each message the blocks of a run of consecutive
 // messages of one role.
@@ -175,7 +188,8 @@ func DefaultExportOptions() ExportOptions {
 
 // AppendMsgpack appends o as the export call's options argument (a map
 // of the wire's keys: ttl when not "", max_breakpoints, lookback,
-// prompt_cache_key when not "", body when not nil); a nil o is nil, the
+// prompt_cache_key when not "", explicit_breakpoints when true, body
+// when not nil); a nil o is nil, the
 // defaults. The core judges the values (a negative count, a TTL that is
 // none, a body that is no map are its errors).
 func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
@@ -183,7 +197,7 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 		return append(dst, 0xc0)
 	}
 	n := 2
-	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Body != nil} {
+	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Explicit, o.Body != nil} {
 		if given {
 			n++
 		}
@@ -196,6 +210,9 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 	dst = msgp.AppendInt64(appendStr(dst, "lookback"), int64(o.Lookback))
 	if o.CacheKey != "" {
 		dst = appendStr(appendStr(dst, "prompt_cache_key"), o.CacheKey)
+	}
+	if o.Explicit {
+		dst = append(appendStr(dst, "explicit_breakpoints"), 0xc3)
 	}
 	if o.Body != nil {
 		dst = append(appendStr(dst, "body"), o.Body...)

@@ -21,6 +21,7 @@ const (
 	ProviderAnthropic       = "anthropic"
 	ProviderOpenAIChat      = "openai-chat"
 	ProviderOpenAIResponses = "openai-responses"
+	ProviderOpenRouter      = "openrouter"
 )
 
 // The breakpoint policy's defaults: Anthropic's most breakpoints per
@@ -38,6 +39,7 @@ type ExportOptions struct {
 	Lookback       int    // 0: no look-back breakpoint
 	CacheKey       string // OpenAI's prompt_cache_key; "" for the run digest
 	hasCacheKey    bool
+	Explicit       bool   // OpenAI's explicit breakpoints (prompt_cache_breakpoint) at the policy's blocks
 	Body           []byte // a msgpack map of the provider's other fields, passed through
 }
 
@@ -111,10 +113,8 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 			if provider, b, err = readStr(b); err != nil {
 				return nil, nil, "", o, err.within2("provider")
 			}
-			switch provider {
-			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderBedrockConverse, ProviderGemini:
-			default:
-				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
+			if err = knownProvider(provider); err != nil {
+				return nil, nil, "", o, err
 			}
 		case "options":
 			if b, err = o.read(b); err != nil {
@@ -209,6 +209,8 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 		case "prompt_cache_key":
 			o.CacheKey, b, err = readStr(b)
 			o.hasCacheKey = err == nil
+		case "explicit_breakpoints":
+			o.Explicit, b, err = readBoolOpt(b)
 		case "body":
 			if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
 				err = wrongType(b, "a map of the provider's other fields (model, max_tokens, tools…)")
@@ -220,13 +222,20 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 			}
 			o.Body, b = b[:len(b)-len(rest)], rest
 		default:
-			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, body")
+			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, explicit_breakpoints, body")
 		}
 		if err != nil {
 			return b, err.within(fieldSeg(key))
 		}
 	}
 	return b, nil
+}
+
+func readBoolOpt(b []byte) (bool, []byte, *Error) {
+	if len(b) == 0 || b[0]&0xfe != 0xc2 {
+		return false, b, wrongType(b, "true or false")
+	}
+	return b[0] == 0xc3, b[1:], nil
 }
 
 func readUintOpt(b []byte) (uint64, []byte, *Error) {
@@ -300,29 +309,34 @@ func sortSmall(s []int) {
 	}
 }
 
+// knownProvider refuses a provider the export does not write.
+func knownProvider(provider string) *Error {
+	switch provider {
+	case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter, ProviderBedrockConverse, ProviderGemini:
+		return nil
+	}
+	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+providerList)
+}
+
+const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedrock-converse or gemini"
+
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
+	openAI := provider == ProviderOpenAIChat || provider == ProviderOpenAIResponses
+	if o.Explicit && !openAI {
+		return nil, newError(CodeMalformedRequest, "options.explicit_breakpoints", "explicit_breakpoints is an option of openai-chat and openai-responses (OpenAI's prompt_cache_breakpoint); "+provider+" places its own cache marks, or none: leave the option out")
+	}
 	if s := joinedShapeOf(provider); s != nil {
 		return appendJoined(dst, s, provider, o, a, v)
 	}
-	w := exportWriter{provider: provider, o: o, a: a, v: v}
-	keys := 1 // messages, or input
-	if provider == ProviderAnthropic {
-		var err *Error
-		if w.sys, err = leadingSystem(a, v, "Anthropic"); err != nil {
-			return nil, err
-		}
-		w.nbp = len(breakpoints(v, o, &w.bp))
-		if w.sys > 0 {
-			keys++
-		}
-	} else {
-		keys++ // prompt_cache_key
-	}
-	if err := checkProviderRules(provider, a, v, w.sys); err != nil {
+	w := exportWriter{provider: provider, o: o, a: a, v: v, mark: cacheMarks[ttlIndex(o.TTL)]}
+	keys, err := w.plan()
+	if err != nil {
 		return nil, err
 	}
-	dst, err := appendBodyHead(dst, provider, o, keys)
+	if dst, err = appendBodyHead(dst, provider, o, keys); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -339,14 +353,89 @@ func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v 
 		list = keyInput
 	}
 	dst = w.messages(appendArrayHeader(append(dst, list...), len(v.Role)-w.sys))
-	if provider != ProviderAnthropic {
+	if openAI {
 		key := a.runDigest()
 		if o.hasCacheKey {
 			key = o.CacheKey
 		}
 		dst = appendStr(append(dst, keyPromptCacheKey...), key)
+		if o.Explicit {
+			dst = append(dst, explicitOptions...)
+		}
 	}
 	return dst, nil
+}
+
+// plan places the breakpoints and checks the provider's rules: the body's
+// own keys, or the refusal.
+func (w *exportWriter) plan() (int, *Error) {
+	a, v, o := w.a, w.v, w.o
+	keys := 1 // messages, or input
+	switch w.provider {
+	case ProviderAnthropic:
+		var err *Error
+		if w.sys, err = leadingSystem(a, v, "Anthropic"); err != nil {
+			return 0, err
+		}
+		w.nbp = len(breakpoints(v, o, &w.bp))
+		if w.sys > 0 {
+			keys++
+		}
+	case ProviderOpenRouter:
+		w.nbp = len(breakpoints(v, o, &w.bp))
+	default:
+		keys++ // prompt_cache_key
+		if o.Explicit {
+			keys++ // prompt_cache_options
+			w.nbp = len(breakpoints(v, o, &w.bp))
+			w.offAssistant()
+			w.mark = cacheMarks[3]
+		}
+	}
+	return keys, checkProviderRules(w.provider, a, v, w.sys)
+}
+
+// ttlIndex is the index of the option ttl in cacheMarks (and a joined
+// shape's marks): none, 5m, 1h.
+func ttlIndex(ttl string) int {
+	switch ttl {
+	case "5m":
+		return 1
+	case "1h":
+		return 2
+	}
+	return 0
+}
+
+// offAssistant moves each breakpoint on an assistant message's block to
+// the last block of the nearest message before it that is no assistant's
+// (OpenAI takes prompt_cache_breakpoint on no assistant output): one
+// such block holds at most one, and a breakpoint with none before it is
+// not placed (docs/SPEC.md §7.13).
+func (w *exportWriter) offAssistant() {
+	v, out := w.v, 0
+	for _, b := range w.bp[:w.nbp] {
+		lo, hi := 0, len(v.Role) // the message holding block b: BlockStart[m] <= b < BlockStart[m+1]
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); v.BlockStart[mid+1] <= b {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		m := lo
+		for m >= 0 && (w.a.msgs[m].role == RoleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
+			m--
+		}
+		if m < 0 {
+			continue
+		}
+		if b = v.BlockStart[m+1] - 1; out == 0 || w.bp[out-1] != b {
+			w.bp[out] = b
+			out++
+		}
+	}
+	w.nbp = out
 }
 
 // appendBodyHead writes the body map's header, of keys keys and the
@@ -356,7 +445,7 @@ func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]
 	if o.Body != nil {
 		var n int
 		var err *Error
-		if n, body, err = bodyFields(o.Body, provider); err != nil {
+		if n, body, err = bodyFields(o.Body, provider, o.Explicit); err != nil {
 			return nil, err.within2("options.body")
 		}
 		keys += n
@@ -369,9 +458,15 @@ var (
 	keySystem         = key("system")
 	keyInput          = key("input")
 	keyPromptCacheKey = key("prompt_cache_key")
-	keyCacheControl   = key("cache_control")
-	keyTTL            = key("ttl")
-	ephemeral         = string(appendMapHeader(nil, 1)) + keyType + key("ephemeral")
+	// cacheMarks is what follows a marked block's text, by the option ttl
+	// (ttlIndex): Anthropic's cache_control; then OpenAI's breakpoint.
+	cacheMarks = [4]string{
+		"\xadcache_control\x81\xa4type\xa9ephemeral",
+		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa25m",
+		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa21h",
+		"\xb7prompt_cache_breakpoint\x81\xa4mode\xa8explicit",
+	}
+	explicitOptions = "\xb4prompt_cache_options\x81\xa4mode\xa8explicit"
 	// blockHeads is, per block type (text, input_text, output_text), a
 	// block's map up to its text: of 2 keys, and of 3 (cache_control last).
 	blockHeads = [3][2]string{exportHead(BlockTypeText), exportHead("input_text"), exportHead("output_text")}
@@ -397,6 +492,7 @@ type exportWriter struct {
 	a        *assembly
 	v        *View               // the layout (layout): segment ends, roles, block starts
 	sys      int                 // the leading system messages (Anthropic's system)
+	mark     string              // what follows a marked block's text (cacheMarks)
 	bp       [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
 	nbp      int
 }
@@ -447,7 +543,7 @@ func (w *exportWriter) block(dst []byte, m, j int, typ int) []byte {
 }
 
 // text writes block j of message m from its text on: the text, then its
-// cache_control when mark is 1.
+// mark (w.mark) when mark is 1.
 func (w *exportWriter) text(dst []byte, m, j, mark int) []byte {
 	switch msg := &w.a.msgs[m]; msg.kind {
 	case kCopy:
@@ -458,12 +554,7 @@ func (w *exportWriter) text(dst []byte, m, j, mark int) []byte {
 		dst = w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
 	}
 	if mark == 1 {
-		dst = append(dst, keyCacheControl...)
-		if w.o.TTL == "" {
-			return append(dst, ephemeral...)
-		}
-		dst = append(append(appendMapHeader(dst, 2), ephemeral[1:]...), keyTTL...)
-		dst = appendStr(dst, w.o.TTL)
+		dst = append(dst, w.mark...)
 	}
 	return dst
 }
@@ -524,7 +615,7 @@ func requestPathOf(v *View, m int) string {
 // bodyFields reads the body map (msgpack): its field count and the bytes of
 // its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
-func bodyFields(b []byte, provider string) (int, []byte, *Error) {
+func bodyFields(b []byte, provider string, explicit bool) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
 	if err != nil {
 		return 0, nil, err
@@ -533,6 +624,11 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 	switch provider {
 	case ProviderOpenAIChat, ProviderOpenAIResponses:
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
+		if explicit {
+			own = append(own, "prompt_cache_options")
+		}
+	case ProviderOpenRouter:
+		own = []string{"messages", "error"}
 	case ProviderGemini:
 		own = []string{"contents", "systemInstruction", "error"}
 	}

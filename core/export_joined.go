@@ -73,15 +73,9 @@ func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions,
 	if w.sys, err = leadingSystem(a, v, s.who); err != nil {
 		return nil, err
 	}
-	mark := s.marks[0]
+	mark := s.marks[ttlIndex(o.TTL)]
 	if mark != "" {
 		w.nbp = len(breakpoints(v, o, &w.bp))
-		switch o.TTL {
-		case "5m":
-			mark = s.marks[1]
-		case "1h":
-			mark = s.marks[2]
-		}
 	}
 	if err = joinedRules(s, a, v, w.sys); err != nil {
 		return nil, err

@@ -29,6 +29,13 @@ from reference import inj, msg, pack, step  # noqa: E402
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export.json")
 OUT_LONG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export-long.json")
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini")
+# The variants after them: (name, provider, options added to the case's).
+VARIANTS = (
+    ("openai-chat-explicit", "openai-chat", {"explicit_breakpoints": True}),
+    ("openai-responses-explicit", "openai-responses", {"explicit_breakpoints": True}),
+    ("openrouter", "openrouter", {}),
+    ("anthropic-explicit", "anthropic", {"explicit_breakpoints": True}),  # refused: OpenAI's option
+)
 
 
 def segments(req: dict) -> tuple[int, int, int]:
@@ -269,6 +276,9 @@ def export(req: dict, provider: str, options: dict) -> dict:
     """The body, or {"error": {"code", "path"[, "message"]}}."""
     resp = R.assemble(req)
     messages, segs = resp["messages"], segments(req)
+    explicit = options.get("explicit_breakpoints", False)
+    if explicit and provider not in ("openai-chat", "openai-responses"):
+        return {"error": {"code": "malformed_request", "path": "options.explicit_breakpoints"}}
     if provider == "bedrock-converse":
         return bedrock(resp, segs, options)
     if provider == "gemini":
@@ -285,18 +295,20 @@ def export(req: dict, provider: str, options: dict) -> dict:
     refused = refusal(resp, segs, provider, sys_n)
     if refused:
         return {"error": refused}
-    bp = (
-        breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
-        if provider == "anthropic"
-        else []
-    )
+    bp = []
+    if provider in ("anthropic", "openrouter") or explicit:
+        bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
+    if explicit:
+        bp = off_assistant(messages, bp)
     body: dict = dict(options.get("body", {}))
     blk = 0
 
     def block(b: dict, typ: str) -> dict:
         nonlocal blk
         out = {"type": typ, "text": b["text"]}
-        if blk in bp:
+        if blk in bp and explicit:
+            out["prompt_cache_breakpoint"] = {"mode": "explicit"}
+        elif blk in bp:
             out["cache_control"] = {"type": "ephemeral"}
             if "ttl" in options:
                 out["cache_control"]["ttl"] = options["ttl"]
@@ -312,9 +324,27 @@ def export(req: dict, provider: str, options: dict) -> dict:
             typ = "output_text" if m["role"] == "assistant" else "input_text"
         listed.append({"role": m["role"], "content": [block(b, typ) for b in m["content"]]})
     body["input" if provider == "openai-responses" else "messages"] = listed
-    if provider != "anthropic":
+    if provider in ("openai-chat", "openai-responses"):
         body["prompt_cache_key"] = options.get("prompt_cache_key", resp["prefix_digests"]["run"])
+    if explicit:
+        body["prompt_cache_options"] = {"mode": "explicit"}
     return body
+
+
+def off_assistant(messages: list, bp: list[int]) -> list[int]:
+    """OpenAI's explicit breakpoints: each on an assistant's block moves to the last block of the nearest earlier
+    message that is not an assistant's and has a block; none such, it is not placed; one block holds one."""
+    owner = [m for m, message in enumerate(messages) for _ in message["content"]]  # the message of each block
+    out: list[int] = []
+    for b in bp:
+        m = owner[b]
+        while m >= 0 and (messages[m]["role"] == "assistant" or not messages[m]["content"]):
+            m -= 1
+        if m >= 0:
+            last = sum(len(x["content"]) for x in messages[: m + 1]) - 1
+            if last not in out:
+                out.append(last)
+    return sorted(out)
 
 
 def requests() -> list[tuple[str, dict]]:
@@ -514,11 +544,14 @@ def main() -> None:
     for k, (name, req) in enumerate(requests()):
         wire = R.request(**req)
         decoded = R.decode_request(wire)
-        for j, provider in enumerate(PROVIDERS):
-            options = OPTIONS[(k + j) % len(OPTIONS)]
+        runs = [(p, p, {}) for p in PROVIDERS] + list(VARIANTS)
+        for j, (label, provider, extra) in enumerate(runs):
+            if label == "anthropic-explicit" and k % 25:
+                continue  # a few suffice
+            options = dict(OPTIONS[(k + j) % len(OPTIONS)], **extra)
             answer = export(decoded, provider, options)
             case = {
-                "name": f"{name}-{provider}",
+                "name": f"{name}-{label}",
                 "request": base64.b64encode(wire).decode(),
                 "provider": provider,
                 "options": base64.b64encode(pack(floats(options))).decode(),

@@ -14,7 +14,7 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "openrouter" | "bedrock-converse" | "gemini";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
@@ -26,7 +26,7 @@ export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss"
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
 
 /** The body export writes, one per provider; the options' `body` fields are in it too, first. */
-export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody | GeminiBody;
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | OpenRouterBody | BedrockBody | GeminiBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -291,6 +291,8 @@ export interface ExportOptions {
   lookback?: number | bigint;
   /** OpenAI's `prompt_cache_key`; default: the run prefix digest. */
   prompt_cache_key?: string;
+  /** With `openai-chat` or `openai-responses`: OpenAI's `prompt_cache_breakpoint` on the blocks of the breakpoint policy, with `prompt_cache_options` `{mode: "explicit"}`. */
+  explicit_breakpoints?: boolean;
   /** The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself. */
   body?: Record<string, unknown>;
 }
@@ -329,6 +331,17 @@ export interface OpenAIChatBody {
   messages: Message[];
   /** The run prefix digest, or the option `prompt_cache_key`. */
   prompt_cache_key: string;
+}
+
+/** A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message. */
+export interface OpenRouterMessage {
+  role: "system" | "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+/** The body export writes for `"openrouter"` (its chat completions, with `cache_control`). */
+export interface OpenRouterBody {
+  messages: OpenRouterMessage[];
 }
 
 /** A text block of a system or user message of the Responses API. */
@@ -425,4 +438,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; openrouter: OpenRouterBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];

@@ -54,6 +54,8 @@ __all__ = [
     "Message",
     "OpenAIChatBody",
     "OpenAIResponsesBody",
+    "OpenRouterBody",
+    "OpenRouterMessage",
     "PrefixDigests",
     "PrefixDigestsMatch",
     "Provider",
@@ -70,7 +72,7 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
@@ -389,6 +391,8 @@ class ExportOptions(TypedDict, total=False):
     lookback: int
     #: OpenAI's ``prompt_cache_key``; default: the run prefix digest.
     prompt_cache_key: str
+    #: With ``openai-chat`` or ``openai-responses``: OpenAI's ``prompt_cache_breakpoint`` on the blocks of the breakpoint policy, with ``prompt_cache_options`` ``{mode: "explicit"}``.
+    explicit_breakpoints: bool
     #: The provider's other fields (``model``, ``max_tokens``, ``tools``…), written first as given; never a key export writes itself.
     body: Dict[str, Any]
 
@@ -441,6 +445,19 @@ class OpenAIChatBody(TypedDict):
     messages: List[Message]
     #: The run prefix digest, or the option ``prompt_cache_key``.
     prompt_cache_key: str
+
+
+class OpenRouterMessage(TypedDict):
+    """A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: List[AnthropicBlock]
+
+
+class OpenRouterBody(TypedDict):
+    """The body export writes for ``"openrouter"`` (its chat completions, with ``cache_control``)."""
+
+    messages: List[OpenRouterMessage]
 
 
 class ResponsesInputText(TypedDict):
@@ -552,4 +569,4 @@ class GeminiBody(_GeminiBodyRequired, total=False):
 ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
 
 #: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
-ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody, GeminiBody]
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, OpenRouterBody, BedrockBody, GeminiBody]
