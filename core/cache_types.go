@@ -140,6 +140,7 @@ type BedrockCachePoint struct {
 type GeminiBody struct {
 	SystemInstruction *GeminiSystem   `json:"systemInstruction,omitempty"` // the leading system messages' parts; absent when there is none
 	Contents          []GeminiContent `json:"contents"`
+	CachedContent     string          `json:"cachedContent,omitempty"` // the option cached_content, when given
 }
 
 // GeminiSystem is a GeminiBody's systemInstruction.
@@ -188,8 +189,8 @@ func DefaultExportOptions() ExportOptions {
 
 // AppendMsgpack appends o as the export call's options argument (a map
 // of the wire's keys: ttl when not "", max_breakpoints, lookback,
-// prompt_cache_key when not "", explicit_breakpoints when true, body
-// when not nil); a nil o is nil, the
+// prompt_cache_key when not "", explicit_breakpoints when true,
+// cached_content when not "", body when not nil); a nil o is nil, the
 // defaults. The core judges the values (a negative count, a TTL that is
 // none, a body that is no map are its errors).
 func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
@@ -197,7 +198,7 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 		return append(dst, 0xc0)
 	}
 	n := 2
-	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Explicit, o.Body != nil} {
+	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Explicit, o.CachedContent != "", o.Body != nil} {
 		if given {
 			n++
 		}
@@ -213,6 +214,9 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 	}
 	if o.Explicit {
 		dst = append(appendStr(dst, "explicit_breakpoints"), 0xc3)
+	}
+	if o.CachedContent != "" {
+		dst = appendStr(appendStr(dst, "cached_content"), o.CachedContent)
 	}
 	if o.Body != nil {
 		dst = append(appendStr(dst, "body"), o.Body...)

@@ -34,13 +34,15 @@ const (
 
 // ExportOptions are the export's options (docs/SPEC.md §7.13).
 type ExportOptions struct {
-	TTL            string // Anthropic's cache_control ttl ("5m", "1h"); "" leaves it out
-	MaxBreakpoints int    // at most MaxBreakpoints
-	Lookback       int    // 0: no look-back breakpoint
-	CacheKey       string // OpenAI's prompt_cache_key; "" for the run digest
-	hasCacheKey    bool
-	Explicit       bool   // OpenAI's explicit breakpoints (prompt_cache_breakpoint) at the policy's blocks
-	Body           []byte // a msgpack map of the provider's other fields, passed through
+	TTL              string // Anthropic's cache_control ttl ("5m", "1h"); "" leaves it out
+	MaxBreakpoints   int    // at most MaxBreakpoints
+	Lookback         int    // 0: no look-back breakpoint
+	CacheKey         string // OpenAI's prompt_cache_key; "" for the run digest
+	hasCacheKey      bool
+	Explicit         bool   // OpenAI's explicit breakpoints (prompt_cache_breakpoint) at the policy's blocks
+	CachedContent    string // gemini: the cache (cachedContents/…) holding the run and injections
+	hasCachedContent bool
+	Body             []byte // a msgpack map of the provider's other fields, passed through
 }
 
 // AppendExportBytes is the module's export call: a map {request, provider,
@@ -206,9 +208,8 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 					o.MaxBreakpoints = int(v)
 				}
 			}
-		case "prompt_cache_key":
-			o.CacheKey, b, err = readStr(b)
-			o.hasCacheKey = err == nil
+		case "prompt_cache_key", "cached_content":
+			b, err = o.readStrOpt(key, b)
 		case "explicit_breakpoints":
 			o.Explicit, b, err = readBoolOpt(b)
 		case "body":
@@ -222,13 +223,27 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 			}
 			o.Body, b = b[:len(b)-len(rest)], rest
 		default:
-			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, explicit_breakpoints, body")
+			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, explicit_breakpoints, cached_content, body")
 		}
 		if err != nil {
 			return b, err.within(fieldSeg(key))
 		}
 	}
 	return b, nil
+}
+
+// readStrOpt reads the str option key (prompt_cache_key, cached_content).
+func (o *ExportOptions) readStrOpt(key string, b []byte) ([]byte, *Error) {
+	s, rest, err := readStr(b)
+	if err != nil {
+		return b, err
+	}
+	if key == "cached_content" {
+		o.CachedContent, o.hasCachedContent = s, true
+	} else {
+		o.CacheKey, o.hasCacheKey = s, true
+	}
+	return rest, nil
 }
 
 func readBoolOpt(b []byte) (bool, []byte, *Error) {
@@ -312,19 +327,22 @@ func sortSmall(s []int) {
 // knownProvider refuses a provider the export does not write.
 func knownProvider(provider string) *Error {
 	switch provider {
-	case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter, ProviderBedrockConverse, ProviderGemini:
+	case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter, ProviderBedrockConverse, ProviderGemini, ProviderGeminiCache:
 		return nil
 	}
 	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+providerList)
 }
 
-const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedrock-converse or gemini"
+const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache"
 
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
 	openAI := provider == ProviderOpenAIChat || provider == ProviderOpenAIResponses
 	if o.Explicit && !openAI {
 		return nil, newError(CodeMalformedRequest, "options.explicit_breakpoints", "explicit_breakpoints is an option of openai-chat and openai-responses (OpenAI's prompt_cache_breakpoint); "+provider+" places its own cache marks, or none: leave the option out")
+	}
+	if o.hasCachedContent && provider != ProviderGemini {
+		return nil, newError(CodeMalformedRequest, "options.cached_content", "cached_content is an option of gemini (generateContent's cachedContent, the cache gemini-cache's body creates); leave it out for "+provider)
 	}
 	if s := joinedShapeOf(provider); s != nil {
 		return appendJoined(dst, s, provider, o, a, v)
@@ -445,7 +463,7 @@ func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]
 	if o.Body != nil {
 		var n int
 		var err *Error
-		if n, body, err = bodyFields(o.Body, provider, o.Explicit); err != nil {
+		if n, body, err = bodyFields(o.Body, provider, o); err != nil {
 			return nil, err.within2("options.body")
 		}
 		keys += n
@@ -615,7 +633,7 @@ func requestPathOf(v *View, m int) string {
 // bodyFields reads the body map (msgpack): its field count and the bytes of
 // its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
-func bodyFields(b []byte, provider string, explicit bool) (int, []byte, *Error) {
+func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
 	if err != nil {
 		return 0, nil, err
@@ -624,13 +642,16 @@ func bodyFields(b []byte, provider string, explicit bool) (int, []byte, *Error) 
 	switch provider {
 	case ProviderOpenAIChat, ProviderOpenAIResponses:
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
-		if explicit {
+		if o.Explicit {
 			own = append(own, "prompt_cache_options")
 		}
 	case ProviderOpenRouter:
 		own = []string{"messages", "error"}
-	case ProviderGemini:
+	case ProviderGemini, ProviderGeminiCache:
 		own = []string{"contents", "systemInstruction", "error"}
+		if o.hasCachedContent {
+			own = append(own, "cachedContent")
+		}
 	}
 	rest := fields
 	for range n {

@@ -10,6 +10,7 @@ package core
 const (
 	ProviderBedrockConverse = "bedrock-converse"
 	ProviderGemini          = "gemini"
+	ProviderGeminiCache     = "gemini-cache" // the cachedContents body of the stable prefix
 )
 
 // joinedShape is one provider's body: a top-level system list (the
@@ -26,8 +27,9 @@ type joinedShape struct {
 	// msgs are the refusals' messages after who: a text, no message, an
 	// assistant message first, an empty run; "" where the provider has no
 	// such rule. blank: a text of whitespace only is refused too.
-	msgs  [4]string
-	blank bool
+	msgs   [4]string
+	blank  bool
+	prefix bool // the body holds the run and the injections only (Gemini's cachedContents)
 }
 
 // bedrockShape's strings are msgpack written out (TestJoinedShapesEncoded
@@ -55,6 +57,19 @@ var geminiShape = joinedShape{
 	msgs:    [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
 }
 
+// geminiCacheShape: the cachedContents create body (a CachedContent), in
+// generateContent's shapes, of the prompt's stable prefix; no content is
+// required (a cache of a systemInstruction alone is one).
+var geminiCacheShape = joinedShape{
+	who:     "Gemini's cachedContents",
+	sysKey:  geminiShape.sysKey,
+	listKey: geminiShape.listKey,
+	heads:   geminiShape.heads,
+	block:   geminiShape.block,
+	msgs:    [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
+	prefix:  true,
+}
+
 // joinedShapeOf is the row of provider, or nil.
 func joinedShapeOf(provider string) *joinedShape {
 	switch provider {
@@ -62,25 +77,43 @@ func joinedShapeOf(provider string) *joinedShape {
 		return &bedrockShape
 	case ProviderGemini:
 		return &geminiShape
+	case ProviderGeminiCache:
+		return &geminiCacheShape
 	}
 	return nil
 }
 
-// appendJoined writes the body of a provider of joinedShapes, a msgpack map.
+// keyCachedContent is generateContent's cachedContent, encoded.
+const keyCachedContent = "\xadcachedContent"
+
+// appendJoined writes the body of a provider of joinedShapes, a msgpack map:
+// the messages [lo, hi) after the leading system ones (the stable prefix
+// for a prefix shape; after it, with no systemInstruction, when the option
+// cached_content names the cache holding it).
 func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
 	w := exportWriter{provider: provider, o: o, a: a, v: v}
 	var err *Error
 	if w.sys, err = leadingSystem(a, v, s.who); err != nil {
 		return nil, err
 	}
+	lo, hi, keys := w.sys, len(v.Role), 1
+	cached := o.hasCachedContent && !s.prefix
+	if (s.prefix || cached) && w.sys > v.InjectionsEnd {
+		return nil, newError(CodeMalformedRequest, requestPathOf(v, v.InjectionsEnd), msgGeminiCachedSystem)
+	}
+	switch {
+	case s.prefix:
+		hi = v.InjectionsEnd
+	case cached:
+		lo, w.sys, keys = v.InjectionsEnd, 0, 2
+	}
 	mark := s.marks[ttlIndex(o.TTL)]
 	if mark != "" {
 		w.nbp = len(breakpoints(v, o, &w.bp))
 	}
-	if err = joinedRules(s, a, v, w.sys); err != nil {
+	if err = joinedRules(s, a, v, w.sys, lo, hi); err != nil {
 		return nil, err
 	}
-	keys := 1
 	if w.sys > 0 {
 		keys++
 	}
@@ -91,24 +124,28 @@ func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions,
 		dst = w.joinedList(append(dst, s.sysKey...), s.block, mark, 0, w.sys)
 	}
 	groups := 0
-	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
+	for m := lo; m < hi; m = w.groupEnd(m, hi) {
 		groups++
 	}
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
+	for m := lo; m < hi; m = w.groupEnd(m, hi) {
 		r := 0
 		if a.msgs[m].role == RoleAssistant {
 			r = 1
 		}
-		dst = w.joinedList(append(dst, s.heads[r]...), s.block, mark, m, w.groupEnd(m))
+		dst = w.joinedList(append(dst, s.heads[r]...), s.block, mark, m, w.groupEnd(m, hi))
+	}
+	if cached { // the cache's name last
+		dst = appendStr(append(dst, keyCachedContent...), o.CachedContent)
 	}
 	return dst, nil
 }
 
-// groupEnd is the end of the run of messages of message m's role.
-func (w *exportWriter) groupEnd(m int) int {
+// groupEnd is the end of the run of messages of message m's role, at
+// most hi.
+func (w *exportWriter) groupEnd(m, hi int) int {
 	e := m + 1
-	for e < len(w.a.msgs) && w.a.msgs[e].role == w.a.msgs[m].role {
+	for e < hi && w.a.msgs[e].role == w.a.msgs[m].role {
 		e++
 	}
 	return e
@@ -152,17 +189,27 @@ const (
 		"field\"); write at least one character in this text: the export sends every text as it is"
 	msgGeminiNoMessage = " needs a user or model content besides its systemInstruction (400 \"contents is not " +
 		"specified\"), and this prompt has none; add a goal message"
+	msgGeminiCachedSystem = "Gemini's generateContent takes no systemInstruction beside a cachedContent (400 \"CachedContent " +
+		"can not be used with GenerateContent request setting system_instruction, tools or tool_config\"), and this " +
+		"system message is not in the run or the injections, which the cache holds; move it to the start of " +
+		"run_messages"
 	msgGeminiEmptyContent = " refuses a content with no part (400 \"contents.parts must not be empty\"), and this " +
 		"message and the messages of its role next to it (joined into one) have none; give this message a text " +
 		"block, or leave the message out"
 )
 
-// joinedRules checks the rules of a joined provider's API: the first
-// offending text in prompt order, then the message groups, then the
+// joinedRules checks the rules of a joined provider's API on what the body
+// holds, the sys leading system messages and the messages [lo, hi): the
+// first offending text in prompt order, then the message groups, then the
 // prompt as a whole.
-func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
-	n := len(a.msgs)
-	for m := range n {
+func joinedRules(s *joinedShape, a *assembly, v *View, sys, lo, hi int) *Error {
+	for m := 0; m < hi; m++ {
+		if m == sys && m < lo {
+			m = lo // [sys, lo) is not sent: the cache holds it
+			if m == hi {
+				break
+			}
+		}
 		msg := &a.msgs[m]
 		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
 			var empty, blank bool
@@ -182,15 +229,18 @@ func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
 			}
 		}
 	}
-	if n == sys {
+	if lo == hi {
+		if s.msgs[1] == "" {
+			return nil
+		}
 		return newError(CodeMalformedRequest, "request", s.who+s.msgs[1])
 	}
-	if s.msgs[2] != "" && a.msgs[sys].role == RoleAssistant {
-		return newError(CodeMalformedRequest, textPath(a, v, sys, -1), s.who+s.msgs[2])
+	if s.msgs[2] != "" && a.msgs[lo].role == RoleAssistant {
+		return newError(CodeMalformedRequest, textPath(a, v, lo, -1), s.who+s.msgs[2])
 	}
-	for m := sys; m < n; {
+	for m := lo; m < hi; {
 		e := m + 1
-		for e < n && a.msgs[e].role == a.msgs[m].role {
+		for e < hi && a.msgs[e].role == a.msgs[m].role {
 			e++
 		}
 		if v.BlockStart[e] == v.BlockStart[m] {

@@ -114,7 +114,7 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderOpenRouter, core.ProviderBedrockConverse, core.ProviderGemini))
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderOpenRouter, core.ProviderBedrockConverse, core.ProviderGemini, core.ProviderGeminiCache))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
 	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
@@ -306,6 +306,8 @@ var typeTable = []typeSpec{
 			"MaxBreakpoints": {typ: countType, optional: true, doc: fmt.Sprintf("Anthropic's cache breakpoints, 0 to %d (the default).", core.MaxBreakpoints)},
 			"Lookback":       {typ: countType, optional: true, doc: fmt.Sprintf("Blocks from a breakpoint within which the provider looks for a cached prefix (default %d); 0 for no look-back breakpoint.", core.DefaultLookback)},
 			"CacheKey":       {wire: "prompt_cache_key", optional: true, doc: "OpenAI's `prompt_cache_key`; default: the run prefix digest."},
+			"CachedContent": {wire: "cached_content", optional: true,
+				doc: "With `gemini`: the name of the cache (`cachedContents/…`) made from `gemini-cache`'s body; the body then holds the goal and the history only, and `cachedContent`."},
 			"Explicit": {wire: "explicit_breakpoints", optional: true,
 				doc: "With `openai-chat` or `openai-responses`: OpenAI's `prompt_cache_breakpoint` on the blocks of the breakpoint policy, with `prompt_cache_options` `{mode: \"explicit\"}`."},
 			"Body": {typ: &texpr{kind: "dict", elem: prim("any")}, optional: true,
@@ -371,9 +373,10 @@ var typeTable = []typeSpec{
 		doc:  "A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order.",
 		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, "model")}}},
 	{py: "GeminiBody", ts: "GeminiBody", goType: core.GeminiBody{},
-		doc: "The body export writes for `\"gemini\"` (generateContent).",
+		doc: "The body export writes for `\"gemini\"` (generateContent) and `\"gemini-cache\"` (cachedContents.create).",
 		opts: map[string]fieldOpt{"SystemInstruction": {wire: "systemInstruction", typ: named("GeminiSystem"), optional: true,
-			doc: "The leading system messages' parts; absent when there is none."}}},
+			doc: "The leading system messages' parts; absent when there is none, or with the option `cached_content`."},
+			"CachedContent": {wire: "cachedContent", optional: true, doc: "The option `cached_content`, when given (`gemini`)."}}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -387,7 +390,7 @@ var typeTable = []typeSpec{
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
 	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
-		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; openrouter: OpenRouterBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody }[P]"},
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; openrouter: OpenRouterBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody; \"gemini-cache\": GeminiBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the

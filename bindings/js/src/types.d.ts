@@ -14,7 +14,7 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "openrouter" | "bedrock-converse" | "gemini";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "openrouter" | "bedrock-converse" | "gemini" | "gemini-cache";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
@@ -293,6 +293,8 @@ export interface ExportOptions {
   prompt_cache_key?: string;
   /** With `openai-chat` or `openai-responses`: OpenAI's `prompt_cache_breakpoint` on the blocks of the breakpoint policy, with `prompt_cache_options` `{mode: "explicit"}`. */
   explicit_breakpoints?: boolean;
+  /** With `gemini`: the name of the cache (`cachedContents/…`) made from `gemini-cache`'s body; the body then holds the goal and the history only, and `cachedContent`. */
+  cached_content?: string;
   /** The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself. */
   body?: Record<string, unknown>;
 }
@@ -420,11 +422,13 @@ export interface GeminiContent {
   parts: GeminiPart[];
 }
 
-/** The body export writes for `"gemini"` (generateContent). */
+/** The body export writes for `"gemini"` (generateContent) and `"gemini-cache"` (cachedContents.create). */
 export interface GeminiBody {
-  /** The leading system messages' parts; absent when there is none. */
+  /** The leading system messages' parts; absent when there is none, or with the option `cached_content`. */
   systemInstruction?: GeminiSystem;
   contents: GeminiContent[];
+  /** The option `cached_content`, when given (`gemini`). */
+  cachedContent?: string;
 }
 
 /** A recorded message: what a loop sent, one side of compare. */
@@ -438,4 +442,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; openrouter: OpenRouterBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; openrouter: OpenRouterBody; "bedrock-converse": BedrockBody; gemini: GeminiBody; "gemini-cache": GeminiBody }[P];

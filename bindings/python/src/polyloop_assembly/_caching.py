@@ -78,6 +78,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> AnthropicBody: ...
@@ -91,6 +92,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> OpenAIChatBody: ...
@@ -104,6 +106,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> OpenRouterBody: ...
@@ -117,6 +120,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> OpenAIResponsesBody: ...
@@ -130,6 +134,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> BedrockBody: ...
@@ -143,6 +148,21 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> GeminiBody: ...
+@overload
+def export(
+    request: RequestLike,
+    provider: Literal["gemini-cache"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> GeminiBody: ...
@@ -156,6 +176,7 @@ def export(
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
     explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> ExportBody: ...
@@ -168,6 +189,7 @@ def export(
     lookback: Optional[int] = None,
     prompt_cache_key: Optional[str] = None,
     explicit_breakpoints: Optional[bool] = None,
+    cached_content: Optional[str] = None,
     body: Optional[Mapping[str, Any]] = None,
     assembler: Optional[Assembler] = None,
 ) -> ExportBody:
@@ -179,12 +201,14 @@ def export(
     an assistant's); OpenRouter's ``messages`` (``openrouter``: OpenAI's, with Anthropic's ``cache_control``); Bedrock Converse's
     ``system`` and ``messages`` (``bedrock-converse``: consecutive messages of one role joined, a ``cachePoint`` block
     after each block Anthropic's would mark) or Gemini's ``systemInstruction`` and ``contents`` (``gemini``, joined
-    alike, no cache point). ``body`` holds the
+    alike, no cache point; ``gemini-cache``: the ``cachedContents`` body of the run and injections, and ``gemini``
+    with ``cached_content="cachedContents/…"`` the call naming it, with the goal and history only). ``body`` holds the
     provider's other fields (``model``, ``max_tokens``, ``tools``), written first as given (in the answer, not its
     type). Raises :class:`AssemblyError` (a system message after another role, for Anthropic, at its request
     path)."""
     options: Dict[str, Any] = dict(ttl=ttl, max_breakpoints=max_breakpoints, lookback=lookback)
-    options.update(prompt_cache_key=prompt_cache_key, explicit_breakpoints=explicit_breakpoints, body=body)
+    options.update(prompt_cache_key=prompt_cache_key, explicit_breakpoints=explicit_breakpoints, cached_content=cached_content)
+    options.update(body=body)
     given = {k: v for k, v in options.items() if v is not None}
     return cast(ExportBody, (assembler or default_assembler()).call("export", prompt_side(request), provider, given))
 

@@ -72,7 +72,7 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
@@ -393,6 +393,8 @@ class ExportOptions(TypedDict, total=False):
     prompt_cache_key: str
     #: With ``openai-chat`` or ``openai-responses``: OpenAI's ``prompt_cache_breakpoint`` on the blocks of the breakpoint policy, with ``prompt_cache_options`` ``{mode: "explicit"}``.
     explicit_breakpoints: bool
+    #: With ``gemini``: the name of the cache (``cachedContents/…``) made from ``gemini-cache``'s body; the body then holds the goal and the history only, and ``cachedContent``.
+    cached_content: str
     #: The provider's other fields (``model``, ``max_tokens``, ``tools``…), written first as given; never a key export writes itself.
     body: Dict[str, Any]
 
@@ -559,10 +561,12 @@ class _GeminiBodyRequired(TypedDict):
 
 
 class GeminiBody(_GeminiBodyRequired, total=False):
-    """The body export writes for ``"gemini"`` (generateContent)."""
+    """The body export writes for ``"gemini"`` (generateContent) and ``"gemini-cache"`` (cachedContents.create)."""
 
-    #: The leading system messages' parts; absent when there is none.
+    #: The leading system messages' parts; absent when there is none, or with the option ``cached_content``.
     systemInstruction: GeminiSystem
+    #: The option ``cached_content``, when given (``gemini``).
+    cachedContent: str
 
 
 #: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
