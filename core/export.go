@@ -326,8 +326,7 @@ func sortSmall(s []int) {
 
 // knownProvider refuses a provider the export does not write.
 func knownProvider(provider string) *Error {
-	switch provider {
-	case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter, ProviderBedrockConverse, ProviderGemini, ProviderGeminiCache:
+	if shapeOf(provider) != nil {
 		return nil
 	}
 	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+providerList)
@@ -337,84 +336,18 @@ const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedr
 
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
-	openAI := provider == ProviderOpenAIChat || provider == ProviderOpenAIResponses
-	if o.Explicit && !openAI {
+	s := shapeOf(provider)
+	if o.Explicit && !s.openAI {
 		return nil, newError(CodeMalformedRequest, "options.explicit_breakpoints", "explicit_breakpoints is an option of openai-chat and openai-responses (OpenAI's prompt_cache_breakpoint); "+provider+" places its own cache marks, or none: leave the option out")
 	}
 	if o.hasCachedContent && provider != ProviderGemini {
 		return nil, newError(CodeMalformedRequest, "options.cached_content", "cached_content is an option of gemini (generateContent's cachedContent, the cache gemini-cache's body creates); leave it out for "+provider)
 	}
-	if s := joinedShapeOf(provider); s != nil {
-		return appendJoined(dst, s, provider, o, a, v)
-	}
-	w := exportWriter{provider: provider, o: o, a: a, v: v, mark: cacheMarks[ttlIndex(o.TTL)]}
-	keys, err := w.plan()
-	if err != nil {
-		return nil, err
-	}
-	if dst, err = appendBodyHead(dst, provider, o, keys); err != nil {
-		return nil, err
-	}
-	if err != nil {
-		return nil, err
-	}
-	if w.sys > 0 {
-		dst = appendArrayHeader(append(dst, keySystem...), v.BlockStart[w.sys])
-		for m := range w.sys {
-			for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-				dst = w.block(dst, m, j, blockText)
-			}
-		}
-	}
-	list := keyMessages
-	if provider == ProviderOpenAIResponses {
-		list = keyInput
-	}
-	dst = w.messages(appendArrayHeader(append(dst, list...), len(v.Role)-w.sys))
-	if openAI {
-		key := a.runDigest()
-		if o.hasCacheKey {
-			key = o.CacheKey
-		}
-		dst = appendStr(append(dst, keyPromptCacheKey...), key)
-		if o.Explicit {
-			dst = append(dst, explicitOptions...)
-		}
-	}
-	return dst, nil
+	return appendShaped(dst, s, provider, o, a, v)
 }
 
-// plan places the breakpoints and checks the provider's rules: the body's
-// own keys, or the refusal.
-func (w *exportWriter) plan() (int, *Error) {
-	a, v, o := w.a, w.v, w.o
-	keys := 1 // messages, or input
-	switch w.provider {
-	case ProviderAnthropic:
-		var err *Error
-		if w.sys, err = leadingSystem(a, v, "Anthropic"); err != nil {
-			return 0, err
-		}
-		w.nbp = len(breakpoints(v, o, &w.bp))
-		if w.sys > 0 {
-			keys++
-		}
-	case ProviderOpenRouter:
-		w.nbp = len(breakpoints(v, o, &w.bp))
-	default:
-		keys++ // prompt_cache_key
-		if o.Explicit {
-			keys++ // prompt_cache_options
-			w.nbp = len(breakpoints(v, o, &w.bp))
-			w.offAssistant()
-			w.mark = cacheMarks[3]
-		}
-	}
-	return keys, checkProviderRules(w.provider, a, v, w.sys)
-}
-
-// ttlIndex is the index of the option ttl in cacheMarks (and a joined
-// shape's marks): none, 5m, 1h.
+// ttlIndex is the index of the option ttl in a shape's marks: none, 5m,
+// 1h.
 func ttlIndex(ttl string) int {
 	switch ttl {
 	case "5m":
@@ -471,75 +404,19 @@ func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]
 	return append(appendAnyMapHeader(dst, keys), body...), nil
 }
 
-// The export's own keys and values, each encoded once.
-var (
-	keySystem         = key("system")
-	keyInput          = key("input")
-	keyPromptCacheKey = key("prompt_cache_key")
-	// cacheMarks is what follows a marked block's text, by the option ttl
-	// (ttlIndex): Anthropic's cache_control; then OpenAI's breakpoint.
-	cacheMarks = [4]string{
-		"\xadcache_control\x81\xa4type\xa9ephemeral",
-		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa25m",
-		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa21h",
-		"\xb7prompt_cache_breakpoint\x81\xa4mode\xa8explicit",
-	}
-	explicitOptions = "\xb4prompt_cache_options\x81\xa4mode\xa8explicit"
-	// blockHeads is, per block type (text, input_text, output_text), a
-	// block's map up to its text: of 2 keys, and of 3 (cache_control last).
-	blockHeads = [3][2]string{exportHead(BlockTypeText), exportHead("input_text"), exportHead("output_text")}
-)
-
-// The block types' indexes in blockHeads.
-const (
-	blockText = iota
-	blockInputText
-	blockOutputText
-)
-
-func exportHead(typ string) [2]string {
-	rest := keyType + key(typ) + keyText
-	return [2]string{string(appendMapHeader(nil, 2)) + rest, string(appendMapHeader(nil, 3)) + rest}
-}
+// keyPromptCacheKey is OpenAI's prompt_cache_key, encoded.
+const keyPromptCacheKey = "\xb0prompt_cache_key"
 
 // exportWriter writes the messages of one export, from the assembly's
 // plan: no response is encoded, each text is written once.
 type exportWriter struct {
-	provider string
-	o        *ExportOptions
-	a        *assembly
-	v        *View               // the layout (layout): segment ends, roles, block starts
-	sys      int                 // the leading system messages (Anthropic's system)
-	mark     string              // what follows a marked block's text (cacheMarks)
-	bp       [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
-	nbp      int
-}
-
-// messages writes every message after the leading system ones.
-func (w *exportWriter) messages(dst []byte) []byte {
-	v := w.v
-	for m := w.sys; m < len(v.Role); m++ {
-		role := w.a.msgs[m].role
-		typ := blockText
-		if w.provider == ProviderOpenAIResponses {
-			typ = blockInputText
-			if role == RoleAssistant {
-				typ = blockOutputText
-			}
-		}
-		n := v.BlockStart[m+1] - v.BlockStart[m]
-		if r := roleIndex(role); n == 1 && r >= 0 { // the common message: one head up to its text
-			mark := w.marked(m, 0)
-			dst = w.text(append(dst, oneBlockHeads[r][typ][mark]...), m, 0, mark)
-			continue
-		}
-		dst = appendStr(append(dst, msgHead...), role)
-		dst = appendArrayHeader(append(dst, keyContent...), n)
-		for j := range n {
-			dst = w.block(dst, m, j, typ)
-		}
-	}
-	return dst
+	o    *ExportOptions
+	a    *assembly
+	v    *View               // the layout (layout): segment ends, roles, block starts
+	sys  int                 // the leading system messages (Anthropic's system)
+	mark string              // what follows a marked block's text (a shape's)
+	bp   [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
+	nbp  int
 }
 
 // marked is 1 when block j of message m gets cache_control, else 0.
@@ -553,55 +430,17 @@ func (w *exportWriter) marked(m, j int) int {
 	return 0
 }
 
-// block writes block j of message m as a block of type typ (an index of
-// blockHeads).
-func (w *exportWriter) block(dst []byte, m, j int, typ int) []byte {
-	mark := w.marked(m, j)
-	return w.text(append(dst, blockHeads[typ][mark]...), m, j, mark)
-}
-
-// text writes block j of message m from its text on: the text, then its
-// mark (w.mark) when mark is 1.
-func (w *exportWriter) text(dst []byte, m, j, mark int) []byte {
+// text writes the text of block j of message m.
+func (w *exportWriter) text(dst []byte, m, j int) []byte {
 	switch msg := &w.a.msgs[m]; msg.kind {
 	case kCopy:
-		dst = appendStr(dst, msg.blocks[j].Text)
+		return appendStr(dst, msg.blocks[j].Text)
 	case kText:
-		dst = appendStr(dst, msg.text)
-	default:
-		dst = w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
+		return appendStr(dst, msg.text)
 	}
-	if mark == 1 {
-		dst = append(dst, w.mark...)
-	}
-	return dst
+	msg := &w.a.msgs[m]
+	return w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
 }
-
-// roleIndex is role's index in oneBlockHeads, or -1.
-func roleIndex(role string) int {
-	switch role {
-	case RoleUser:
-		return 0
-	case RoleAssistant:
-		return 1
-	case RoleSystem:
-		return 2
-	}
-	return -1
-}
-
-// oneBlockHeads is, per role (roleIndex), block type and whether the block
-// is marked, a message of one block up to its text.
-var oneBlockHeads = func() (h [3][3][2]string) {
-	for r, role := range []string{RoleUser, RoleAssistant, RoleSystem} {
-		for typ := range blockHeads {
-			for mark := range 2 {
-				h[r][typ][mark] = msgHead + key(role) + keyContent + string(appendArrayHeader(nil, 1)) + blockHeads[typ][mark]
-			}
-		}
-	}
-	return h
-}()
 
 // leadingSystem is the number of leading system messages, which become
 // the provider's (who's) top-level system; a system message after them is
