@@ -8,12 +8,16 @@ request holds more than 4 breakpoints, none on an assistant's block."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any, Dict, List
 
+import msgpack
 import pytest
 from pydantic import TypeAdapter
+
+import polyloop_assembly as pa
 
 openai_types = pytest.importorskip("openai.types")
 from anthropic.types import TextBlockParam  # noqa: E402
@@ -109,3 +113,20 @@ def test_the_sdk_s_types_refuse_what_the_export_never_writes() -> None:
     assert valid(PART, {"type": "text", "text": "a", "prompt_cache_breakpoint": {"mode": "explicit"}})
     assert not valid(RESPONSES_MESSAGE, {"role": "user", "content": [{"type": "input_text", "text": "a", "x": 1}]})
     assert not valid(ANTHROPIC_BLOCK, {"type": "text", "text": "a", "cache_control": {"type": "persistent"}})
+
+
+def test_every_text_once_in_order_unchanged() -> None:
+    """The marked bodies hold the prompt's texts, in order, each untouched; each message is the prompt's."""
+    for suffix, key in (
+        ("-openai-chat-explicit", "messages"),
+        ("-openai-responses-explicit", "input"),
+        ("-openrouter", "messages"),
+    ):
+        cases = [c for c in CASES if c["name"].endswith(suffix) and "answer" in c]
+        assert len(cases) >= 200, suffix
+        for case in cases:
+            messages = msgpack.unpackb(pa.assemble_bytes(base64.b64decode(case["request"])))["messages"]
+            body = json.loads(case["answer"])
+            assert [m["role"] for m in body[key]] == [m["role"] for m in messages], case["name"]
+            sent = [b["text"] for m in body[key] for b in m["content"]]
+            assert sent == [b["text"] for m in messages for b in m["content"]], case["name"]
