@@ -91,8 +91,32 @@ type CacheControl struct {
 // OpenAIChatBody is the export's body for ProviderOpenAIChat (the Chat
 // Completions API).
 type OpenAIChatBody struct {
-	Messages       []Message `json:"messages"`
-	PromptCacheKey string    `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
+	Messages           []OpenAIChatMessage `json:"messages"`
+	PromptCacheKey     string              `json:"prompt_cache_key"`               // the run prefix digest, or the options' CacheKey
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options,omitempty"` // with the option explicit_breakpoints
+}
+
+// OpenAIChatMessage is a message of an OpenAIChatBody.
+type OpenAIChatMessage struct {
+	Role    string       `json:"role"`
+	Content []OpenAIText `json:"content"`
+}
+
+// OpenAIText is a text block of an OpenAIChatBody.
+type OpenAIText struct {
+	Type                  string                 `json:"type"`
+	Text                  string                 `json:"text"`
+	PromptCacheBreakpoint *PromptCacheBreakpoint `json:"prompt_cache_breakpoint,omitempty"` // at a breakpoint, with the option explicit_breakpoints
+}
+
+// PromptCacheBreakpoint is OpenAI's explicit breakpoint on a block.
+type PromptCacheBreakpoint struct {
+	Mode string `json:"mode"` // always "explicit"
+}
+
+// PromptCacheOptions are OpenAI's request-level cache options.
+type PromptCacheOptions struct {
+	Mode string `json:"mode"` // always "explicit": OpenAI places no breakpoint of its own
 }
 
 // OpenRouterBody is the export's body for ProviderOpenRouter (its chat
@@ -162,8 +186,9 @@ type GeminiPart struct {
 // OpenAIResponsesBody is the export's body for ProviderOpenAIResponses (the
 // Responses API).
 type OpenAIResponsesBody struct {
-	Input          []ResponsesMessage `json:"input"`
-	PromptCacheKey string             `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
+	Input              []ResponsesMessage  `json:"input"`
+	PromptCacheKey     string              `json:"prompt_cache_key"`               // the run prefix digest, or the options' CacheKey
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options,omitempty"` // with the option explicit_breakpoints
 }
 
 // ResponsesMessage is a message of an OpenAIResponsesBody: its blocks are
@@ -175,8 +200,9 @@ type ResponsesMessage struct {
 
 // ResponsesText is a text block of an OpenAIResponsesBody.
 type ResponsesText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type                  string                 `json:"type"`
+	Text                  string                 `json:"text"`
+	PromptCacheBreakpoint *PromptCacheBreakpoint `json:"prompt_cache_breakpoint,omitempty"` // an input_text's, with the option explicit_breakpoints
 }
 
 // DefaultExportOptions are the export's defaults: MaxBreakpoints

@@ -328,11 +328,39 @@ export interface AnthropicBody {
   messages: AnthropicMessage[];
 }
 
+/** OpenAI's explicit cache breakpoint on a block. */
+export interface PromptCacheBreakpoint {
+  /** Always "explicit". */
+  mode: "explicit";
+}
+
+/** OpenAI's request-level cache options. */
+export interface PromptCacheOptions {
+  /** Always "explicit": OpenAI places no breakpoint of its own. */
+  mode: "explicit";
+}
+
+/** A text block of the Chat Completions API. */
+export interface OpenAIText {
+  type: "text";
+  text: string;
+  /** At a breakpoint, with the option `explicit_breakpoints`. */
+  prompt_cache_breakpoint?: PromptCacheBreakpoint;
+}
+
+/** A message of the Chat Completions API. */
+export interface OpenAIChatMessage {
+  role: "system" | "user" | "assistant";
+  content: OpenAIText[];
+}
+
 /** The body export writes for `"openai-chat"` (the Chat Completions API). */
 export interface OpenAIChatBody {
-  messages: Message[];
+  messages: OpenAIChatMessage[];
   /** The run prefix digest, or the option `prompt_cache_key`. */
   prompt_cache_key: string;
+  /** `{mode: "explicit"}` with the option `explicit_breakpoints`. */
+  prompt_cache_options?: PromptCacheOptions;
 }
 
 /** A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message. */
@@ -350,6 +378,8 @@ export interface OpenRouterBody {
 export interface ResponsesInputText {
   type: "input_text";
   text: string;
+  /** At a breakpoint, with the option `explicit_breakpoints`. */
+  prompt_cache_breakpoint?: PromptCacheBreakpoint;
 }
 
 /** A text block of an assistant message of the Responses API. */
@@ -375,6 +405,8 @@ export interface OpenAIResponsesBody {
   input: ResponsesMessage[];
   /** The run prefix digest, or the option `prompt_cache_key`. */
   prompt_cache_key: string;
+  /** `{mode: "explicit"}` with the option `explicit_breakpoints`. */
+  prompt_cache_options?: PromptCacheOptions;
 }
 
 /** Bedrock's cache point. */

@@ -53,11 +53,15 @@ __all__ = [
     "Injection",
     "Message",
     "OpenAIChatBody",
+    "OpenAIChatMessage",
     "OpenAIResponsesBody",
+    "OpenAIText",
     "OpenRouterBody",
     "OpenRouterMessage",
     "PrefixDigests",
     "PrefixDigestsMatch",
+    "PromptCacheBreakpoint",
+    "PromptCacheOptions",
     "Provider",
     "ResponsesInputMessage",
     "ResponsesInputText",
@@ -441,12 +445,50 @@ class AnthropicBody(_AnthropicBodyRequired, total=False):
     system: List[AnthropicBlock]
 
 
-class OpenAIChatBody(TypedDict):
-    """The body export writes for ``"openai-chat"`` (the Chat Completions API)."""
+class PromptCacheBreakpoint(TypedDict):
+    """OpenAI's explicit cache breakpoint on a block."""
 
-    messages: List[Message]
+    #: Always "explicit".
+    mode: Literal["explicit"]
+
+
+class PromptCacheOptions(TypedDict):
+    """OpenAI's request-level cache options."""
+
+    #: Always "explicit": OpenAI places no breakpoint of its own.
+    mode: Literal["explicit"]
+
+
+class _OpenAITextRequired(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class OpenAIText(_OpenAITextRequired, total=False):
+    """A text block of the Chat Completions API."""
+
+    #: At a breakpoint, with the option ``explicit_breakpoints``.
+    prompt_cache_breakpoint: PromptCacheBreakpoint
+
+
+class OpenAIChatMessage(TypedDict):
+    """A message of the Chat Completions API."""
+
+    role: Literal["system", "user", "assistant"]
+    content: List[OpenAIText]
+
+
+class _OpenAIChatBodyRequired(TypedDict):
+    messages: List[OpenAIChatMessage]
     #: The run prefix digest, or the option ``prompt_cache_key``.
     prompt_cache_key: str
+
+
+class OpenAIChatBody(_OpenAIChatBodyRequired, total=False):
+    """The body export writes for ``"openai-chat"`` (the Chat Completions API)."""
+
+    #: ``{mode: "explicit"}`` with the option ``explicit_breakpoints``.
+    prompt_cache_options: PromptCacheOptions
 
 
 class OpenRouterMessage(TypedDict):
@@ -462,11 +504,16 @@ class OpenRouterBody(TypedDict):
     messages: List[OpenRouterMessage]
 
 
-class ResponsesInputText(TypedDict):
-    """A text block of a system or user message of the Responses API."""
-
+class _ResponsesInputTextRequired(TypedDict):
     type: Literal["input_text"]
     text: str
+
+
+class ResponsesInputText(_ResponsesInputTextRequired, total=False):
+    """A text block of a system or user message of the Responses API."""
+
+    #: At a breakpoint, with the option ``explicit_breakpoints``.
+    prompt_cache_breakpoint: PromptCacheBreakpoint
 
 
 class ResponsesOutputText(TypedDict):
@@ -490,12 +537,17 @@ class ResponsesOutputMessage(TypedDict):
     content: List[ResponsesOutputText]
 
 
-class OpenAIResponsesBody(TypedDict):
-    """The body export writes for ``"openai-responses"`` (the Responses API)."""
-
+class _OpenAIResponsesBodyRequired(TypedDict):
     input: List[ResponsesMessage]
     #: The run prefix digest, or the option ``prompt_cache_key``.
     prompt_cache_key: str
+
+
+class OpenAIResponsesBody(_OpenAIResponsesBodyRequired, total=False):
+    """The body export writes for ``"openai-responses"`` (the Responses API)."""
+
+    #: ``{mode: "explicit"}`` with the option ``explicit_breakpoints``.
+    prompt_cache_options: PromptCacheOptions
 
 
 class _BedrockCachePointRequired(TypedDict):
