@@ -91,8 +91,45 @@ type CacheControl struct {
 // OpenAIChatBody is the export's body for ProviderOpenAIChat (the Chat
 // Completions API).
 type OpenAIChatBody struct {
-	Messages       []Message `json:"messages"`
-	PromptCacheKey string    `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
+	Messages           []OpenAIChatMessage `json:"messages"`
+	PromptCacheKey     string              `json:"prompt_cache_key"`               // the run prefix digest, or the options' CacheKey
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options,omitempty"` // with the option explicit_breakpoints
+}
+
+// OpenAIChatMessage is a message of an OpenAIChatBody.
+type OpenAIChatMessage struct {
+	Role    string       `json:"role"`
+	Content []OpenAIText `json:"content"`
+}
+
+// OpenAIText is a text block of an OpenAIChatBody.
+type OpenAIText struct {
+	Type                  string                 `json:"type"`
+	Text                  string                 `json:"text"`
+	PromptCacheBreakpoint *PromptCacheBreakpoint `json:"prompt_cache_breakpoint,omitempty"` // at a breakpoint, with the option explicit_breakpoints
+}
+
+// PromptCacheBreakpoint is OpenAI's explicit breakpoint on a block.
+type PromptCacheBreakpoint struct {
+	Mode string `json:"mode"` // always "explicit"
+}
+
+// PromptCacheOptions are OpenAI's request-level cache options.
+type PromptCacheOptions struct {
+	Mode string `json:"mode"` // always "explicit": OpenAI places no breakpoint of its own
+}
+
+// OpenRouterBody is the export's body for ProviderOpenRouter (its chat
+// completions): OpenAI's messages, the system ones among them, with
+// Anthropic's text blocks and cache_control.
+type OpenRouterBody struct {
+	Messages []OpenRouterMessage `json:"messages"`
+}
+
+// OpenRouterMessage is a message of an OpenRouterBody.
+type OpenRouterMessage struct {
+	Role    string           `json:"role"`
+	Content []AnthropicBlock `json:"content"`
 }
 
 // BedrockBody is the export's body for ProviderBedrockConverse (Bedrock
@@ -127,6 +164,7 @@ type BedrockCachePoint struct {
 type GeminiBody struct {
 	SystemInstruction *GeminiSystem   `json:"systemInstruction,omitempty"` // the leading system messages' parts; absent when there is none
 	Contents          []GeminiContent `json:"contents"`
+	CachedContent     string          `json:"cachedContent,omitempty"` // the option cached_content, when given
 }
 
 // GeminiSystem is a GeminiBody's systemInstruction.
@@ -148,8 +186,9 @@ type GeminiPart struct {
 // OpenAIResponsesBody is the export's body for ProviderOpenAIResponses (the
 // Responses API).
 type OpenAIResponsesBody struct {
-	Input          []ResponsesMessage `json:"input"`
-	PromptCacheKey string             `json:"prompt_cache_key"` // the run prefix digest, or the options' CacheKey
+	Input              []ResponsesMessage  `json:"input"`
+	PromptCacheKey     string              `json:"prompt_cache_key"`               // the run prefix digest, or the options' CacheKey
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options,omitempty"` // with the option explicit_breakpoints
 }
 
 // ResponsesMessage is a message of an OpenAIResponsesBody: its blocks are
@@ -161,8 +200,9 @@ type ResponsesMessage struct {
 
 // ResponsesText is a text block of an OpenAIResponsesBody.
 type ResponsesText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type                  string                 `json:"type"`
+	Text                  string                 `json:"text"`
+	PromptCacheBreakpoint *PromptCacheBreakpoint `json:"prompt_cache_breakpoint,omitempty"` // an input_text's, with the option explicit_breakpoints
 }
 
 // DefaultExportOptions are the export's defaults: MaxBreakpoints
@@ -175,7 +215,8 @@ func DefaultExportOptions() ExportOptions {
 
 // AppendMsgpack appends o as the export call's options argument (a map
 // of the wire's keys: ttl when not "", max_breakpoints, lookback,
-// prompt_cache_key when not "", body when not nil); a nil o is nil, the
+// prompt_cache_key when not "", explicit_breakpoints when true,
+// cached_content when not "", body when not nil); a nil o is nil, the
 // defaults. The core judges the values (a negative count, a TTL that is
 // none, a body that is no map are its errors).
 func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
@@ -183,7 +224,7 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 		return append(dst, 0xc0)
 	}
 	n := 2
-	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Body != nil} {
+	for _, given := range []bool{o.TTL != "", o.CacheKey != "", o.Explicit, o.CachedContent != "", o.Body != nil} {
 		if given {
 			n++
 		}
@@ -196,6 +237,12 @@ func (o *ExportOptions) AppendMsgpack(dst []byte) []byte {
 	dst = msgp.AppendInt64(appendStr(dst, "lookback"), int64(o.Lookback))
 	if o.CacheKey != "" {
 		dst = appendStr(appendStr(dst, "prompt_cache_key"), o.CacheKey)
+	}
+	if o.Explicit {
+		dst = append(appendStr(dst, "explicit_breakpoints"), 0xc3)
+	}
+	if o.CachedContent != "" {
+		dst = appendStr(appendStr(dst, "cached_content"), o.CachedContent)
 	}
 	if o.Body != nil {
 		dst = append(appendStr(dst, "body"), o.Body...)

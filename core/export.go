@@ -21,6 +21,7 @@ const (
 	ProviderAnthropic       = "anthropic"
 	ProviderOpenAIChat      = "openai-chat"
 	ProviderOpenAIResponses = "openai-responses"
+	ProviderOpenRouter      = "openrouter"
 )
 
 // The breakpoint policy's defaults: Anthropic's most breakpoints per
@@ -33,12 +34,15 @@ const (
 
 // ExportOptions are the export's options (docs/SPEC.md §7.13).
 type ExportOptions struct {
-	TTL            string // Anthropic's cache_control ttl ("5m", "1h"); "" leaves it out
-	MaxBreakpoints int    // at most MaxBreakpoints
-	Lookback       int    // 0: no look-back breakpoint
-	CacheKey       string // OpenAI's prompt_cache_key; "" for the run digest
-	hasCacheKey    bool
-	Body           []byte // a msgpack map of the provider's other fields, passed through
+	TTL              string // Anthropic's cache_control ttl ("5m", "1h"); "" leaves it out
+	MaxBreakpoints   int    // at most MaxBreakpoints
+	Lookback         int    // 0: no look-back breakpoint
+	CacheKey         string // OpenAI's prompt_cache_key; "" for the run digest
+	hasCacheKey      bool
+	Explicit         bool   // OpenAI's explicit breakpoints (prompt_cache_breakpoint) at the policy's blocks
+	CachedContent    string // gemini: the cache (cachedContents/…) holding the run and injections
+	hasCachedContent bool
+	Body             []byte // a msgpack map of the provider's other fields, passed through
 }
 
 // AppendExportBytes is the module's export call: a map {request, provider,
@@ -111,10 +115,8 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 			if provider, b, err = readStr(b); err != nil {
 				return nil, nil, "", o, err.within2("provider")
 			}
-			switch provider {
-			case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderBedrockConverse, ProviderGemini:
-			default:
-				return nil, nil, "", o, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
+			if err = knownProvider(provider); err != nil {
+				return nil, nil, "", o, err
 			}
 		case "options":
 			if b, err = o.read(b); err != nil {
@@ -206,9 +208,10 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 					o.MaxBreakpoints = int(v)
 				}
 			}
-		case "prompt_cache_key":
-			o.CacheKey, b, err = readStr(b)
-			o.hasCacheKey = err == nil
+		case "prompt_cache_key", "cached_content":
+			b, err = o.readStrOpt(key, b)
+		case "explicit_breakpoints":
+			o.Explicit, b, err = readBoolOpt(b)
 		case "body":
 			if len(b) == 0 || msgp.NextType(b) != msgp.MapType {
 				err = wrongType(b, "a map of the provider's other fields (model, max_tokens, tools…)")
@@ -220,13 +223,34 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 			}
 			o.Body, b = b[:len(b)-len(rest)], rest
 		default:
-			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, body")
+			return b, unknownField(key, "the export's options", "ttl, max_breakpoints, lookback, prompt_cache_key, explicit_breakpoints, cached_content, body")
 		}
 		if err != nil {
 			return b, err.within(fieldSeg(key))
 		}
 	}
 	return b, nil
+}
+
+// readStrOpt reads the str option key (prompt_cache_key, cached_content).
+func (o *ExportOptions) readStrOpt(key string, b []byte) ([]byte, *Error) {
+	s, rest, err := readStr(b)
+	if err != nil {
+		return b, err
+	}
+	if key == "cached_content" {
+		o.CachedContent, o.hasCachedContent = s, true
+	} else {
+		o.CacheKey, o.hasCacheKey = s, true
+	}
+	return rest, nil
+}
+
+func readBoolOpt(b []byte) (bool, []byte, *Error) {
+	if len(b) == 0 || b[0]&0xfe != 0xc2 {
+		return false, b, wrongType(b, "true or false")
+	}
+	return b[0] == 0xc3, b[1:], nil
 }
 
 func readUintOpt(b []byte) (uint64, []byte, *Error) {
@@ -300,53 +324,69 @@ func sortSmall(s []int) {
 	}
 }
 
+// knownProvider refuses a provider the export does not write.
+func knownProvider(provider string) *Error {
+	if shapeOf(provider) != nil {
+		return nil
+	}
+	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+providerList)
+}
+
+const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache"
+
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
-	if s := joinedShapeOf(provider); s != nil {
-		return appendJoined(dst, s, provider, o, a, v)
+	s := shapeOf(provider)
+	if o.Explicit && !s.openAI {
+		return nil, newError(CodeMalformedRequest, "options.explicit_breakpoints", "explicit_breakpoints is an option of openai-chat and openai-responses (OpenAI's prompt_cache_breakpoint); "+provider+" places its own cache marks, or none: leave the option out")
 	}
-	w := exportWriter{provider: provider, o: o, a: a, v: v}
-	keys := 1 // messages, or input
-	if provider == ProviderAnthropic {
-		var err *Error
-		if w.sys, err = leadingSystem(a, v, "Anthropic"); err != nil {
-			return nil, err
-		}
-		w.nbp = len(breakpoints(v, o, &w.bp))
-		if w.sys > 0 {
-			keys++
-		}
-	} else {
-		keys++ // prompt_cache_key
+	if o.hasCachedContent && provider != ProviderGemini {
+		return nil, newError(CodeMalformedRequest, "options.cached_content", "cached_content is an option of gemini (generateContent's cachedContent, the cache gemini-cache's body creates); leave it out for "+provider)
 	}
-	if err := checkProviderRules(provider, a, v, w.sys); err != nil {
-		return nil, err
+	return appendShaped(dst, s, provider, o, a, v)
+}
+
+// ttlIndex is the index of the option ttl in a shape's marks: none, 5m,
+// 1h.
+func ttlIndex(ttl string) int {
+	switch ttl {
+	case "5m":
+		return 1
+	case "1h":
+		return 2
 	}
-	dst, err := appendBodyHead(dst, provider, o, keys)
-	if err != nil {
-		return nil, err
-	}
-	if w.sys > 0 {
-		dst = appendArrayHeader(append(dst, keySystem...), v.BlockStart[w.sys])
-		for m := range w.sys {
-			for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-				dst = w.block(dst, m, j, blockText)
+	return 0
+}
+
+// offAssistant moves each breakpoint on an assistant message's block to
+// the last block of the nearest message before it that is no assistant's
+// (OpenAI takes prompt_cache_breakpoint on no assistant output): one
+// such block holds at most one, and a breakpoint with none before it is
+// not placed (docs/SPEC.md §7.13).
+func (w *exportWriter) offAssistant() {
+	v, out := w.v, 0
+	for _, b := range w.bp[:w.nbp] {
+		lo, hi := 0, len(v.Role) // the message holding block b: BlockStart[m] <= b < BlockStart[m+1]
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); v.BlockStart[mid+1] <= b {
+				lo = mid + 1
+			} else {
+				hi = mid
 			}
 		}
-	}
-	list := keyMessages
-	if provider == ProviderOpenAIResponses {
-		list = keyInput
-	}
-	dst = w.messages(appendArrayHeader(append(dst, list...), len(v.Role)-w.sys))
-	if provider != ProviderAnthropic {
-		key := a.runDigest()
-		if o.hasCacheKey {
-			key = o.CacheKey
+		m := lo
+		for m >= 0 && (w.a.msgs[m].role == RoleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
+			m--
 		}
-		dst = appendStr(append(dst, keyPromptCacheKey...), key)
+		if m < 0 {
+			continue
+		}
+		if b = v.BlockStart[m+1] - 1; out == 0 || w.bp[out-1] != b {
+			w.bp[out] = b
+			out++
+		}
 	}
-	return dst, nil
+	w.nbp = out
 }
 
 // appendBodyHead writes the body map's header, of keys keys and the
@@ -356,7 +396,7 @@ func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]
 	if o.Body != nil {
 		var n int
 		var err *Error
-		if n, body, err = bodyFields(o.Body, provider); err != nil {
+		if n, body, err = bodyFields(o.Body, provider, o); err != nil {
 			return nil, err.within2("options.body")
 		}
 		keys += n
@@ -364,68 +404,19 @@ func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]
 	return append(appendAnyMapHeader(dst, keys), body...), nil
 }
 
-// The export's own keys and values, each encoded once.
-var (
-	keySystem         = key("system")
-	keyInput          = key("input")
-	keyPromptCacheKey = key("prompt_cache_key")
-	keyCacheControl   = key("cache_control")
-	keyTTL            = key("ttl")
-	ephemeral         = string(appendMapHeader(nil, 1)) + keyType + key("ephemeral")
-	// blockHeads is, per block type (text, input_text, output_text), a
-	// block's map up to its text: of 2 keys, and of 3 (cache_control last).
-	blockHeads = [3][2]string{exportHead(BlockTypeText), exportHead("input_text"), exportHead("output_text")}
-)
-
-// The block types' indexes in blockHeads.
-const (
-	blockText = iota
-	blockInputText
-	blockOutputText
-)
-
-func exportHead(typ string) [2]string {
-	rest := keyType + key(typ) + keyText
-	return [2]string{string(appendMapHeader(nil, 2)) + rest, string(appendMapHeader(nil, 3)) + rest}
-}
+// keyPromptCacheKey is OpenAI's prompt_cache_key, encoded.
+const keyPromptCacheKey = "\xb0prompt_cache_key"
 
 // exportWriter writes the messages of one export, from the assembly's
 // plan: no response is encoded, each text is written once.
 type exportWriter struct {
-	provider string
-	o        *ExportOptions
-	a        *assembly
-	v        *View               // the layout (layout): segment ends, roles, block starts
-	sys      int                 // the leading system messages (Anthropic's system)
-	bp       [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
-	nbp      int
-}
-
-// messages writes every message after the leading system ones.
-func (w *exportWriter) messages(dst []byte) []byte {
-	v := w.v
-	for m := w.sys; m < len(v.Role); m++ {
-		role := w.a.msgs[m].role
-		typ := blockText
-		if w.provider == ProviderOpenAIResponses {
-			typ = blockInputText
-			if role == RoleAssistant {
-				typ = blockOutputText
-			}
-		}
-		n := v.BlockStart[m+1] - v.BlockStart[m]
-		if r := roleIndex(role); n == 1 && r >= 0 { // the common message: one head up to its text
-			mark := w.marked(m, 0)
-			dst = w.text(append(dst, oneBlockHeads[r][typ][mark]...), m, 0, mark)
-			continue
-		}
-		dst = appendStr(append(dst, msgHead...), role)
-		dst = appendArrayHeader(append(dst, keyContent...), n)
-		for j := range n {
-			dst = w.block(dst, m, j, typ)
-		}
-	}
-	return dst
+	o    *ExportOptions
+	a    *assembly
+	v    *View               // the layout (layout): segment ends, roles, block starts
+	sys  int                 // the leading system messages (Anthropic's system)
+	mark string              // what follows a marked block's text (a shape's)
+	bp   [MaxBreakpoints]int // the blocks that get cache_control, ascending: bp[:nbp]
+	nbp  int
 }
 
 // marked is 1 when block j of message m gets cache_control, else 0.
@@ -439,60 +430,17 @@ func (w *exportWriter) marked(m, j int) int {
 	return 0
 }
 
-// block writes block j of message m as a block of type typ (an index of
-// blockHeads).
-func (w *exportWriter) block(dst []byte, m, j int, typ int) []byte {
-	mark := w.marked(m, j)
-	return w.text(append(dst, blockHeads[typ][mark]...), m, j, mark)
-}
-
-// text writes block j of message m from its text on: the text, then its
-// cache_control when mark is 1.
-func (w *exportWriter) text(dst []byte, m, j, mark int) []byte {
+// text writes the text of block j of message m.
+func (w *exportWriter) text(dst []byte, m, j int) []byte {
 	switch msg := &w.a.msgs[m]; msg.kind {
 	case kCopy:
-		dst = appendStr(dst, msg.blocks[j].Text)
+		return appendStr(dst, msg.blocks[j].Text)
 	case kText:
-		dst = appendStr(dst, msg.text)
-	default:
-		dst = w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
+		return appendStr(dst, msg.text)
 	}
-	if mark == 1 {
-		dst = append(dst, keyCacheControl...)
-		if w.o.TTL == "" {
-			return append(dst, ephemeral...)
-		}
-		dst = append(append(appendMapHeader(dst, 2), ephemeral[1:]...), keyTTL...)
-		dst = appendStr(dst, w.o.TTL)
-	}
-	return dst
+	msg := &w.a.msgs[m]
+	return w.a.tmpl.AppendRender(appendStrHeader(dst, msg.nbytes), msg.text)
 }
-
-// roleIndex is role's index in oneBlockHeads, or -1.
-func roleIndex(role string) int {
-	switch role {
-	case RoleUser:
-		return 0
-	case RoleAssistant:
-		return 1
-	case RoleSystem:
-		return 2
-	}
-	return -1
-}
-
-// oneBlockHeads is, per role (roleIndex), block type and whether the block
-// is marked, a message of one block up to its text.
-var oneBlockHeads = func() (h [3][3][2]string) {
-	for r, role := range []string{RoleUser, RoleAssistant, RoleSystem} {
-		for typ := range blockHeads {
-			for mark := range 2 {
-				h[r][typ][mark] = msgHead + key(role) + keyContent + string(appendArrayHeader(nil, 1)) + blockHeads[typ][mark]
-			}
-		}
-	}
-	return h
-}()
 
 // leadingSystem is the number of leading system messages, which become
 // the provider's (who's) top-level system; a system message after them is
@@ -524,7 +472,7 @@ func requestPathOf(v *View, m int) string {
 // bodyFields reads the body map (msgpack): its field count and the bytes of
 // its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
-func bodyFields(b []byte, provider string) (int, []byte, *Error) {
+func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
 	if err != nil {
 		return 0, nil, err
@@ -533,8 +481,16 @@ func bodyFields(b []byte, provider string) (int, []byte, *Error) {
 	switch provider {
 	case ProviderOpenAIChat, ProviderOpenAIResponses:
 		own = []string{"messages", "input", "prompt_cache_key", "error"}
-	case ProviderGemini:
+		if o.Explicit {
+			own = append(own, "prompt_cache_options")
+		}
+	case ProviderOpenRouter:
+		own = []string{"messages", "error"}
+	case ProviderGemini, ProviderGeminiCache:
 		own = []string{"contents", "systemInstruction", "error"}
+		if o.hasCachedContent {
+			own = append(own, "cachedContent")
+		}
 	}
 	rest := fields
 	for range n {

@@ -1,92 +1,194 @@
 package core
 
-// The providers whose body joins consecutive same-role messages
-// (docs/SPEC.md §7.13): Bedrock Converse and Gemini. A provider of this kind is a row
-// of joinedShapes: the keys and blocks of its body, encoded once; one
-// writer (appendJoined) writes them all.
+// Every provider's body is a row of one table (docs/SPEC.md §7.13): the keys
+// and blocks of its body, encoded once (msgpack written out: the export
+// vectors pin every byte), read by one writer (appendShaped). Bedrock
+// Converse and Gemini join consecutive same-role messages; the others keep
+// the prompt's messages.
 
-// The joined providers: AWS Bedrock Runtime's Converse API, Gemini's
-// generateContent.
+// The providers whose body joins consecutive same-role messages: AWS
+// Bedrock Runtime's Converse API, Gemini's generateContent and its
+// cachedContents.
 const (
 	ProviderBedrockConverse = "bedrock-converse"
 	ProviderGemini          = "gemini"
+	ProviderGeminiCache     = "gemini-cache" // the cachedContents body of the stable prefix
 )
 
-// joinedShape is one provider's body: a top-level system list (the
-// leading system messages' blocks) and a list of messages of {role,
-// content}, each the blocks of a run of consecutive messages of one role.
-type joinedShape struct {
-	_       [0]func() // not comparable: no equality code in the module
-	who     string    // the provider's name in an error's message
-	sysKey  string    // the key of the system list, encoded
-	listKey string    // the key of the messages list
-	heads   [2]string // a user's and an assistant's message up to its blocks' list
-	block   string    // a text block up to its text
-	marks   [3]string // the block after a block at a breakpoint, by ttl ("", 5m, 1h); "" for none
-	// msgs are the refusals' messages after who: a text, no message, an
-	// assistant message first, an empty run; "" where the provider has no
-	// such rule. blank: a text of whitespace only is refused too.
+// shape is one provider's body: an optional top-level system list (the
+// leading system messages' blocks) and a list of messages, each a message
+// of the prompt or, when join, the blocks of a run of consecutive messages
+// of one role.
+type shape struct {
+	_        [0]func()    // not comparable: no equality code in the module
+	who      string       // the provider's name in an error's message
+	sysKey   string       // the key of the system list; "" when system messages stay messages
+	listKey  string       // the key of the messages list
+	heads    [3]string    // by role (user, assistant, system): a message up to its blocks' list
+	blocks   [3][2]string // by role and mark: a block up to its text
+	sysBlock [2]string    // by mark: a block of the system list up to its text
+	marks    [3]string    // what follows a marked block's text, by ttl (ttlIndex); "" for none
+	// markBlock: a mark is a block of its own (Bedrock's cachePoint); join:
+	// consecutive messages of one role are one; openAI: prompt_cache_key and
+	// the explicit breakpoints; prefix: the run and the injections only
+	// (Gemini's cachedContents).
+	markBlock, join, openAI, prefix bool
+	// msgs are a joined shape's refusals' messages after who: a text, no
+	// message, an assistant message first, an empty run; "" where the
+	// provider has no such rule. blank: a text of whitespace only is refused
+	// too.
 	msgs  [4]string
 	blank bool
 }
 
-// bedrockShape's strings are msgpack written out (TestJoinedShapesEncoded
-// checks them), so that the table is data, not code run at start.
-var bedrockShape = joinedShape{
-	who:     "Bedrock's Converse",
-	sysKey:  "\xa6system",
-	listKey: "\xa8messages",
-	heads:   [2]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content"},
-	block:   "\x81\xa4text",
+// The blocks of the providers that keep Anthropic's {type, text} block,
+// by mark: a map of 2 keys, or 3 (the mark's last).
+var (
+	textBlock   = [2]string{"\x82\xa4type\xa4text\xa4text", "\x83\xa4type\xa4text\xa4text"}
+	inputBlock  = [2]string{"\x82\xa4type\xaainput_text\xa4text", "\x83\xa4type\xaainput_text\xa4text"}
+	outputBlock = [2]string{"\x82\xa4type\xaboutput_text\xa4text", "\x83\xa4type\xaboutput_text\xa4text"}
+	roleHeads   = [3]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content", "\x82\xa4role\xa6system\xa7content"}
+	// cacheControl is Anthropic's mark, by ttl.
+	cacheControl = [3]string{
+		"\xadcache_control\x81\xa4type\xa9ephemeral",
+		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa25m",
+		"\xadcache_control\x82\xa4type\xa9ephemeral\xa3ttl\xa21h",
+	}
+	explicitMark    = "\xb7prompt_cache_breakpoint\x81\xa4mode\xa8explicit"
+	explicitOptions = "\xb4prompt_cache_options\x81\xa4mode\xa8explicit"
+)
+
+var anthropicShape = shape{
+	who: "Anthropic", sysKey: "\xa6system", listKey: "\xa8messages", heads: roleHeads,
+	blocks: [3][2]string{textBlock, textBlock, textBlock}, sysBlock: textBlock, marks: cacheControl,
+}
+
+var openAIChatShape = shape{
+	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, openAI: true,
+}
+
+var openAIResponsesShape = shape{
+	listKey: "\xa5input", heads: roleHeads, blocks: [3][2]string{inputBlock, outputBlock, inputBlock}, openAI: true,
+}
+
+var openRouterShape = shape{
+	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, marks: cacheControl,
+}
+
+// bedrockText is a block of Bedrock and Gemini: {text}.
+var bedrockText = [2]string{"\x81\xa4text", "\x81\xa4text"}
+
+var bedrockShape = shape{
+	who:      "Bedrock's Converse",
+	sysKey:   "\xa6system",
+	listKey:  "\xa8messages",
+	heads:    [3]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content"},
+	blocks:   [3][2]string{bedrockText, bedrockText},
+	sysBlock: bedrockText,
 	marks: [3]string{"\x81\xaacachePoint\x81\xa4type\xa7default",
 		"\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa25m", "\x81\xaacachePoint\x82\xa4type\xa7default\xa3ttl\xa21h"},
-	msgs:  [4]string{msgJoinedBlankText, msgJoinedNoMessage, msgJoinedAssistantFirst, msgJoinedEmptyContent},
-	blank: true,
+	markBlock: true,
+	join:      true,
+	msgs:      [4]string{msgJoinedBlankText, msgJoinedNoMessage, msgJoinedAssistantFirst, msgJoinedEmptyContent},
+	blank:     true,
 }
 
 // geminiShape: generateContent's systemInstruction {parts} and contents
 // of {role: user or model, parts}; no cache points (its cache is implicit).
-var geminiShape = joinedShape{
-	who:     "Gemini's generateContent",
-	sysKey:  "\xb1systemInstruction\x81\xa5parts",
-	listKey: "\xa8contents",
-	heads:   [2]string{"\x82\xa4role\xa4user\xa5parts", "\x82\xa4role\xa5model\xa5parts"},
-	block:   "\x81\xa4text",
-	msgs:    [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
+var geminiShape = shape{
+	who:      "Gemini's generateContent",
+	sysKey:   "\xb1systemInstruction\x81\xa5parts",
+	listKey:  "\xa8contents",
+	heads:    [3]string{"\x82\xa4role\xa4user\xa5parts", "\x82\xa4role\xa5model\xa5parts"},
+	blocks:   [3][2]string{bedrockText, bedrockText},
+	sysBlock: bedrockText,
+	join:     true,
+	msgs:     [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
 }
 
-// joinedShapeOf is the row of provider, or nil.
-func joinedShapeOf(provider string) *joinedShape {
+// geminiCacheShape: the cachedContents create body (a CachedContent), in
+// generateContent's shapes, of the prompt's stable prefix; no content is
+// required (a cache of a systemInstruction alone is one).
+var geminiCacheShape = shape{
+	who:      "Gemini's cachedContents",
+	sysKey:   geminiShape.sysKey,
+	listKey:  geminiShape.listKey,
+	heads:    geminiShape.heads,
+	blocks:   geminiShape.blocks,
+	sysBlock: bedrockText,
+	join:     true,
+	prefix:   true,
+	msgs:     [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
+}
+
+// shapeOf is the row of provider, or nil.
+func shapeOf(provider string) *shape {
 	switch provider {
+	case ProviderAnthropic:
+		return &anthropicShape
+	case ProviderOpenAIChat:
+		return &openAIChatShape
+	case ProviderOpenAIResponses:
+		return &openAIResponsesShape
+	case ProviderOpenRouter:
+		return &openRouterShape
 	case ProviderBedrockConverse:
 		return &bedrockShape
 	case ProviderGemini:
 		return &geminiShape
+	case ProviderGeminiCache:
+		return &geminiCacheShape
 	}
 	return nil
 }
 
-// appendJoined writes the body of a provider of joinedShapes, a msgpack map.
-func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
-	w := exportWriter{provider: provider, o: o, a: a, v: v}
+// keyCachedContent is generateContent's cachedContent, encoded.
+const keyCachedContent = "\xadcachedContent"
+
+// appendShaped writes the body of provider (of shape s), a msgpack map:
+// the leading system messages as the system list (when s has one), then
+// the messages [lo, hi) after them (the stable prefix for a prefix shape;
+// after it, with no systemInstruction, when the option cached_content
+// names the cache holding it).
+func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {
+	w := exportWriter{o: o, a: a, v: v, mark: s.marks[ttlIndex(o.TTL)]}
 	var err *Error
-	if w.sys, err = leadingSystem(a, v, s.who); err != nil {
-		return nil, err
-	}
-	mark := s.marks[0]
-	if mark != "" {
-		w.nbp = len(breakpoints(v, o, &w.bp))
-		switch o.TTL {
-		case "5m":
-			mark = s.marks[1]
-		case "1h":
-			mark = s.marks[2]
+	if s.sysKey != "" {
+		if w.sys, err = leadingSystem(a, v, s.who); err != nil {
+			return nil, err
 		}
 	}
-	if err = joinedRules(s, a, v, w.sys); err != nil {
+	lo, hi, keys := w.sys, len(v.Role), 1
+	cached := o.hasCachedContent && !s.prefix
+	if (s.prefix || cached) && w.sys > v.InjectionsEnd {
+		return nil, newError(CodeMalformedRequest, requestPathOf(v, v.InjectionsEnd), msgGeminiCachedSystem)
+	}
+	switch {
+	case s.prefix:
+		hi = v.InjectionsEnd
+	case cached:
+		lo, w.sys, keys = v.InjectionsEnd, 0, 2
+	case s.openAI:
+		keys++ // prompt_cache_key
+		if o.Explicit {
+			keys++ // prompt_cache_options
+			w.mark = explicitMark
+		}
+	}
+	if w.mark != "" {
+		w.nbp = len(breakpoints(v, o, &w.bp))
+		if s.openAI {
+			w.offAssistant()
+		}
+	}
+	if s.join {
+		err = joinedRules(s, a, v, w.sys, lo, hi)
+	} else {
+		err = checkProviderRules(provider, a, v, w.sys)
+	}
+	if err != nil {
 		return nil, err
 	}
-	keys := 1
 	if w.sys > 0 {
 		keys++
 	}
@@ -94,52 +196,87 @@ func appendJoined(dst []byte, s *joinedShape, provider string, o *ExportOptions,
 		return nil, err
 	}
 	if w.sys > 0 {
-		dst = w.joinedList(append(dst, s.sysKey...), s.block, mark, 0, w.sys)
+		dst = w.list(append(dst, s.sysKey...), s, &s.sysBlock, 0, w.sys)
 	}
 	groups := 0
-	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
+	for m := lo; m < hi; m = w.end(s, m, hi) {
 		groups++
 	}
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	for m := w.sys; m < len(v.Role); m = w.groupEnd(m) {
-		r := 0
-		if a.msgs[m].role == RoleAssistant {
-			r = 1
-		}
-		dst = w.joinedList(append(dst, s.heads[r]...), s.block, mark, m, w.groupEnd(m))
+	for m := lo; m < hi; m = w.end(s, m, hi) {
+		r := roleIndex(a.msgs[m].role)
+		dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, w.end(s, m, hi))
 	}
-	return dst, nil
+	return w.tail(dst, s, cached), nil
 }
 
-// groupEnd is the end of the run of messages of message m's role.
-func (w *exportWriter) groupEnd(m int) int {
+// tail writes the keys after the messages: OpenAI's cache key (and its
+// explicit mode), or the name of Gemini's cache.
+func (w *exportWriter) tail(dst []byte, s *shape, cached bool) []byte {
+	if s.openAI {
+		key := w.a.runDigest()
+		if w.o.hasCacheKey {
+			key = w.o.CacheKey
+		}
+		dst = appendStr(append(dst, keyPromptCacheKey...), key)
+		if w.o.Explicit {
+			dst = append(dst, explicitOptions...)
+		}
+	}
+	if cached { // the cache's name last
+		dst = appendStr(append(dst, keyCachedContent...), w.o.CachedContent)
+	}
+	return dst
+}
+
+// end is the end of message m's entry in the list: the next message, or
+// the end of the run of messages of its role (at most hi) when s joins.
+func (w *exportWriter) end(s *shape, m, hi int) int {
 	e := m + 1
-	for e < len(w.a.msgs) && w.a.msgs[e].role == w.a.msgs[m].role {
+	for s.join && e < hi && w.a.msgs[e].role == w.a.msgs[m].role {
 		e++
 	}
 	return e
 }
 
-// joinedList writes the blocks of messages [m, e) as a list, in order:
-// each a block head and its text, a marked one followed by mark.
-func (w *exportWriter) joinedList(dst []byte, block, mark string, m, e int) []byte {
+// list writes the blocks of messages [m, e) as a list, in order: each its
+// head (block, by mark) and its text, a marked one followed by the mark.
+func (w *exportWriter) list(dst []byte, s *shape, block *[2]string, m, e int) []byte {
 	lo, hi := w.v.BlockStart[m], w.v.BlockStart[e]
 	n := hi - lo
-	for _, b := range w.bp[:w.nbp] {
-		if b >= lo && b < hi {
-			n++
+	if s.markBlock {
+		for _, b := range w.bp[:w.nbp] {
+			if b >= lo && b < hi {
+				n++
+			}
 		}
 	}
 	dst = appendArrayHeader(dst, n)
 	for ; m < e; m++ {
 		for j := range w.v.BlockStart[m+1] - w.v.BlockStart[m] {
-			dst = w.text(append(dst, block...), m, j, 0)
-			if w.marked(m, j) == 1 {
-				dst = append(dst, mark...)
+			mark := w.marked(m, j)
+			k := mark
+			if s.markBlock {
+				k = 0
+			}
+			dst = w.text(append(dst, block[k]...), m, j)
+			if mark == 1 {
+				dst = append(dst, w.mark...)
 			}
 		}
 	}
 	return dst
+}
+
+// roleIndex is role's index in a shape's heads and blocks.
+func roleIndex(role string) int {
+	switch role {
+	case RoleUser:
+		return 0
+	case RoleAssistant:
+		return 1
+	}
+	return 2
 }
 
 // The refusals of the joined providers' rules (docs/SPEC.md §7.13 lists them
@@ -158,17 +295,27 @@ const (
 		"field\"); write at least one character in this text: the export sends every text as it is"
 	msgGeminiNoMessage = " needs a user or model content besides its systemInstruction (400 \"contents is not " +
 		"specified\"), and this prompt has none; add a goal message"
+	msgGeminiCachedSystem = "Gemini's generateContent takes no systemInstruction beside a cachedContent (400 \"CachedContent " +
+		"can not be used with GenerateContent request setting system_instruction, tools or tool_config\"), and this " +
+		"system message is not in the run or the injections, which the cache holds; move it to the start of " +
+		"run_messages"
 	msgGeminiEmptyContent = " refuses a content with no part (400 \"contents.parts must not be empty\"), and this " +
 		"message and the messages of its role next to it (joined into one) have none; give this message a text " +
 		"block, or leave the message out"
 )
 
-// joinedRules checks the rules of a joined provider's API: the first
-// offending text in prompt order, then the message groups, then the
+// joinedRules checks the rules of a joined provider's API on what the body
+// holds, the sys leading system messages and the messages [lo, hi): the
+// first offending text in prompt order, then the message groups, then the
 // prompt as a whole.
-func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
-	n := len(a.msgs)
-	for m := range n {
+func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
+	for m := 0; m < hi; m++ {
+		if m == sys && m < lo {
+			m = lo // [sys, lo) is not sent: the cache holds it
+			if m == hi {
+				break
+			}
+		}
 		msg := &a.msgs[m]
 		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
 			var empty, blank bool
@@ -188,15 +335,18 @@ func joinedRules(s *joinedShape, a *assembly, v *View, sys int) *Error {
 			}
 		}
 	}
-	if n == sys {
+	if lo == hi {
+		if s.msgs[1] == "" {
+			return nil
+		}
 		return newError(CodeMalformedRequest, "request", s.who+s.msgs[1])
 	}
-	if s.msgs[2] != "" && a.msgs[sys].role == RoleAssistant {
-		return newError(CodeMalformedRequest, textPath(a, v, sys, -1), s.who+s.msgs[2])
+	if s.msgs[2] != "" && a.msgs[lo].role == RoleAssistant {
+		return newError(CodeMalformedRequest, textPath(a, v, lo, -1), s.who+s.msgs[2])
 	}
-	for m := sys; m < n; {
+	for m := lo; m < hi; {
 		e := m + 1
-		for e < n && a.msgs[e].role == a.msgs[m].role {
+		for e < hi && a.msgs[e].role == a.msgs[m].role {
 			e++
 		}
 		if v.BlockStart[e] == v.BlockStart[m] {

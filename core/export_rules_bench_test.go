@@ -15,7 +15,7 @@ import (
 // of the same request: the provider rules must keep the two close.
 func BenchmarkExport(b *testing.B) {
 	req := core.EncodeRequest(benchreq.Typical())
-	for _, provider := range []string{"anthropic", "openai-chat", "openai-responses"} {
+	for _, provider := range []string{"anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache"} {
 		args := msgp.AppendMapHeader(nil, 2)
 		args = append(msgp.AppendString(args, "request"), req...)
 		args = msgp.AppendString(msgp.AppendString(args, "provider"), provider)

@@ -16,5 +16,5 @@ var RequestSize = requestSize
 // three cache points.
 func BedrockShapeStrings() []string {
 	s := &bedrockShape
-	return []string{s.sysKey, s.listKey, s.heads[0], s.heads[1], s.block, s.marks[0], s.marks[1], s.marks[2]}
+	return []string{s.sysKey, s.listKey, s.heads[0], s.heads[1], s.blocks[0][0], s.marks[0], s.marks[1], s.marks[2]}
 }

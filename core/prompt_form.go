@@ -296,6 +296,7 @@ func (p *Prompt) AppendExport(dst []byte, provider string, o *ExportOptions) ([]
 	if o != nil {
 		opts = *o
 		opts.hasCacheKey = o.CacheKey != ""
+		opts.hasCachedContent = o.CachedContent != ""
 	}
 	a := &assembly{runEnd: p.seg.RunEnd, injEnd: p.seg.InjectionsEnd, goalEnd: p.seg.GoalEnd, injected: p.resp.Injected}
 	a.msgs = make([]outMsg, len(p.resp.Messages))

@@ -17,19 +17,21 @@ import (
 // The export subcommand (docs/SPEC.md §7.13): the provider's request body
 // of one request.
 
-const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses|bedrock-converse|gemini
-              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--body FILE]
-              [--engine E] [--wasm PATH] [FILE]
+const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses|openrouter|bedrock-converse|gemini|gemini-cache
+              [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--explicit-breakpoints]
+              [--cached-content NAME] [--body FILE] [--engine E] [--wasm PATH] [FILE]
 
 Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
 msgpack in FILE or stdin. Flags go before or after FILE.
 
 flags:
-  --provider P             anthropic, openai-chat, openai-responses, bedrock-converse or gemini (required)
+  --provider P             anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache (required)
   --ttl 5m|1h              Anthropic: the cache_control TTL (default: the provider's, 5m)
   --max-breakpoints N      Anthropic: at most N cache breakpoints, 0 to 4 (default 4)
   --lookback N             Anthropic: a breakpoint N blocks below a wider history gap
                            (default 20; 0 for none)
+  --explicit-breakpoints   openai-chat, openai-responses: OpenAI's prompt_cache_breakpoint at those blocks
+  --cached-content NAME    gemini: the call naming the cache (cachedContents/…) that gemini-cache's body made
   --body FILE              a JSON file of the provider's other fields (model, max_tokens, tools…)
   --engine native|wazero|wasmtime, --wasm PATH   as for the main command
 
@@ -40,7 +42,7 @@ exit status: 0 ok, 1 an error answer, 2 usage or I/O error
 
 // exportOptions packs the export's options map from its flags (-1: not
 // given); the body file's JSON goes as it is, its keys in their order.
-func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, error) {
+func exportOptions(ttl string, maxBP, lookback int, explicit bool, cached, bodyPath string) ([]byte, error) {
 	var body []byte
 	if bodyPath != "" {
 		data, err := readLimited(bodyPath, nil, requestLimit)
@@ -52,7 +54,7 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 		}
 	}
 	n := 0
-	for _, given := range []bool{ttl != "", maxBP >= 0, lookback >= 0, body != nil} {
+	for _, given := range []bool{ttl != "", maxBP >= 0, lookback >= 0, explicit, cached != "", body != nil} {
 		if given {
 			n++
 		}
@@ -67,6 +69,12 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 	if lookback >= 0 {
 		b = msgp.AppendInt(msgp.AppendString(b, "lookback"), lookback)
 	}
+	if explicit {
+		b = msgp.AppendBool(msgp.AppendString(b, "explicit_breakpoints"), true)
+	}
+	if cached != "" {
+		b = msgp.AppendString(msgp.AppendString(b, "cached_content"), cached)
+	}
 	if body != nil {
 		b = append(msgp.AppendString(b, "body"), body...)
 	}
@@ -76,7 +84,7 @@ func exportOptions(ttl string, maxBP, lookback int, bodyPath string) ([]byte, er
 // readExportInputs reads the export's request (the operand, or stdin) and
 // options within the request limit: tooLarge is the answer when one of them
 // is over it (the engine is then not asked).
-func readExportInputs(fs *flag.FlagSet, stdin io.Reader, ttl string, maxBP, lookback int, bodyPath string) (req, o []byte, tooLarge *core.Error, err error) {
+func readExportInputs(fs *flag.FlagSet, stdin io.Reader, ttl string, maxBP, lookback int, explicit bool, cached, bodyPath string) (req, o []byte, tooLarge *core.Error, err error) {
 	if fs.NArg() == 1 && fs.Arg(0) != "-" {
 		req, err = readSide(fs.Arg(0))
 	} else {
@@ -92,7 +100,7 @@ func readExportInputs(fs *flag.FlagSet, stdin io.Reader, ttl string, maxBP, look
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o, err = exportOptions(ttl, maxBP, lookback, bodyPath)
+	o, err = exportOptions(ttl, maxBP, lookback, explicit, cached, bodyPath)
 	if errors.As(err, &over) && tooLarge == nil {
 		tooLarge, err = &core.Error{Code: core.CodeTooLarge, Path: "options.body", Offset: -1,
 			Message: fmt.Sprintf("the body is %d bytes, over the 1 GiB request limit; give the provider's other fields only", over.size)}, nil
@@ -112,16 +120,18 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxBP := fs.Int("max-breakpoints", -1, "")
 	lookback := fs.Int("lookback", -1, "")
 	bodyPath := fs.String("body", "", "")
+	explicit := fs.Bool("explicit-breakpoints", false, "")
+	cached := fs.String("cached-content", "", "")
 	if exit, ok := parseFlags(fs, args, exportUsage, stdout, stderr); !ok {
 		return exit
 	}
 	if *provider == "" {
-		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat, openai-responses, bedrock-converse or gemini")
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache")
 	}
 	if fs.NArg() > 1 {
 		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())
 	}
-	req, o, tooLarge, err := readExportInputs(fs, stdin, *ttl, *maxBP, *lookback, *bodyPath)
+	req, o, tooLarge, err := readExportInputs(fs, stdin, *ttl, *maxBP, *lookback, *explicit, *cached, *bodyPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "polyloop-assemble export: %v\n", err)
 		return 2

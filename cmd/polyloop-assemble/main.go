@@ -69,7 +69,7 @@ or a recorded message list, JSON or msgpack; FILE#N picks line N (from 1) of
 a JSONL file. Exit status: 0 identical, 1 different, 2 error.
 
        polyloop-assemble cache [--out json|text] [--usage FILE] [FILE]
-       polyloop-assemble export --provider anthropic|openai-chat|openai-responses|bedrock-converse|gemini [FILE]
+       polyloop-assemble export --provider anthropic|openai-chat|openai-responses|openrouter|bedrock-converse|gemini|gemini-cache [FILE]
 
 A run's cache report (docs/SPEC.md §7.12) and the provider's request body
 (§7.13). 'polyloop-assemble help COMMAND' (or 'COMMAND --help') says more of

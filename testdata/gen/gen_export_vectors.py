@@ -29,6 +29,16 @@ from reference import inj, msg, pack, step  # noqa: E402
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export.json")
 OUT_LONG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export-vectors", "export-long.json")
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini")
+# The variants after them: (name, provider, options added to the case's).
+VARIANTS = (
+    ("openai-chat-explicit", "openai-chat", {"explicit_breakpoints": True}),
+    ("openai-responses-explicit", "openai-responses", {"explicit_breakpoints": True}),
+    ("openrouter", "openrouter", {}),
+    ("anthropic-explicit", "anthropic", {"explicit_breakpoints": True}),  # refused: OpenAI's option
+    ("gemini-cache", "gemini-cache", {}),
+    ("gemini-cached", "gemini", {"cached_content": "cachedContents/c-42"}),
+    ("openai-chat-cached", "openai-chat", {"cached_content": "cachedContents/c-42"}),  # refused: Gemini's option
+)
 
 
 def segments(req: dict) -> tuple[int, int, int]:
@@ -192,14 +202,23 @@ GEMINI_EMPTY = (
 )
 
 
-def gemini(resp: dict, segs: tuple[int, int, int], options: dict) -> dict:
+def gemini(resp: dict, segs: tuple[int, int, int], options: dict, part: str = "") -> dict:
     """Gemini's generateContent body: systemInstruction {parts} of the leading system messages' texts, contents
     of {role: user or model, parts}, every run of consecutive messages of one role joined; no cache points. It
-    refuses an empty text (not a blank one), no content, an empty run; not a model message first."""
-    return bedrock(resp, segs, options, gemini_shape=True)
+    refuses an empty text (not a blank one), no content, an empty run; not a model message first. part "cache":
+    the cachedContents body of the run and the injections (no content needed); "call": the goal and the history,
+    no systemInstruction, and cachedContent naming the cache."""
+    return bedrock(resp, segs, options, gemini_shape=True, part=part)
 
 
-def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape: bool = False) -> dict:
+GEMINI_CACHED_SYSTEM = (
+    "Gemini's generateContent takes no systemInstruction beside a cachedContent (400 \"CachedContent can not be used "
+    'with GenerateContent request setting system_instruction, tools or tool_config"), and this system message is not '
+    "in the run or the injections, which the cache holds; move it to the start of run_messages"
+)
+
+
+def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape: bool = False, part: str = "") -> dict:
     """Bedrock Converse's body: the leading system messages' texts as system blocks, every run of consecutive
     messages of one role one message of their blocks in order, a cachePoint block after each block at a
     breakpoint (Anthropic's policy)."""
@@ -214,18 +233,28 @@ def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape:
             return {"error": {"code": "malformed_request", "path": path}}
 
     def refuse(path: str, message: str) -> dict:
+        if part == "cache" and message.startswith(GEMINI):  # the cachedContents body's refusals name it
+            message = "Gemini's cachedContents" + message[len(GEMINI) :]
         return {"error": {"code": "malformed_request", "path": path, "message": message}}
 
-    for m, message in enumerate(messages):
-        for j, b in enumerate(message["content"]):
+    if part and sys_n > segs[1]:
+        return {"error": {"code": "malformed_request", "path": "request.goal_messages[0]", "message": GEMINI_CACHED_SYSTEM}}
+    lo_all, hi_all = sys_n, n  # the messages sent after the system ones
+    if part == "cache":
+        hi_all = segs[1]
+    elif part == "call":
+        lo_all, sys_n = segs[1], 0
+    sent = list(range(sys_n)) + list(range(lo_all, hi_all))
+    for m in sent:
+        for j, b in enumerate(messages[m]["content"]):
             if b["text"] == "" if gemini_shape else blank(b["text"]):
                 return refuse(text_path(resp, segs, m, j), GEMINI_EMPTY_TEXT if gemini_shape else BEDROCK_BLANK)
-    if n == sys_n:
+    if lo_all == hi_all and part != "cache":
         return refuse("request", GEMINI_NO_MESSAGE if gemini_shape else BEDROCK_NO_MESSAGE)
     if not gemini_shape and messages[sys_n]["role"] == "assistant":
         return refuse(text_path(resp, segs, sys_n, None), BEDROCK_ASSISTANT_FIRST)
     groups: list[tuple[int, int]] = []
-    for m in range(sys_n, n):
+    for m in range(lo_all, hi_all):
         if groups and messages[groups[-1][0]]["role"] == messages[m]["role"]:
             groups[-1] = (groups[-1][0], m + 1)
         else:
@@ -240,6 +269,8 @@ def bedrock(resp: dict, segs: tuple[int, int, int], options: dict, gemini_shape:
             out["systemInstruction"] = {"parts": [{"text": b["text"]} for m in messages[:sys_n] for b in m["content"]]}
         role = {"user": "user", "assistant": "model"}
         out["contents"] = [{"role": role[messages[lo]["role"]], "parts": p} for (lo, _), p in zip(groups, parts)]
+        if part == "call":
+            out["cachedContent"] = options["cached_content"]
         return out
     bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
     first = [0]
@@ -269,10 +300,17 @@ def export(req: dict, provider: str, options: dict) -> dict:
     """The body, or {"error": {"code", "path"[, "message"]}}."""
     resp = R.assemble(req)
     messages, segs = resp["messages"], segments(req)
+    explicit = options.get("explicit_breakpoints", False)
+    if explicit and provider not in ("openai-chat", "openai-responses"):
+        return {"error": {"code": "malformed_request", "path": "options.explicit_breakpoints"}}
     if provider == "bedrock-converse":
         return bedrock(resp, segs, options)
+    if "cached_content" in options and provider != "gemini":
+        return {"error": {"code": "malformed_request", "path": "options.cached_content"}}
     if provider == "gemini":
-        return gemini(resp, segs, options)
+        return gemini(resp, segs, options, "call" if "cached_content" in options else "")
+    if provider == "gemini-cache":
+        return gemini(resp, segs, options, "cache")
     n = len(messages)
     sys_n = 0
     if provider == "anthropic":
@@ -285,18 +323,20 @@ def export(req: dict, provider: str, options: dict) -> dict:
     refused = refusal(resp, segs, provider, sys_n)
     if refused:
         return {"error": refused}
-    bp = (
-        breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
-        if provider == "anthropic"
-        else []
-    )
+    bp = []
+    if provider in ("anthropic", "openrouter") or explicit:
+        bp = breakpoints(messages, segs, options.get("max_breakpoints", 4), options.get("lookback", 20))
+    if explicit:
+        bp = off_assistant(messages, bp)
     body: dict = dict(options.get("body", {}))
     blk = 0
 
     def block(b: dict, typ: str) -> dict:
         nonlocal blk
         out = {"type": typ, "text": b["text"]}
-        if blk in bp:
+        if blk in bp and explicit:
+            out["prompt_cache_breakpoint"] = {"mode": "explicit"}
+        elif blk in bp:
             out["cache_control"] = {"type": "ephemeral"}
             if "ttl" in options:
                 out["cache_control"]["ttl"] = options["ttl"]
@@ -312,9 +352,27 @@ def export(req: dict, provider: str, options: dict) -> dict:
             typ = "output_text" if m["role"] == "assistant" else "input_text"
         listed.append({"role": m["role"], "content": [block(b, typ) for b in m["content"]]})
     body["input" if provider == "openai-responses" else "messages"] = listed
-    if provider != "anthropic":
+    if provider in ("openai-chat", "openai-responses"):
         body["prompt_cache_key"] = options.get("prompt_cache_key", resp["prefix_digests"]["run"])
+    if explicit:
+        body["prompt_cache_options"] = {"mode": "explicit"}
     return body
+
+
+def off_assistant(messages: list, bp: list[int]) -> list[int]:
+    """OpenAI's explicit breakpoints: each on an assistant's block moves to the last block of the nearest earlier
+    message that is not an assistant's and has a block; none such, it is not placed; one block holds one."""
+    owner = [m for m, message in enumerate(messages) for _ in message["content"]]  # the message of each block
+    out: list[int] = []
+    for b in bp:
+        m = owner[b]
+        while m >= 0 and (messages[m]["role"] == "assistant" or not messages[m]["content"]):
+            m -= 1
+        if m >= 0:
+            last = sum(len(x["content"]) for x in messages[: m + 1]) - 1
+            if last not in out:
+                out.append(last)
+    return sorted(out)
 
 
 def requests() -> list[tuple[str, dict]]:
@@ -514,11 +572,14 @@ def main() -> None:
     for k, (name, req) in enumerate(requests()):
         wire = R.request(**req)
         decoded = R.decode_request(wire)
-        for j, provider in enumerate(PROVIDERS):
-            options = OPTIONS[(k + j) % len(OPTIONS)]
+        runs = [(p, p, {}) for p in PROVIDERS] + list(VARIANTS)
+        for j, (label, provider, extra) in enumerate(runs):
+            if label in ("anthropic-explicit", "openai-chat-cached") and k % 25:
+                continue  # a few suffice
+            options = dict(OPTIONS[(k + j) % len(OPTIONS)], **extra)
             answer = export(decoded, provider, options)
             case = {
-                "name": f"{name}-{provider}",
+                "name": f"{name}-{label}",
                 "request": base64.b64encode(wire).decode(),
                 "provider": provider,
                 "options": base64.b64encode(pack(floats(options))).decode(),

@@ -114,14 +114,14 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderBedrockConverse, core.ProviderGemini))
+	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderOpenRouter, core.ProviderBedrockConverse, core.ProviderGemini, core.ProviderGeminiCache))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
 	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")
 	countType       = spelled(prim("int"), "", "number | bigint")
 	// the export's bodies; a Responses message is an input or an output one
 	responsesMessage = aliased("ResponsesMessage", union(named("ResponsesInputMessage"), named("ResponsesOutputMessage")))
-	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("BedrockBody"), named("GeminiBody")))
+	exportBody       = aliased("ExportBody", union(named("AnthropicBody"), named("OpenAIChatBody"), named("OpenAIResponsesBody"), named("OpenRouterBody"), named("BedrockBody"), named("GeminiBody")))
 )
 
 // aliases are the types written once under their own name (t.alias), with
@@ -306,6 +306,10 @@ var typeTable = []typeSpec{
 			"MaxBreakpoints": {typ: countType, optional: true, doc: fmt.Sprintf("Anthropic's cache breakpoints, 0 to %d (the default).", core.MaxBreakpoints)},
 			"Lookback":       {typ: countType, optional: true, doc: fmt.Sprintf("Blocks from a breakpoint within which the provider looks for a cached prefix (default %d); 0 for no look-back breakpoint.", core.DefaultLookback)},
 			"CacheKey":       {wire: "prompt_cache_key", optional: true, doc: "OpenAI's `prompt_cache_key`; default: the run prefix digest."},
+			"CachedContent": {wire: "cached_content", optional: true,
+				doc: "With `gemini`: the name of the cache (`cachedContents/…`) made from `gemini-cache`'s body; the body then holds the goal and the history only, and `cachedContent`."},
+			"Explicit": {wire: "explicit_breakpoints", optional: true,
+				doc: "With `openai-chat` or `openai-responses`: OpenAI's `prompt_cache_breakpoint` on the blocks of the breakpoint policy, with `prompt_cache_options` `{mode: \"explicit\"}`."},
 			"Body": {typ: &texpr{kind: "dict", elem: prim("any")}, optional: true,
 				doc: "The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself."},
 		}},
@@ -324,13 +328,36 @@ var typeTable = []typeSpec{
 	{py: "AnthropicBody", ts: "AnthropicBody", goType: core.AnthropicBody{},
 		doc:  "The body export writes for `\"anthropic\"` (the Messages API).",
 		opts: map[string]fieldOpt{"System": {optional: true, doc: "The leading system messages' blocks; absent when there is none."}}},
+	{py: "PromptCacheBreakpoint", ts: "PromptCacheBreakpoint", goType: core.PromptCacheBreakpoint{},
+		doc: "OpenAI's explicit cache breakpoint on a block.", opts: map[string]fieldOpt{"Mode": {typ: lit("explicit")}}},
+	{py: "PromptCacheOptions", ts: "PromptCacheOptions", goType: core.PromptCacheOptions{},
+		doc: "OpenAI's request-level cache options.", opts: map[string]fieldOpt{"Mode": {typ: lit("explicit")}}},
+	{py: "OpenAIText", ts: "OpenAIText", goType: core.OpenAIText{},
+		doc: "A text block of the Chat Completions API.",
+		opts: map[string]fieldOpt{
+			"Type":                  {typ: lit(core.BlockTypeText)},
+			"PromptCacheBreakpoint": {typ: named("PromptCacheBreakpoint"), optional: true, doc: "At a breakpoint, with the option `explicit_breakpoints`."},
+		}},
+	{py: "OpenAIChatMessage", ts: "OpenAIChatMessage", goType: core.OpenAIChatMessage{},
+		doc:  "A message of the Chat Completions API.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleSystem, core.RoleUser, core.RoleAssistant)}}},
 	{py: "OpenAIChatBody", ts: "OpenAIChatBody", goType: core.OpenAIChatBody{},
-		doc:  "The body export writes for `\"openai-chat\"` (the Chat Completions API).",
-		opts: map[string]fieldOpt{"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."}}},
+		doc: "The body export writes for `\"openai-chat\"` (the Chat Completions API).",
+		opts: map[string]fieldOpt{
+			"PromptCacheKey":     {doc: "The run prefix digest, or the option `prompt_cache_key`."},
+			"PromptCacheOptions": {typ: named("PromptCacheOptions"), optional: true, doc: "`{mode: \"explicit\"}` with the option `explicit_breakpoints`."},
+		}},
+	{py: "OpenRouterMessage", ts: "OpenRouterMessage", goType: core.OpenRouterMessage{},
+		doc:  "A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message.",
+		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleSystem, core.RoleUser, core.RoleAssistant)}}},
+	{py: "OpenRouterBody", ts: "OpenRouterBody", goType: core.OpenRouterBody{},
+		doc: "The body export writes for `\"openrouter\"` (its chat completions, with `cache_control`)."},
 	{py: "ResponsesInputText", ts: "ResponsesInputText", goType: core.ResponsesText{},
-		doc: "A text block of a system or user message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("input_text")}}},
+		doc: "A text block of a system or user message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("input_text")},
+			"PromptCacheBreakpoint": {typ: named("PromptCacheBreakpoint"), optional: true, doc: "At a breakpoint, with the option `explicit_breakpoints`."}}},
 	{py: "ResponsesOutputText", ts: "ResponsesOutputText", goType: core.ResponsesText{},
-		doc: "A text block of an assistant message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("output_text")}}},
+		doc: "A text block of an assistant message of the Responses API.", opts: map[string]fieldOpt{"Type": {typ: lit("output_text")},
+			"PromptCacheBreakpoint": {skip: true}}},
 	{py: "ResponsesInputMessage", ts: "ResponsesInputMessage", goType: core.ResponsesMessage{},
 		doc:  "A system or user message of the Responses API.",
 		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleSystem, core.RoleUser)}, "Content": {typ: list(named("ResponsesInputText"))}}},
@@ -340,8 +367,9 @@ var typeTable = []typeSpec{
 	{py: "OpenAIResponsesBody", ts: "OpenAIResponsesBody", goType: core.OpenAIResponsesBody{},
 		doc: "The body export writes for `\"openai-responses\"` (the Responses API).",
 		opts: map[string]fieldOpt{
-			"Input":          {typ: list(responsesMessage)},
-			"PromptCacheKey": {doc: "The run prefix digest, or the option `prompt_cache_key`."},
+			"Input":              {typ: list(responsesMessage)},
+			"PromptCacheKey":     {doc: "The run prefix digest, or the option `prompt_cache_key`."},
+			"PromptCacheOptions": {typ: named("PromptCacheOptions"), optional: true, doc: "`{mode: \"explicit\"}` with the option `explicit_breakpoints`."},
 		}},
 	{py: "BedrockCachePoint", ts: "BedrockCachePoint", goType: core.BedrockCachePoint{},
 		doc:  "Bedrock's cache point.",
@@ -364,9 +392,10 @@ var typeTable = []typeSpec{
 		doc:  "A content of Gemini's generateContent: the parts of consecutive prompt messages of its role, in order.",
 		opts: map[string]fieldOpt{"Role": {typ: lit(core.RoleUser, "model")}}},
 	{py: "GeminiBody", ts: "GeminiBody", goType: core.GeminiBody{},
-		doc: "The body export writes for `\"gemini\"` (generateContent).",
+		doc: "The body export writes for `\"gemini\"` (generateContent) and `\"gemini-cache\"` (cachedContents.create).",
 		opts: map[string]fieldOpt{"SystemInstruction": {wire: "systemInstruction", typ: named("GeminiSystem"), optional: true,
-			doc: "The leading system messages' parts; absent when there is none."}}},
+			doc: "The leading system messages' parts; absent when there is none, or with the option `cached_content`."},
+			"CachedContent": {wire: "cachedContent", optional: true, doc: "The option `cached_content`, when given (`gemini`)."}}},
 	{ts: "RecordedMessage",
 		doc: "A recorded message: what a loop sent, one side of compare.",
 		extra: []field{
@@ -380,7 +409,7 @@ var typeTable = []typeSpec{
 var tsAliases = [][3]string{
 	{"CompareInput", "One side of compare: a request, a recorded message list, either as JSON text or msgpack bytes.", "AssembleRequest | RecordedMessage[] | string | Uint8Array"},
 	{"ExportBodyOf<P extends Provider = Provider>", "The body export writes for provider `P`.",
-		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody }[P]"},
+		"{ anthropic: AnthropicBody; \"openai-chat\": OpenAIChatBody; \"openai-responses\": OpenAIResponsesBody; openrouter: OpenRouterBody; \"bedrock-converse\": BedrockBody; gemini: GeminiBody; \"gemini-cache\": GeminiBody }[P]"},
 }
 
 // goNames are core's exported names the field docs may use, written as the

@@ -14,7 +14,7 @@ import type { ErrorCode } from "./consts.js";
 export type Role = "system" | "user" | "assistant";
 
 /** The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository). */
-export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini";
+export type Provider = "anthropic" | "openai-chat" | "openai-responses" | "openrouter" | "bedrock-converse" | "gemini" | "gemini-cache";
 
 /** Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository). */
 export type CacheBreakCause = "run_changed" | "injections_changed" | "goal_changed" | "history_rewritten" | "steps_removed";
@@ -26,7 +26,7 @@ export type CacheUsageClass = "first" | "hit" | "prefix_break" | "provider_miss"
 export type ResponsesMessage = ResponsesInputMessage | ResponsesOutputMessage;
 
 /** The body export writes, one per provider; the options' `body` fields are in it too, first. */
-export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | BedrockBody | GeminiBody;
+export type ExportBody = AnthropicBody | OpenAIChatBody | OpenAIResponsesBody | OpenRouterBody | BedrockBody | GeminiBody;
 
 /** A content block; `text` is the only block type of wire version 1. */
 export interface TextBlock {
@@ -291,6 +291,10 @@ export interface ExportOptions {
   lookback?: number | bigint;
   /** OpenAI's `prompt_cache_key`; default: the run prefix digest. */
   prompt_cache_key?: string;
+  /** With `openai-chat` or `openai-responses`: OpenAI's `prompt_cache_breakpoint` on the blocks of the breakpoint policy, with `prompt_cache_options` `{mode: "explicit"}`. */
+  explicit_breakpoints?: boolean;
+  /** With `gemini`: the name of the cache (`cachedContents/…`) made from `gemini-cache`'s body; the body then holds the goal and the history only, and `cachedContent`. */
+  cached_content?: string;
   /** The provider's other fields (`model`, `max_tokens`, `tools`…), written first as given; never a key export writes itself. */
   body?: Record<string, unknown>;
 }
@@ -324,17 +328,58 @@ export interface AnthropicBody {
   messages: AnthropicMessage[];
 }
 
+/** OpenAI's explicit cache breakpoint on a block. */
+export interface PromptCacheBreakpoint {
+  /** Always "explicit". */
+  mode: "explicit";
+}
+
+/** OpenAI's request-level cache options. */
+export interface PromptCacheOptions {
+  /** Always "explicit": OpenAI places no breakpoint of its own. */
+  mode: "explicit";
+}
+
+/** A text block of the Chat Completions API. */
+export interface OpenAIText {
+  type: "text";
+  text: string;
+  /** At a breakpoint, with the option `explicit_breakpoints`. */
+  prompt_cache_breakpoint?: PromptCacheBreakpoint;
+}
+
+/** A message of the Chat Completions API. */
+export interface OpenAIChatMessage {
+  role: "system" | "user" | "assistant";
+  content: OpenAIText[];
+}
+
 /** The body export writes for `"openai-chat"` (the Chat Completions API). */
 export interface OpenAIChatBody {
-  messages: Message[];
+  messages: OpenAIChatMessage[];
   /** The run prefix digest, or the option `prompt_cache_key`. */
   prompt_cache_key: string;
+  /** `{mode: "explicit"}` with the option `explicit_breakpoints`. */
+  prompt_cache_options?: PromptCacheOptions;
+}
+
+/** A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message. */
+export interface OpenRouterMessage {
+  role: "system" | "user" | "assistant";
+  content: AnthropicBlock[];
+}
+
+/** The body export writes for `"openrouter"` (its chat completions, with `cache_control`). */
+export interface OpenRouterBody {
+  messages: OpenRouterMessage[];
 }
 
 /** A text block of a system or user message of the Responses API. */
 export interface ResponsesInputText {
   type: "input_text";
   text: string;
+  /** At a breakpoint, with the option `explicit_breakpoints`. */
+  prompt_cache_breakpoint?: PromptCacheBreakpoint;
 }
 
 /** A text block of an assistant message of the Responses API. */
@@ -360,6 +405,8 @@ export interface OpenAIResponsesBody {
   input: ResponsesMessage[];
   /** The run prefix digest, or the option `prompt_cache_key`. */
   prompt_cache_key: string;
+  /** `{mode: "explicit"}` with the option `explicit_breakpoints`. */
+  prompt_cache_options?: PromptCacheOptions;
 }
 
 /** Bedrock's cache point. */
@@ -407,11 +454,13 @@ export interface GeminiContent {
   parts: GeminiPart[];
 }
 
-/** The body export writes for `"gemini"` (generateContent). */
+/** The body export writes for `"gemini"` (generateContent) and `"gemini-cache"` (cachedContents.create). */
 export interface GeminiBody {
-  /** The leading system messages' parts; absent when there is none. */
+  /** The leading system messages' parts; absent when there is none, or with the option `cached_content`. */
   systemInstruction?: GeminiSystem;
   contents: GeminiContent[];
+  /** The option `cached_content`, when given (`gemini`). */
+  cachedContent?: string;
 }
 
 /** A recorded message: what a loop sent, one side of compare. */
@@ -425,4 +474,4 @@ export interface RecordedMessage {
 export type CompareInput = AssembleRequest | RecordedMessage[] | string | Uint8Array;
 
 /** The body export writes for provider `P`. */
-export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; "bedrock-converse": BedrockBody; gemini: GeminiBody }[P];
+export type ExportBodyOf<P extends Provider = Provider> = { anthropic: AnthropicBody; "openai-chat": OpenAIChatBody; "openai-responses": OpenAIResponsesBody; openrouter: OpenRouterBody; "bedrock-converse": BedrockBody; gemini: GeminiBody; "gemini-cache": GeminiBody }[P];

@@ -22,7 +22,7 @@ VECTORS = [
     case
     for name in ("export.json", "export-long.json")
     for case in json.loads((REPO / "testdata" / "export-vectors" / name).read_text(encoding="utf-8"))["cases"]
-    if case["provider"] == "gemini" and "answer" in case
+    if case["provider"] == "gemini" and case["name"].endswith("-gemini") and "answer" in case
 ]
 PASSED = ("model", "max_tokens", "temperature", "tools")  # a vector's pass-through body fields (Anthropic's)
 
@@ -76,3 +76,57 @@ def test_the_recorded_responses_are_the_sdk_s() -> None:
     recorded = json.loads((REPO / "testdata" / "provider-responses" / "gemini.json").read_text(encoding="utf-8"))
     got = [types.GenerateContentResponse.model_validate(r).usage_metadata.cached_content_token_count for r in recorded]
     assert got == [None, 1100, None]  # left out when 0, as the API writes it
+
+
+def named(suffix: str) -> Dict[str, Dict[str, Any]]:
+    """The export vectors whose name ends in -suffix, by the request's name."""
+    out = {}
+    for name in ("export.json", "export-long.json"):
+        for case in json.loads((REPO / "testdata" / "export-vectors" / name).read_text(encoding="utf-8"))["cases"]:
+            if case["name"].endswith("-" + suffix):
+                out[case["name"][: -len(suffix) - 1]] = case
+    return out
+
+
+def test_the_explicit_cache_pair_is_google_genai_s() -> None:
+    """gemini-cache's body is a CachedContent (CreateCachedContentConfig: contents, system_instruction); gemini's with
+    cached_content names it (GenerateContentConfig's cached_content) beside the contents only."""
+    create, call = named("gemini-cache"), named("gemini-cached")
+    assert len(create) >= 200 and len(call) >= 200  # requests, a refusal among them
+    made = 0
+    for case in create.values():
+        if "answer" in case:
+            body = json.loads(case["answer"])
+            assert set(body) - set(PASSED) <= {"contents", "systemInstruction"}, case["name"]
+            cached = {k: body[k] for k in ("contents", "systemInstruction") if k in body}
+            config = types.CreateCachedContentConfig.model_validate(cached)  # forbids a field it does not name
+            assert config.model_dump(by_alias=True, exclude_none=True, mode="json") == cached, case["name"]
+            made += 1
+    assert made >= 150
+    for case in call.values():
+        if "answer" in case:
+            body = json.loads(case["answer"])
+            assert set(body) - set(PASSED) == {"contents", "cachedContent"}, case["name"]
+            config = types.GenerateContentConfig.model_validate({"cachedContent": body["cachedContent"]})
+            assert config.cached_content == "cachedContents/c-42", case["name"]
+            assert all(content(c) == c for c in body["contents"]), case["name"]
+
+
+def test_the_pair_holds_the_prompt_s_texts_in_order() -> None:
+    """The cache's systemInstruction and contents, then the call's contents, are the prompt's texts, in order, each
+    untouched; the cache ends where the injections end (the request's segments)."""
+    create, call = named("gemini-cache"), named("gemini-cached")
+    both = [k for k in create if "answer" in create[k] and "answer" in call.get(k, {})]
+    assert len(both) >= 150
+    for k in both:
+        response = msgpack.unpackb(pa.assemble_bytes(base64.b64decode(create[k]["request"])))
+        cache, sent = json.loads(create[k]["answer"]), json.loads(call[k]["answer"])
+        texts = [p["text"] for p in cache.get("systemInstruction", {"parts": []})["parts"]]
+        texts += [p["text"] for c in cache["contents"] for p in c["parts"]]
+        cut = len(texts)
+        texts += [p["text"] for c in sent["contents"] for p in c["parts"]]
+        messages = response["messages"]
+        assert texts == [b["text"] for m in messages for b in m["content"]], k
+        request = msgpack.unpackb(base64.b64decode(create[k]["request"]))
+        end = len(request.get("run_messages", [])) + len(response["injected"])  # the injections' end (§3)
+        assert cut == sum(len(m["content"]) for m in messages[:end]), k

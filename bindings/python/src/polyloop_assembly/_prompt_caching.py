@@ -12,7 +12,17 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple,
 from ._assembler import Assembler, Prompt, default_assembler, prompt_side
 from . import _codec
 from ._codec import usage_value
-from ._types import AnthropicBody, AssembleRequest, BedrockBody, CacheCall, CacheReport, ExportBody, GeminiBody, OpenAIChatBody
+from ._types import (
+    AnthropicBody,
+    AssembleRequest,
+    BedrockBody,
+    CacheCall,
+    CacheReport,
+    ExportBody,
+    GeminiBody,
+    OpenAIChatBody,
+    OpenRouterBody,
+)
 from ._types import OpenAIResponsesBody, Provider
 
 __all__ = ["CacheRun", "RequestLike", "UsageLike", "cache_report", "export"]
@@ -67,6 +77,8 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> AnthropicBody: ...
@@ -79,9 +91,25 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> OpenAIChatBody: ...
+@overload
+def export(
+    request: RequestLike,
+    provider: Literal["openrouter"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> OpenRouterBody: ...
 @overload
 def export(
     request: RequestLike,
@@ -91,6 +119,8 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> OpenAIResponsesBody: ...
@@ -103,6 +133,8 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> BedrockBody: ...
@@ -115,6 +147,22 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
+    body: Optional[Mapping[str, Any]] = ...,
+    assembler: Optional[Assembler] = ...,
+) -> GeminiBody: ...
+@overload
+def export(
+    request: RequestLike,
+    provider: Literal["gemini-cache"],
+    *,
+    ttl: Optional[TTL] = ...,
+    max_breakpoints: Optional[int] = ...,
+    lookback: Optional[int] = ...,
+    prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> GeminiBody: ...
@@ -127,6 +175,8 @@ def export(
     max_breakpoints: Optional[int] = ...,
     lookback: Optional[int] = ...,
     prompt_cache_key: Optional[str] = ...,
+    explicit_breakpoints: Optional[bool] = ...,
+    cached_content: Optional[str] = ...,
     body: Optional[Mapping[str, Any]] = ...,
     assembler: Optional[Assembler] = ...,
 ) -> ExportBody: ...
@@ -138,21 +188,27 @@ def export(
     max_breakpoints: Optional[int] = None,
     lookback: Optional[int] = None,
     prompt_cache_key: Optional[str] = None,
+    explicit_breakpoints: Optional[bool] = None,
+    cached_content: Optional[str] = None,
     body: Optional[Mapping[str, Any]] = None,
     assembler: Optional[Assembler] = None,
 ) -> ExportBody:
     """The provider's request body for ``request``'s prompt, every text untouched, typed by ``provider``:
     Anthropic's ``system`` and ``messages`` with ``cache_control`` on the last block of the run, injections, goal
     and prompt (``ttl``, ``max_breakpoints`` up to 4, ``lookback`` blocks); OpenAI's ``messages`` (``openai-chat``)
-    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given); Bedrock Converse's
+    or ``input`` (``openai-responses``) with ``prompt_cache_key`` (the run digest unless given; with
+    ``explicit_breakpoints=True``, OpenAI's ``prompt_cache_breakpoint`` on the blocks Anthropic's would mark, none on
+    an assistant's); OpenRouter's ``messages`` (``openrouter``: OpenAI's, with Anthropic's ``cache_control``); Bedrock Converse's
     ``system`` and ``messages`` (``bedrock-converse``: consecutive messages of one role joined, a ``cachePoint`` block
     after each block Anthropic's would mark) or Gemini's ``systemInstruction`` and ``contents`` (``gemini``, joined
-    alike, no cache point). ``body`` holds the
+    alike, no cache point; ``gemini-cache``: the ``cachedContents`` body of the run and injections, and ``gemini``
+    with ``cached_content="cachedContents/…"`` the call naming it, with the goal and history only). ``body`` holds the
     provider's other fields (``model``, ``max_tokens``, ``tools``), written first as given (in the answer, not its
     type). Raises :class:`AssemblyError` (a system message after another role, for Anthropic, at its request
     path)."""
     options: Dict[str, Any] = dict(ttl=ttl, max_breakpoints=max_breakpoints, lookback=lookback)
-    options.update(prompt_cache_key=prompt_cache_key, body=body)
+    options.update(prompt_cache_key=prompt_cache_key, explicit_breakpoints=explicit_breakpoints, cached_content=cached_content)
+    options.update(body=body)
     given = {k: v for k, v in options.items() if v is not None}
     return cast(ExportBody, (assembler or default_assembler()).call("export", prompt_side(request), provider, given))
 

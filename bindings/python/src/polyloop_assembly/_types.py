@@ -53,9 +53,15 @@ __all__ = [
     "Injection",
     "Message",
     "OpenAIChatBody",
+    "OpenAIChatMessage",
     "OpenAIResponsesBody",
+    "OpenAIText",
+    "OpenRouterBody",
+    "OpenRouterMessage",
     "PrefixDigests",
     "PrefixDigestsMatch",
+    "PromptCacheBreakpoint",
+    "PromptCacheOptions",
     "Provider",
     "ResponsesInputMessage",
     "ResponsesInputText",
@@ -70,7 +76,7 @@ __all__ = [
 Role = Literal["system", "user", "assistant"]
 
 #: The request bodies export writes (the project's docs/SPEC.md §7.13, in the source repository).
-Provider = Literal["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]
+Provider = Literal["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache"]
 
 #: Why a call's prompt left the previous call's (the project's docs/SPEC.md §7.12, in the source repository).
 CacheBreakCause = Literal["run_changed", "injections_changed", "goal_changed", "history_rewritten", "steps_removed"]
@@ -391,6 +397,10 @@ class ExportOptions(TypedDict, total=False):
     lookback: int
     #: OpenAI's ``prompt_cache_key``; default: the run prefix digest.
     prompt_cache_key: str
+    #: With ``openai-chat`` or ``openai-responses``: OpenAI's ``prompt_cache_breakpoint`` on the blocks of the breakpoint policy, with ``prompt_cache_options`` ``{mode: "explicit"}``.
+    explicit_breakpoints: bool
+    #: With ``gemini``: the name of the cache (``cachedContents/…``) made from ``gemini-cache``'s body; the body then holds the goal and the history only, and ``cachedContent``.
+    cached_content: str
     #: The provider's other fields (``model``, ``max_tokens``, ``tools``…), written first as given; never a key export writes itself.
     body: Dict[str, Any]
 
@@ -437,19 +447,75 @@ class AnthropicBody(_AnthropicBodyRequired, total=False):
     system: List[AnthropicBlock]
 
 
-class OpenAIChatBody(TypedDict):
-    """The body export writes for ``"openai-chat"`` (the Chat Completions API)."""
+class PromptCacheBreakpoint(TypedDict):
+    """OpenAI's explicit cache breakpoint on a block."""
 
-    messages: List[Message]
+    #: Always "explicit".
+    mode: Literal["explicit"]
+
+
+class PromptCacheOptions(TypedDict):
+    """OpenAI's request-level cache options."""
+
+    #: Always "explicit": OpenAI places no breakpoint of its own.
+    mode: Literal["explicit"]
+
+
+class _OpenAITextRequired(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class OpenAIText(_OpenAITextRequired, total=False):
+    """A text block of the Chat Completions API."""
+
+    #: At a breakpoint, with the option ``explicit_breakpoints``.
+    prompt_cache_breakpoint: PromptCacheBreakpoint
+
+
+class OpenAIChatMessage(TypedDict):
+    """A message of the Chat Completions API."""
+
+    role: Literal["system", "user", "assistant"]
+    content: List[OpenAIText]
+
+
+class _OpenAIChatBodyRequired(TypedDict):
+    messages: List[OpenAIChatMessage]
     #: The run prefix digest, or the option ``prompt_cache_key``.
     prompt_cache_key: str
 
 
-class ResponsesInputText(TypedDict):
-    """A text block of a system or user message of the Responses API."""
+class OpenAIChatBody(_OpenAIChatBodyRequired, total=False):
+    """The body export writes for ``"openai-chat"`` (the Chat Completions API)."""
 
+    #: ``{mode: "explicit"}`` with the option ``explicit_breakpoints``.
+    prompt_cache_options: PromptCacheOptions
+
+
+class OpenRouterMessage(TypedDict):
+    """A message of OpenRouter's chat completions: Anthropic's text blocks on OpenAI's message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: List[AnthropicBlock]
+
+
+class OpenRouterBody(TypedDict):
+    """The body export writes for ``"openrouter"`` (its chat completions, with ``cache_control``)."""
+
+    messages: List[OpenRouterMessage]
+
+
+class _ResponsesInputTextRequired(TypedDict):
     type: Literal["input_text"]
     text: str
+
+
+class ResponsesInputText(_ResponsesInputTextRequired, total=False):
+    """A text block of a system or user message of the Responses API."""
+
+    #: At a breakpoint, with the option ``explicit_breakpoints``.
+    prompt_cache_breakpoint: PromptCacheBreakpoint
 
 
 class ResponsesOutputText(TypedDict):
@@ -473,12 +539,17 @@ class ResponsesOutputMessage(TypedDict):
     content: List[ResponsesOutputText]
 
 
-class OpenAIResponsesBody(TypedDict):
-    """The body export writes for ``"openai-responses"`` (the Responses API)."""
-
+class _OpenAIResponsesBodyRequired(TypedDict):
     input: List[ResponsesMessage]
     #: The run prefix digest, or the option ``prompt_cache_key``.
     prompt_cache_key: str
+
+
+class OpenAIResponsesBody(_OpenAIResponsesBodyRequired, total=False):
+    """The body export writes for ``"openai-responses"`` (the Responses API)."""
+
+    #: ``{mode: "explicit"}`` with the option ``explicit_breakpoints``.
+    prompt_cache_options: PromptCacheOptions
 
 
 class _BedrockCachePointRequired(TypedDict):
@@ -544,14 +615,16 @@ class _GeminiBodyRequired(TypedDict):
 
 
 class GeminiBody(_GeminiBodyRequired, total=False):
-    """The body export writes for ``"gemini"`` (generateContent)."""
+    """The body export writes for ``"gemini"`` (generateContent) and ``"gemini-cache"`` (cachedContents.create)."""
 
-    #: The leading system messages' parts; absent when there is none.
+    #: The leading system messages' parts; absent when there is none, or with the option ``cached_content``.
     systemInstruction: GeminiSystem
+    #: The option ``cached_content``, when given (``gemini``).
+    cachedContent: str
 
 
 #: A message of the Responses API's ``input``: an assistant message's blocks are ``output_text``, the others' ``input_text``.
 ResponsesMessage = Union[ResponsesInputMessage, ResponsesOutputMessage]
 
 #: The body export writes, one per provider; the options' ``body`` fields are in it too, first.
-ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, BedrockBody, GeminiBody]
+ExportBody = Union[AnthropicBody, OpenAIChatBody, OpenAIResponsesBody, OpenRouterBody, BedrockBody, GeminiBody]
