@@ -45,7 +45,7 @@ $(PY_STAMP): $(PY_DIR)/constraints.txt $(PY_DIR)/pyproject.toml $(PY_DIR)/setup.
 python.venv.run:
 	@if [ ! -x $(PY_VENV_PY) ] || ! $(PY_VENV_PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))'; then \
 		echo "creating $(PY_VENV) with $(PYTHON312)"; rm -rf $(PY_VENV); $(PYTHON312) -m venv $(PY_VENV); fi
-	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff anthropic openai
+	$(PY_INSTALL) setuptools wasmtime msgpack pytest hypothesis mypy build ruff anthropic openai botocore google-genai
 	$(PY_INSTALL) --no-build-isolation --no-deps -e $(PY_DIR)
 
 # ruff (pinned in constraints.txt, configured in pyproject.toml) on the
