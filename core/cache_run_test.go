@@ -79,7 +79,7 @@ func TestPromptExportEqualsExport(t *testing.T) {
 		if form := core.AppendPromptForm(nil, p.Response(), len(p.Response().Messages), p.Segments()); !bytes.Equal(form, promptForm(p)) {
 			t.Fatalf("AppendPromptForm\n%q\nby hand\n%q", form, promptForm(p))
 		}
-		for _, provider := range []string{core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses} {
+		for _, provider := range core.Providers {
 			lookback := r.IntN(4)
 			want := wirejson.AppendExport(nil, exportArgs(core.EncodeRequest(full), provider, lookback))
 			opts := core.DefaultExportOptions()

@@ -329,10 +329,18 @@ func knownProvider(provider string) *Error {
 	if shapeOf(provider) != nil {
 		return nil
 	}
-	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+providerList)
+	list := ""
+	for i, p := range Providers {
+		switch {
+		case i == len(Providers)-1:
+			list += " or "
+		case i > 0:
+			list += ", "
+		}
+		list += p
+	}
+	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+list)
 }
-
-const providerList = "anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache"
 
 // appendExport writes the provider's request body, a msgpack map.
 func appendExport(dst []byte, provider string, o *ExportOptions, a *assembly, v *View) ([]byte, *Error) {

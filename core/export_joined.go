@@ -121,6 +121,12 @@ var geminiCacheShape = shape{
 	msgs:     [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
 }
 
+// Providers is every provider export writes, in the order the docs and the
+// error messages list them: the one list the bindings' PROVIDERS, their
+// Provider types and the preview's provider menu are generated from.
+var Providers = []string{ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter,
+	ProviderBedrockConverse, ProviderGemini, ProviderGeminiCache}
+
 // shapeOf is the row of provider, or nil.
 func shapeOf(provider string) *shape {
 	switch provider {

@@ -287,10 +287,8 @@ func (p *Prompt) AppendForm(dst []byte) []byte {
 // history again; o nil is the default options. An error is the export's
 // (its path a request path: request.steps[3].raw_output).
 func (p *Prompt) AppendExport(dst []byte, provider string, o *ExportOptions) ([]byte, *Error) {
-	switch provider {
-	case ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses:
-	default:
-		return dst, newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use anthropic, openai-chat or openai-responses")
+	if err := knownProvider(provider); err != nil {
+		return dst, err
 	}
 	opts := ExportOptions{MaxBreakpoints: MaxBreakpoints, Lookback: DefaultLookback}
 	if o != nil {

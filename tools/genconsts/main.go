@@ -111,6 +111,7 @@ type strList struct {
 
 // lists are the constant lists of strings.
 var lists = []strList{
+	{"PROVIDERS", core.Providers, "The providers export writes, in the order of " + spec("§7.13") + "."},
 	{"SHARED_TEXT_SECTIONS", abi.SharedTextSections, "The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (" + spec("§7.11") + ")."},
 }
 

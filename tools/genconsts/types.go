@@ -114,7 +114,7 @@ var (
 	segmentType     = lit("run", "injections", "goal", "history")
 	sideKindType    = lit("request", "messages")
 	differenceKinds = lit(core.DiffRole, core.DiffText, core.DiffBlocks, core.DiffLength)
-	providerType    = aliased("Provider", lit(core.ProviderAnthropic, core.ProviderOpenAIChat, core.ProviderOpenAIResponses, core.ProviderOpenRouter, core.ProviderBedrockConverse, core.ProviderGemini, core.ProviderGeminiCache))
+	providerType    = aliased("Provider", lit(core.Providers...))
 	causeType       = aliased("CacheBreakCause", lit(core.CauseRun, core.CauseInjections, core.CauseGoal, core.CauseHistory, core.CauseStepsRemoved))
 	usageClassType  = aliased("CacheUsageClass", lit(core.UsageFirst, core.UsageHit, core.UsagePrefixBreak, core.UsageProviderMiss, core.UsageWriteOnly, core.UsageNone, core.UsageInvalid, core.UsageUnknown))
 	ttlType         = lit("5m", "1h")

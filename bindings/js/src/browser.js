@@ -12,7 +12,7 @@ export { Assembler } from "./assembler.js";
 export { Prompt, chatMessages } from "./prompt.js";
 export { CacheRun } from "./cache-run.js";
 export { AssemblyError } from "./errors.js";
-export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
+export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS, PROVIDERS } from "./consts.js";
 export { decodeResponse as decodeMsgpack } from "./decode.js";
 export { version, moduleSha256 } from "./version.js";
 export { DEFAULT_WASM_URL } from "./instance.js";

@@ -264,6 +264,9 @@ export const CACHE_LOCK_SUFFIX = ".lock";
 /** Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (the project's docs/SPEC.md §7.4, in the source repository). */
 export const CACHE_SEAL_MAGIC = "polyloop-cwasm-1";
 
+/** The providers export writes, in the order of the project's docs/SPEC.md §7.13, in the source repository. */
+export const PROVIDERS = Object.freeze(["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache"]);
+
 /** The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (the project's docs/SPEC.md §7.11, in the source repository). */
 export const SHARED_TEXT_SECTIONS = Object.freeze(["run_messages", "injections", "goal_messages", "steps"]);
 

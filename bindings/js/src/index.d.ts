@@ -8,7 +8,7 @@ import type { ErrorCode } from "./consts.js";
 
 // Generated from the core (consts.d.ts).
 export type { ErrorCode } from "./consts.js";
-export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS } from "./consts.js";
+export { ERROR_CODES, INTERNAL_MESSAGES, INVISIBLE_RANGES, MAX_REQUEST_BYTES, MAX_STRING_UNITS, PROVIDERS } from "./consts.js";
 
 /** msgpack bytes (a request the module takes, or an answer) as a value: every code point kept (a leading U+FEFF too), an integer past 2^53 a bigint. */
 export function decodeMsgpack(bytes: Uint8Array): unknown;

@@ -4,7 +4,7 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { AssemblyError } from "@polyloop/assembly";
+import { AssemblyError, PROVIDERS } from "@polyloop/assembly";
 import { assembler, errorOf } from "./common.mjs";
 
 const asm = await assembler();
@@ -41,6 +41,19 @@ test("cacheReport: a run that grows by a step each call extends the prompt befor
   assert.equal(report.totals.calls, 3);
   const bad = asm.cacheReport([requests[0], { observation_template: "none" }]);
   assert.equal(bad.calls[1].error.code, "invalid_template");
+});
+
+test("PROVIDERS: every provider export writes, and the ones its refusal names", () => {
+  const goal = [{ role: "user", content: [block("Find x.")] }];
+  const request = { observation_template: "Obs: {observation}", run_messages: run, goal_messages: goal, steps: [step(0)] };
+  // the docs' list (docs/SPEC.md §7.13), written out here as the oracle
+  const documented = ["anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache"];
+  assert.deepEqual([...PROVIDERS], documented);
+  for (const p of PROVIDERS) assert.equal(typeof asm.export(request, p), "object", p);
+  const e = errorOf(() => asm.export(request, "claude"));
+  assert.equal(e.code, "malformed_request");
+  const named = e.message.slice(e.message.indexOf("use ") + 4).split(/, | or /);
+  assert.deepEqual(named, documented);
 });
 
 test("export: the provider's body, every text as given, cache breakpoints on the prompt's end and the run's", () => {

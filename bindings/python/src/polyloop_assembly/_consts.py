@@ -57,6 +57,7 @@ __all__ = [
     "MSG_TRAPPED",
     "MSG_UNREADABLE_VALUE_FORMAT",
     "MSG_VALUE_TOO_LARGE_FORMAT",
+    "PROVIDERS",
     "SHARED_TEXT_SECTIONS",
     "STDERR_KEEP_BYTES",
     "STDERR_OUT_OF_MEMORY",
@@ -357,6 +358,9 @@ CACHE_LOCK_SUFFIX: Final = ".lock"
 
 #: Opens the seal, the trailer after a cached module's serialized bytes; SHA-256 of the binding (CACHE_SEAL_BINDING_FORMAT applied) and the serialized bytes follows (the project's docs/SPEC.md §7.4, in the source repository).
 CACHE_SEAL_MAGIC: Final = "polyloop-cwasm-1"
+
+#: The providers export writes, in the order of the project's docs/SPEC.md §7.13, in the source repository.
+PROVIDERS: Final[tuple[str, ...]] = ("anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache")
 
 #: The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (the project's docs/SPEC.md §7.11, in the source repository).
 SHARED_TEXT_SECTIONS: Final[tuple[str, ...]] = ("run_messages", "injections", "goal_messages", "steps")
