@@ -176,7 +176,8 @@ fmt.go:
 # work tree is compared with itself before the run, so uncommitted edits of
 # one's own do not fail it; in a clean checkout this is git diff --exit-code.
 # make -k: every step runs even when one fails; -j1: in order, one at a time
-# (go generate after the formatters), also under make test's -j2.
+# (go generate first, so a generated file the formatters would change fails
+# the check), also under make test's -j2.
 TREE_ID = i=$$(mktemp -u); GIT_INDEX_FILE=$$i git add -A && GIT_INDEX_FILE=$$i git write-tree; r=$$?; rm -f $$i; exit $$r
 check:
 	@before=$$($(TREE_ID)) || exit 1; \
@@ -187,7 +188,7 @@ check:
 		echo "check: make fmt, go mod tidy or go generate changed $$(git diff --name-only $$before $$after | wc -l) files: run make fmt, commit"; exit 1; fi; \
 	if [ $$rc -eq 0 ]; then echo "check: formatted, vetted and linted; go mod tidy and go generate change nothing"; \
 	else echo "check: go vet, staticcheck, ruff check, eslint, check-subjects or check_prose_width found problems (above)"; fi; exit $$rc
-check.run: fmt lint check.tidy check.generate check.subjects check.prose
+check.run: check.generate fmt lint check.tidy check.subjects check.prose
 check.tidy:
 	$(GO) mod tidy
 check.generate:

@@ -77,7 +77,11 @@ func python() []byte {
 		if len(l.values) == 1 {
 			items += ","
 		}
-		fmt.Fprintf(&b, "\n#: %s\n%s: Final[tuple[str, ...]] = (%s)\n", l.doc, l.name, items)
+		line := fmt.Sprintf("%s: Final[tuple[str, ...]] = (%s)", l.name, items)
+		if len(line) > pyLineMax { // as ruff format writes a tuple too long for its line
+			line = fmt.Sprintf("%s: Final[tuple[str, ...]] = (\n    %s,\n)", l.name, strings.Join(quoted(l.values), ",\n    "))
+		}
+		fmt.Fprintf(&b, "\n#: %s\n%s\n", l.doc, line)
 	}
 	for _, f := range formats {
 		pythonFormat(&b, f)

@@ -360,7 +360,15 @@ CACHE_LOCK_SUFFIX: Final = ".lock"
 CACHE_SEAL_MAGIC: Final = "polyloop-cwasm-1"
 
 #: The providers export writes, in the order of the project's docs/SPEC.md §7.13, in the source repository.
-PROVIDERS: Final[tuple[str, ...]] = ("anthropic", "openai-chat", "openai-responses", "openrouter", "bedrock-converse", "gemini", "gemini-cache")
+PROVIDERS: Final[tuple[str, ...]] = (
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "openrouter",
+    "bedrock-converse",
+    "gemini",
+    "gemini-cache",
+)
 
 #: The request's keys whose texts the assemble_shared answer numbers, in the order it numbers them (the project's docs/SPEC.md §7.11, in the source repository).
 SHARED_TEXT_SECTIONS: Final[tuple[str, ...]] = ("run_messages", "injections", "goal_messages", "steps")
