@@ -30,7 +30,7 @@ import (
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/internal/engine"
-	"github.com/polyloop/assembly/wasm/dispatch"
+	"github.com/tinylib/msgp/msgp"
 )
 
 // Options configures a Runner. The zero value is usable. The names and
@@ -110,9 +110,9 @@ func (r *Runner) Engine() string { return r.pool.Name() }
 // dispatch.Append's, the functions it runs). It always answers: a failure of
 // the sandbox (a trap, memory exhausted) or an answer that is not one of c
 // is an internal error in the shape of c's answer (core.AppendErrorAnswer).
-// A request over abi.MaxRequestBytes is answered by the same functions
-// here, sparing the copy of a gigabyte into the module. request must not
-// overlap dst's spare capacity.
+// A request over c's limit (requestLimit) is not copied into the module:
+// the module's error call answers it too_large, as in Python and JS.
+// request must not overlap dst's spare capacity.
 func (r *Runner) AppendCall(c abi.Call, dst, request []byte) []byte {
 	ans, fail := r.call(c, dst, request)
 	if fail != nil {
@@ -192,10 +192,11 @@ func (r *Runner) Compare(a, b []byte) []byte { return r.CallArgs(abi.CallCompare
 // call runs call c and appends its answer to dst; a failure is the
 // internal error to answer.
 func (r *Runner) call(c abi.Call, dst, request []byte) ([]byte, *core.Error) {
-	if len(request) > abi.MaxRequestBytes {
-		return dispatch.Append(c, dst, request), nil
+	op := c
+	if len(request) > requestLimit(c) {
+		op, request = abi.CallError, tooLarge(c, len(request))
 	}
-	out, f := r.pool.CallAppend(c, dst, request)
+	out, f := r.pool.CallAppend(op, dst, request)
 	switch {
 	case f != nil:
 		return nil, &core.Error{Code: core.CodeInternal, Message: f.Message, Detail: f.Detail, Offset: -1}
@@ -203,6 +204,27 @@ func (r *Runner) call(c abi.Call, dst, request []byte) ([]byte, *core.Error) {
 		return nil, &core.Error{Code: core.CodeInternal, Message: abi.MsgBadResponse, Detail: r.Engine() + ": " + describe(out[len(dst):]), Offset: -1}
 	}
 	return out, nil
+}
+
+// requestLimit is the most bytes call c is handed, as in Python and JS: a
+// msgpack request past abi.MaxRequestBytes is too_large without being
+// copied in (the core would refuse it before decoding); anything else (JSON
+// text, arguments) up to the module's 32-bit buffer, for the core to judge.
+func requestLimit(c abi.Call) int {
+	switch abi.Calls[c.Base()].Arg {
+	case abi.ArgRequest, abi.ArgAddStep:
+		return abi.MaxRequestBytes
+	}
+	return abi.MaxModuleBufferBytes
+}
+
+// tooLarge is the error call's request (docs/SPEC.md §7.10) that asks the
+// core for call c's too_large answer to a request of size bytes.
+func tooLarge(c abi.Call, size int) []byte {
+	b := msgp.AppendMapHeader(nil, 3)
+	b = msgp.AppendUint32(msgp.AppendString(b, "call"), uint32(c.Base()))
+	b = msgp.AppendString(msgp.AppendString(b, "error"), "too_large")
+	return msgp.AppendInt(msgp.AppendString(b, "size"), size)
 }
 
 func describe(b []byte) string {

@@ -9,11 +9,16 @@ import { encodeRequest } from "./encode.js";
 
 /** An incremental prompt (index.d.ts). */
 export class Prompt {
-  /** @param {import("./assembler.js").Assembler} assembler @param {any} request accepted @param {any} response its prompt_start answer */
-  constructor(assembler, request, response) {
+  /**
+   * @internal Made by Assembler.prompt: `request` accepted, `response` its prompt_start answer.
+   * @param {{assembler: import("./assembler.js").Assembler, crossing: import("./crossing.js").Crossing, request: any, response: any}} options
+   */
+  constructor({ assembler, crossing, request, response }) {
     const field = (/** @type {string} */ k) => (request instanceof Map ? request.get(k) : request[k]);
     /** @private */
     this.assembler = assembler;
+    /** @private the assembler's way into the module, for add_step */
+    this.crossing = crossing;
     this.template = field("observation_template");
     /** @private undefined for no budget (the encoder leaves the key out) */
     this.budget = field("max_prompt_chars") ?? undefined;
@@ -64,7 +69,7 @@ export class Prompt {
     const own = this.own;
     const step = { raw_output: rawOutput, observation };
     const request = { v: WIRE_VERSION, observation_template: this.template, max_prompt_chars: this.budget, prompt: this.state, step };
-    const r = this.assembler.send(CALLS[CALL_ADD_STEP], request, { messageBase: own.messages.length });
+    const r = this.crossing.send({ call: CALLS[CALL_ADD_STEP], request, messageBase: own.messages.length });
     own.messages.push(...r.messages);
     own.message_chars.push(...r.message_chars);
     own.context_overflow = r.context_overflow;
@@ -88,7 +93,7 @@ export class Prompt {
 }
 
 /**
- * The prompt form of `prompt` (docs/SPEC.md §7.14), which export, cache_report, cache_call and compare take wherever they take a request:
+ * @internal The prompt form of `prompt` (docs/SPEC.md §7.14), which export, cache_report, cache_call and compare take wherever they take a request:
  * its first `n` messages (all by default) with its segments and injected entries. A snapshot: later steps never show in it (its messages
  * are never changed, only appended to).
  * @param {Prompt} prompt @param {number} [n] @returns {{messages: import("./index.js").Message[], segments: object, injected: object[]}}
@@ -110,7 +115,7 @@ const arrayHeader = (n) =>
       : Uint8Array.of(0xdd, n >>> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff);
 
 /**
- * The prompt form of all of `prompt`'s messages as msgpack bytes (which the calls read as the form itself): the messages' bytes are kept
+ * @internal The prompt form of all of `prompt`'s messages as msgpack bytes (which the calls read as the form itself): the messages' bytes are kept
  * from export to export, and each packs only those added since the last.
  * @param {Prompt} prompt @returns {Uint8Array}
  */
@@ -137,12 +142,12 @@ export function packedForm(prompt) {
   return out;
 }
 
-/** The number of messages `prompt` holds. @param {Prompt} prompt */
+/** @internal The number of messages `prompt` holds. @param {Prompt} prompt */
 export function messageCount(prompt) {
   return prompt.own.messages.length;
 }
 
-/** The messages `prompt` holds from `from` to `to` (a fresh array of its own messages, never changed). @param {Prompt} prompt @param {number} from @param {number} to */
+/** @internal The messages `prompt` holds from `from` to `to` (a fresh array of its own messages, never changed). @param {Prompt} prompt @param {number} from @param {number} to */
 export function messagesOf(prompt, from, to) {
   return prompt.own.messages.slice(from, to);
 }

@@ -274,15 +274,15 @@ test("prompt: a bad request throws at prompt()", () => {
 test("prompt: addStep sends one step, never the history", () => {
   const p = asm.prompt({ observation_template: T });
   const sizes = [];
-  const run = asm.run.bind(asm);
-  asm.run = (bytes, ...rest) => {
-    sizes.push(bytes.length);
-    return run(bytes, ...rest);
+  const run = asm.crossing.run.bind(asm.crossing);
+  asm.crossing.run = (options) => {
+    sizes.push(options.request.length);
+    return run(options);
   };
   try {
     for (let i = 0; i < 50; i++) p.addStep("x".repeat(1000), "y".repeat(1000));
   } finally {
-    delete asm.run;
+    delete asm.crossing.run;
   }
   // The step, the template and four numbers (docs/SPEC.md §7.3.1): only the
   // numbers' widths change (at most 8 bytes more each), never with the 200 kB of history.

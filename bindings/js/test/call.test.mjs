@@ -98,7 +98,7 @@ test("assemble(): texts come back as the request's, whatever the order of its ke
 test("a text the engine cannot make, shared or in pieces: too_large at its path, by the core", async () => {
   const { loadAssembler } = await import("@polyloop/assembly");
   const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
-  a.maxStringUnits = 300; // the error's message (~210 units) still fits
+  a.crossing.maxStringUnits = 300; // the error's message (~210 units) still fits
   const long = "x".repeat(301);
   const shared = errorOf(() =>
     a.assemble({ observation_template: T, run_messages: [{ role: "user", content: [block("a"), block(long)] }, padding] }),

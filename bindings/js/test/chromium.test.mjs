@@ -37,7 +37,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>binding</title><link r
   };
   window.wire = (reqs) => reqs.map((r) => toB64(window.asm.assembleBytes(fromB64(r))));
   window.json = (reqs) => reqs.map((r) => {
-    const bytes = toB64(window.asm.run(fromB64(r), CALL_ASSEMBLE_JSON, (x) => x.slice()));
+    const bytes = toB64(window.asm.crossing.run({ request: fromB64(r), op: CALL_ASSEMBLE_JSON, read: (x) => x.slice() }));
     try {
       return { bytes, value: window.asm.assembleJSON(fromB64(r)) };
     } catch (e) {
@@ -76,7 +76,11 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
         );
         for (const [i, v] of vectors.entries()) {
           const where = `${v.file}/${v.name}`;
-          assert.equal(got[i].bytes, b64(asm.run(v.request, CALL_ASSEMBLE_JSON, (r) => r.slice())), `${where}: bytes`);
+          assert.equal(
+            got[i].bytes,
+            b64(asm.crossing.run({ request: v.request, op: CALL_ASSEMBLE_JSON, read: (r) => r.slice() })),
+            `${where}: bytes`,
+          );
           if (v.response) {
             assert.equal(got[i].bytes, b64(v.response), where);
             assert.deepEqual(got[i].value, asm.assembleJSON(v.request), where);
@@ -125,14 +129,14 @@ test("the binding in Chromium", { skip, timeout: 300_000 }, async (t) => {
             async ([src, name, n, op, cap]) => {
               const { text } = new Function(`${src}\nreturn deepCase;`)()(name, n);
               const capped = await window.pkg.loadAssembler({ memoryLimitBytes: cap, maxInstances: 1 });
-              const a = capped.run(text, op, (r) => r.slice());
+              const a = capped.crossing.run({ request: text, op, read: (r) => r.slice() });
               let s = "";
               for (let i = 0; i < a.length; i += 0x8000) s += String.fromCharCode(...a.subarray(i, i + 0x8000));
               return btoa(s);
             },
             [DEEP_SOURCE, name, n, CALL_ASSEMBLE_JSON, cap],
           );
-          const node = asm.run(deepCase(name, n).text, CALL_ASSEMBLE_JSON, (r) => r.slice());
+          const node = asm.crossing.run({ request: deepCase(name, n).text, op: CALL_ASSEMBLE_JSON, read: (r) => r.slice() });
           assert.equal(
             got,
             b64(node),

@@ -26,9 +26,9 @@ const { CALL_ASSEMBLE_JSON } = await import(process.argv[2]);
 const [name, n] = [process.argv[3], Number(process.argv[4])];
 const asm = await loadAssembler({ maxInstances: 1 });
 let { text, mp } = deepCase(name, n);
-asm.run(new Uint8Array([0x7b, 0x7d]), CALL_ASSEMBLE_JSON, (r) => r.slice()); // the instance, before the measure
+asm.crossing.run({ request: new Uint8Array([0x7b, 0x7d]), op: CALL_ASSEMBLE_JSON, read: (r) => r.slice() }); // the instance, before the measure
 const rss0 = process.memoryUsage().rss;
-const got = asm.run(text, CALL_ASSEMBLE_JSON, (r) => r.slice());
+const got = asm.crossing.run({ request: text, op: CALL_ASSEMBLE_JSON, read: (r) => r.slice() });
 const peak = process.resourceUsage().maxRSS * 1024;
 const size = text.length;
 text = null;

@@ -22,7 +22,7 @@ const T = "{observation}";
 test("a response string over the engine's ceiling: too_large at its path, and assembleBytes still answers", async () => {
   const { loadAssembler } = await import("@polyloop/assembly");
   const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
-  a.maxStringUnits = 1000; // a lower ceiling stands in for V8's 536,870,888 units
+  a.crossing.maxStringUnits = 1000; // a lower ceiling stands in for V8's 536,870,888 units
   const req = {
     observation_template: T,
     run_messages: [{ role: "system", content: [{ type: "text", text: "short" }] }],
@@ -149,7 +149,7 @@ test("the ceiling's paths are spelled as the core spells the same positions (doc
     assert.ok(ceiling instanceof StringCeiling, String(ceiling));
     // The core's error call spells the position the decoder found.
     const args = { call: CALL_ASSEMBLE, error: "string_ceiling", size: ceiling.bytes, path: ceiling.path };
-    const spelled = errorOf(() => asm.run(encodeRequest(args), CALL_ERROR, (r) => asm.read(r)));
+    const spelled = errorOf(() => asm.crossing.run({ request: encodeRequest(args), op: CALL_ERROR, read: (r) => asm.crossing.read(r) }));
     assert.equal(spelled.code, "too_large");
     assert.equal(spelled.path, e.path);
     paths.push(e.path);
@@ -191,9 +191,9 @@ test("AssemblyError.offset comes from the wire's offset key, and is undefined wi
       ["ok", [0xc2]],
       ["error", W.map(["code", W.str("invalid_template")], ["message", W.str("m")], ["path", W.str("observation_template")], ...extra)],
     );
-  const e = errorOf(() => asm.read(err([["offset", W.int(7)]])));
+  const e = errorOf(() => asm.crossing.read(err([["offset", W.int(7)]])));
   assert.deepEqual([e.code, e.path, e.message, e.offset], ["invalid_template", "observation_template", "m", 7]);
-  const none = errorOf(() => asm.read(err([])));
+  const none = errorOf(() => asm.crossing.read(err([])));
   assert.equal(none.offset, undefined);
   // From the module: the offset in code points of a bad template, when the
   // core sends it (docs/SPEC.md §6).

@@ -18,7 +18,7 @@ const vectors = loadCases("json-vectors");
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The module's response bytes for JSON text, through the path assembleJSON uses. */
-const responseBytes = (text) => asm.run(text, CALL_ASSEMBLE_JSON, (r) => r.slice());
+const responseBytes = (text) => asm.crossing.run({ request: text, op: CALL_ASSEMBLE_JSON, read: (r) => r.slice() });
 
 test("the JSON-text vectors are there", { skip: vectors.length === 0 && "testdata/json-vectors is missing" }, () => {
   assert.ok(vectors.length >= 100, `only ${vectors.length} JSON vectors`);

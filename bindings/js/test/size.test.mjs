@@ -153,7 +153,7 @@ test('addStep is too_large at path "" (the core\'s message) exactly where the wh
 test("a step both over the response limit and over the engine's string ceiling is the limit's too_large, as assemble() of the whole is", async () => {
   const { loadAssembler } = await import("@polyloop/assembly");
   const a = await loadAssembler({ module: asm.module, maxInstances: 1 });
-  a.maxStringUnits = 1000; // stands in for V8's 536,870,888 units
+  a.crossing.maxStringUnits = 1000; // stands in for V8's 536,870,888 units
   // Within the limit, the ceiling's error names the string in the whole prompt.
   const p = a.prompt({ observation_template: T });
   const e1 = errorOf(() => p.addStep("", "x".repeat(1001)));

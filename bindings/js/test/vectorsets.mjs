@@ -62,7 +62,7 @@ export function loadCases(set) {
  */
 export function errorOfResponse(asm, bytes) {
   try {
-    asm.read(bytes);
+    asm.crossing.read(bytes);
   } catch (e) {
     return e;
   }
