@@ -1,0 +1,45 @@
+// The hostile vectors (testdata/hostile-vectors/hostile.json, written by
+// testdata/gen/gen_hostile_vectors.py, their verdicts by hand from the spec):
+// arguments no typed API can make (a key twice, the byte 0xc1, counts past
+// 2^53), sent as they are to the module Node runs; each gets its verdict,
+// code and path, as on every other host (host-test, Python).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { assembler, decode } from "./common.mjs";
+import { CALL_CACHE_REPORT, CALL_EXPORT } from "../src/consts.js";
+
+const file = new URL("../../../testdata/hostile-vectors/hostile.json", import.meta.url);
+const { cases } = JSON.parse(readFileSync(file, "utf8"));
+const asm = await assembler();
+
+function raw(bytes, op) {
+  const inst = asm.pool.acquire();
+  try {
+    return inst.invoke(bytes, op).slice();
+  } finally {
+    asm.pool.release(inst);
+  }
+}
+
+const pick = (e) => (e ? { code: e.code, path: e.path } : null);
+
+test("hostile vectors: every case's verdict", () => {
+  assert.ok(cases.length >= 20);
+  for (const c of cases) {
+    const args = Buffer.from(c.args, "base64");
+    const ans = c.call === "export" ? decode(raw(args, CALL_EXPORT)) : JSON.parse(new TextDecoder().decode(raw(args, CALL_CACHE_REPORT)));
+    if (c.error) {
+      assert.deepEqual(pick(ans.error), c.error, c.name);
+      continue;
+    }
+    assert.equal(ans.error, undefined, c.name);
+    assert.equal(ans.calls.length, c.calls.length, c.name);
+    c.calls.forEach((want, i) => {
+      const got = ans.calls[i];
+      if (want.ok) assert.ok(!got.error && !got.usage?.error, `${c.name}: call ${i}`);
+      if (want.error) assert.deepEqual(pick(got.error), want.error, `${c.name}: call ${i}`);
+      if (want.usage_error) assert.deepEqual(pick(got.usage?.error), want.usage_error, `${c.name}: call ${i}`);
+    });
+  }
+});
