@@ -204,8 +204,8 @@ class RunRows:
     mapping of columns) holding whole runs in, a ``pyarrow.Table`` of their run rows out
     (:func:`run_arrow_schema`, the run id typed as the input's). On Ray, one run per batch::
 
-        ds.groupby("run_id").map_groups(RunRows, fn_constructor_kwargs={"call": "step"},
-                                        batch_format="pyarrow", concurrency=2)
+        ds.groupby("run_id").map_groups(RunRows, fn_constructor_kwargs={"call": "step"}, batch_format="pyarrow",
+                                        concurrency=2, num_cpus=0.5)  # the group-by's tasks keep a CPU
 
     ``run_id`` and ``request`` name the columns; ``call``, if given, a column of call indices the batch's
     rows are put in order by (a group by run id keeps no order). A run split across two batches of one
