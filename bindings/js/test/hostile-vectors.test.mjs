@@ -43,3 +43,15 @@ test("hostile vectors: every case's verdict", () => {
     });
   }
 });
+
+test("counts past 2^53 are that call's invalid_usage, never rounded or clamped", () => {
+  const req = { observation_template: "{observation}", steps: [{ raw_output: "a", observation: "b" }] };
+  for (const n of [2n ** 53n, 2n ** 53n + 1n, 2n ** 62n + 1n, 2n ** 64n - 1n, 2 ** 53]) {
+    const [first, second] = asm.cacheReport([req, req], [{ cache_read_input_tokens: n }, { cache_read_input_tokens: 3 }]).calls;
+    assert.equal(first.usage.class, "invalid_usage", String(n));
+    assert.deepEqual(pick(first.usage.error), { code: "malformed_request", path: "usage.cache_read_input_tokens" }, String(n));
+    assert.equal(second.usage.cached_tokens, 3);
+  }
+  const body = asm.export(req, "openai-chat", { body: { model: "m", seed: 2n ** 64n - 1n, n: 2n ** 62n + 1n } });
+  assert.deepEqual([body.seed, body.n], [2n ** 64n - 1n, 2n ** 62n + 1n]); // passed through exactly
+});

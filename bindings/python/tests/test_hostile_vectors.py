@@ -45,3 +45,19 @@ def test_every_hostile_vector() -> None:
                 assert _pick(got.get("error")) == want["error"], (c["name"], i)
             if "usage_error" in want:
                 assert _pick(usage_error) == want["usage_error"], (c["name"], i)
+
+
+def test_counts_past_2_53_are_that_call_s_invalid_usage_never_clamped() -> None:
+    """Through the typed API: a count Python holds exactly but the report does not (over 2^53 - 1, over
+    2^62, over 2^64) is that call's invalid_usage at its path; the other call is read."""
+    import polyloop_assembly as pa
+
+    req = {"observation_template": "{observation}", "steps": [{"raw_output": "a", "observation": "b"}]}
+    for n in (2**53, 2**62 + 1, 2**64 - 1, 2**64):
+        report = pa.cache_report([req, req], [{"cache_read_input_tokens": n}, {"cache_read_input_tokens": 3}])
+        first, second = report["calls"]
+        assert first["usage"]["class"] == "invalid_usage", n
+        assert _pick(first["usage"]["error"]) == {"code": "malformed_request", "path": "usage.cache_read_input_tokens"}, n
+        assert second["usage"]["cached_tokens"] == 3
+    body = pa.export(req, "openai-chat", body={"model": "m", "seed": 2**64 - 1, "n": 2**62 + 1})
+    assert (body["seed"], body["n"]) == (2**64 - 1, 2**62 + 1)  # passed through exactly
