@@ -59,7 +59,7 @@ func TestHostileVectorsEveryEngine(t *testing.T) {
 		all = append(all, caller{r.Engine(), func(c abi.Call, b []byte) []byte { return r.AppendCall(c, nil, b) }})
 	}
 	for _, c := range doc.Cases {
-		call := map[string]abi.Call{"export": abi.CallExport, "cache_report": abi.CallCacheReport}[c.Call]
+		call := map[string]abi.Call{"export": abi.CallExport, "cache_report": abi.CallCacheReport, "compare": abi.CallCompare}[c.Call]
 		if call == 0 {
 			t.Fatalf("%s: unknown call %q", c.Name, c.Call)
 		}

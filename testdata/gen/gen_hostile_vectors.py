@@ -203,6 +203,44 @@ def cases() -> list[dict]:
         {"requests": REQ},
         error=err("malformed_request", "requests"),
     )
+    # More verdicts of the arguments: each at the argument's own path, no leading dot.
+    add("compare: a twice", "compare", dup_map(("a", REQ), ("a", REQ), ("b", REQ)), error=err("duplicate_key", "a"))
+    add("compare: an unknown argument", "compare", dup_map(("a", REQ), ("b", REQ), ("zzz", 1)), error=err("unknown_field", "zzz"))
+    add("export: an unknown provider", "export", export_args(provider="bedrock"), error=err("malformed_request", "provider"))
+    add("export: the request missing", "export", {"provider": "anthropic"}, error=err("missing_field", "request"))
+    add("export: the provider missing", "export", {"request": REQ}, error=err("missing_field", "provider"))
+    add(
+        "export: a body that is no map",
+        "export",
+        export_args(options={"body": [1]}),
+        error=err("malformed_request", "options.body"),
+    )
+    add("export: an unknown option", "export", export_args(options={"zzz": 1}), error=err("unknown_field", "options.zzz"))
+    add("cache_report: requests that are no list", "cache_report", {"requests": "x"}, error=err("malformed_request", "requests"))
+    add(
+        "cache_report: fewer usages than requests",
+        "cache_report",
+        report_args([REQ, REQ], [None]),
+        error=err("malformed_request", "usage"),
+    )
+    add(
+        "cache_report: a negative count",
+        "cache_report",
+        report_args([REQ], [{"cache_read_input_tokens": -1}]),
+        calls=[{"usage_error": err("malformed_request", "usage.cache_read_input_tokens")}],
+    )
+    add(
+        "cache_report: a count that is a str",
+        "cache_report",
+        report_args([REQ], [{"cache_read_input_tokens": "5"}]),
+        calls=[{"usage_error": err("malformed_request", "usage.cache_read_input_tokens")}],
+    )
+    add(
+        "cache_report: a usage that is a list",
+        "cache_report",
+        report_args([REQ, REQ], [[1], None]),
+        calls=[{"usage_error": err("malformed_request", "usage")}, OK],
+    )
     return out
 
 

@@ -7,7 +7,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { assembler, decode } from "./common.mjs";
-import { CALL_CACHE_REPORT, CALL_EXPORT } from "../src/consts.js";
+import { CALL_CACHE_REPORT, CALL_COMPARE, CALL_EXPORT } from "../src/consts.js";
 
 const file = new URL("../../../testdata/hostile-vectors/hostile.json", import.meta.url);
 const { cases } = JSON.parse(readFileSync(file, "utf8"));
@@ -28,7 +28,8 @@ test("hostile vectors: every case's verdict", () => {
   assert.ok(cases.length >= 20);
   for (const c of cases) {
     const args = Buffer.from(c.args, "base64");
-    const ans = c.call === "export" ? decode(raw(args, CALL_EXPORT)) : JSON.parse(new TextDecoder().decode(raw(args, CALL_CACHE_REPORT)));
+    const op = { export: CALL_EXPORT, cache_report: CALL_CACHE_REPORT, compare: CALL_COMPARE }[c.call];
+    const ans = c.call === "export" ? decode(raw(args, op)) : JSON.parse(new TextDecoder().decode(raw(args, op)));
     if (c.error) {
       assert.deepEqual(pick(ans.error), c.error, c.name);
       continue;
