@@ -173,3 +173,23 @@ func TestEndlessInputInBoundedMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestExportFileOverLimitIsTooLarge: an export request file over the real
+// 1 GiB limit (sparse: 2 GiB and 5 GiB, past the read ceiling) is too_large
+// with its own size, taken from the file, not read, as from a pipe
+// (TestExportInputOverLimit) and as the main command answers a file.
+func TestExportFileOverLimitIsTooLarge(t *testing.T) {
+	for _, size := range []int64{2 << 30, 5 << 30} {
+		file := writeFile(t, "huge.json", "")
+		if err := os.Truncate(file, size); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"export", "--provider", "anthropic", file}, {file}} {
+			code, out, errs := runWithin(t, 20*time.Second, nil, args...)
+			want := fmt.Sprintf(core.MsgRequestTooLargeFormat, size)
+			if code != 1 || !strings.Contains(out, `"too_large"`) || !strings.Contains(out, want) {
+				t.Errorf("%q (%d bytes): exit %d, %.300s (stderr %q); want 1, too_large: %q", args, size, code, out, errs, want)
+			}
+		}
+	}
+}

@@ -451,7 +451,7 @@ func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
 			case wirejson.ErrTooLarge: // read past: the next value follows
 				it.msgpack, it.tooLarge, err = nil, n, nil
 			case wirejson.ErrEndless: // read no further: the last
-				it.msgpack, it.tooLarge = nil, n
+				it.msgpack, it.tooLarge = nil, sizeUnknown
 			default:
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/tinylib/msgp/msgp"
@@ -32,10 +33,15 @@ var readCeiling int64 = 4 * core.MaxRequestBytes
 // read past readCeiling, whose end was not reached.
 const msgRequestEndlessFormat = "the request is more than %d bytes (read no further), over the 1 GiB limit; split it into smaller requests"
 
+// sizeUnknown is the size of an input read no further than readCeiling: its
+// size is not known, only that it is more (a file's size, from stat, is
+// quoted as it is).
+const sizeUnknown = math.MaxInt64
+
 // sizeOf is how a message quotes an input of size bytes over the limit:
-// "N bytes", or "more than N bytes" past readCeiling.
+// "N bytes", or "more than N bytes" for one read no further (sizeUnknown).
 func sizeOf(size int64) string {
-	if size > readCeiling {
+	if size == sizeUnknown {
 		return fmt.Sprintf("more than %d bytes (read no further)", readCeiling)
 	}
 	return fmt.Sprintf("%d bytes", size)
@@ -60,7 +66,10 @@ func readRequest(r io.Reader, size, limit int64) (b []byte, n int64, err error) 
 		return b, int64(len(b)), err
 	}
 	rest, err := io.Copy(io.Discard, io.LimitReader(r, max(readCeiling-int64(len(b)), 0)+1))
-	return nil, int64(len(b)) + rest, err
+	if n = int64(len(b)) + rest; n > readCeiling {
+		n = sizeUnknown
+	}
+	return nil, n, err
 }
 
 // readLine reads the next line of a JSON batch into dst, without its
@@ -68,7 +77,7 @@ func readRequest(r io.Reader, size, limit int64) (b []byte, n int64, err error) 
 // its first bytes are kept (the caller drops them). err is io.EOF when the
 // line ends the input without a newline, or when nothing was left (n 0),
 // or when the line runs past readCeiling: it is read no further, and the
-// input is not read on (an endless line, /dev/zero, ends there).
+// input is not read on (an sizeUnknown line, /dev/zero, ends there).
 func readLine(r *bufio.Reader, dst []byte, limit int64) (line []byte, n int64, err error) {
 	for {
 		var part []byte
@@ -78,7 +87,7 @@ func readLine(r *bufio.Reader, dst []byte, limit int64) (line []byte, n int64, e
 			dst = append(dst, part...)
 		}
 		if err == bufio.ErrBufferFull && n > readCeiling {
-			return dst, n, io.EOF
+			return dst, sizeUnknown, io.EOF
 		}
 		if err != bufio.ErrBufferFull {
 			break
@@ -201,7 +210,10 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 	for {
 		if isMsgpack {
 			b, size, err := wirejson.NextMsgpackBounded(r, nil, limit, readCeiling)
-			a.read += size
+			if err == wirejson.ErrEndless {
+				size = sizeUnknown
+			}
+			a.count(size)
 			switch err {
 			case io.EOF:
 				return nil
@@ -216,15 +228,15 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 				return err
 			}
 			a.n++
-			if err == wirejson.ErrEndless || a.endless() {
+			if err == wirejson.ErrEndless || a.pastCeiling() {
 				return nil
 			}
 			continue
 		}
 		line, size, err := readLine(r, nil, limit)
-		a.read += size
+		a.count(size)
 		if err == nil {
-			a.read++ // its newline
+			a.count(1) // its newline
 		}
 		if err != nil && err != io.EOF {
 			return err
@@ -238,16 +250,25 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 			a.keep(&a.items, msgp.AppendStringFromBytes(nil, line), limit)
 			a.n++
 		}
-		if err == io.EOF || a.endless() {
+		if err == io.EOF || a.pastCeiling() {
 			return nil
 		}
 	}
 }
 
-// endless reports that the inputs, read on past the request limit
-// together, are past readCeiling: they are read no further, and the report
-// is too_large (a stream of small requests without end stops too).
-func (a *runArgs) endless() bool { return a.tooLarge && a.read > readCeiling }
+// pastCeiling reports that the inputs, read on past the request limit
+// together, are past readCeiling: they are read no further (a.read is
+// then sizeUnknown), and the report is too_large (a stream of small requests
+// without end stops too).
+func (a *runArgs) pastCeiling() bool {
+	if a.tooLarge && a.read > readCeiling {
+		a.read = sizeUnknown
+	}
+	return a.read == sizeUnknown
+}
+
+// count adds size bytes read to a.read (sizeUnknown stays sizeUnknown).
+func (a *runArgs) count(size int64) { a.read = min(a.read+size, sizeUnknown) }
 
 // readUsage reads a JSONL file of usage objects, one a line (blank lines
 // skipped), each line's JSON as it is (wirejson.ToMsgpack keeps the keys'
@@ -258,9 +279,9 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 	a.haveUsage, a.usageErr = true, map[int]*core.Error{}
 	for lineNo := 1; ; lineNo++ {
 		line, size, err := readLine(r, nil, limit)
-		a.read += size
+		a.count(size)
 		if err == nil {
-			a.read++
+			a.count(1)
 		}
 		if err != nil && err != io.EOF {
 			return err
@@ -285,7 +306,7 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 			a.keep(&a.usage, v, limit)
 			a.nUsage++
 		}
-		if err == io.EOF || a.endless() {
+		if err == io.EOF || a.pastCeiling() {
 			return nil
 		}
 	}
@@ -293,7 +314,7 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 
 func tooLargeRequest(size int64) *core.Error {
 	msg := fmt.Sprintf(core.MsgRequestTooLargeFormat, size)
-	if size > readCeiling {
+	if size == sizeUnknown {
 		msg = fmt.Sprintf(msgRequestEndlessFormat, readCeiling)
 	}
 	return &core.Error{Code: core.CodeTooLarge, Offset: -1, Message: msg}
