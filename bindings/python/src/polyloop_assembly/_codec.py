@@ -189,7 +189,7 @@ def hooks() -> int:
     """How many values this thread's encodings have handed to a hook (``_default``, the slow walk): where a
     user's code may have run (``__index__``, ``items()``) and changed the request while it was encoded, so
     that its texts are no longer those encoded (:func:`shared_texts` then does not pay: it is not used)."""
-    return getattr(_local, "hooks", 0)  # type: ignore[no-any-return]
+    return int(getattr(_local, "hooks", 0))
 
 
 def _encode_slow(request: Any, caught: Optional[List[BaseException]]) -> bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sized
-from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _runtime
 from ._assembler import Assembler, default_assembler
@@ -353,7 +353,7 @@ class CacheRows:
 
     def _columns(self, values: Dict[str, List[Any]]) -> Dict[str, List[Any]]:
         ids = values[self.run_id]
-        runs: Dict[Hashable, List[int]] = {}  # by _run_key, in the batch's order
+        runs: Dict[Tuple[type, Any], List[int]] = {}  # by _run_key, in the batch's order
         for i, run_id in enumerate(ids):
             key = _run_key(run_id)
             # In call order (no call column), a run met again after another is refused here as a later

@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 
 from ._assembler import Assembler, default_assembler
 from ._caching import cache_report
