@@ -53,6 +53,7 @@ vectors: check-python312
 	$(PYTHON312) testdata/gen/gen_prompt_vectors.py
 	$(PYTHON312) testdata/gen/gen_json_vectors.py
 	$(PYTHON312) testdata/gen/gen_export_vectors.py
+	$(PYTHON312) testdata/gen/gen_hostile_vectors.py
 
 # One summary line per suite (scripts/suite; whole logs in artifacts/test/),
 # then the totals.

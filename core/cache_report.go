@@ -317,9 +317,13 @@ func checkUsageValue(b []byte, depth int) ([]byte, *Error) {
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, p, err := readMapHeader(b)
+		var seen keysSeen
 		for i := uint32(0); err == nil && i < n; i++ {
 			var key string
 			if key, p, err = readKey(p); err == nil {
+				if !seen.add(key) {
+					return p, duplicateKey(key)
+				}
 				if p, err = checkUsageValue(p, depth+1); err != nil {
 					err = err.within(fieldSeg(key))
 				}
@@ -412,10 +416,14 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		return nil, nil, nil, nil, err
 	}
 	haveUsage := false
+	var seen keysSeen
 	for range n {
 		var key string
 		if key, b, err = readKey(b); err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if !seen.add(key) {
+			return nil, nil, nil, nil, duplicateKey(key)
 		}
 		switch key {
 		case "requests":
@@ -476,8 +484,13 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 	reqs, errs = make([][]byte, m), make([]*Error, m)
 	for i := range reqs {
 		var e *Error
+		before := len(b)
 		if reqs[i], b, e = compareSideBytes(b, fromJSON); e != nil {
-			if len(b) == 0 && reqs[i] == nil && e.Message == endsEarly().Message {
+			if len(b) == before { // not even skipped: the elements after it cannot be found
+				if len(b) > 0 && b[0] == 0xc1 {
+					e = newError(CodeMalformedRequest, "", "expected a request, found "+typeName(b)+
+						", which no msgpack value starts with: the requests after it cannot be found; send the run's requests as msgpack")
+				}
 				return nil, nil, b, e.within(".requests" + indexSeg(i))
 			}
 			errs[i] = e

@@ -20,6 +20,7 @@ func AppendCompareBytes(dst, request []byte, fromJSON func(text []byte) ([]byte,
 	return appendJSONCall(dst, request, "the comparison", func() ([]byte, *Error) {
 		a, b, err := splitCompareRequest(request, fromJSON)
 		if err != nil {
+			err.Path = trimDot(err.Path) // a path of the arguments, as of a request (docs/SPEC.md §2.2)
 			return nil, err
 		}
 		c, err := Compare(a, b)

@@ -56,6 +56,7 @@ func AppendExportBytes(dst, request []byte, fromJSON func([]byte) ([]byte, *Erro
 		defer sc.release()
 		req, a, provider, opts, err := readExportArgs(request, fromJSON, sc)
 		if err != nil {
+			err.Path = trimDot(err.Path) // a path of the arguments, as of a request (docs/SPEC.md §2.2)
 			return nil, err
 		}
 		if a == nil { // not planned in place: planned on its own bytes
@@ -92,18 +93,19 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 	if err != nil {
 		return nil, nil, "", o, err
 	}
+	var seen keysSeen
 	for range n {
 		var key string
 		if key, b, err = readKey(b); err != nil {
 			return nil, nil, "", o, err
 		}
+		if !seen.add(key) {
+			return nil, nil, "", o, duplicateKey(key)
+		}
 		switch key {
 		case "request":
 			if len(b) > 0 && msgp.NextType(b) == msgp.ArrayType {
 				return nil, nil, "", o, newError(CodeMalformedRequest, "request", "expected a request (a map), found a message list: the export needs the request, whose segments place the cache breakpoints")
-			}
-			if a != nil || req != nil {
-				return nil, nil, "", o, duplicateKey(key)
 			}
 			if a, b = planInPlace(b, sc); a != nil {
 				continue
@@ -182,10 +184,14 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 	if err != nil {
 		return b, err
 	}
+	var seen keysSeen
 	for range n {
 		var key string
 		if key, b, err = readKey(b); err != nil {
 			return b, err
+		}
+		if !seen.add(key) {
+			return b, duplicateKey(key)
 		}
 		switch key {
 		case "ttl":
@@ -501,10 +507,14 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 		}
 	}
 	rest := fields
+	var seen keysSeen
 	for range n {
 		var key string
 		if key, rest, err = readKey(rest); err != nil {
 			return 0, nil, err
+		}
+		if !seen.add(key) {
+			return 0, nil, duplicateKey(key)
 		}
 		if slices.Contains(own, key) {
 			what := "the export writes " + quote(key) + " itself from the prompt; leave it out of the body"
@@ -530,9 +540,13 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, rest, err := readMapHeader(b)
+		var seen keysSeen
 		for i := uint32(0); err == nil && i < uint32(n); i++ {
 			var key string
 			if key, rest, err = readKey(rest); err == nil {
+				if !seen.add(key) {
+					return rest, duplicateKey(key)
+				}
 				if rest, err = checkJSONValue(rest, depth+1); err != nil {
 					err = err.within(fieldSeg(key))
 				}

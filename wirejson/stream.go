@@ -16,6 +16,10 @@ var ErrTruncated = errors.New("the msgpack stream ends inside a value")
 // its bytes were read past, not kept.
 var ErrTooLarge = errors.New("the msgpack value is over the limit")
 
+// ErrEndless reports a msgpack value NextMsgpackBounded read no further than
+// its ceiling: the stream is inside it, not at a next value.
+var ErrEndless = errors.New("the msgpack value runs past the ceiling; it was read no further")
+
 // NextMsgpack reads the bytes of the next whole msgpack value from r without
 // interpreting them, appending them to dst. At the end of the stream it
 // returns io.EOF with nothing appended. If the stream ends inside a value it
@@ -34,9 +38,19 @@ func NextMsgpack(r *bufio.Reader, dst []byte) ([]byte, error) {
 // back as it was, with ErrTooLarge, and the stream is at the next value; if
 // the stream ends inside it, n is the bytes there were (ErrTooLarge still).
 func NextMsgpackLimit(r *bufio.Reader, dst []byte, limit int64) (b []byte, n int64, err error) {
-	v := valueReader{r: r, dst: dst, start: len(dst), limit: limit}
+	return NextMsgpackBounded(r, dst, limit, math.MaxInt64)
+}
+
+// NextMsgpackBounded is NextMsgpackLimit reading at most about ceiling bytes
+// of a value over the limit (one more chunk of at most 1 MiB): past it, n
+// is more than ceiling, the error ErrEndless, and the stream is left inside
+// the value (one whose headers promise 2^62 values is not read for ever).
+func NextMsgpackBounded(r *bufio.Reader, dst []byte, limit, ceiling int64) (b []byte, n int64, err error) {
+	v := valueReader{r: r, dst: dst, start: len(dst), limit: limit, ceiling: ceiling}
 	err = v.read()
 	switch {
+	case err == ErrEndless:
+		v.dst = v.dst[:v.start]
 	case err == nil && v.over:
 		err = ErrTooLarge
 	case err == io.EOF && v.n == 0:
@@ -58,6 +72,8 @@ type valueReader struct {
 	n     int64 // bytes of the value read so far
 	limit int64
 	over  bool
+	// ceiling: past it, read stops with ErrEndless
+	ceiling int64
 }
 
 // read reads the value: each header says how many values and payload bytes
@@ -65,6 +81,9 @@ type valueReader struct {
 func (v *valueReader) read() error {
 	pending := int64(1) // values still to read
 	for pending > 0 {
+		if v.n > v.ceiling {
+			return ErrEndless
+		}
 		// The whole headers and payloads already buffered are taken in one
 		// span; a header or payload the buffer cuts goes the way below.
 		if k := v.r.Buffered(); k > 0 {
@@ -183,6 +202,9 @@ func (v *valueReader) payload(n int64) error {
 			n, chunk = n-int64(k), chunk-int64(k)
 		}
 		if chunk > 0 { // past the limit
+			if v.n > v.ceiling {
+				return ErrEndless
+			}
 			v.over, v.dst = true, v.dst[:v.start]
 			got, err := v.r.Discard(int(chunk))
 			v.n += int64(got)

@@ -90,8 +90,11 @@ func readSide(arg string) ([]byte, error) {
 	if line > 0 {
 		b, err = nthLine(bufio.NewReaderSize(f, 1<<20), line)
 	} else {
-		var n int64
-		if b, n, err = readRequest(f, 0, requestLimit); err == nil && n > requestLimit {
+		var n, size int64
+		if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() {
+			size = st.Size() // over the limit: not read, its size quoted
+		}
+		if b, n, err = readRequest(f, size, requestLimit); err == nil && n > requestLimit {
 			err = overLimitError{n}
 		}
 	}

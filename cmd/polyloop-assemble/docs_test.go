@@ -54,10 +54,12 @@ type docCommand struct {
 var (
 	skipMarker = regexp.MustCompile(`^<!--\s*docs-test:\s*skip\s*\((.+)\)\s*-->$`)
 	anyMarker  = regexp.MustCompile(`docs-test:`)
-	fence      = regexp.MustCompile("^\\s*```\\s*([A-Za-z0-9_-]*)")
-	cliCommand = regexp.MustCompile(`^(go run \./cmd/polyloop-assemble|polyloop-assemble)(\s|$)`)
-	exitMarker = regexp.MustCompile(`#\s*exit (\d+)\b`)
-	shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
+	// A Python block run where a package is installed (bindings/python/tests/test_docs.py).
+	needsMarker = regexp.MustCompile(`^<!--\s*docs-test:\s*needs\s+[A-Za-z0-9_]+\s*\((.+)\)\s*-->$`)
+	fence       = regexp.MustCompile("^\\s*```\\s*([A-Za-z0-9_-]*)")
+	cliCommand  = regexp.MustCompile(`^(go run \./cmd/polyloop-assemble|polyloop-assemble)(\s|$)`)
+	exitMarker  = regexp.MustCompile(`#\s*exit (\d+)\b`)
+	shellLangs  = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
 )
 
 // docCommands reads the CLI commands of one Markdown file; a line that
@@ -84,7 +86,7 @@ func docCommands(root, file string) ([]docCommand, []error) {
 				run = shellLangs[lang]
 				if s := skipMarker.FindStringSubmatch(prev); s != nil {
 					skip = s[1]
-				} else if anyMarker.MatchString(prev) {
+				} else if anyMarker.MatchString(prev) && !(lang == "python" && needsMarker.MatchString(prev)) {
 					errs = append(errs, fmt.Errorf("%s: a docs-test marker before line %d reads <!-- docs-test: skip (why) -->, not %q", file, n, prev))
 				}
 			}

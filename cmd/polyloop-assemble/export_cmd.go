@@ -103,7 +103,7 @@ func readExportInputs(fs *flag.FlagSet, stdin io.Reader, ttl string, maxBP, look
 	o, err = exportOptions(ttl, maxBP, lookback, explicit, cached, bodyPath)
 	if errors.As(err, &over) && tooLarge == nil {
 		tooLarge, err = &core.Error{Code: core.CodeTooLarge, Path: "options.body", Offset: -1,
-			Message: fmt.Sprintf("the body is %d bytes, over the 1 GiB request limit; give the provider's other fields only", over.size)}, nil
+			Message: fmt.Sprintf("the body is %s, over the 1 GiB request limit; give the provider's other fields only", sizeOf(over.size))}, nil
 	}
 	if err != nil && tooLarge == nil {
 		return nil, nil, nil, err

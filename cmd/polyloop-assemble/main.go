@@ -293,7 +293,7 @@ func prepare(it item) (req, resp []byte) {
 	req = it.msgpack
 	switch {
 	case it.tooLarge > 0:
-		resp = core.AppendRequestTooLarge(nil, abi.CallAssemble, it.tooLarge)
+		resp = tooLargeAnswer(abi.CallAssemble, it.tooLarge)
 	case it.line > 0 && blank(it.text):
 		resp = core.ErrorResponse(&core.Error{Code: core.CodeMalformedRequest, Offset: -1,
 			Message: "line " + strconv.Itoa(it.line) + " is blank; give one JSON request per line (every line gets one response)"})
@@ -443,13 +443,15 @@ func readItems(r *bufio.Reader, o options, emit func(item) bool) error {
 		var n int64
 		var err error
 		if o.in == "msgpack" {
-			it.msgpack, n, err = wirejson.NextMsgpackLimit(r, (*bp)[:0], requestLimit)
+			it.msgpack, n, err = wirejson.NextMsgpackBounded(r, (*bp)[:0], requestLimit, readCeiling)
 			switch err {
 			case io.EOF:
 				return nil
 			case nil, wirejson.ErrTruncated: // a cut value is the last
 			case wirejson.ErrTooLarge: // read past: the next value follows
 				it.msgpack, it.tooLarge, err = nil, n, nil
+			case wirejson.ErrEndless: // read no further: the last
+				it.msgpack, it.tooLarge = nil, sizeUnknown
 			default:
 				return err
 			}

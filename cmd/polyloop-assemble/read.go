@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/tinylib/msgp/msgp"
 
 	"github.com/polyloop/assembly/core"
+	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/wirejson"
 )
 
@@ -21,9 +23,40 @@ import (
 // whatever the input. Only tests lower it.
 var requestLimit int64 = core.MaxRequestBytes
 
+// readCeiling is the most bytes the tool reads of one input over the
+// request limit to learn its size (4 GiB): past it, that input is not read
+// on, so an endless one (/dev/zero) gets its verdict too, its size quoted
+// as "more than readCeiling bytes" (sizeOf). Only tests lower it.
+var readCeiling int64 = 4 * core.MaxRequestBytes
+
+// msgRequestEndlessFormat is core.MsgRequestTooLargeFormat for a request
+// read past readCeiling, whose end was not reached.
+const msgRequestEndlessFormat = "the request is more than %d bytes (read no further), over the 1 GiB limit; split it into smaller requests"
+
+// sizeUnknown is the size of an input read no further than readCeiling: its
+// size is not known, only that it is more (a file's size, from stat, is
+// quoted as it is).
+const sizeUnknown = math.MaxInt64
+
+// sizeOf is how a message quotes an input of size bytes over the limit:
+// "N bytes", or "more than N bytes" for one read no further (sizeUnknown).
+func sizeOf(size int64) string {
+	if size == sizeUnknown {
+		return fmt.Sprintf("more than %d bytes (read no further)", readCeiling)
+	}
+	return fmt.Sprintf("%d bytes", size)
+}
+
+// tooLargeAnswer is call c's too_large answer to a request of size bytes
+// it was not given (core.AppendRequestTooLarge, or past readCeiling).
+func tooLargeAnswer(c abi.Call, size int64) []byte {
+	return core.AppendErrorAnswer(nil, c, tooLargeRequest(size))
+}
+
 // readRequest reads the whole input as one request. Within limit it
 // returns its bytes and n = len(b). Over it, b is nil and n the input's
-// size: the file's size, or the bytes read to the end, counted and dropped.
+// size: the file's size, or the bytes read to the end, counted and dropped
+// (more than readCeiling: the input was read no further).
 func readRequest(r io.Reader, size, limit int64) (b []byte, n int64, err error) {
 	if size > limit { // a regular file: its size is known
 		return nil, size, nil
@@ -32,14 +65,19 @@ func readRequest(r io.Reader, size, limit int64) (b []byte, n int64, err error) 
 	if err != nil || int64(len(b)) <= limit {
 		return b, int64(len(b)), err
 	}
-	rest, err := io.Copy(io.Discard, r)
-	return nil, int64(len(b)) + rest, err
+	rest, err := io.Copy(io.Discard, io.LimitReader(r, max(readCeiling-int64(len(b)), 0)+1))
+	if n = int64(len(b)) + rest; n > readCeiling {
+		n = sizeUnknown
+	}
+	return nil, n, err
 }
 
 // readLine reads the next line of a JSON batch into dst, without its
 // newline; n is its length. A line over limit is read to its end but only
 // its first bytes are kept (the caller drops them). err is io.EOF when the
-// line ends the input without a newline, or when nothing was left (n 0).
+// line ends the input without a newline, or when nothing was left (n 0),
+// or when the line runs past readCeiling: it is read no further, and the
+// input is not read on (an sizeUnknown line, /dev/zero, ends there).
 func readLine(r *bufio.Reader, dst []byte, limit int64) (line []byte, n int64, err error) {
 	for {
 		var part []byte
@@ -47,6 +85,9 @@ func readLine(r *bufio.Reader, dst []byte, limit int64) (line []byte, n int64, e
 		n += int64(len(part))
 		if n <= limit+1 { // +1: the newline
 			dst = append(dst, part...)
+		}
+		if err == bufio.ErrBufferFull && n > readCeiling {
+			return dst, sizeUnknown, io.EOF
 		}
 		if err != bufio.ErrBufferFull {
 			break
@@ -90,7 +131,7 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 type overLimitError struct{ size int64 }
 
 func (e overLimitError) Error() string {
-	return fmt.Sprintf("it is %d bytes, over the 1 GiB request limit (docs/SPEC.md §4); split it", e.size)
+	return fmt.Sprintf("it is %s, over the 1 GiB request limit (docs/SPEC.md §4); split it", sizeOf(e.size))
 }
 
 // openInput opens path ("" or "-": stdin) for reading; size is the
@@ -168,14 +209,17 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 	isMsgpack := len(c) == 1 && (c[0]&0xe0 == 0x80 || c[0] >= 0xdc && c[0] <= 0xdf)
 	for {
 		if isMsgpack {
-			b, size, err := wirejson.NextMsgpackLimit(r, nil, limit)
-			a.read += size
+			b, size, err := wirejson.NextMsgpackBounded(r, nil, limit, readCeiling)
+			if err == wirejson.ErrEndless {
+				size = sizeUnknown
+			}
+			a.count(size)
 			switch err {
 			case io.EOF:
 				return nil
 			case nil:
 				a.keep(&a.items, b, limit)
-			case wirejson.ErrTooLarge:
+			case wirejson.ErrTooLarge, wirejson.ErrEndless:
 				a.callErr[a.n] = tooLargeRequest(size)
 				a.keep(&a.items, standInRequest, limit)
 			case wirejson.ErrTruncated:
@@ -184,12 +228,15 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 				return err
 			}
 			a.n++
+			if err == wirejson.ErrEndless || a.pastCeiling() {
+				return nil
+			}
 			continue
 		}
 		line, size, err := readLine(r, nil, limit)
-		a.read += size
+		a.count(size)
 		if err == nil {
-			a.read++ // its newline
+			a.count(1) // its newline
 		}
 		if err != nil && err != io.EOF {
 			return err
@@ -203,11 +250,25 @@ func (a *runArgs) readRequests(in io.Reader, limit int64) error {
 			a.keep(&a.items, msgp.AppendStringFromBytes(nil, line), limit)
 			a.n++
 		}
-		if err == io.EOF {
+		if err == io.EOF || a.pastCeiling() {
 			return nil
 		}
 	}
 }
+
+// pastCeiling reports that the inputs, read on past the request limit
+// together, are past readCeiling: they are read no further (a.read is
+// then sizeUnknown), and the report is too_large (a stream of small requests
+// without end stops too).
+func (a *runArgs) pastCeiling() bool {
+	if a.tooLarge && a.read > readCeiling {
+		a.read = sizeUnknown
+	}
+	return a.read == sizeUnknown
+}
+
+// count adds size bytes read to a.read (sizeUnknown stays sizeUnknown).
+func (a *runArgs) count(size int64) { a.read = min(a.read+size, sizeUnknown) }
 
 // readUsage reads a JSONL file of usage objects, one a line (blank lines
 // skipped), each line's JSON as it is (wirejson.ToMsgpack keeps the keys'
@@ -218,9 +279,9 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 	a.haveUsage, a.usageErr = true, map[int]*core.Error{}
 	for lineNo := 1; ; lineNo++ {
 		line, size, err := readLine(r, nil, limit)
-		a.read += size
+		a.count(size)
 		if err == nil {
-			a.read++
+			a.count(1)
 		}
 		if err != nil && err != io.EOF {
 			return err
@@ -229,7 +290,7 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 		switch {
 		case size > limit:
 			a.usageErr[a.nUsage] = &core.Error{Code: core.CodeTooLarge, Path: "usage", Offset: -1,
-				Message: fmt.Sprintf("the usage on line %d of --usage is %d bytes, over the 1 GiB request limit; give the provider's usage object", lineNo, size)}
+				Message: fmt.Sprintf("the usage on line %d of --usage is %s, over the 1 GiB request limit; give the provider's usage object", lineNo, sizeOf(size))}
 		case blank(line):
 		default:
 			var cerr error
@@ -245,14 +306,18 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 			a.keep(&a.usage, v, limit)
 			a.nUsage++
 		}
-		if err == io.EOF {
+		if err == io.EOF || a.pastCeiling() {
 			return nil
 		}
 	}
 }
 
 func tooLargeRequest(size int64) *core.Error {
-	return &core.Error{Code: core.CodeTooLarge, Offset: -1, Message: fmt.Sprintf(core.MsgRequestTooLargeFormat, size)}
+	msg := fmt.Sprintf(core.MsgRequestTooLargeFormat, size)
+	if size == sizeUnknown {
+		msg = fmt.Sprintf(msgRequestEndlessFormat, readCeiling)
+	}
+	return &core.Error{Code: core.CodeTooLarge, Offset: -1, Message: msg}
 }
 
 // args are the cache_report arguments: the requests and the usage, each

@@ -17,7 +17,8 @@ ratio near the control's is all the threads can show on that machine.
 Figures: the round trip of ``assemble_bytes`` (tiny and typical) on one
 thread, and the throughput of ``assemble_bytes_many`` and ``assemble_many``
 over ``--count`` copies of the typical request at 1 and 2 workers, with the
-ratio 2 workers / 1 worker (the threads' gain). ``--only threads2`` runs just
+ratio 2 workers / 1 worker (the threads' gain); and the calls per second of 2 and 8
+threads sharing one instance (``tiny``, more threads than instances: the pool's turns). ``--only threads2`` runs just
 2-worker ``assemble_bytes_many`` for ``--rounds`` rounds, ``--side this`` or
 ``against`` for one package alone (for ``strace -f -c -e trace=futex``).
 ``--only split``: this package's CPU time per request, in all and inside the
@@ -30,6 +31,7 @@ import argparse
 import importlib
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from types import ModuleType
@@ -86,6 +88,29 @@ def _throughput(pa: ModuleType, what: str, wire: bytes, count: int, workers: int
         if isinstance(r, pa.AssemblyError):
             raise r
     return count / (time.perf_counter() - t0)
+
+
+def _crowded(pa: ModuleType, wire: bytes, threads: int, seconds: float) -> float:
+    """Calls per second of ``threads`` threads calling assemble_bytes on an assembler of one instance (more
+    threads than instances: the pool's queue and turns, issue 44)."""
+    asm = pa.Assembler(max_instances=1)
+    asm.assemble_bytes(wire)
+    counts = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def work(k: int) -> None:
+        n = 0
+        while time.perf_counter() < stop:
+            asm.assemble_bytes(wire)
+            n += 1
+        counts[k] = n
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return sum(counts) / seconds
 
 
 def _split(pa: ModuleType, what: str, wire: bytes, count: int, workers: int) -> Tuple[float, float]:
@@ -184,6 +209,8 @@ def main() -> None:
             continue
         figures["%s tiny µs" % name] = lambda pa=pa: 1e6 * _round_trip(pa, tiny, args.seconds)
         figures["%s typical µs" % name] = lambda pa=pa: 1e6 * _round_trip(pa, typical, args.seconds)
+        for n in (2, 8):  # more threads than instances
+            figures["%s 1 instance %d threads calls/s" % (name, n)] = lambda pa=pa, n=n: _crowded(pa, tiny, n, args.seconds)
         for what in ("bytes", "dict"):
             for w in (1, 2):
                 key = "%s %s_many w=%d req/s" % (name, what, w)

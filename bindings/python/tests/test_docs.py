@@ -24,6 +24,8 @@ import pytest
 from conftest import REPO
 
 SKIP = re.compile(r"^<!--\s*docs-test:\s*skip\s*\((.+)\)\s*-->$")
+# A block that runs where an optional package is installed (Ray: make python.data-deps), skipped elsewhere.
+NEEDS = re.compile(r"^<!--\s*docs-test:\s*needs\s+([A-Za-z0-9_]+)\s*\((.+)\)\s*-->$")
 FENCE = re.compile(r"^\s*```\s*([A-Za-z0-9_-]*)")
 
 
@@ -51,9 +53,10 @@ def python_blocks() -> list[tuple[str, str, str | None]]:
             while end < len(lines) and lines[end].strip() != "```":
                 end += 1
             if lang == "python":
-                skip = SKIP.match(prev)
+                skip, needs = SKIP.match(prev), NEEDS.match(prev)
                 where = "%s:%d" % (path.relative_to(REPO), start)
-                blocks.append((where, "\n".join(lines[i + 1 : end]) + "\n", skip.group(1) if skip else None))
+                why = skip.group(1) if skip else "only with %s (%s)" % needs.groups() if needs else None
+                blocks.append((where, "\n".join(lines[i + 1 : end]) + "\n", why))
             prev, i = lines[i].strip(), end + 1
     return blocks
 
@@ -78,7 +81,7 @@ BLOCKS = python_blocks()
 
 
 def test_blocks_found() -> None:
-    run = [w for w, _, skip in BLOCKS if skip is None]
+    run = [w for w, _, skip in BLOCKS if skip is None or skip.startswith("only with ")]
     skipped = ["%s (%s)" % (w, skip) for w, _, skip in BLOCKS if skip is not None]
     print("documented Python blocks: %d run, %d skipped:\n  %s" % (len(run), len(skipped), "\n  ".join(skipped)))
     assert run, "no runnable Python block found"
@@ -87,7 +90,10 @@ def test_blocks_found() -> None:
 @pytest.mark.parametrize(("where", "code", "skip"), BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_block_runs(where: str, code: str, skip: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if skip is not None:
-        pytest.skip(skip)
+        if skip.startswith("only with "):  # a docs-test: needs block
+            pytest.importorskip(skip.split()[2], reason=skip)
+        else:
+            pytest.skip(skip)
     for entry in REPO.iterdir():
         if entry.name != ".git":
             (tmp_path / entry.name).symlink_to(entry)

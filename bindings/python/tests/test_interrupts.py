@@ -127,6 +127,9 @@ def test_ctrl_c_storm_leaves_a_working_assembler_and_a_prompt_exit() -> None:
             p.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
             out, err = p.communicate()
             pytest.fail("max_instances=%d: no exit after 120 s (a lock held or a slot lost?)\n%s" % (n, err[-4000:]))
+        # Issue 44: 114 "Exception ignored in Managed.__del__" tracebacks (an interrupt landing in a finalizer
+        # of wasmtime's, which CPython drops) printed in a storm; they are dropped quietly.
+        assert "Exception ignored" not in err, "max_instances=%d: %s" % (n, err[-4000:])
         assert p.returncode == 0 and out.startswith("OK"), "max_instances=%d: exit %d\n%s\n%s" % (
             n,
             p.returncode,

@@ -120,3 +120,25 @@ def test_an_answer_naming_a_text_the_request_lacks_is_no_response(monkeypatch: p
         asm.assemble(_request())
     assert info.value.code == "internal" and "IndexError" in (info.value.detail or "")
     assert ops == [_consts.CALL_ASSEMBLE_SHARED, _consts.CALL_ERROR]
+
+
+class _Rewriter:
+    """A ``v`` whose ``__index__`` rewrites the request's first step while it is encoded (after that step
+    was): the texts then held are not those the core was given."""
+
+    def __init__(self, request: Dict[str, Any]) -> None:
+        self.request = request
+
+    def __index__(self) -> int:
+        self.request["steps"][0]["raw_output"] = "EVIL" + "ö" * 70_000
+        return 1
+
+
+def test_a_text_rewritten_while_encoded_is_never_returned() -> None:
+    original = "ö" * 70_000
+    request: Dict[str, Any] = {"steps": [{"raw_output": original, "observation": "x"}], "observation_template": "{observation}"}
+    request["v"] = _Rewriter(request)  # last: encoded after the step
+    resp = pa.assemble(request)
+    texts = [b["text"] for m in resp["messages"] for b in m["content"]]
+    assert texts[0] == original and not any(t.startswith("EVIL") for t in texts)
+    assert resp["message_chars"][0] == len(original)

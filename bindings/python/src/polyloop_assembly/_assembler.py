@@ -91,8 +91,12 @@ class Assembler:
         core alone: a bad value gets the code and path of the same mistake on the wire (one whose reading
         raised: ``malformed_request``, the exception as ``__cause__``). Raises :class:`AssemblyError`."""
         caught: List[BaseException] = []
+        hooks = _codec.hooks()
         prepared = _crossing.prepare_value(request, op=CALL_ASSEMBLE, caught=caught)
-        texts = _codec.shared_texts(request) if len(prepared[1]) >= _codec.SHARED_MIN else None  # not an error call's
+        # Shared texts are the request's str objects as they are after encoding: only when no user code ran
+        # while it was encoded (a __index__ rewriting a text would make them texts the core never assembled).
+        shared = len(prepared[1]) >= _codec.SHARED_MIN and _codec.hooks() == hooks  # not an error call's
+        texts = _codec.shared_texts(request) if shared else None
         if texts is not None:
             prepared = (CALL_ASSEMBLE_SHARED | WORDS_PYTHON, prepared[1])
         answer = _crossing.run(self._pool, op=CALL_ASSEMBLE, prepared=prepared)

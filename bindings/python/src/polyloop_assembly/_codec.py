@@ -45,7 +45,8 @@ def _big_int(n: int) -> msgpack.ExtType:
 
 
 def _default(obj: Any) -> Any:
-    """msgpack's hook for values it cannot pack by itself."""
+    """msgpack's hook for values it cannot pack by itself (it counts in :func:`hooks`: a user's code may run)."""
+    _local.hooks = getattr(_local, "hooks", 0) + 1
     if isinstance(obj, int):  # only ints beyond 64 bits reach the hook
         return _big_int(obj)
     if isinstance(obj, Mapping):
@@ -184,7 +185,15 @@ def _check_size(what: str, size: int) -> None:
         raise EncodeError(what, size)
 
 
+def hooks() -> int:
+    """How many values this thread's encodings have handed to a hook (``_default``, the slow walk): where a
+    user's code may have run (``__index__``, ``items()``) and changed the request while it was encoded, so
+    that its texts are no longer those encoded (:func:`shared_texts` then does not pay: it is not used)."""
+    return int(getattr(_local, "hooks", 0))
+
+
 def _encode_slow(request: Any, caught: Optional[List[BaseException]]) -> bytes:
+    _local.hooks = getattr(_local, "hooks", 0) + 1
     walk = _Walk(caught)
     walk.write(request, 0)
     out: bytes = walk.pk.bytes()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import sys
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple
+import weakref
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import wasmtime
 
@@ -62,6 +64,30 @@ def _check_version() -> None:
 
 # The exports' signatures (wasm/main.go): the unchecked calls rely on them.
 _SIGNATURES = {"buffer": (("i32",), ("i64",)), "call": (("i32", "i32"), ("i64",))}
+_SIGNED: "weakref.WeakSet[wasmtime.InstancePre]" = weakref.WeakSet()  # the modules whose signatures were checked
+
+
+def _quiet_interrupts_in_finalizers() -> None:
+    """A KeyboardInterrupt that lands in a finalizer of wasmtime's objects (an instance dropped after an
+    interrupted call, the FuncType a public ``Func`` call makes) is dropped by CPython, which printed its
+    traceback ("Exception ignored in Managed.__del__": 114 in a Ctrl-C storm, issue 44). It is dropped
+    quietly now: the unraisable hook in place is given every other report, this hook's own too."""
+    previous = sys.unraisablehook
+
+    def hook(u: Any) -> None:
+        obj = u.object
+        if (
+            isinstance(u.exc_value, KeyboardInterrupt)
+            and getattr(obj, "__qualname__", "") == "Managed.__del__"
+            and getattr(obj, "__module__", "").startswith("wasmtime")
+        ):
+            return
+        previous(u)
+
+    sys.unraisablehook = hook
+
+
+_quiet_interrupts_in_finalizers()
 
 # Trap does not derive from WasmtimeError; ExitTrap (proc_exit) does.
 _WASM_FAILURES = (wasmtime.WasmtimeError, wasmtime.Trap)
@@ -107,7 +133,7 @@ class Instance:
         self._view = memoryview(b"")  # linear memory, re-made when its size changes
         self.memory_bytes = -1  # none read yet
         self._request_ptr = self._capacity = 0
-        self._setup_fast()
+        self._setup_fast(pre)
         self._request_buffer(0)  # the buffer's place and capacity (at least 64 KiB); reads the memory's size
 
     @staticmethod
@@ -143,12 +169,15 @@ class Instance:
         oom = _STDERR_OOM in stderr or "out of memory" in str(exc).lower()
         return InstanceFailure(detail, out_of_memory=oom)
 
-    def _setup_fast(self) -> None:
-        """Take the fast call path if this wasmtime has what it needs; else warn once."""
+    def _setup_fast(self, pre: wasmtime.InstancePre) -> None:
+        """Take the fast call path if this wasmtime has what it needs; else warn once. The exports' signatures
+        are the module's: checked on its first instance only (their FuncType and ValType objects, made and
+        dropped on every instance, were finalizers a Ctrl-C storm interrupted: "Exception ignored in
+        Managed.__del__", issue 44)."""
         missing = _FAST_MISSING
         if _FAST_AVAILABLE:
             _check_version()
-            for name, func in (("buffer", self._buffer), ("call", self._call)):
+            for name, func in () if pre in _SIGNED else (("buffer", self._buffer), ("call", self._call)):
                 ty = func.type(self._store)
                 got = tuple(map(str, ty.params)), tuple(map(str, ty.results))
                 if got != _SIGNATURES[name]:
@@ -156,6 +185,7 @@ class Instance:
                         "polyloop_assembly: the module's export %r has the signature %r, not %r; is "
                         "assembly.wasm from the same release as this binding?" % (name, got, _SIGNATURES[name])
                     )
+            _SIGNED.add(pre)
             try:
                 self._fast = _capi.Handles(self._store, self._buffer, self._call, self._memory)
                 self.fast = True

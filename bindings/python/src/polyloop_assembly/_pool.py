@@ -8,6 +8,7 @@ import os
 import itertools
 import operator
 import threading
+import time
 import weakref
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
@@ -27,6 +28,12 @@ _pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _BLOCK = (True,)
 _PATIENCE = (0.05,)
 _NOBLOCK = (False,)
+#: A thread's turn: having taken a slot, it takes it again for this many seconds of calls, waiting threads
+#: or not, before handing it on (a hand-off per call costs two thread switches: with more threads than
+#: instances, half the throughput). The first waiting thread wakes after a turn at most, and takes a slot
+#: left free, so a turn-holder that stops calling delays it no longer (issue 44).
+_TURN = 0.002
+_HEAD_PATIENCE = (_TURN,)
 #: Consumes an iterator in one C call: the steps of a pipeline of C calls happen together, so an
 #: interrupt (KeyboardInterrupt, raised between bytecodes) lands before or after them, never between.
 _drain: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend
@@ -41,7 +48,8 @@ class Pool:
 
     Waiting threads are served in arrival order: each waits on a lock of its own, in a queue, and a slot
     given back is handed to the first of them (released with it), so a thread giving its slot back cannot
-    take it again ahead of one waiting (issue 44: of two threads on one instance, one made every call).
+    take it again ahead of one waiting (issue 44: of two threads on one instance, one made every call),
+    once its turn (:data:`_TURN`, 2 ms of calls) is over.
     Safe under Ctrl-C: every change of the slots is one C call (a pipeline drained at once), under a mutex
     held in ``with`` blocks, so an interrupt lands before or after it; a slot is always free, held (stored
     where the ``finally`` gives it back) or handed to a waiter's lock, which the waiter takes even when
@@ -78,6 +86,7 @@ class Pool:
         self._waiters: "collections.deque[threading.Lock]" = collections.deque()
         self._mutex = threading.Lock()
         self._idle_instances: "collections.deque[Instance]" = collections.deque()
+        self._turns = threading.local()  # .end: when this thread's turn on this pool ends (perf_counter)
 
     def call(self, request: bytes, op: int = CALL_ASSEMBLE) -> bytes:
         """:meth:`Instance.call` on a pooled instance (InstanceFailure: it was discarded)."""
@@ -115,20 +124,28 @@ class Pool:
                 self._free.append(held[0])
                 if keep and len(self._idle_instances) < self.max_instances:
                     self._idle_instances.append(instance)  # type: ignore[arg-type]
-                if self._waiters:  # (a waiter that came after this check found the slot free: _wait_turn)
+                # (a waiter that came after this check found the slot free: _wait_turn); within this thread's
+                # turn the slot stays free for its next call, or for the first waiter when it wakes
+                if self._waiters and getattr(self._turns, "end", 0.0) <= time.perf_counter():
                     with self._mutex:
                         self._hand_on()
 
     def _take(self, held: List[bool]) -> None:
-        """Take a slot into ``held``: a free one when no thread waits, else in turn after those waiting."""
-        if not self._waiters:
+        """Take a slot into ``held``: a free one when no thread waits or within this thread's turn, else in
+        turn after those waiting."""
+        now = time.perf_counter()
+        end = getattr(self._turns, "end", 0.0)
+        if not self._waiters or end > now:
             try:
                 # One C call takes a slot and holds it: an interrupt lands before or after, never between.
                 held.extend(itertools.islice(iter(self._free.popleft, None), 1))
+                if end <= now:  # a new turn
+                    self._turns.end = now + _TURN
                 return
             except IndexError:  # none free
                 pass
         self._wait_turn(held)
+        self._turns.end = time.perf_counter() + _TURN
 
     def _wait_turn(self, held: List[bool]) -> None:
         """Wait in the queue until a slot is handed, and hold it in ``held``."""
@@ -142,7 +159,8 @@ class Pool:
         try:
             while True:
                 # One C call waits a turn and, when a slot was handed, holds it.
-                held.extend(filter(None, map(mine.acquire, _BLOCK, _PATIENCE)))
+                patience = _HEAD_PATIENCE if self._waiters and self._waiters[0] is mine else _PATIENCE
+                held.extend(filter(None, map(mine.acquire, _BLOCK, patience)))
                 if held:
                     return
                 with self._mutex:

@@ -9,6 +9,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple
 
+import msgpack  # type: ignore[import-untyped]
+
 from .._assembler import Assembler, default_assembler
 from .._prompt_caching import cache_report
 from .._messages import chat_messages
@@ -47,10 +49,20 @@ class _Chain:
 
 
 def _assembled(asm: Assembler, request: Any) -> Dict[str, Any]:
+    """The assembly of a request as the core's cache_report read it: bytes are msgpack when they start a
+    msgpack map, array or str (a str holding JSON text), else JSON text (the project's docs/SPEC.md §7.12,
+    in the source repository: a request's bytes are read as a compare side's)."""
+    if isinstance(request, (bytes, bytearray, memoryview)):
+        data = bytes(request)
+        c = data[0] if data else 0
+        if 0xA0 <= c <= 0xBF or 0xD9 <= c <= 0xDB:  # a msgpack str: the JSON text in it
+            request = msgpack.unpackb(data, raw=False)
+        elif c < 0x80 or c > 0xBF and (c < 0xD9 or c > 0xDF):  # no msgpack value a request is: JSON text
+            return dict(asm.assemble_json(data))
+        else:
+            return dict(asm.call("assemble", data))
     if isinstance(request, str):
         return dict(asm.assemble_json(request))
-    if isinstance(request, (bytes, bytearray, memoryview)):
-        return dict(asm.call("assemble", request))
     return dict(asm.assemble(request))
 
 
@@ -82,6 +94,7 @@ def _one_run(asm: Assembler, run_id: Any, requests: Iterator[Any], window: int) 
     call before it, so the core compares every call with its previous one)."""
     chain: Optional[_Chain] = None
     last: Optional[Tuple[int, Any]] = None  # the last valid call: its index and request
+    pending: List[Dict[str, Any]] = []  # error rows after the chain's last call: they follow its row
     start = 0
     while True:
         batch = list(itertools.islice(requests, window))
@@ -92,23 +105,36 @@ def _one_run(asm: Assembler, run_id: Any, requests: Iterator[Any], window: int) 
         for k, verdict in enumerate(verdicts):
             call = start + k
             if "error" in verdict:
-                yield _error_row(run_id, call, verdict["error"])
+                pending.append(_error_row(run_id, call, verdict["error"]))
+                if chain is None:
+                    yield from pending
+                    pending.clear()
                 continue
             previous = verdict["previous"]
             if previous is not None:  # the core's index in this report: the carried call, or one of the window
                 previous = last[0] if (carried and previous == 0) else start + previous - len(carried)  # type: ignore[index]
             if chain is not None and verdict["extends"]:
+                yield from pending  # before this call: before the chain's row
+                pending.clear()
                 chain.calls.append(call)
                 chain.proof.append({"call": call, "previous": previous, "extends": True})
                 chain.last_request = batch[k]
             else:
                 if chain is not None:
                     yield _chain_row(asm, run_id, chain)
+                yield from pending
+                pending.clear()
                 chain = _Chain(call, verdict["break"] if previous is not None else None, batch[k])
             last = (call, batch[k])
         start += len(batch)
     if chain is not None:
         yield _chain_row(asm, run_id, chain)
+    yield from pending
+
+
+def _run_key(run_id: Any) -> Tuple[type, Any]:
+    """A run id as runs are told apart: by type and value (``1``, ``True`` and ``1.0`` are three runs)."""
+    return (type(run_id), run_id)
 
 
 def run_rows(
@@ -117,7 +143,8 @@ def run_rows(
     """One training row per maximal chain of a run's calls whose prompts extend each other, lazily.
 
     ``calls``: ``(run_id, request)`` pairs, each run's calls together and in call order (a log sorted by run
-    id, stably); a request is a dict, JSON text or msgpack bytes. A run's calls are read ``window`` at a time
+    id, stably); a request is a dict, JSON text or bytes (read as :func:`cache_report` reads them: msgpack
+    when they start a msgpack map, array or str, else JSON text). A run's calls are read ``window`` at a time
     (memory: one window and one chain's indices). Each call is judged by the core (the ``cache_report``
     call): a call whose prompt is the previous valid call's, whole, followed by more, extends its chain;
     another one (a condensed or truncated history, a changed goal) starts a new chain, and its row's
@@ -131,16 +158,18 @@ def run_rows(
     prefix of the next one's, so of the row's); ``break`` (None for a run's first chain). An invalid call is
     its own row, ``ok`` False with ``error_code``, ``error_path`` and ``error_message``, and is left out of
     the chains (the next call is compared with the last valid one). Rows come in order of their last call.
-    A run id met again after another run is a ValueError: sort the calls by run id first."""
+    Run ids are told apart by type and value: ``1``, ``True`` and ``1.0`` are three runs. A run id met again
+    after another run is a ValueError: sort the calls by run id first."""
     asm = assembler or default_assembler()
     seen = set()
-    for run_id, group in itertools.groupby(calls, key=lambda c: c[0]):
-        if run_id in seen:
+    for key, group in itertools.groupby(calls, key=lambda c: _run_key(c[0])):
+        run_id = key[1]
+        if key in seen:
             raise ValueError(
                 "run_rows: the calls of run %r are not together (it is met again after another run): sort the "
                 "calls by run id, stably, so each run's calls stay in call order" % (run_id,)
             )
-        seen.add(run_id)
+        seen.add(key)
         yield from _one_run(asm, run_id, (request for _, request in group), window)
 
 
@@ -175,8 +204,8 @@ class RunRows:
     mapping of columns) holding whole runs in, a ``pyarrow.Table`` of their run rows out
     (:func:`run_arrow_schema`, the run id typed as the input's). On Ray, one run per batch::
 
-        ds.groupby("run_id").map_groups(RunRows, fn_constructor_kwargs={"call": "step"},
-                                        batch_format="pyarrow", concurrency=2)
+        ds.groupby("run_id").map_groups(RunRows, fn_constructor_kwargs={"call": "step"}, batch_format="pyarrow",
+                                        concurrency=2, num_cpus=0.5)  # the group-by's tasks keep a CPU
 
     ``run_id`` and ``request`` name the columns; ``call``, if given, a column of call indices the batch's
     rows are put in order by (a group by run id keeps no order). A run split across two batches of one
@@ -209,7 +238,7 @@ class RunRows:
         order = range(len(ids))
         if self.call is not None:
             order = sorted(order, key=table.column(self.call).to_pylist().__getitem__)  # type: ignore[assignment]
-        if ids and ids[0] == self._last_run:
+        if ids and _run_key(ids[0]) == self._last_run:
             raise ValueError(
                 "RunRows: run %r goes on from the previous batch; give each batch whole runs (Ray: "
                 "groupby(run_id).map_groups; datasets: Dataset.from_generator over data.run_rows)" % (ids[0],)
@@ -217,6 +246,6 @@ class RunRows:
         if self._assembler is None:
             self._assembler = Assembler(max_instances=1)
         rows = list(run_rows(((ids[i], _absent(requests[i])) for i in order), assembler=self._assembler))
-        self._last_run = ids[-1] if ids else self._last_run
+        self._last_run = _run_key(ids[-1]) if ids else self._last_run
         schema = run_arrow_schema(table.schema.field(self.run_id).type)
         return pa.Table.from_pylist(rows, schema=schema)

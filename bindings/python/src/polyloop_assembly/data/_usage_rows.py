@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sized
-from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import _runtime
 from .._assembler import Assembler, default_assembler
 from .._codec import usage_value
-from ._run_rows import _assembled
+from ._run_rows import _assembled, _run_key
 from ._values import _absent, _is_hf_batch, _values, _with_columns
 from .._errors import AssemblyError
 from .._types import CacheCallError, ErrorDetail
@@ -145,7 +145,10 @@ def _rows(
             if previous is not None:  # the report's index: the carried call, or one of these
                 row["previous_call"] = carry.last_call if carried and previous == 0 else previous - len(carried) + carry.next_call
             if tokenizer is not None:
-                row[_TOKENS] = _prefix_tokens(asm, tokenizer, request, verdict["cacheable_prefix_chars"])
+                try:
+                    row[_TOKENS] = _prefix_tokens(asm, tokenizer, request, verdict["cacheable_prefix_chars"])
+                except AssemblyError as e:  # internal only: the report judged the request valid
+                    row.update(error_code=e.code, error_path=e.path, error_message=e.message)
             carry.last_call, carry.last_request = call, request
         rows.append(row)
     carry.next_call += len(calls)
@@ -232,13 +235,14 @@ def cache_rows(
     """
     asm = assembler or default_assembler()
     seen = set()
-    for run_id, group in itertools.groupby((_call_parts(tuple(c)) for c in calls), key=lambda p: p[0]):
-        if run_id in seen:
+    for key, group in itertools.groupby((_call_parts(tuple(c)) for c in calls), key=lambda p: _run_key(p[0])):
+        run_id = key[1]
+        if key in seen:
             raise ValueError(
                 "cache_rows: the calls of run %r are not together (it is met again after another run): sort the "
                 "calls by run id, stably, so each run's calls stay in call order" % (run_id,)
             )
-        seen.add(run_id)
+        seen.add(key)
         carry, parts = _Carry(run_id), (part for _, part in group)
         while True:
             batch = list(itertools.islice(parts, window))
@@ -279,7 +283,9 @@ class CacheRows:
     change a row. ``with_indices=True`` lets a new ``map`` with the same callable start afresh (at index 0).
     With ``num_proc=2`` each process reads a contiguous shard: a run the shard boundary cuts starts again
     after it (call 0, no previous); give each process whole runs (Ray's ``map_groups``), or use one process.
-    A run met again after others is a ValueError, as is a batch that already has one of the added columns.
+    A run met again after others is a ValueError (within a batch too, unless ``call`` orders it: with a
+    call column a batch's rows may come in any order), as is a batch that already has one of the added
+    columns. Run ids are told apart by type and value (``1``, ``True`` and ``1.0`` are three runs).
     The instance carries the package version and the module's sha256, so a cache keyed by its hash
     (``datasets``) recomputes after an upgrade.
     """
@@ -347,26 +353,35 @@ class CacheRows:
 
     def _columns(self, values: Dict[str, List[Any]]) -> Dict[str, List[Any]]:
         ids = values[self.run_id]
-        runs: Dict[Hashable, List[int]] = {}
+        runs: Dict[Tuple[type, Any], List[int]] = {}  # by _run_key, in the batch's order
         for i, run_id in enumerate(ids):
-            runs.setdefault(run_id, []).append(i)
+            key = _run_key(run_id)
+            # In call order (no call column), a run met again after another is refused here as a later
+            # batch would refuse it, so batch_size changes no verdict.
+            if self.call is None and key in runs and _run_key(ids[i - 1]) != key:
+                raise ValueError(
+                    "CacheRows: the calls of run %r are not together (it is met again after another run): sort the "
+                    "data set by run id, stably, so each run's calls stay in call order" % (run_id,)
+                )
+            runs.setdefault(key, []).append(i)
         if self._assembler is None:
             self._assembler = Assembler(max_instances=1)
         out: List[Optional[Dict[str, Any]]] = [None] * len(ids)
         last = self._carry
-        for run_id, rows in runs.items():
+        for key, rows in runs.items():
+            run_id = key[1]
             if self.call is not None:
                 rows.sort(key=values[self.call].__getitem__)
-            if last is not None and run_id == last.run_id:
+            if last is not None and key == _run_key(last.run_id):
                 carry = last
-            elif run_id in self._seen:
+            elif key in self._seen:
                 raise ValueError(
                     "CacheRows: the calls of run %r are not together (it is met again after another run): sort the "
                     "data set by run id, stably, so each run's calls stay in call order" % (run_id,)
                 )
             else:
                 carry = _Carry(run_id)
-            self._seen.add(run_id)
+            self._seen.add(key)
             requests, usage = values[self.request], values.get(self.usage) if self.usage is not None else None
             calls = [(_absent(requests[i]), usage is not None, None if usage is None else _counts(usage[i])) for i in rows]
             for i, row in zip(rows, _rows(self._assembler, carry, calls, self.tokenizer)):
