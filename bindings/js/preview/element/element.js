@@ -24,6 +24,7 @@ import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, m
 import { CSS } from "./styles.js";
 import { blockText } from "./columns.js";
 import { INVISIBLE_RANGES } from "./binding.js";
+import { MSG, Requests } from "./protocol.js";
 
 /** The most hits a search marks. */
 export const MAX_HITS = 10_000;
@@ -274,8 +275,8 @@ export class PromptView extends ElementBase {
     /** @private @type {Map<number, HTMLElement>} */ this.rowCache = new Map();
     /** @private */ this.focusRow = 0;
     /** @private @type {((gen: number) => void)[]} */ this.waiters = [];
-    /** @private */ this.jsonId = 0;
-    /** @private @type {Map<number, (t: any) => void>} */ this.jsonWaiters = new Map();
+    /** @private the requests and jobs sent to the worker, and their replies (protocol.js) */
+    this.requests = new Requests((msg) => this.ensureWorker().postMessage({ ...msg, view: this.client }));
     /** "loading" | "ok" | "stale" | "error" | "empty" */
     this.state = "empty";
     /** @private */
@@ -292,7 +293,6 @@ export class PromptView extends ElementBase {
     });
     /** @private @type {(() => void) | null} */ this.unmount = null;
     /** @private whether the next render scrolls to what the step added */ this.stepScroll = false;
-    /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.verdictJob = null;
     /** @private */ this.painting = false;
     /** @private the result whose invisible characters hiddenCounts holds @type {View | null} */ this.hiddenOf = null;
     /** @private the search's text ("" for none) */ this.queryText = "";
@@ -310,7 +310,6 @@ export class PromptView extends ElementBase {
     this.bpAt = new Map();
     /** @private @type {{gen: number, chars: number} | null} "new since the previous call" from code point `chars` of result `gen` */
     this.since = null;
-    /** @private @type {{id: number, onProgress: (p: any) => void} | null} */ this.reportJob = null;
   }
 
   connectedCallback() {
@@ -341,7 +340,7 @@ export class PromptView extends ElementBase {
       if (entry.clients.size === 0) {
         entry.worker.terminate();
         workers.delete(/** @type {string} */ (this.workerKey));
-      } else entry.worker.postMessage({ type: "drop", view: this.client });
+      } else entry.worker.postMessage({ type: MSG.DROP, view: this.client });
     }
     this.worker = null;
     this.workerKey = null;
@@ -357,9 +356,9 @@ export class PromptView extends ElementBase {
 
   set request(value) {
     if (typeof value === "string") this.setText(value);
-    else if (value instanceof JsonBytes) this.post({ type: "jsonBytes", bytes: value.bytes.slice() }, value);
-    else if (value instanceof Uint8Array) this.post({ type: "bytes", bytes: value.slice() }, value);
-    else this.post({ type: "object", request: value }, value);
+    else if (value instanceof JsonBytes) this.post({ type: MSG.JSON_BYTES, bytes: value.bytes.slice() }, value);
+    else if (value instanceof Uint8Array) this.post({ type: MSG.BYTES, bytes: value.slice() }, value);
+    else this.post({ type: MSG.OBJECT, request: value }, value);
   }
 
   /**
@@ -377,7 +376,7 @@ export class PromptView extends ElementBase {
    */
   setText(text, { fresh = false, lineBreak = "\n" } = {}) {
     if (fresh) this.resetView();
-    return this.post({ type: "text", text, fresh, lineBreak }, text);
+    return this.post({ type: MSG.TEXT, text, fresh, lineBreak }, text);
   }
 
   /**
@@ -390,7 +389,7 @@ export class PromptView extends ElementBase {
    */
   setJSONBytes(bytes, { fresh = false } = {}) {
     if (fresh) this.resetView();
-    return this.post({ type: "jsonBytes", bytes: bytes.slice(), fresh }, new JsonBytes(bytes));
+    return this.post({ type: MSG.JSON_BYTES, bytes: bytes.slice(), fresh }, new JsonBytes(bytes));
   }
 
   /**
@@ -401,7 +400,7 @@ export class PromptView extends ElementBase {
    */
   setBytes(bytes, { fresh = false } = {}) {
     if (fresh) this.resetView();
-    return this.post({ type: "bytes", bytes: bytes.slice(), fresh }, bytes);
+    return this.post({ type: MSG.BYTES, bytes: bytes.slice(), fresh }, bytes);
   }
 
   /**
@@ -414,9 +413,7 @@ export class PromptView extends ElementBase {
    * @param {(p: {from: number, codes: string[], steps: number[], done: boolean}) => void} onProgress
    */
   verdicts(items, onProgress) {
-    const id = ++this.jsonId;
-    this.verdictJob = { id, onProgress };
-    this.ensureWorker().postMessage({ type: "verdicts", view: this.client, id, items });
+    this.requests.job(MSG.VERDICTS, { items }, onProgress);
   }
 
   /**
@@ -430,12 +427,9 @@ export class PromptView extends ElementBase {
    * @param {object} b
    * @returns {Promise<{answer: any} | {error: {code: string, path: string, message: string}}>}
    */
-  compare(a, b) {
-    const id = ++this.jsonId;
-    return new Promise((resolve) => {
-      this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "compare", view: this.client, id, a, b });
-    });
+  async compare(a, b) {
+    const m = await this.requests.request(MSG.COMPARE, { a, b });
+    return m.error ? { error: m.error } : { answer: m.answer };
   }
 
   /**
@@ -452,7 +446,7 @@ export class PromptView extends ElementBase {
   set cacheBreakpoints(on) {
     this._cacheBreakpoints = Boolean(on);
     if (!on) this.marks = null;
-    this.post({ type: "marks", on: this._cacheBreakpoints });
+    this.post({ type: MSG.MARKS, on: this._cacheBreakpoints });
   }
 
   /** The cache breakpoints drawn: `[message, block]` pairs in prompt order
@@ -484,12 +478,9 @@ export class PromptView extends ElementBase {
    * @param {object | null} [options]
    * @returns {Promise<{gen: number, text?: string, error?: {code: string, path: string, message: string}, location?: {from: number, to: number, exact: boolean} | null}>}
    */
-  exportRequest(provider, options = null) {
-    const id = ++this.jsonId;
-    return new Promise((resolve) => {
-      this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "export", view: this.client, id, provider, options });
-    });
+  async exportRequest(provider, options = null) {
+    const { gen, text, error, location } = await this.requests.request(MSG.EXPORT, { provider, options });
+    return error ? { gen, error, location: location ?? null } : { gen, text };
   }
 
   /**
@@ -505,9 +496,7 @@ export class PromptView extends ElementBase {
    * @param {ArrayLike<number>} [runs]
    */
   cacheReport(items, onProgress, runs) {
-    const id = ++this.jsonId;
-    this.reportJob = { id, onProgress };
-    this.ensureWorker().postMessage({ type: "cacheReport", view: this.client, id, items, runs });
+    this.requests.job(MSG.CACHE_REPORT, { items, runs }, onProgress);
   }
 
   /**
@@ -519,7 +508,7 @@ export class PromptView extends ElementBase {
    * @returns {number} the generation its result will carry
    */
   applyChanges(changes) {
-    return this.post({ type: "edit", changes });
+    return this.post({ type: MSG.EDIT, changes });
   }
 
   /** Show the prompt as sent before step `k` (after k completed steps),
@@ -545,7 +534,7 @@ export class PromptView extends ElementBase {
 
   set trajectory(on) {
     this._trajectory = Boolean(on);
-    this.post({ type: "trajectory", on: this._trajectory });
+    this.post({ type: MSG.TRAJECTORY, on: this._trajectory });
   }
 
   /** Number of steps of the request shown (null before a result). */
@@ -596,21 +585,14 @@ export class PromptView extends ElementBase {
   /** The module as the element's worker compiled it (a WebAssembly.Module):
    * `loadAssembler({ module })` then builds an assembler on this thread
    * without compiling it again. @returns {Promise<WebAssembly.Module>} */
-  compiledModule() {
-    const id = ++this.jsonId;
-    return new Promise((resolve) => {
-      this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "module", view: this.client, id });
-    });
+  async compiledModule() {
+    return (await this.requests.request(MSG.MODULE)).module;
   }
 
   /** @private The worker's copy of the last accepted response: its bytes, or JSON text. */
-  askResponse(bytes) {
-    const id = ++this.jsonId;
-    return new Promise((resolve) => {
-      this.jsonWaiters.set(id, resolve);
-      this.ensureWorker().postMessage({ type: "json", view: this.client, id, bytes });
-    });
+  async askResponse(bytes) {
+    const m = await this.requests.request(MSG.RESPONSE, { bytes });
+    return m.bytes === undefined ? m.text : m.bytes;
   }
 
   /** Scrolls message `i` into view and focuses its row. */
@@ -759,7 +741,7 @@ export class PromptView extends ElementBase {
       let started = false;
       w.onmessage = (ev) => {
         const m = ev.data;
-        if (m.type === "ready") started = true;
+        if (m.type === MSG.READY) started = true;
         if (m.view === undefined) for (const el of clients.values()) el.onWorker(m);
         else clients.get(m.view)?.onWorker(m);
       };
@@ -771,7 +753,7 @@ export class PromptView extends ElementBase {
           : ["worker_failed", workerFailed(workerUrl.href, ev.message)];
         for (const el of clients.values()) el.fatal(message, code);
       };
-      w.postMessage({ type: "init", wasmUrl });
+      w.postMessage({ type: MSG.INIT, wasmUrl });
       entry = { worker: w, clients };
       workers.set(key, entry);
     }
@@ -793,22 +775,8 @@ export class PromptView extends ElementBase {
   /** @private */
   onWorker(m) {
     const tIn = performance.now();
-    if (m.type === "json") {
-      this.jsonWaiters.get(m.id)?.(m.bytes === undefined ? m.text : m.bytes);
-      this.jsonWaiters.delete(m.id);
-      return;
-    }
-    if (m.type === "export") {
-      const { gen, text, error, location } = m;
-      this.jsonWaiters.get(m.id)?.(error ? { gen, error, location: location ?? null } : { gen, text });
-      this.jsonWaiters.delete(m.id);
-      return;
-    }
-    if (m.type === "cacheReport") {
-      if (this.reportJob?.id === m.id) this.reportJob.onProgress(m);
-      return;
-    }
-    if (m.type === "marks") {
+    if (this.requests.settle(m)) return;
+    if (m.type === MSG.MARKS) {
       if (!this._cacheBreakpoints || m.gen !== this.viewGen) return;
       // The breakpoints the result carried, confirmed: nothing to draw again.
       const shown = this.marks?.gen === m.gen ? this.marks : null;
@@ -821,26 +789,12 @@ export class PromptView extends ElementBase {
       if (drawn || this.bpAt.size) this.repaintRows();
       return;
     }
-    if (m.type === "compare") {
-      this.jsonWaiters.get(m.id)?.(m.error ? { error: m.error } : { answer: m.answer });
-      this.jsonWaiters.delete(m.id);
-      return;
-    }
-    if (m.type === "module") {
-      this.jsonWaiters.get(m.id)?.(m.module);
-      this.jsonWaiters.delete(m.id);
-      return;
-    }
-    if (m.type === "verdicts") {
-      if (this.verdictJob?.id === m.id) this.verdictJob.onProgress(m);
-      return;
-    }
-    if (m.type === "fatal") return this.fatal(m.message);
-    if (m.type === "ready") {
+    if (m.type === MSG.FATAL) return this.fatal(m.message);
+    if (m.type === MSG.READY) {
       performance.mark("polyloop:worker-ready");
       return;
     }
-    if (m.type !== "result" || m.gen < this.shownGen) return;
+    if (m.type !== MSG.RESULT || m.gen < this.shownGen) return;
     this.shownGen = m.gen;
     if (m.ok) {
       const first = !this.view;

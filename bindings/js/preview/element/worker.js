@@ -9,64 +9,13 @@
  * number, and the worker keeps one request per element; every answer names
  * the element it is for.
  *
- * Messages in (each with `gen`, a number that grows per element; a result
- * names the `gen` it is for, and only the newest pending request is
- * assembled — edits that arrive while one runs are applied, then assembled
- * once):
- *
- * - `{type: "init", wasmUrl?}`
- * - `{type: "text", view, gen, text, lineBreak?}`: the request as JSON text
- *   (the module's `assemble_view_json` judges it: one verdict with the CLI);
- *   with `lineBreak: "\r\n"` the text judged is this one with each LF
- *   written CRLF (a CRLF file as an editor holds it: LF), so byte offsets
- *   are the file's while positions sent back are the text's
- * - `{type: "jsonBytes", view, gen, bytes}`: the request as the bytes of JSON
- *   text, judged as they are (a file that is not UTF-8: the CLI's verdict)
- * - `{type: "edit", gen, changes: [from, to, insert][]}`: changes to that
- *   text, positions in the text before the changes, in ascending order
- * - `{type: "object", gen, request}`: a request object (the binding's encoder)
- * - `{type: "bytes", gen, bytes}`: msgpack request bytes
- * - `{type: "trajectory", gen, on}`: also say where each step starts (the
- *   view's step_start), for the step slider
- * - `{type: "json", view, id, bytes?}`: the current response as JSON text (for
- *   copying), or with `bytes` its exact msgpack bytes (for tests and tools)
- * - `{type: "drop", view}`: forget the element's request
- * - `{type: "module", view, id}`: the compiled module (a WebAssembly.Module),
- *   so the page can build an assembler without compiling it again
- * - `{type: "verdicts", view, id, items: Uint8Array[]}`: the module's verdict
- *   on each item (the UTF-8 bytes of one JSON request), computed in the
- *   background in slices, so the element's own requests go first; a newer
- *   `verdicts` of the same element supersedes it
- * - `{type: "marks", view, gen, on}`: after each ok result, also say which
- *   blocks the Anthropic export of the request (the default policy) marks
- *   with `cache_control` (a `marks` message for that result's `gen`, unless
- *   a newer request came meanwhile)
- * - `{type: "export", view, id, provider, options?}`: the element's request
- *   as the provider's request body (the binding's `export`, docs/SPEC.md
- *   §7.13), as JSON text, or its error
- * - `{type: "cacheReport", view, id, items, runs?}`: the run's cache report
- *   (`cacheReport`, docs/SPEC.md §7.12) of `items` (as for `verdicts`), in
- *   slices, each run of `runs` (a run number per item) on its own; a newer `cacheReport` of the same element supersedes it
- * - `{type: "compare", view, id, a, b}`: the module's `compare` export
- *   (docs/SPEC.md §7.9) on two sides, each `{kind: "text", text}` (JSON
- *   text), `{kind: "jsonBytes", bytes}` (the bytes of JSON text, judged as
- *   they are), `{kind: "bytes", bytes}` (msgpack) or `{kind: "current"}`
- *   (the element's request as it stands after the messages before this one)
- *
- * A `text`, `jsonBytes`, `bytes` or `object` message with `fresh: true` is a
- * new document (a file opened): its result is not compared with the one
- * before ("since the previous result").
- *
- * Messages out: `{type: "ready"}`, `{type: "result", view, gen, ok, ...}`,
- * `{type: "json", view, id, text | bytes}`, `{type: "verdicts", view, id, from,
- * codes, steps, done}`, `{type: "marks", view, gen, breakpoints | error | reason}`
- * (breakpoints: `[message, block]` pairs in prompt order), `{type: "export",
- * view, id, gen, text | error, location?}`, `{type: "cacheReport", view, id,
- * from, calls, done}` (the report's calls of items from, from + 1, …; each
- * `previous` an index into all the items), `{type: "compare", view, id, answer | error}` (the
- * core's answer as it is, or the error of a side, its path prefixed with it) (codes: "ok" or the error code; steps: the number of
- * steps, or -1 when unknown), `{type: "fatal", view?, message}` (no `view`:
- * for every element).
+ * The messages, their names and what each carries are in protocol.js (one
+ * module, imported by the element too). Only the newest pending update of
+ * an element is assembled: edits that arrive while one runs are applied,
+ * then assembled once. An update with `fresh: true` is a new document (a
+ * file opened): its result is not compared with the one before ("since the
+ * previous result"). Requests are answered with `replyTo`; jobs run in
+ * slices of about 10 ms, so the element's own updates go first.
  *
  * @module
  */
@@ -75,6 +24,7 @@ import { loadAssembler, AssemblyError } from "@polyloop/assembly";
 import { decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
 import { columnsOf, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
+import { MSG, replyTo } from "./protocol.js";
 
 /** @type {Promise<import("@polyloop/assembly").Assembler> | null} */
 let asmReady = null;
@@ -314,7 +264,7 @@ function scheduleMarks(c, gen, cols) {
     if (c.gen !== gen || c.doneGen !== gen || !c.marks || !clients.has(c.id)) return;
     const answer = marksOf(c, cols);
     c.lastMarks = answer.reason ? null : { cols, answer };
-    postMessage({ type: "marks", view: c.id, gen, ...answer });
+    postMessage({ type: MSG.MARKS, view: c.id, gen, ...answer });
   }, 0);
 }
 
@@ -367,7 +317,7 @@ export function cacheBlocks(body, cols) {
 function exportRequest(c, m) {
   if (!asm) return void asmReady?.then(() => exportRequest(c, m));
   /** @type {any} */
-  const out = { type: "export", view: c.id, id: m.id, gen: c.gen };
+  const out = replyTo(m, { gen: c.gen });
   try {
     out.text = JSON.stringify(
       /** @type {any} */ (asm).export(sideInput(c, { kind: "current" }), m.provider, m.options ?? null),
@@ -394,7 +344,8 @@ const reportJobs = new Map();
  * @param {Client} c @param {number} id @param {(Uint8Array | {msgpack: Uint8Array})[]} items
  * @param {ArrayLike<number>} [runs] the run of each item (runs.js): each run reported on its own
  */
-function startReport(c, id, items, runs) {
+function startReport(c, m) {
+  const { id, items, runs } = m;
   reportJobs.set(c.id, id);
   // Where each item's run ends (runs: a run number per item, each run's items together): a slice never
   // crosses a run's end, and a run's first call is compared with nothing before it.
@@ -416,7 +367,7 @@ function startReport(c, id, items, runs) {
       const sides = items.slice(base, to).map((it) => (it instanceof Uint8Array ? it : it.msgpack));
       calls = /** @type {any} */ (asm).cacheReport(sides).calls.slice(from - base);
     } catch (e) {
-      postMessage({ type: "cacheReport", view: c.id, id, from, calls: [], error: errorOf(e), done: true });
+      postMessage(replyTo(m, { from, calls: [], error: errorOf(e), done: true }));
       reportJobs.delete(c.id);
       return;
     }
@@ -424,7 +375,7 @@ function startReport(c, id, items, runs) {
     for (const call of calls) if (call.previous != null) call.previous += base;
     calls.forEach((/** @type {any} */ call, /** @type {number} */ k) => !call.error && (lastValid = from + k));
     const done = to >= items.length;
-    postMessage({ type: "cacheReport", view: c.id, id, from, calls, done });
+    postMessage(replyTo(m, { from, calls, done }));
     if (done) reportJobs.delete(c.id);
     else {
       size = Math.max(1, Math.min(4096, Math.round((size * 10) / Math.max(ms, 0.5))));
@@ -436,7 +387,7 @@ function startReport(c, id, items, runs) {
 
 /** Posts a failure with no place in the request. */
 function postError(c, gen, error, ms) {
-  postMessage({ type: "result", view: c.id, gen, ok: false, error, ms });
+  postMessage({ type: MSG.RESULT, view: c.id, gen, ok: false, error, ms });
 }
 
 /**
@@ -447,7 +398,7 @@ function postError(c, gen, error, ms) {
 function postRejected(c, gen, err, ms) {
   const jsonText = c.kind === "text" ? c.text : null;
   /** @type {any} */
-  const out = { type: "result", view: c.id, gen, ok: false, error: err, ms };
+  const out = { type: MSG.RESULT, view: c.id, gen, ok: false, error: err, ms };
   if (jsonText !== null) {
     const byte = syntaxByte(err);
     if (byte !== null) {
@@ -495,7 +446,7 @@ function postView(c, gen, cols, t0, tAssembled, marks = null) {
   const transfer = [view.bytes, view.roles, view.chars, view.blockStart, view.starts, view.ends].map((a) => a.buffer);
   postMessage(
     {
-      type: "result",
+      type: MSG.RESULT,
       view: c.id,
       gen,
       ok: true,
@@ -540,7 +491,7 @@ function applyChanges(c, changes) {
 function init(m) {
   if (asmReady) {
     asmReady.then(
-      () => postMessage({ type: "ready" }),
+      () => postMessage({ type: MSG.READY }),
       () => {},
     );
     return;
@@ -549,78 +500,73 @@ function init(m) {
   asmReady.then(
     (a) => {
       asm = a;
-      postMessage({ type: "ready" });
+      postMessage({ type: MSG.READY });
     },
-    (e) => postMessage({ type: "fatal", message: `cannot load the assembly module: ${e?.message ?? e}` }),
+    (e) => postMessage({ type: MSG.FATAL, message: `cannot load the assembly module: ${e?.message ?? e}` }),
   );
 }
 
+/** A new document (fresh): its result is compared with nothing before it. @param {Client} c */
+const source = (c, m, fields) => {
+  Object.assign(c, fields, { gen: m.gen });
+  if (m.fresh) [c.previous, c.lastMarks] = [null, null];
+};
+
+/** A setting of the client's view that changes what its next result carries. @param {Client} c */
+const setting = (c, m, key) => {
+  c[key] = Boolean(m.on);
+  c.gen = m.gen;
+  c.doneGen = -1;
+};
+
 /**
- * Applies one message to its client's request; whether to assemble.
- * @param {Client} c
+ * The updates of an element's request (protocol.js): each applies its
+ * message to the client; true: assemble (the newest update) once the ones
+ * queued meanwhile are applied.
+ * @type {Record<string, (c: Client, m: any) => boolean>}
  */
-function apply(c, m) {
-  switch (m.type) {
-    case "text":
-      Object.assign(c, { kind: "text", text: m.text, lineBreak: m.lineBreak === "\r\n" ? "\r\n" : "\n", value: null, gen: m.gen });
-      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
-      return true;
-    case "edit":
-      if (c.kind !== "text") return false;
-      applyChanges(c, m.changes);
-      c.gen = m.gen;
-      return true;
-    case "jsonBytes":
-    case "bytes":
-      Object.assign(c, { kind: m.type, text: "", value: m.bytes, gen: m.gen });
-      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
-      return true;
-    case "object":
-      Object.assign(c, { kind: "object", text: "", value: m.request, gen: m.gen });
-      if (m.fresh) [c.previous, c.lastMarks] = [null, null];
-      return true;
-    case "verdicts":
-      startVerdicts(c, m.id, m.items);
-      return false;
-    case "module":
-      if (asm) postMessage({ type: "module", view: c.id, id: m.id, module: /** @type {any} */ (asm).module });
-      else asmReady?.then((a) => postMessage({ type: "module", view: c.id, id: m.id, module: /** @type {any} */ (a).module }));
-      return false;
-    case "compare":
-      compareSides(c, m);
-      return false;
-    case "export":
-      exportRequest(c, m);
-      return false;
-    case "cacheReport":
-      startReport(c, m.id, m.items, m.runs);
-      return false;
-    case "marks":
-      c.marks = Boolean(m.on);
-      c.gen = m.gen;
-      c.doneGen = -1;
-      return true;
-    case "trajectory":
-      c.trajectory = Boolean(m.on);
-      c.gen = m.gen;
-      c.doneGen = -1;
-      return true;
-    case "json": {
-      const r = c.previous?.response ?? null;
-      if (m.bytes) postMessage({ type: "json", view: c.id, id: m.id, bytes: r && r.slice() });
-      else postMessage({ type: "json", view: c.id, id: m.id, text: r && JSON.stringify(decodeMsgpack(r), jsonBigInt, 2) });
-      return false;
-    }
-    default:
-      return false;
-  }
-}
+const UPDATES = {
+  [MSG.TEXT]: (c, m) => (
+    source(c, m, { kind: "text", text: m.text, lineBreak: m.lineBreak === "\r\n" ? "\r\n" : "\n", value: null }),
+    true
+  ),
+  [MSG.JSON_BYTES]: (c, m) => (source(c, m, { kind: m.type, text: "", value: m.bytes }), true),
+  [MSG.BYTES]: (c, m) => (source(c, m, { kind: m.type, text: "", value: m.bytes }), true),
+  [MSG.OBJECT]: (c, m) => (source(c, m, { kind: "object", text: "", value: m.request }), true),
+  [MSG.EDIT]: (c, m) => {
+    if (c.kind !== "text") return false;
+    applyChanges(c, m.changes);
+    c.gen = m.gen;
+    return true;
+  },
+  [MSG.MARKS]: (c, m) => (setting(c, m, "marks"), true),
+  [MSG.TRAJECTORY]: (c, m) => (setting(c, m, "trajectory"), true),
+};
+
+/**
+ * The requests and jobs (protocol.js): each answers with `replyTo(m, …)`,
+ * once or in slices.
+ * @type {Record<string, (c: Client, m: any) => void>}
+ */
+const REQUESTS = {
+  [MSG.RESPONSE]: (c, m) => {
+    const r = c.previous?.response ?? null;
+    if (m.bytes) postMessage(replyTo(m, { bytes: r && r.slice() }));
+    else postMessage(replyTo(m, { text: r && JSON.stringify(decodeMsgpack(r), jsonBigInt, 2) }));
+  },
+  [MSG.MODULE]: (_c, m) => void asmReady?.then((a) => postMessage(replyTo(m, { module: /** @type {any} */ (a).module }))),
+  [MSG.COMPARE]: (c, m) => compareSides(c, m),
+  [MSG.EXPORT]: (c, m) => exportRequest(c, m),
+  [MSG.VERDICTS]: (c, m) => startVerdicts(c, m),
+  [MSG.CACHE_REPORT]: (c, m) => startReport(c, m),
+};
 
 /** The newest verdicts job of each element (a newer one supersedes it). */
 const verdictJobs = new Map();
 
 /** Starts the verdicts of `items` for client c, in slices. @param {Client} c */
-function startVerdicts(c, id, items) {
+function startVerdicts(c, m) {
+  const { id, items } = m;
   verdictJobs.set(c.id, id);
   const step = (from) => {
     if (verdictJobs.get(c.id) !== id || !clients.has(c.id)) return;
@@ -638,7 +584,7 @@ function startVerdicts(c, id, items) {
       steps.push(v.steps);
     }
     const done = k >= items.length;
-    postMessage({ type: "verdicts", view: c.id, id, from, codes, steps, done });
+    postMessage(replyTo(m, { from, codes, steps, done }));
     if (done) verdictJobs.delete(c.id);
     else setTimeout(() => step(k), 0);
   };
@@ -698,7 +644,7 @@ function sideInput(c, s) {
 function compareSides(c, m) {
   if (!asm) return void asmReady?.then(() => compareSides(c, m));
   /** @type {any} */
-  const out = { type: "compare", view: c.id, id: m.id };
+  const out = replyTo(m, {});
   try {
     out.answer = /** @type {any} */ (asm).compare(sideInput(c, m.a), sideInput(c, m.b));
   } catch (e) {
@@ -714,14 +660,12 @@ const jsonBigInt = (/** @type {string} */ _k, /** @type {any} */ v) =>
 self.onmessage = (ev) => {
   const m = ev.data;
   try {
-    if (m.type === "init") return init(m);
-    if (m.type === "drop") {
-      clients.delete(m.view);
-      return;
-    }
+    if (m.type === MSG.INIT) return init(m);
+    if (m.type === MSG.DROP) return void clients.delete(m.view);
     const c = clientOf(m.view ?? 0);
-    if (apply(c, m)) schedule(c);
+    if (UPDATES[m.type]?.(c, m)) schedule(c);
+    else REQUESTS[m.type]?.(c, m);
   } catch (e) {
-    postMessage({ type: "fatal", view: m?.view, message: String(e?.stack ?? e) });
+    postMessage({ type: MSG.FATAL, view: m?.view, message: String(e?.stack ?? e) });
   }
 };
