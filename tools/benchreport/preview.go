@@ -8,7 +8,7 @@ import (
 )
 
 // PreviewRow is one request of the prompt preview's Chromium benchmark
-// (bindings/js/bench/preview.mjs): a one-character edit in the editor until
+// (preview/bench/preview.mjs): a one-character edit in the editor until
 // its result is painted, and the longest main-thread task meanwhile.
 type PreviewRow struct {
 	Name         string    `json:"name"`
@@ -33,7 +33,7 @@ type Preview struct {
 	Paths *PreviewPaths `json:"paths,omitempty"`
 }
 
-// PreviewFigure is one path of bench/preview-paths.mjs: every sample, the
+// PreviewFigure is one path of preview/bench/preview-paths.mjs: every sample, the
 // median and the spread.
 type PreviewFigure struct {
 	Ms       []float64 `json:"ms"`
@@ -45,7 +45,7 @@ type PreviewFigure struct {
 }
 
 // PreviewPaths are the paths a person takes that the keystroke budget does
-// not cover (bench/preview-paths.mjs).
+// not cover (preview/bench/preview-paths.mjs).
 type PreviewPaths struct {
 	OpenFile  *PreviewFigure `json:"open_file"`
 	OpenJSONL *PreviewFigure `json:"open_jsonl"`
@@ -55,7 +55,7 @@ type PreviewPaths struct {
 	StepEdit  *PreviewFigure `json:"step_edit"`
 }
 
-// pathGoals adds the budgets of the preview's paths (bench/preview-paths.mjs)
+// pathGoals adds the budgets of the preview's paths (preview/bench/preview-paths.mjs)
 // to the goals, each reached figure a median with its spread.
 func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 	var p PreviewPaths
@@ -89,7 +89,7 @@ func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 // runPreview runs the preview benchmark in headless Chromium.
 func runPreview(rep *Report, p plan, node string) error {
 	var r Preview
-	if err := runJSON(node, []string{"bindings/js/bench/preview.mjs", "--json"}, p.Quick, &r); err != nil {
+	if err := runJSON(node, []string{"preview/bench/preview.mjs", "--json"}, p.Quick, &r); err != nil {
 		return err
 	}
 	rep.Preview = &r
@@ -97,7 +97,7 @@ func runPreview(rep *Report, p plan, node string) error {
 }
 
 // withPreview reads the report recorded in reportPath and puts the preview
-// figures of previewPath (bench/preview.mjs --json) in it, replacing any.
+// figures of previewPath (preview/bench/preview.mjs --json) in it, replacing any.
 func withPreview(reportPath, previewPath string) (*Report, error) {
 	var rep Report
 	b, err := os.ReadFile(reportPath)
@@ -169,7 +169,7 @@ func previewMarkdown(rep *Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n## Prompt preview in Chromium (bindings/js/bench/preview.mjs)\n\n")
+	b.WriteString("\n## Prompt preview in Chromium (preview/bench/preview.mjs)\n\n")
 	b.WriteString("A one-character edit in the editor until its result is painted (assembly and decoding in the page's Web Worker); long tasks are main-thread tasks over 50 ms (PerformanceObserver `longtask`) during those edits.\n\n")
 	b.WriteString("| request | JSON size | edit → painted, median | all edits | worker (median) | longest main-thread task | tasks over 50 ms |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Preview.Sizes {
@@ -181,7 +181,7 @@ func previewMarkdown(rep *Report) string {
 	}
 	fmt.Fprintf(&b, "\nPage load → first assembled prompt painted, warm HTTP cache: median %.0f ms (loads: %v ms).\n", rep.Preview.Load.MedianMs, rounded(rep.Preview.Load.Ms))
 	if p := rep.Preview.Paths; p != nil {
-		b.WriteString("\nPaths a person takes (bench/preview-paths.mjs): every sample, in ms.\n\n| path | median | spread | samples |\n|---|---|---|---|\n")
+		b.WriteString("\nPaths a person takes (preview/bench/preview-paths.mjs): every sample, in ms.\n\n| path | median | spread | samples |\n|---|---|---|---|\n")
 		for _, r := range []struct {
 			name string
 			f    *PreviewFigure
