@@ -9,7 +9,7 @@
 // the view, or nothing ("exporting…"), never an older one's.
 // Text reaches the page as text only (textContent), never markup.
 
-import { appendLine } from "./element/element.js";
+import { appendLine } from "./element/text.js";
 import { runIds, runsOf } from "./runs.js";
 
 const fmt = new Intl.NumberFormat("en-US");

@@ -8,7 +8,7 @@
 //
 // Request text only ever reaches the page as text nodes. Never innerHTML.
 
-import { appendLine, h } from "./element/element.js";
+import { appendLine, h } from "./element/text.js";
 
 const fmt = new Intl.NumberFormat("en-US");
 

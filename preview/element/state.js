@@ -1,0 +1,242 @@
+/**
+ * The prompt view's state and the questions asked of it: the result shown
+ * (the worker's compact view of a response, below), how many of its
+ * messages are shown (the step), where a message comes from, its segment,
+ * the breakpoints and the "new since the previous call" of the result shown.
+ * Every function takes the element's state `pv` (see element.js, `State`)
+ * and changes nothing but indexes.
+ *
+ * @module
+ */
+
+import { quote } from "./text.js";
+import { blockText } from "./columns.js";
+
+/**
+ * @typedef {object} View the compact form of a response the worker sends
+ * @property {number} count
+ * @property {string[]} roleNames
+ * @property {Uint16Array} roles
+ * @property {Float64Array} chars
+ * @property {Uint32Array} blockStart
+ * @property {Uint8Array} bytes the response bytes; texts are byte ranges of them
+ * @property {Uint32Array} starts
+ * @property {Uint32Array} ends
+ * @property {[number, number, number, number]} segEnds where the run, injection, goal and history segments end (the core's)
+ * @property {number} steps
+ * @property {Uint32Array} stepStart the first message of each step, then the count
+ * @property {{channel: string, entry_id: string}[]} injected
+ * @property {number} prompt_chars
+ * @property {boolean} context_overflow
+ * @property {{run: string, injections: string, goal: string}} prefix_digests
+ * @property {string | null} budget max_prompt_chars as a decimal string (exact)
+ * @property {number} firstOver the first message over the budget (the core's), -1 if none
+ * @property {number} changedFrom
+ * @property {{run: boolean, injections: boolean, goal: boolean} | null} sameDigests
+ */
+
+/**
+ * The element's state: one object, made with the element, read and drawn by
+ * the render modules; what a result brings (view, trajectoryInfo, marks…)
+ * is set together when it arrives (element.js, the RESULT message).
+ * @typedef {ReturnType<typeof newState>} State
+ */
+
+/**
+ * @param {HTMLElement} host the element @param {ShadowRoot} root its shadow root
+ * @param {ReturnType<typeof import("./panes.js").build>} ui its parts (panes.js)
+ */
+export function newState(host, root, ui) {
+  return {
+    host,
+    root,
+    ui,
+    /** Fires `type` on the element (bubbling, across shadow roots). @param {string} type @param {any} detail */
+    emit: (type, detail) => host.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true })),
+    /** "loading" | "ok" | "stale" | "error" | "empty" */
+    state: "empty",
+    /** the generation of the newest request sent, and of the result shown */
+    gen: 0,
+    shownGen: -1,
+    // ---- the result shown
+    /** @type {View | null} */
+    view: null,
+    /** the generation of the ok result shown (-1: none) */
+    viewGen: -1,
+    /** where each step starts (with `trajectory` on) @type {any} */
+    trajectoryInfo: null,
+    /** @type {any} */
+    lastError: null,
+    /** @type {{gen: number, breakpoints?: [number, number][], error?: any, reason?: string} | null} the cache breakpoints of result `gen` */
+    marks: null,
+    /** @type {{gen: number, chars: number} | null} "new since the previous call" from code point `chars` of result `gen` */
+    since: null,
+    /** @type {any} timing of the last result (ms): in the worker, and rendering here */
+    lastTiming: null,
+    // ---- what the user chose
+    /** @type {number | null} */
+    _step: null,
+    _trajectory: false,
+    _cacheBreakpoints: false,
+    /** @type {Set<number>} messages expanded */
+    expanded: new Set(),
+    /** @type {Set<number>} segments folded */
+    collapsedSegs: new Set(),
+    // ---- the list
+    /** the rows: a message, or -1 - s for the head of segment s */
+    rows: new Int32Array(0),
+    /** @type {Map<number, HTMLElement>} */
+    rowCache: new Map(),
+    focusRow: 0,
+    /** @type {import("@tanstack/virtual-core").Virtualizer<HTMLElement, HTMLElement>} */
+    virtualizer: /** @type {any} */ (null),
+    /** whether the next render scrolls to what the step added */
+    stepScroll: false,
+    painting: false,
+    repaint: false,
+    /** @type {Map<number, Map<number, number>>} message → block → breakpoint index (of the marks shown) */
+    bpAt: new Map(),
+    /** the result whose invisible characters hiddenCounts holds @type {View | null} */
+    hiddenOf: null,
+    /** @type {Map<number, {count: number, tags: number}>} */
+    hiddenCounts: new Map(),
+    // ---- the search
+    /** the search's text ("" for none) */
+    queryText: "",
+    /** @type {{message: number, block: number, from: number, to: number}[]} the search's hits, in order */
+    hits: [],
+    /** @type {Map<number, number[]>} message → indexes into hits */
+    hitsByMessage: new Map(),
+    /** the current hit, -1 for none */
+    hit: -1,
+    /** the result and limit the hits are of */
+    hitsOf: "",
+  };
+}
+
+/** messages shown: all, or those before step `step`. */
+export function limit(pv) {
+  const v = pv.view;
+  if (!v) return 0;
+  const t = pv.trajectoryInfo;
+  if (pv._step === null || !t) return v.count;
+  return t.stepStart[Math.min(pv._step, t.steps)];
+}
+
+/** */
+export function prefixChars(pv, n) {
+  let s = 0;
+  const c = /** @type {View} */ (pv.view).chars;
+  for (let i = 0; i < n; i++) s += c[i];
+  return s;
+}
+
+/** whether the first n messages exceed the budget: the running
+ * sum first exceeds it at v.firstOver, and never falls back */
+export function overflowAt(pv, n) {
+  const v = /** @type {View} */ (pv.view);
+  return v.firstOver >= 0 && v.firstOver < n;
+}
+
+/** the first message of segment s */
+export function segStart(pv, s) {
+  return s === 0 ? 0 : /** @type {View} */ (pv.view).segEnds[s - 1];
+}
+
+/** the segment of message i */
+export function segOf(pv, i) {
+  const e = /** @type {View} */ (pv.view).segEnds;
+  return i < e[0] ? 0 : i < e[1] ? 1 : i < e[2] ? 2 : 3;
+}
+
+/** messages of segment s (within the shown limit) */
+export function segmentCount(pv, s) {
+  const v = /** @type {View} */ (pv.view);
+  const lim = limit(pv);
+  return Math.max(0, Math.min(v.segEnds[s], lim) - segStart(pv, s));
+}
+
+/** where message i comes from in the request */
+export function where(pv, i) {
+  const v = /** @type {View} */ (pv.view);
+  const [run, inj, goal] = v.segEnds;
+  if (i < run) return `run_messages[${i}]`;
+  if (i < inj) {
+    const entry = v.injected[i - run];
+    let k = 0;
+    for (let j = run; j < i; j++) if (v.injected[j - run].channel === entry.channel) k++;
+    return `injections[${quote(entry.channel)}][${k}]`;
+  }
+  if (i < goal) return `goal_messages[${i - inj}]`;
+  const s = stepOf(pv, i);
+  return i === v.stepStart[s] ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
+}
+
+/** The step message i belongs to (a history message): the last
+ * step starting at or before it (step_start, binary search). */
+export function stepOf(pv, i) {
+  const st = /** @type {View} */ (pv.view).stepStart;
+  let lo = 0;
+  let hi = st.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (st[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** How many steps start before message n. */
+export function stepsBefore(pv, n) {
+  const v = /** @type {View} */ (pv.view);
+  let k = 0;
+  while (k < v.steps && v.stepStart[k] < n) k++;
+  return k;
+}
+
+/** The cache breakpoints of the result shown, or null. */
+export function shownMarks(pv) {
+  const m = pv.marks;
+  return m && pv._cacheBreakpoints && pv.view && m.gen === pv.viewGen ? m : null;
+}
+
+/** Indexes the breakpoints shown (none in step mode). */
+export function indexMarks(pv) {
+  pv.bpAt = new Map();
+  const list = pv._step === null ? shownMarks(pv)?.breakpoints : null;
+  list?.forEach(([i, b], k) => {
+    const at = pv.bpAt.get(i) ?? new Map();
+    at.set(b, k);
+    pv.bpAt.set(i, at);
+  });
+}
+
+/** Where "new since the previous call" starts in the result
+ * shown: [message, code point in it], or null. */
+export function sinceFrom(pv) {
+  const s = pv.since;
+  const v = pv.view;
+  if (!s || !v || s.gen !== pv.viewGen || pv._step !== null) return null;
+  let left = s.chars;
+  for (let i = 0; i < v.count; i++) {
+    if (left < v.chars[i]) return [i, left];
+    left -= v.chars[i];
+  }
+  return null;
+}
+
+/** The texts of message `i`'s blocks (for tests and tools). */
+export function messageTexts(pv, i) {
+  const v = pv.view;
+  if (!v || i < 0 || i >= v.count) return null;
+  const out = [];
+  for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(blockText(/** @type {any} */ (v), b));
+  return out;
+}
+
+/** Summary of what is shown (the element's `summary`), null before a result. @param {State} pv */
+export function summaryOf(pv) {
+  if (!pv.view) return null;
+  const lim = limit(pv);
+  return { messages: lim, promptChars: prefixChars(pv, lim), contextOverflow: overflowAt(pv, lim), stale: pv.state === "stale" };
+}
