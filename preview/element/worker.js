@@ -20,11 +20,14 @@
  * @module
  */
 
-import { loadAssembler, AssemblyError } from "@polyloop/assembly";
+import { loadAssembler } from "@polyloop/assembly";
 import { decodeMsgpack, jsonBytesSide, syntaxByte } from "./binding.js";
 import { columnsOf, firstDifference } from "./columns.js";
 import { codePointInLiteral, locatePath, utf16Index } from "./locate.js";
 import { MSG, replyTo } from "./protocol.js";
+import { cacheBlocks, errorOf, field, jsonBigInt, parseExact, unCRLF } from "./values.js";
+
+export { cacheBlocks, parseExact, unCRLF } from "./values.js";
 
 /** @type {Promise<import("@polyloop/assembly").Assembler> | null} */
 let asmReady = null;
@@ -80,19 +83,6 @@ function clientOf(id) {
 
 const td = new TextDecoder();
 
-/** An AssemblyError (or any error: internal) as a message's plain object,
- * with where it is (`at`: the path's keys and indexes, a JSON syntax
- * error's byte) when a view call gave it (docs/SPEC.md §7.8).
- * @param {any} e @returns {{code: string, path: string, message: string, offset?: number, at?: {path: (string | number)[], byte: number | null}}} */
-function errorOf(e) {
-  if (!(e instanceof AssemblyError)) return { code: "internal", path: "", message: String(e?.message ?? e) };
-  /** @type {any} */
-  const out = { code: String(e.code), path: String(e.path ?? ""), message: String(e.message ?? "") };
-  if (typeof e.offset === "number" && e.offset >= 0) out.offset = e.offset;
-  if (e.at) out.at = { path: [...e.at.path], byte: e.at.byte ?? null };
-  return out;
-}
-
 /**
  * The compact view of a response, sent to the main thread: its columns
  * (texts as byte ranges of the response bytes, which are transferred; the
@@ -130,30 +120,6 @@ function viewOf(client, c) {
   };
 }
 
-/** @param {any} v */
-const field = (v, k) => (v instanceof Map ? v.get(k) : v?.[k]);
-
-/** A run of digits long enough to be an integer beyond 2^53. */
-const LONG_INTEGER = /\d{16}/;
-
-/**
- * JSON text as a JavaScript value with every integer exact: one beyond
- * 2^53 becomes a bigint read from its source text (JSON.parse's reviver
- * context), never a rounded number, so the incremental prompt sends the
- * budget the module read (docs/SPEC.md §7.3).
- *
- * @param {string} text JSON text the module judged valid
- */
-export function parseExact(text) {
-  if (!LONG_INTEGER.test(text)) return JSON.parse(text);
-  return JSON.parse(text, (_k, v, ctx) => {
-    if (typeof v !== "number" || Number.isSafeInteger(v)) return v;
-    const src = /** @type {any} */ (ctx)?.source;
-    if (typeof src !== "string") throw new Error("this JavaScript engine cannot read an integer beyond 2^53 exactly");
-    return /^-?\d+$/.test(src) ? BigInt(src) : v;
-  });
-}
-
 /**
  * The request as a JavaScript value, for the step-by-step prompt and a
  * template error: for the text kinds, the JSON text the module judged.
@@ -185,17 +151,6 @@ function assembleCurrent(c) {
  * client's `lineBreak` says. @param {Client} c */
 function judgedText(c) {
   return c.lineBreak === "\r\n" && c.text.includes("\n") ? c.text.replaceAll("\n", "\r\n") : c.text;
-}
-
-/**
- * The position in `text` of the UTF-16 index `i` of `judged` (the text with
- * each LF written CRLF): the CRs before it are not in `text`.
- * @param {string} judged @param {number} i
- */
-export function unCRLF(judged, i) {
-  let crs = 0;
-  for (let at = judged.indexOf("\r"); at >= 0 && at < i; at = judged.indexOf("\r", at + 1)) crs++;
-  return i - crs;
 }
 
 /** The view's max_prompt_chars stops at 2^63 - 1 (core/view.go writes an
@@ -280,35 +235,6 @@ function marksOf(c, cols) {
   } catch (e) {
     return { error: errorOf(e) };
   }
-}
-
-/**
- * Where the blocks of an Anthropic export body that carry `cache_control`
- * are in the prompt: its `system` blocks are the blocks of the prompt's
- * leading system messages, in order, and `messages[j]` is the message after
- * them j places on (docs/SPEC.md §7.13: no message added, dropped or moved).
- * @param {any} body the export's answer
- * @param {{count: number, roleNames: string[], roles: ArrayLike<number>, blockStart: ArrayLike<number>}} cols
- * @returns {[number, number][]} `[message, block]` pairs, in prompt order
- */
-export function cacheBlocks(body, cols) {
-  const system = field(body, "system") ?? [];
-  const messages = field(body, "messages") ?? [];
-  let lead = 0;
-  while (lead < cols.count && cols.roleNames[cols.roles[lead]] === "system") lead++;
-  /** @type {[number, number][]} */
-  const out = [];
-  let k = 0;
-  for (let i = 0; i < lead; i++)
-    for (let b = 0; b < cols.blockStart[i + 1] - cols.blockStart[i]; b++, k++)
-      if (field(system[k], "cache_control") != null) out.push([i, b]);
-  if (k !== system.length || messages.length !== cols.count - lead)
-    throw new Error(`the Anthropic export (${system.length} system blocks, ${messages.length} messages) does not match the prompt`);
-  messages.forEach((/** @type {any} */ m, /** @type {number} */ j) => {
-    const blocks = field(m, "content") ?? [];
-    blocks.forEach((/** @type {any} */ blk, /** @type {number} */ b) => field(blk, "cache_control") != null && out.push([lead + j, b]));
-  });
-  return out;
 }
 
 /** Posts the client's request as the provider's request body (JSON text),
@@ -652,10 +578,6 @@ function compareSides(c, m) {
   }
   postMessage(out);
 }
-
-/** A bigint as its exact JSON number. */
-const jsonBigInt = (/** @type {string} */ _k, /** @type {any} */ v) =>
-  typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
 
 self.onmessage = (ev) => {
   const m = ev.data;
