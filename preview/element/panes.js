@@ -9,7 +9,9 @@
 
 import { CSS } from "./styles.js";
 import { SEGMENTS, fmt, h, plural } from "./text.js";
-import { overflowAt, prefixChars, shownMarks } from "./state.js";
+import { frameOf } from "./state.js";
+
+/** @typedef {ReturnType<typeof build>} Ui @typedef {import("./state.js").Frame} Frame @typedef {import("./state.js").View} View */
 
 // ---- DOM ----------------------------------------------------------------
 /** @param {ShadowRoot} root */
@@ -43,7 +45,6 @@ export function build(root) {
   return { state, totals, gauge, fill, label, banner, error, cache, bps, list, rows, digests, digestBody, digestNote };
 }
 
-/** */
 export function setState(pv, s) {
   pv.state = s;
   pv.host.dataset.state = s;
@@ -59,19 +60,29 @@ export function setState(pv, s) {
       : `Stale: the request is rejected (${e.code}); the prompt below is from the last request that assembled.`;
   }
   if (s === "ok") pv.ui.error.hidden = true;
-  renderMarks(pv);
+  const f = frameOf(pv);
+  renderMarks(pv.ui, f);
   // "Since the previous result" describes a result: none while rejected.
   pv.ui.cache.hidden = s !== "ok";
-  markResult(pv, s);
+  markResult(pv.ui, f);
+}
+
+/** The panes that describe the result shown, from its frame (state.js). @param {Ui} ui @param {Frame} f */
+export function renderPanes(ui, f) {
+  renderTotals(ui, f);
+  renderCache(ui, f);
+  renderMarks(ui, f);
+  renderDigests(ui, f);
 }
 
 /** One state per view: what describes a result (totals, gauge,
  * prefix digests) is the current request's when "ok", visibly the last
  * valid request's when "stale", and cleared when there is none. */
-export function markResult(pv, s) {
-  const { totals, gauge, fill, label, digests, digestBody, digestNote } = pv.ui;
+export function markResult(ui, f) {
+  const { totals, gauge, fill, label, digests, digestBody, digestNote } = ui;
+  const s = f.state;
   const stale = s === "stale";
-  if (!pv.view || (s !== "ok" && !stale)) {
+  if (!f.view || (s !== "ok" && !stale)) {
     totals.textContent = "";
     delete totals.dataset.value;
     gauge.className = "gauge none";
@@ -95,17 +106,17 @@ export function markResult(pv, s) {
 }
 
 /** The line saying where the cache breakpoints are (or why none are drawn). */
-export function renderMarks(pv) {
-  const el = pv.ui.bps;
-  const m = shownMarks(pv);
-  if (!pv._cacheBreakpoints || !pv.view) return void el.replaceChildren();
+export function renderMarks(ui, f) {
+  const el = ui.bps;
+  const m = f.marks;
+  if (m === null) return void el.replaceChildren();
   const title = h(
     "b",
     {},
-    pv.state === "stale" ? "Anthropic cache breakpoints (of the last valid request): " : "Anthropic cache breakpoints: ",
+    f.state === "stale" ? "Anthropic cache breakpoints (of the last valid request): " : "Anthropic cache breakpoints: ",
   );
-  if (pv._step !== null || pv._trajectory) el.replaceChildren(title, "drawn on the whole request (not step by step).");
-  else if (!m) el.replaceChildren(title, "exporting…");
+  if (m === "whole") el.replaceChildren(title, "drawn on the whole request (not step by step).");
+  else if (m === "exporting") el.replaceChildren(title, "exporting…");
   else if (m.error)
     el.replaceChildren(title, "none, the export is refused: ", h("span", { class: "code" }, m.error.code), ` at ${m.error.path}`);
   else if (m.reason) el.replaceChildren(title, m.reason);
@@ -116,26 +127,19 @@ export function renderMarks(pv) {
   }
 }
 
-/** */
-export function renderTotals(pv, lim) {
-  const v = /** @type {View} */ (pv.view);
-  const chars = prefixChars(pv, lim);
-  const t = pv.trajectoryInfo;
-  const stepNote = pv._step !== null && t ? ` · as sent after ${Math.min(pv._step, t.steps)} of ${plural(t.steps, "step")}` : "";
-  pv.ui.totals.dataset.value = `${plural(chars, "char")} · ${plural(lim, "message")}${stepNote}`;
-  pv.ui.gauge.className = "gauge";
-  showLabel(pv, gaugeLabel(pv, v, chars, lim));
-}
-
-/** Shows the totals and the gauge's label (marked when stale). */
-export function showLabel(pv, text) {
-  pv.ui.label.dataset.value = text;
-  markResult(pv, pv.state);
+/** The totals and the gauge. @param {Ui} ui @param {Frame} f */
+export function renderTotals(ui, f) {
+  const stepNote = f.step !== null ? ` · as sent after ${f.step} of ${plural(f.steps, "step")}` : "";
+  ui.totals.dataset.value = `${plural(f.chars, "char")} · ${plural(f.lim, "message")}${stepNote}`;
+  ui.gauge.className = "gauge";
+  ui.label.dataset.value = gaugeLabel(ui, f);
+  markResult(ui, f);
 }
 
 /** The gauge's fill and classes; its label. */
-export function gaugeLabel(pv, v, chars, lim) {
-  const { gauge, fill } = pv.ui;
+export function gaugeLabel(ui, f) {
+  const { gauge, fill } = ui;
+  const v = /** @type {View} */ (f.view);
   if (v.budget === null) {
     fill.style.width = "0";
     gauge.classList.add("none");
@@ -144,32 +148,31 @@ export function gaugeLabel(pv, v, chars, lim) {
   // The budget in integers (BigInt): exact at any size; the share used
   // in basis points, for the gauge's width.
   const b = BigInt(v.budget);
-  const c = BigInt(chars);
+  const c = BigInt(f.chars);
   const bp = b > 0n ? Number((c * 10000n) / b) : c > 0n ? Infinity : 0;
   fill.style.width = `${Math.min(100, bp / 100)}%`;
-  if (overflowAt(pv, lim)) {
+  if (f.overflow) {
     gauge.classList.add("over");
-    return `context overflow · ${fmt.format(chars)} / ${fmt.format(b)}`;
+    return `context overflow · ${fmt.format(f.chars)} / ${fmt.format(b)}`;
   }
   if (c * 10n > b * 9n) gauge.classList.add("warn");
-  return `${fmt.format(chars)} / ${fmt.format(b)}`;
+  return `${fmt.format(f.chars)} / ${fmt.format(b)}`;
 }
 
 /** what stayed byte-identical (cacheable) */
-export function renderCache(pv, lim) {
-  const v = /** @type {View} */ (pv.view);
-  const c = pv.ui.cache;
-  const t = pv.trajectoryInfo;
-  if (pv._step !== null && t) {
-    const k = Math.min(pv._step, t.steps);
+export function renderCache(ui, f) {
+  const v = /** @type {View} */ (f.view);
+  const c = ui.cache;
+  if (f.step !== null) {
+    const k = f.step;
     if (k === 0) {
       c.replaceChildren(h("b", {}, "Step 0: "), "the prompt before any step (run, injections, goal).");
     } else {
-      const prev = prefixChars(pv, t.stepStart[k - 1]);
+      const prev = f.stepFrom;
       c.replaceChildren(
         h("b", {}, `Step ${k}: `),
         h("span", { class: "same" }, "run, injections and goal unchanged (same prefix digests)"),
-        `; the whole prompt of step ${k - 1} (${plural(prev, "char")}) is a byte-identical prefix: cacheable. Step ${k} added ${plural(prefixChars(pv, lim) - prev, "char")}.`,
+        `; the whole prompt of step ${k - 1} (${plural(prev, "char")}) is a byte-identical prefix: cacheable. Step ${k} added ${plural(f.chars - prev, "char")}.`,
       );
     }
     return;
@@ -194,14 +197,13 @@ export function renderCache(pv, lim) {
     );
   }
   if (v.changedFrom < 0) parts.push("every message byte-identical.");
-  else parts.push(`messages before #${v.changedFrom} byte-identical (${plural(prefixChars(pv, v.changedFrom), "char")} cacheable).`);
+  else parts.push(`messages before #${v.changedFrom} byte-identical (${plural(f.sameChars, "char")} cacheable).`);
   c.replaceChildren(...parts);
 }
 
-/** */
-export function renderDigests(pv) {
-  const v = /** @type {View} */ (pv.view);
-  pv.ui.digestBody.replaceChildren(
+export function renderDigests(ui, f) {
+  const v = /** @type {View} */ (f.view);
+  ui.digestBody.replaceChildren(
     ...["run", "injections", "goal"].map((k) =>
       h(
         "tr",
@@ -214,7 +216,6 @@ export function renderDigests(pv) {
   );
 }
 
-/** */
 export function renderError(pv) {
   const e = pv.lastError;
   const panel = pv.ui.error;

@@ -7,10 +7,10 @@
  */
 
 import { collapsed } from "./text.js";
-import { renderCache, renderDigests, renderError, renderMarks, renderTotals, setState } from "./panes.js";
+import { renderError, renderMarks, renderPanes, setState } from "./panes.js";
 import { paintRows, refocus, repaintRows, rowKeys, scrollToMessage, toggleExpand } from "./rows.js";
 import { findHits, searchStateOf } from "./search.js";
-import { indexMarks, limit, messageTexts, segOf, segStart } from "./state.js";
+import { frameOf, indexMarks, limit, messageTexts, segOf, segStart } from "./state.js";
 
 /** Rebuilds the row index and repaints. */
 export function render(pv) {
@@ -45,10 +45,7 @@ export function render(pv) {
   });
   pv.virtualizer._willUpdate();
   indexMarks(pv);
-  renderTotals(pv, lim);
-  renderCache(pv, lim);
-  renderMarks(pv);
-  renderDigests(pv);
+  renderPanes(pv.ui, frameOf(pv));
   paintRows(pv);
   scrollToStep(pv);
 }
@@ -108,7 +105,6 @@ export function resetView(pv) {
   setState(pv, "loading");
 }
 
-/** */
 export function onClick(pv, e) {
   const t = /** @type {HTMLElement} */ (e.target);
   const fold = t.closest?.("[data-fold]");
@@ -225,7 +221,7 @@ export function showMarks(pv, m) {
   if (shown && JSON.stringify([shown.breakpoints, shown.error]) === JSON.stringify([m.breakpoints, m.error])) return;
   const drawn = pv.bpAt.size;
   indexMarks(pv);
-  renderMarks(pv);
+  renderMarks(pv.ui, frameOf(pv));
   // Rows drawn again only when they gain or lose a marker (a 16 MB prompt gets none: no long task).
   if (drawn || pv.bpAt.size) repaintRows(pv);
 }

@@ -269,7 +269,6 @@ export function repaintRows(pv) {
   paintRows(pv);
 }
 
-/** */
 export function toggleExpand(pv, i) {
   if (pv.expanded.has(i)) pv.expanded.delete(i);
   else pv.expanded.add(i);

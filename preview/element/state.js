@@ -123,7 +123,6 @@ export function limit(pv) {
   return t.stepStart[Math.min(pv._step, t.steps)];
 }
 
-/** */
 export function prefixChars(pv, n) {
   let s = 0;
   const c = /** @type {View} */ (pv.view).chars;
@@ -240,3 +239,35 @@ export function summaryOf(pv) {
   const lim = limit(pv);
   return { messages: lim, promptChars: prefixChars(pv, lim), contextOverflow: overflowAt(pv, lim), stale: pv.state === "stale" };
 }
+
+/**
+ * What is shown, computed once from the state each time the panes are drawn:
+ * the frame they are drawn from (panes.js), so that no pane asks the state
+ * again.
+ * @param {State} pv
+ */
+export function frameOf(pv) {
+  const v = pv.view;
+  const t = pv.trajectoryInfo;
+  const lim = limit(pv);
+  const step = pv._step !== null && t ? Math.min(pv._step, t.steps) : null;
+  return {
+    /** "loading" | "ok" | "stale" | "error" | "empty" */
+    state: pv.state,
+    view: v,
+    /** messages shown, their characters, whether they pass the budget */
+    lim,
+    chars: v ? prefixChars(pv, lim) : 0,
+    overflow: v ? overflowAt(pv, lim) : false,
+    /** the step shown (null: the whole request), of `steps`; the characters before it added its messages */
+    step,
+    steps: t?.steps ?? 0,
+    stepFrom: step ? prefixChars(pv, t.stepStart[step - 1]) : 0,
+    /** the characters byte-identical since the previous result */
+    sameChars: v && v.changedFrom >= 0 ? prefixChars(pv, v.changedFrom) : 0,
+    /** the cache breakpoints: null (not drawn), "whole" (not step by step), "exporting", or the worker's answer */
+    marks: !pv._cacheBreakpoints || !v ? null : pv._step !== null || pv._trajectory ? "whole" : (shownMarks(pv) ?? "exporting"),
+  };
+}
+
+/** @typedef {ReturnType<typeof frameOf>} Frame */
