@@ -174,3 +174,53 @@ export function firstDifference(a, b) {
 export function blockText(c, x) {
   return td.decode(c.bytes.subarray(c.starts[x], c.ends[x]));
 }
+
+// ---- questions the element asks of a view (the worker's columns, as the page gets them)
+
+/** the first message of segment s */
+export function segStart(v, s) {
+  return s === 0 ? 0 : v.segEnds[s - 1];
+}
+
+/** the segment of message i */
+export function segOf(v, i) {
+  const e = v.segEnds;
+  return i < e[0] ? 0 : i < e[1] ? 1 : i < e[2] ? 2 : 3;
+}
+
+/** where message i comes from in the request */
+export function where(v, i) {
+  const [run, inj, goal] = v.segEnds;
+  if (i < run) return `run_messages[${i}]`;
+  if (i < inj) {
+    const entry = v.injected[i - run];
+    let k = 0;
+    for (let j = run; j < i; j++) if (v.injected[j - run].channel === entry.channel) k++;
+    return `injections[${JSON.stringify(entry.channel)}][${k}]`;
+  }
+  if (i < goal) return `goal_messages[${i - inj}]`;
+  const s = stepOf(v, i);
+  return i === v.stepStart[s] ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
+}
+
+/** The step message i belongs to (a history message): the last
+ * step starting at or before it (step_start, binary search). */
+export function stepOf(v, i) {
+  const st = v.stepStart;
+  let lo = 0;
+  let hi = st.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (st[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The texts of message `i`'s blocks of the view `v` (null: none). */
+export function textsOf(v, i) {
+  if (!v || i < 0 || i >= v.count) return null;
+  const out = [];
+  for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(blockText(v, b));
+  return out;
+}

@@ -22,7 +22,8 @@
 
 import { MSG, Requests } from "./protocol.js";
 import { joinWorker } from "./workers.js";
-import { newState, messageTexts, shownMarks, summaryOf } from "./state.js";
+import { newState, shownMarks, summaryOf } from "./state.js";
+import { textsOf } from "./columns.js";
 import { build, setState } from "./panes.js";
 import { goToStep, mountList, newVirtualizer, scrollToMessage } from "./rows.js";
 import { listen, nextHit, render, resetView, search, showError, showMarks, showResult } from "./render.js";
@@ -380,7 +381,7 @@ export class PromptView extends ElementBase {
 
   /** The texts of message `i`'s blocks (for tests and tools). */
   messageTexts(i) {
-    return messageTexts(this.#pv, i);
+    return this.#pv.view ? textsOf(this.#pv.view, i) : null;
   }
 
   // ---- worker -------------------------------------------------------------

@@ -10,13 +10,16 @@ import { collapsed } from "./text.js";
 import { renderError, renderMarks, renderPanes, setState } from "./panes.js";
 import { paintRows, refocus, repaintRows, rowKeys, scrollToMessage, toggleExpand } from "./rows.js";
 import { findHits, searchStateOf } from "./search.js";
-import { frameOf, indexMarks, limit, messageTexts, segOf, segStart } from "./state.js";
+import { frameOf, indexMarks } from "./state.js";
+import { segOf, segStart, textsOf } from "./columns.js";
 
 /** Rebuilds the row index and repaints. */
 export function render(pv) {
   const v = pv.view;
   if (!v) return;
-  const lim = limit(pv);
+  // What is shown, once: the panes and the rows are drawn from it.
+  pv.frame = frameOf(pv);
+  const lim = pv.frame.lim;
   if (pv.queryText && pv.hitsOf !== `${pv.shownGen}:${lim}`) {
     findHits(pv);
     pv.hitsOf = `${pv.shownGen}:${lim}`;
@@ -28,7 +31,7 @@ export function render(pv) {
   for (let s = 0; s < 4; s++) {
     rows.push(-1 - s);
     if (pv.collapsedSegs.has(s)) continue;
-    for (let i = segStart(pv, s); i < Math.min(v.segEnds[s], lim); i++) rows.push(i);
+    for (let i = segStart(v, s); i < Math.min(v.segEnds[s], lim); i++) rows.push(i);
   }
   // The same rows (an edit that changed text, not the message list): the
   // same row keys, so the virtualizer keeps its measurements instead of
@@ -45,7 +48,7 @@ export function render(pv) {
   });
   pv.virtualizer._willUpdate();
   indexMarks(pv);
-  renderPanes(pv.ui, frameOf(pv));
+  renderPanes(pv.ui, pv.frame);
   paintRows(pv);
   scrollToStep(pv);
 }
@@ -55,11 +58,11 @@ export function showHit(pv, k) {
   const hit = pv.hits[k];
   if (!hit) return;
   pv.hit = k;
-  const text = /** @type {string[]} */ (messageTexts(pv, hit.message))[hit.block];
+  const text = /** @type {string[]} */ (textsOf(pv.view, hit.message))[hit.block];
   const cut = collapsed(text);
   if (cut !== null && hit.to > cut.length) pv.expanded.add(hit.message);
-  const folded = pv.collapsedSegs.has(segOf(pv, hit.message));
-  if (folded) pv.collapsedSegs.delete(segOf(pv, hit.message));
+  const folded = pv.collapsedSegs.has(segOf(pv.view, hit.message));
+  if (folded) pv.collapsedSegs.delete(segOf(pv.view, hit.message));
   if (folded) render(pv);
   else repaintRows(pv);
   scrollToMessage(pv, hit.message);
@@ -221,7 +224,8 @@ export function showMarks(pv, m) {
   if (shown && JSON.stringify([shown.breakpoints, shown.error]) === JSON.stringify([m.breakpoints, m.error])) return;
   const drawn = pv.bpAt.size;
   indexMarks(pv);
-  renderMarks(pv.ui, frameOf(pv));
+  pv.frame = frameOf(pv);
+  renderMarks(pv.ui, pv.frame);
   // Rows drawn again only when they gain or lose a marker (a 16 MB prompt gets none: no long task).
   if (drawn || pv.bpAt.size) repaintRows(pv);
 }

@@ -9,14 +9,14 @@
 
 import { Virtualizer, elementScroll, observeElementOffset, observeElementRect, measureElement } from "@tanstack/virtual-core";
 import { SEGMENTS, SEGMENT_TITLES, collapsed, countInvisible, fmt, h, markHits, plural, textBlock, utf16At } from "./text.js";
-import { limit, messageTexts, segOf, segmentCount, sinceFrom, stepsBefore, where } from "./state.js";
+import { segOf, textsOf, where } from "./columns.js";
 
 /** A new key function (the virtualizer recomputes its
  * measurements when it changes): a row's key is its message or segment and
  * whether it is expanded. */
 export function rowKeys(pv) {
   const marked = pv.bpAt;
-  const since = sinceFrom(pv);
+  const since = pv.frame.since;
   return (/** @type {number} */ i) => {
     const r = pv.rows[i];
     return `${r}:${pv.expanded.has(r) ? 1 : 0}:${marked.has(r) ? 1 : 0}:${since !== null && r >= since[0] ? 1 : 0}`;
@@ -76,10 +76,10 @@ export function rowElement(pv, row) {
     const s = -1 - r;
     const name = SEGMENTS[s];
     const folded = pv.collapsedSegs.has(s);
-    const n = segmentCount(pv, s);
+    const n = pv.frame.segCounts[s];
     const detail =
       s === 3
-        ? plural(stepsBefore(pv, limit(pv)), "step")
+        ? plural(pv.frame.stepsShown, "step")
         : s === 1
           ? n
             ? `${plural(n, "entry", "entries")}, by code point`
@@ -105,16 +105,16 @@ export function rowElement(pv, row) {
     return el;
   }
   const i = r;
-  const seg = SEGMENTS[segOf(pv, i)];
-  const texts = messageTexts(pv, i) ?? [];
+  const seg = SEGMENTS[segOf(v, i)];
+  const texts = textsOf(v, i) ?? [];
   const t = pv.trajectoryInfo;
-  const lim = limit(pv);
+  const lim = pv.frame.lim;
   const isNew = pv._step !== null && t && pv._step > 0 && i >= t.stepStart[Math.min(pv._step, t.steps) - 1];
   const firstOver = v.firstOver >= 0 && v.firstOver < lim ? v.firstOver : -1;
   const isOver = i === firstOver;
   const isChanged = pv._step === null && v.changedFrom === i && v.changedFrom >= 0;
   const open = pv.expanded.has(i);
-  const since = sinceFrom(pv);
+  const since = pv.frame.since;
   // What is new since the previous call: all of this message (0), or from code point `sinceAt` of its text.
   const sinceAt = since === null || i < since[0] ? -1 : i === since[0] ? since[1] : 0;
   let cpBefore = 0;
@@ -180,7 +180,7 @@ export function rowElement(pv, row) {
         "div",
         { class: "meta" },
         h("span", { class: "role" }, v.roleNames[v.roles[i]]),
-        h("span", { class: "where" }, `#${i} · ${where(pv, i)}`),
+        h("span", { class: "where" }, `#${i} · ${where(v, i)}`),
         seg === "injection" ? h("span", { class: "entry", title: "entry_id" }, `entry ${v.injected[i - v.segEnds[0]].entry_id}`) : null,
         isNew ? h("span", { class: "badge new", title: `added by step ${pv._step}` }, `new at step ${pv._step}`) : null,
         sinceAt >= 0
@@ -305,7 +305,7 @@ export function goToStep(pv, k) {
   const v = pv.view;
   if (!v || !Number.isInteger(k) || k < 1 || k > v.steps) return false;
   const i = v.stepStart[k - 1];
-  if (i >= limit(pv) || pv.rows.indexOf(i) < 0) return false;
+  if (i >= pv.frame.lim || pv.rows.indexOf(i) < 0) return false;
   scrollToMessage(pv, i);
   return true;
 }

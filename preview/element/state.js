@@ -9,8 +9,7 @@
  * @module
  */
 
-import { quote } from "./text.js";
-import { blockText } from "./columns.js";
+import { segStart } from "./columns.js";
 
 /**
  * @typedef {object} View the compact form of a response the worker sends
@@ -71,6 +70,8 @@ export function newState(host, root, ui) {
     marks: null,
     /** @type {{gen: number, chars: number} | null} "new since the previous call" from code point `chars` of result `gen` */
     since: null,
+    /** what is shown, as last drawn (frameOf) @type {Frame} */
+    frame: /** @type {any} */ (null),
     /** @type {any} timing of the last result (ms): in the worker, and rendering here */
     lastTiming: null,
     // ---- what the user chose
@@ -137,52 +138,11 @@ export function overflowAt(pv, n) {
   return v.firstOver >= 0 && v.firstOver < n;
 }
 
-/** the first message of segment s */
-export function segStart(pv, s) {
-  return s === 0 ? 0 : /** @type {View} */ (pv.view).segEnds[s - 1];
-}
-
-/** the segment of message i */
-export function segOf(pv, i) {
-  const e = /** @type {View} */ (pv.view).segEnds;
-  return i < e[0] ? 0 : i < e[1] ? 1 : i < e[2] ? 2 : 3;
-}
-
 /** messages of segment s (within the shown limit) */
 export function segmentCount(pv, s) {
   const v = /** @type {View} */ (pv.view);
   const lim = limit(pv);
-  return Math.max(0, Math.min(v.segEnds[s], lim) - segStart(pv, s));
-}
-
-/** where message i comes from in the request */
-export function where(pv, i) {
-  const v = /** @type {View} */ (pv.view);
-  const [run, inj, goal] = v.segEnds;
-  if (i < run) return `run_messages[${i}]`;
-  if (i < inj) {
-    const entry = v.injected[i - run];
-    let k = 0;
-    for (let j = run; j < i; j++) if (v.injected[j - run].channel === entry.channel) k++;
-    return `injections[${quote(entry.channel)}][${k}]`;
-  }
-  if (i < goal) return `goal_messages[${i - inj}]`;
-  const s = stepOf(pv, i);
-  return i === v.stepStart[s] ? `steps[${s}].raw_output` : `steps[${s}].observation (rendered)`;
-}
-
-/** The step message i belongs to (a history message): the last
- * step starting at or before it (step_start, binary search). */
-export function stepOf(pv, i) {
-  const st = /** @type {View} */ (pv.view).stepStart;
-  let lo = 0;
-  let hi = st.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (st[mid] <= i) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  return Math.max(0, Math.min(v.segEnds[s], lim) - segStart(v, s));
 }
 
 /** How many steps start before message n. */
@@ -224,15 +184,6 @@ export function sinceFrom(pv) {
   return null;
 }
 
-/** The texts of message `i`'s blocks (for tests and tools). */
-export function messageTexts(pv, i) {
-  const v = pv.view;
-  if (!v || i < 0 || i >= v.count) return null;
-  const out = [];
-  for (let b = v.blockStart[i]; b < v.blockStart[i + 1]; b++) out.push(blockText(/** @type {any} */ (v), b));
-  return out;
-}
-
 /** Summary of what is shown (the element's `summary`), null before a result. @param {State} pv */
 export function summaryOf(pv) {
   if (!pv.view) return null;
@@ -241,9 +192,9 @@ export function summaryOf(pv) {
 }
 
 /**
- * What is shown, computed once from the state each time the panes are drawn:
- * the frame they are drawn from (panes.js), so that no pane asks the state
- * again.
+ * What is shown, computed once from the state each time the view is drawn
+ * (render.js keeps it as `pv.frame`): the frame the panes and the rows are
+ * drawn from (panes.js, rows.js), so that none of them asks the state again.
  * @param {State} pv
  */
 export function frameOf(pv) {
@@ -267,6 +218,11 @@ export function frameOf(pv) {
     sameChars: v && v.changedFrom >= 0 ? prefixChars(pv, v.changedFrom) : 0,
     /** the cache breakpoints: null (not drawn), "whole" (not step by step), "exporting", or the worker's answer */
     marks: !pv._cacheBreakpoints || !v ? null : pv._step !== null || pv._trajectory ? "whole" : (shownMarks(pv) ?? "exporting"),
+    /** where "new since the previous call" starts: [message, code point in it], or null */
+    since: sinceFrom(pv),
+    /** the messages shown of each segment, and the steps they hold */
+    segCounts: v ? [0, 1, 2, 3].map((s) => segmentCount(pv, s)) : [0, 0, 0, 0],
+    stepsShown: v ? stepsBefore(pv, lim) : 0,
   };
 }
 
