@@ -23,6 +23,7 @@ import { startServer } from "../serve.mjs";
 import { CHROMIUM, CHROMIUM_FLAGS } from "../../bindings/js/test/chromium.mjs";
 import { SIZES, asText, trajectory } from "./preview-requests.mjs";
 import { measurePaths } from "./preview-paths.mjs";
+import { measureLongTasks } from "./preview-longtasks.mjs";
 
 const args = process.argv.slice(2);
 const legacy = args.includes("--legacy");
@@ -160,6 +161,9 @@ try {
     const dir = mkdtempSync(join(tmpdir(), "polyloop-bench-files-"));
     try {
       results.paths = await measurePaths(page, server.url, dir, quick);
+      await page.goto(server.url);
+      await page.evaluate(() => window.preview.ready);
+      Object.assign(results.paths, await measureLongTasks(page, server.url, dir, quick));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
