@@ -236,3 +236,4 @@ bench.go: wasm
 
 -include bindings/python/python.mk
 -include bindings/js/js.mk
+-include preview/preview.mk

@@ -1,12 +1,13 @@
 // ESLint flat config of the JavaScript binding (`make check` runs it).
-// The recommended rules on the sources, tests, benches and the preview. The
-// code runs in Node, in browsers and in the preview's worker, so all three
-// sets of globals are known. Built, copied and installed files are not linted.
+// The recommended rules on the sources, tests and benches (the preview,
+// /preview, has its own). The code runs in Node and in browsers, so both sets
+// of globals (and a worker's) are known. Built, copied and installed files
+// are not linted.
 import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["node_modules/", "dist/", "src/version.js", "preview/react.json"] },
+  { ignores: ["node_modules/", "dist/", "src/version.js"] },
   js.configs.recommended,
   {
     files: ["**/*.{js,mjs,cjs}"],

@@ -1,30 +1,23 @@
 # JavaScript binding (bindings/js): npm dependencies, the packaged module, the
-# Node and Chromium tests, the prompt preview and the benchmarks.
+# Node tests and the benchmarks (the prompt preview, on the binding's public
+# API, is its own package: preview/preview.mk).
 # Included by the root Makefile, which defines WASM and the wasm target.
 
 JS_DIR      := bindings/js
 JS_PKG_WASM := $(JS_DIR)/assembly.wasm
 JS_STAMP    := $(JS_DIR)/node_modules/.polyloop-assembly-js.stamp
-JS_EXAMPLE  := $(JS_DIR)/preview/react.json
 CHROMIUM    ?= /usr/bin/chromium
 # apt-get as root, through sudo otherwise.
 JS_SUDO     := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: js.deps js.wasm js.chromium js.chromium.run js.example test.js test.js.node test.js.browser test.js.dist test.limits.js dist.js dist.js.run test.preview preview bench.js bench.preview fmt.js lint.js
+.PHONY: js.deps js.wasm js.chromium js.chromium.run test.js test.js.node test.js.dist test.limits.js dist.js dist.js.run bench.js fmt.js lint.js
 
-# `make test` includes the JavaScript binding, its built tarball and the
-# prompt preview; `make dist` writes the tarball; `make test.limits` runs the
-# full-size limit cases; `make bench` runs its benches through
-# tools/benchreport (the preview's in Chromium).
+# `make test` includes the JavaScript binding and its built tarball; `make
+# dist` writes the tarball; `make test.limits` runs the full-size limit cases;
+# `make bench` runs its benches through tools/benchreport.
 test.all: test.js test.js.dist
-test.all: test.preview
 dist: dist.js
 test.limits: test.limits.js
-bench: js.chromium js.example
-
-# The preview's tests (preview/test/: the page and the element in Chromium,
-# the server in Node), run by test.preview (not test.js).
-JS_PREVIEW_TESTS := $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/preview/test/*.test.mjs))
 
 # node_modules from the committed package-lock.json (npm ci: exact pins);
 # the log in artifacts/test/js.deps.log.
@@ -70,10 +63,6 @@ js.chromium.run:
 	$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	$(JS_SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-# The example request the preview starts with (copied, never committed).
-js.example:
-	@if [ -f examples/react.json ]; then cp examples/react.json $(JS_EXAMPLE); else rm -f $(JS_EXAMPLE); fi
-
 # The npm tarball, as users install it: a staging copy of the package with
 # the module, LICENSE, the screenshot and package.json's version stamped from
 # VERSION (the one place of the version), packed into dist/. The package's
@@ -91,7 +80,6 @@ dist.js: js.wasm js.deps
 dist.js.run:
 	rm -rf $(JS_STAGE) && mkdir -p $(JS_STAGE)/docs $(JS_DIST_DIR)
 	cp -R $(JS_DIR)/package.json $(JS_DIR)/README.md $(JS_DIR)/src $(JS_DIR)/scripts $(JS_PKG_WASM) LICENSE $(JS_STAGE)/
-	mkdir -p $(JS_STAGE)/preview && cp -R $(JS_DIR)/preview/element $(JS_STAGE)/preview/
 	cp $(JS_DIR)/docs/*.png $(JS_STAGE)/docs/
 	cd $(JS_DIR) && node_modules/.bin/esbuild src/node.js --bundle --platform=node --format=esm --target=node20 \
 		--keep-names --legal-comments=inline --log-level=warning --outfile=$(abspath $(JS_STAGE))/src/node.bundle.js
@@ -99,10 +87,11 @@ dist.js.run:
 	rm -f $(JS_DIST_DIR)/polyloop-assembly-*.tgz
 	cd $(JS_STAGE) && node scripts/prepack.mjs && npm pack --pack-destination $(abspath $(JS_DIST_DIR)) --loglevel=error
 
-# The Node suite (vectors, properties, bad values, pool, traps, types) and the
-# Chromium tests; one summary line (scripts/suite), the log in artifacts/test/.
+# The Node suite (vectors, properties, bad values, pool, traps, types; the
+# browser build in Chromium is tested through the preview, preview/preview.mk);
+# one summary line (scripts/suite), the log in artifacts/test/.
 JS_TESTS = $$(ls test/*.test.mjs | grep -v -e test/dist.test.mjs)
-test.js: js.deps js.wasm js.chromium js.example
+test.js: js.deps js.wasm js.chromium
 	@$(SUITE) js -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 --test-reporter=tap $(JS_TESTS)'
 
 # The bounded-resources family at full size (make test.limits; docs/SPEC.md §4 and §6),
@@ -120,24 +109,6 @@ test.js.node: js.deps js.wasm
 # browser apps bundled with esbuild and with Vite, run in Chromium.
 test.js.dist: dist.js js.deps js.chromium
 	@$(SUITE) js.dist -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) POLYLOOP_DIST_TARBALL=$$(ls $(abspath $(JS_DIST_DIR))/polyloop-assembly-*.tgz) node --test --test-reporter=tap test/dist.test.mjs'
-
-test.js.browser: js.deps js.wasm js.chromium js.example
-	cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test test/browser.test.mjs
-
-# The prompt preview (preview/test/*.test.mjs: the page, the trajectory
-# viewer, everyday comforts and axe-core in Chromium, <polyloop-prompt-view>
-# in a Vite app, the server). One summary line (scripts/suite; the log in
-# artifacts/test/preview.log), screenshots in artifacts/.
-test.preview: js.deps js.wasm js.chromium js.example cli
-	@$(CLI_PURE_ENV) $(SUITE) preview -- bash -c 'cd $(JS_DIR) && CHROMIUM=$(CHROMIUM) node --test --test-concurrency=1 $(JS_PREVIEW_TESTS)'
-
-# The preview's Chromium benchmark alone (make bench reports it in BENCHMARKS.md).
-bench.preview: js.deps js.wasm js.chromium js.example
-	node $(JS_DIR)/bench/preview.mjs
-
-# Serves the preview on 127.0.0.1 and prints its URL (PORT=… to choose).
-preview: js.deps js.wasm js.example
-	node $(JS_DIR)/preview/serve.mjs $(if $(PORT),--port $(PORT))
 
 # Node end to end for the tiny, typical (20-step ReAct) and 1 MB requests,
 # split into encode / wasm / decode; one run, a table.

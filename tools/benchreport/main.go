@@ -58,7 +58,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "Markdown table to write")
 	jsonOut := flag.String("json", "BENCHMARKS.json", "machine-readable results to write")
 	readme := flag.String("readme", "", "README to update between its benchmark markers (empty: none)")
-	previewFrom := flag.String("preview-from", "", "measure nothing: re-render the report recorded in -json with the prompt preview's figures from this output of bindings/js/bench/preview.mjs --json")
+	previewFrom := flag.String("preview-from", "", "measure nothing: re-render the report recorded in -json with the prompt preview's figures from this output of preview/bench/preview.mjs --json")
 	dataOnly := flag.Bool("data-sets-only", false, "measure only the data-set figures (bindings/python/bench/data_bench.py, bindings/js/bench/messages.mjs)")
 	flag.Parse()
 
@@ -566,7 +566,7 @@ func measureOthers(rep *Report, p plan, python, node, reqDir string) {
 		rep.Skipped["Node"] = "no -node executable given"
 	}
 	if node != "" {
-		fmt.Fprintln(os.Stderr, "benchreport: the prompt preview in Chromium (bindings/js/bench/preview.mjs --json)")
+		fmt.Fprintln(os.Stderr, "benchreport: the prompt preview in Chromium (preview/bench/preview.mjs --json)")
 		if err := runPreview(rep, p, node); err != nil {
 			rep.Skipped["Chromium preview"] = err.Error()
 		}

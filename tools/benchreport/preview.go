@@ -8,7 +8,7 @@ import (
 )
 
 // PreviewRow is one request of the prompt preview's Chromium benchmark
-// (bindings/js/bench/preview.mjs): a one-character edit in the editor until
+// (preview/bench/preview.mjs): a one-character edit in the editor until
 // its result is painted, and the longest main-thread task meanwhile.
 type PreviewRow struct {
 	Name         string    `json:"name"`
@@ -33,7 +33,7 @@ type Preview struct {
 	Paths *PreviewPaths `json:"paths,omitempty"`
 }
 
-// PreviewFigure is one path of bench/preview-paths.mjs: every sample, the
+// PreviewFigure is one path of preview/bench/preview-paths.mjs: every sample, the
 // median and the spread.
 type PreviewFigure struct {
 	Ms       []float64 `json:"ms"`
@@ -42,10 +42,14 @@ type PreviewFigure struct {
 	MaxMs    float64   `json:"max_ms"`
 	Elements int       `json:"elements,omitempty"`
 	Workers  int       `json:"workers,omitempty"`
+	// The main thread's long tasks (over 50 ms) seen while the path ran
+	// (preview/bench/preview-longtasks.mjs), and the longest.
+	LongTasks     int     `json:"long_tasks,omitempty"`
+	LongTaskMaxMs float64 `json:"long_task_max_ms,omitempty"`
 }
 
 // PreviewPaths are the paths a person takes that the keystroke budget does
-// not cover (bench/preview-paths.mjs).
+// not cover (preview/bench/preview-paths.mjs).
 type PreviewPaths struct {
 	OpenFile  *PreviewFigure `json:"open_file"`
 	OpenJSONL *PreviewFigure `json:"open_jsonl"`
@@ -53,9 +57,13 @@ type PreviewPaths struct {
 	ColdLoad  *PreviewFigure `json:"cold_load"`
 	Search    *PreviewFigure `json:"search"`
 	StepEdit  *PreviewFigure `json:"step_edit"`
+	// Never frozen (preview/bench/preview-longtasks.mjs): with their long tasks.
+	Keystroke5MB  *PreviewFigure `json:"keystroke_5mb"`
+	OpenJSONL2000 *PreviewFigure `json:"open_jsonl_2000"`
+	Report300     *PreviewFigure `json:"report_300"`
 }
 
-// pathGoals adds the budgets of the preview's paths (bench/preview-paths.mjs)
+// pathGoals adds the budgets of the preview's paths (preview/bench/preview-paths.mjs)
 // to the goals, each reached figure a median with its spread.
 func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 	var p PreviewPaths
@@ -84,12 +92,19 @@ func pathGoals(rep *Report, goal func(figure, want, reached string, met bool)) {
 	})
 	row("preview: search a 10,000-entry JSONL → list painted", "≤ 200 ms", p.Search, 200, nil)
 	row("preview: edit in step mode, 1,000 steps × 1 KB → painted", "≤ 50 ms", p.StepEdit, 50, nil)
+	// No main-thread task over 50 ms: Chromium reports a long task for each.
+	noLong := func(f *PreviewFigure) (string, bool) {
+		return fmt.Sprintf("%d long task(s), the longest %.0f ms", f.LongTasks, f.LongTaskMaxMs), f.LongTasks == 0
+	}
+	row("preview: keystroke with a 5 MB observation → painted in the editor", "≤ 50 ms, no task > 50 ms", p.Keystroke5MB, 50, noLong)
+	row("preview: open a 2,000-line, 5 MB JSONL → its list painted", "≤ 1 s, no task > 50 ms while its report fills", p.OpenJSONL2000, 1000, noLong)
+	row("preview: a 300-call run → its cache report filled and drawn", "≤ 1 s, no task > 50 ms", p.Report300, 1000, noLong)
 }
 
 // runPreview runs the preview benchmark in headless Chromium.
 func runPreview(rep *Report, p plan, node string) error {
 	var r Preview
-	if err := runJSON(node, []string{"bindings/js/bench/preview.mjs", "--json"}, p.Quick, &r); err != nil {
+	if err := runJSON(node, []string{"preview/bench/preview.mjs", "--json"}, p.Quick, &r); err != nil {
 		return err
 	}
 	rep.Preview = &r
@@ -97,7 +112,7 @@ func runPreview(rep *Report, p plan, node string) error {
 }
 
 // withPreview reads the report recorded in reportPath and puts the preview
-// figures of previewPath (bench/preview.mjs --json) in it, replacing any.
+// figures of previewPath (preview/bench/preview.mjs --json) in it, replacing any.
 func withPreview(reportPath, previewPath string) (*Report, error) {
 	var rep Report
 	b, err := os.ReadFile(reportPath)
@@ -169,7 +184,7 @@ func previewMarkdown(rep *Report) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n## Prompt preview in Chromium (bindings/js/bench/preview.mjs)\n\n")
+	b.WriteString("\n## Prompt preview in Chromium (preview/bench/preview.mjs)\n\n")
 	b.WriteString("A one-character edit in the editor until its result is painted (assembly and decoding in the page's Web Worker); long tasks are main-thread tasks over 50 ms (PerformanceObserver `longtask`) during those edits.\n\n")
 	b.WriteString("| request | JSON size | edit → painted, median | all edits | worker (median) | longest main-thread task | tasks over 50 ms |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Preview.Sizes {
@@ -181,7 +196,7 @@ func previewMarkdown(rep *Report) string {
 	}
 	fmt.Fprintf(&b, "\nPage load → first assembled prompt painted, warm HTTP cache: median %.0f ms (loads: %v ms).\n", rep.Preview.Load.MedianMs, rounded(rep.Preview.Load.Ms))
 	if p := rep.Preview.Paths; p != nil {
-		b.WriteString("\nPaths a person takes (bench/preview-paths.mjs): every sample, in ms.\n\n| path | median | spread | samples |\n|---|---|---|---|\n")
+		b.WriteString("\nPaths a person takes (preview/bench/preview-paths.mjs): every sample, in ms.\n\n| path | median | spread | samples |\n|---|---|---|---|\n")
 		for _, r := range []struct {
 			name string
 			f    *PreviewFigure

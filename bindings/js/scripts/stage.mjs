@@ -42,7 +42,7 @@ for (const d of carried) {
 }
 writeFileSync(join(stage, "THIRD-PARTY-LICENSES"), parts.join("\n") + "\n");
 if (!pkg.files.includes("THIRD-PARTY-LICENSES")) throw new Error("package.json: files does not list THIRD-PARTY-LICENSES");
-// The scripts name files the tarball does not carry (test/, bench/, preview/serve.mjs, scripts/): the packed
+// The scripts name files the tarball does not carry (test/, bench/, scripts/): the packed
 // package.json has none; js.mk runs the prepack check on the stage itself.
 delete pkg.scripts;
 writeFileSync(pkgPath, JSON.stringify(pkg, null, 2) + "\n");

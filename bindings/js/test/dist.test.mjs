@@ -69,12 +69,15 @@ test("the tarball holds the module, LICENSE, README and screenshot, and no tests
     assert.ok(files.includes(f), `${f} is not in the tarball: ${files.join(", ")}`);
   }
   assert.ok(
-    !files.some((f) => f.startsWith("package/test/") || f.startsWith("package/node_modules/") || f.startsWith("package/scripts/")),
+    !files.some((f) => ["test/", "node_modules/", "scripts/", "preview/"].some((d) => f.startsWith(`package/${d}`))),
     files.join(", "),
   );
   const pkg = JSON.parse(run("tar", ["xzfO", TARBALL, "package/package.json"], HERE).stdout);
   assert.equal(pkg.version, readFileSync(`${REPO}VERSION`, "utf8").trim());
   assert.equal(pkg.license, "Apache-2.0");
+  // The preview is its own package on this one's API (preview/ of the repository): not exported here.
+  assert.deepEqual(Object.keys(pkg.exports).sort(), [".", "./assembly.wasm", "./package.json"]);
+  assert.equal(pkg.dependencies["@tanstack/virtual-core"], undefined);
   assert.equal(pkg.scripts, undefined, "the packed package.json names no script: their files are not in the tarball");
   assert.equal(pkg.repository.url, "git+https://github.com/polyloop/assembly.git");
   assert.match(pkg.homepage, /^https:\/\/github\.com\/polyloop\/assembly/);

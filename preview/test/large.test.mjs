@@ -1,0 +1,75 @@
+// Never frozen (issue 43, item 2), the editor's part: above PLAIN_ABOVE
+// characters the editor holds the text plain, without its JSON parse and
+// highlighting (as editors do with large files), says so, and takes the
+// highlighting back when the text shrinks. What is checked is the state
+// (deterministic); the time a keystroke with a 5 MB observation takes to
+// paint is measured and written to artifacts/preview-large.json (this
+// machine is shared: a figure, not a pass line).
+
+import test from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { ARTIFACTS, open, setText, skip, withPreview } from "./harness.mjs";
+import { trajectory } from "../bench/preview-requests.mjs";
+
+/** The editor's state: plain or parsed (a syntax tree's highlighted tokens in view), the size line. */
+const editorState = (page) =>
+  page.evaluate(() => ({
+    tokens: document.querySelectorAll("#editor .cm-content span[class^='ͼ']").length,
+    size: document.getElementById("doc-size").textContent,
+  }));
+
+/** Milliseconds from a typed character to the frame after it, `n` times (the median). */
+async function keystroke(page, n) {
+  const times = await page.evaluate(async (n) => {
+    const ed = window.preview.editor;
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const at = ed.state.doc.toString().indexOf("xxxx");
+      const t0 = performance.now();
+      ed.dispatch({ changes: { from: at, insert: "y" }, userEvent: "input.type" });
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      out.push(performance.now() - t0);
+    }
+    return out;
+  }, n);
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+test("a 5 MB observation: the editor holds it plain and says so", { skip, timeout: 240_000 }, async () => {
+  await withPreview(async ({ page, url, problems }) => {
+    await open(page, url);
+    const small = trajectory(2, 40);
+    await setText(page, small);
+    const before = await editorState(page);
+    assert.ok(before.tokens > 0, "a small request is highlighted");
+    assert.doesNotMatch(before.size, /plain text/);
+
+    const big = structuredClone(small);
+    big.steps[1].observation = "x".repeat(5_000_000);
+    await setText(page, big);
+    await page.waitForFunction(() =>
+      /plain text above 1,000,000 characters \(no JSON highlighting, no hidden-character marks\)/.test(
+        document.getElementById("doc-size").textContent,
+      ),
+    );
+    const during = await editorState(page);
+    assert.equal(during.tokens, 0, "no highlighted token in a 5 MB text");
+    const ms = await keystroke(page, 5);
+    writeFileSync(`${ARTIFACTS}preview-large.json`, JSON.stringify({ keystroke_ms_median_of_5: ms }, null, 2) + "\n");
+    console.log(`keystroke with a 5 MB observation: ${ms.toFixed(1)} ms (median of 5)`);
+
+    // Back below the size (the observation deleted by an edit): highlighted again.
+    await page.evaluate(() => {
+      const ed = window.preview.editor;
+      const text = ed.state.doc.toString();
+      const from = text.indexOf("xxxx");
+      const to = text.lastIndexOf("x") + 1;
+      ed.dispatch({ changes: { from, to, insert: "short" } });
+    });
+    await page.waitForFunction(() => !/plain text/.test(document.getElementById("doc-size").textContent));
+    await page.waitForFunction(() => document.querySelectorAll("#editor .cm-content span[class^='ͼ']").length > 0);
+    assert.deepEqual(problems, []);
+  });
+});
