@@ -11,7 +11,7 @@ PV_EXAMPLE := $(PV_DIR)/react.json
 
 # `make test` includes the preview's tests; `make bench` its Chromium figures
 # (tools/benchreport runs preview/bench/preview.mjs).
-test: test.preview
+test.all: test.preview
 bench: preview.deps js.chromium preview.example
 fmt: fmt.preview
 lint: lint.preview
