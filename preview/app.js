@@ -15,7 +15,7 @@ import { definePromptView } from "./element/index.js";
 import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
 import { ComparePanel } from "./compare.js";
-import { ExportPanel, RunReport } from "./caching.js";
+import { ExportPanel, RunReport, providerRadios } from "./caching.js";
 import { formatJSON, lineColumnAt } from "./jsontext.js";
 import { looksLikeLines, requestsOfFile, tooLargeText } from "./files.js";
 import { SHARE_LIMIT, copyText, inflateBounded, readShareLink, shareLink } from "./share.js";
@@ -452,7 +452,7 @@ const browser = new EntryBrowser(
 
 const exporter = new ExportPanel(
   {
-    radios: /** @type {HTMLInputElement[]} */ ([...document.querySelectorAll('input[name="provider"]')]),
+    radios: providerRadios(/** @type {HTMLFieldSetElement} */ (document.querySelector("fieldset.provider"))),
     tools: /** @type {HTMLElement} */ (document.querySelector(".prompt-tools")),
     pane: $("export"),
     title: $("export-title"),

@@ -9,6 +9,7 @@
 // the view, or nothing ("exporting…"), never an older one's.
 // Text reaches the page as text only (textContent), never markup.
 
+import { PROVIDERS } from "./element/binding.js";
 import { appendLine } from "./element/text.js";
 import { runIds, runsOf } from "./runs.js";
 
@@ -33,6 +34,23 @@ function svg(tag, attrs) {
   return e;
 }
 
+/**
+ * The provider toggle's radios: "prompt" (in the page), then one per provider the core's export writes (the binding's
+ * PROVIDERS, generated from the core: a provider added there shows here with no change to the page).
+ * @param {HTMLFieldSetElement} fieldset
+ * @returns {HTMLInputElement[]}
+ */
+export function providerRadios(fieldset) {
+  for (const p of PROVIDERS) {
+    const input = document.createElement("input");
+    Object.assign(input, { type: "radio", name: "provider", value: p });
+    const label = document.createElement("label");
+    label.append(input, ` ${p}`);
+    fieldset.append(label);
+  }
+  return [...fieldset.querySelectorAll('input[name="provider"]')];
+}
+
 /** An error as the page shows errors: its code, " at " its path, its message. */
 function errorParts(/** @type {{code: string, path: string, message: string}} */ e) {
   return [
@@ -51,7 +69,7 @@ export class ExportPanel {
     this.ui = ui;
     this.view = view;
     this.page = page;
-    /** @type {"prompt" | "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini"} */
+    /** @type {"prompt" | import("@polyloop/assembly").Provider} */
     this.provider = "prompt";
     /** the generation whose export is on screen (-1: none) */
     this.shownGen = -1;
@@ -68,7 +86,7 @@ export class ExportPanel {
     view.addEventListener("polyloop-rendered", () => this.refresh());
   }
 
-  /** Shows the prompt, or the request body of a provider. @param {"prompt" | "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini"} provider */
+  /** Shows the prompt, or the request body of a provider. @param {"prompt" | import("@polyloop/assembly").Provider} provider */
   choose(provider) {
     this.provider = provider;
     for (const r of this.ui.radios) r.checked = r.value === provider;

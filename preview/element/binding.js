@@ -5,7 +5,7 @@
  * @module
  */
 
-export { INVISIBLE_RANGES, MAX_STRING_UNITS, decodeMsgpack } from "@polyloop/assembly";
+export { INVISIBLE_RANGES, MAX_STRING_UNITS, PROVIDERS, decodeMsgpack } from "@polyloop/assembly";
 
 /**
  * A compare side given as the bytes of JSON text: the bytes as they are (the core reads bytes that are no msgpack value as JSON

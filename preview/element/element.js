@@ -229,7 +229,7 @@ export class PromptView extends ElementBase {
    * docs/SPEC.md §7.13), exported in the element's worker: its JSON text
    * (`JSON.stringify` of the answer), or the error, with `gen` the
    * generation of the request exported.
-   * @param {"anthropic" | "openai-chat" | "openai-responses"} provider
+   * @param {import("@polyloop/assembly").Provider} provider one of the binding's PROVIDERS
    * @param {object | null} [options]
    * @returns {Promise<{gen: number, text?: string, error?: {code: string, path: string, message: string}, location?: {from: number, to: number, exact: boolean} | null}>}
    */

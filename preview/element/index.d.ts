@@ -1,6 +1,5 @@
 // Types of `@polyloop/preview`: the <polyloop-prompt-view> element.
-
-import type { AssembleRequest, Comparison } from "@polyloop/assembly";
+import type { AssembleRequest, Comparison, Provider } from "@polyloop/assembly";
 
 /** One side of {@link PromptView.compare}: JSON text, the bytes of JSON text, msgpack bytes, or the element's request as it stands. */
 export type CompareSide =
@@ -122,7 +121,7 @@ export declare class PromptView extends HTMLElement {
   markNew(gen: number, chars: number | null): void;
   /** The request as a provider's request body (docs/SPEC.md §7.13), exported in the worker: its JSON text, or the error. */
   exportRequest(
-    provider: "anthropic" | "openai-chat" | "openai-responses" | "bedrock-converse" | "gemini",
+    provider: Provider,
     options?: object | null,
   ): Promise<{
     gen: number;

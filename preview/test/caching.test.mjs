@@ -30,7 +30,16 @@ import { REPO } from "../../bindings/js/test/common.mjs";
 import { PLANTED, plantedRun } from "../../bindings/js/test/planted-run.mjs";
 import { ARTIFACTS, open, skip, withPreview } from "./harness.mjs";
 
-const PROVIDERS = /** @type {const} */ (["anthropic", "openai-chat", "openai-responses", "bedrock-converse", "gemini"]);
+// The providers of docs/SPEC.md §7.13, written out: the page's menu comes from the binding's PROVIDERS.
+const PROVIDERS = /** @type {const} */ ([
+  "anthropic",
+  "openai-chat",
+  "openai-responses",
+  "openrouter",
+  "bedrock-converse",
+  "gemini",
+  "gemini-cache",
+]);
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "polyloop-caching-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
@@ -113,7 +122,7 @@ function vectorRequests() {
  * hand-made ones for all; a third of the vectors for the other providers, whose bodies differ from Anthropic's only in
  * the core's shapes (the vectors check every one on every host; here the page's showing and copying of them).
  */
-const checked = (p, k) => p === "anthropic" || k < CUSTOM.length || k % 3 === 0;
+const checked = (p, k) => p === "anthropic" || k < CUSTOM.length || k % (p === "openrouter" || p === "gemini-cache" ? 6 : 3) === 0;
 
 /** Every request with its file and the CLI's stdout per provider it is checked for. */
 async function withOracle(requests) {
@@ -250,6 +259,8 @@ test(
     let marks = 0;
     await withPreview(async ({ page, url, problems }) => {
       await open(page, url);
+      const menu = await page.$$eval('input[name="provider"]', (rs) => rs.map((r) => /** @type {HTMLInputElement} */ (r).value));
+      assert.deepEqual(menu, ["prompt", ...PROVIDERS], "the provider menu: every provider the export writes");
       for (const p of PROVIDERS) {
         await page.check(`input[name="provider"][value="${p}"]`);
         for (const [k, r] of requests.entries()) {
