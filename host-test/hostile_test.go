@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/assembly/core/abi"
-	"github.com/polyloop/assembly/wasm/calls"
+	"github.com/polyloop/assembly/wasm/dispatch"
 	"github.com/polyloop/assembly/wirejson"
 )
 
@@ -54,7 +54,7 @@ func TestHostileVectorsEveryEngine(t *testing.T) {
 		name string
 		call func(c abi.Call, b []byte) []byte
 	}
-	all := []caller{{"native", func(c abi.Call, b []byte) []byte { return calls.Append(c, nil, b) }}}
+	all := []caller{{"native", func(c abi.Call, b []byte) []byte { return dispatch.Append(c, nil, b) }}}
 	for _, r := range runners {
 		all = append(all, caller{r.Engine(), func(c abi.Call, b []byte) []byte { return r.AppendCall(c, nil, b) }})
 	}
