@@ -435,23 +435,10 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 				b = b[1:]
 				continue
 			}
-			var m uint32
-			if m, b, err = readArrayHeader(b); err != nil {
-				return nil, nil, nil, nil, err.within(".usage")
+			if usage, usageErrs, b, err = readUsagesArg(b); err != nil {
+				return nil, nil, nil, nil, err
 			}
-			haveUsage, usage, usageErrs = true, make([]*usageRead, m), make([]*Error, m)
-			for i := range usage {
-				var rest []byte
-				if usage[i], rest, err = readUsage(b); err != nil {
-					if len(rest) == len(b) { // not read at all: the arguments cannot be
-						return nil, nil, nil, nil, err.within(".usage" + indexSeg(i))
-					}
-					// The call's usage is invalid, at a path of the call's
-					// usage (usage.…); the report goes on.
-					usageErrs[i] = err.within("usage")
-				}
-				b = rest
-			}
+			haveUsage = true
 		default:
 			return nil, nil, nil, nil, unknownField(key, "a cache_report request", "requests, usage")
 		}
@@ -468,6 +455,28 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		}
 	}
 	return reqs, errs, usage, usageErrs, nil
+}
+
+// readUsagesArg reads the usage argument, a list: each call's usage read,
+// or that call's error (its path a path of the call's usage, usage.…; the
+// report goes on); a usage that cannot be read at all is the arguments'.
+func readUsagesArg(b []byte) (usage []*usageRead, usageErrs []*Error, rest []byte, _ *Error) {
+	m, b, err := readArrayHeader(b)
+	if err != nil {
+		return nil, nil, b, err.within(".usage")
+	}
+	usage, usageErrs = make([]*usageRead, m), make([]*Error, m)
+	for i := range usage {
+		var after []byte
+		if usage[i], after, err = readUsage(b); err != nil {
+			if len(after) == len(b) { // not read at all: the arguments cannot be
+				return nil, nil, b, err.within(".usage" + indexSeg(i))
+			}
+			usageErrs[i] = err.within("usage")
+		}
+		b = after
+	}
+	return usage, usageErrs, b, nil
 }
 
 // readRequestsArg reads the requests argument: each request's msgpack,

@@ -195,14 +195,7 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 		}
 		switch key {
 		case "ttl":
-			if len(b) > 0 && b[0] == 0xc0 {
-				b = b[1:]
-				continue
-			}
-			o.TTL, b, err = readStr(b)
-			if err == nil && o.TTL != "5m" && o.TTL != "1h" {
-				err = newError(CodeMalformedRequest, "", "Anthropic's cache TTL is \"5m\" or \"1h\", not "+quote(o.TTL))
-			}
+			b, err = o.readTTL(b)
 		case "max_breakpoints", "lookback":
 			var v uint64
 			if v, b, err = readUintOpt(b); err == nil {
@@ -236,6 +229,22 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 		}
 	}
 	return b, nil
+}
+
+// readTTL reads the ttl option: nil (the provider's default), "5m" or "1h".
+func (o *ExportOptions) readTTL(b []byte) ([]byte, *Error) {
+	if len(b) > 0 && b[0] == 0xc0 {
+		return b[1:], nil
+	}
+	ttl, rest, err := readStr(b)
+	if err == nil && ttl != "5m" && ttl != "1h" {
+		err = newError(CodeMalformedRequest, "", "Anthropic's cache TTL is \"5m\" or \"1h\", not "+quote(ttl))
+	}
+	if err != nil {
+		return b, err
+	}
+	o.TTL = ttl
+	return rest, nil
 }
 
 // readStrOpt reads the str option key (prompt_cache_key, cached_content).
