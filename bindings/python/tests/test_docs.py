@@ -1,7 +1,9 @@
 """The documented Python runs as written, as doctests do (issue 45).
 
 Every ```python block of README.md, docs/*.md and the binding READMEs runs
-in a fresh namespace, from a directory linking the repository root's
+as its reader runs it, a script in a Python process of its own (a block that
+starts Ray must not leave Ray's crash handlers in the test process, where
+they take the module's traps for crashes), from a directory linking the repository root's
 entries (so a file it writes lands in a temporary directory), unless the
 line just before its fence is ``<!-- docs-test: skip (why) -->``: a
 fragment of a larger program, or one that needs a service or a package
@@ -14,9 +16,10 @@ commands the same way.
 
 from __future__ import annotations
 
-import contextlib
-import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,7 +91,7 @@ def test_blocks_found() -> None:
 
 
 @pytest.mark.parametrize(("where", "code", "skip"), BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_block_runs(where: str, code: str, skip: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_block_runs(where: str, code: str, skip: str | None, tmp_path: Path) -> None:
     if skip is not None:
         if skip.startswith("only with "):  # a docs-test: needs block
             pytest.importorskip(skip.split()[2], reason=skip)
@@ -97,10 +100,9 @@ def test_block_runs(where: str, code: str, skip: str | None, tmp_path: Path, mon
     for entry in REPO.iterdir():
         if entry.name != ".git":
             (tmp_path / entry.name).symlink_to(entry)
-    monkeypatch.chdir(tmp_path)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, where, "exec"), {"__name__": "__docs__"})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the tests' package and conftest's paths
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, "%s failed:\n%s" % (where, run.stderr[-4000:])
     want = expected_output(code)
     if want is not None:
-        assert out.getvalue() == want, "%s prints what its doc does not say" % where
+        assert run.stdout == want, "%s prints what its doc does not say" % where
