@@ -3,9 +3,13 @@ seconds, so the tests share it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
+#: The repository's root (test_docs_ray.py reads the docs through tests/test_docs.py, which takes it from here).
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="session")
