@@ -140,7 +140,8 @@ def test_cli_batch_equals_serial(serial: Dict[str, List[Any]], tmp_path: Path) -
 
 def test_ray_equals_serial(serial: Dict[str, List[Any]], jsonl: Path, tmp_path: Path, ray_local: Any) -> None:
     ray = ray_local
-    ds = render.ray_pipeline(str(jsonl), concurrency=2, response=True)
+    # materialized once: take_all and write_parquet would each run the lazy pipeline over the 10,000 lines
+    ds = render.ray_pipeline(str(jsonl), concurrency=2, response=True).materialize()
     rows = ds.take_all()
     got = {c: [r[c] for r in rows] for c in data.COLUMNS}
     assert [r["text"] for r in rows] == LINES  # input order, every line
