@@ -63,16 +63,16 @@ SUITE := scripts/suite
 # go test runs skip their own vet pass (a subset of go vet's analyzers).
 GO_TEST_VET ?=
 #
-# The suites run in two lanes side by side (make -j2; each lane one suite at a
-# time): make check first, alone, since go generate and gofmt may rewrite
-# files the others read; then the Go, JS and preview suites in one lane and
-# the Python ones in the other. They take about as long as each other, and
-# each suite keeps about one core busy: one at a time, the 2-core machine
-# was half idle (docs/TESTING.md, "How long it takes"). The setup steps run
-# in whichever lane reaches them first, once.
+# The suites run in three lanes side by side (make -j3; each lane one suite
+# at a time): make check first, alone, since go generate and gofmt may
+# rewrite files the others read; then the Go, JS and preview suites in one
+# lane, the Python ones in another and the data sets' (Ray, datasets: mostly
+# waiting on Ray's processes) in the third. One at a time, the 2-core
+# machine was half idle (docs/TESTING.md, "How long it takes"). The setup
+# steps run in whichever lane reaches them first, once.
 test:
 	@scripts/suite-totals --reset
-	@$(MAKE) --no-print-directory -j2 --output-sync=target TEST_LANES=1 GO_TEST_VET=-vet=off test.all
+	@$(MAKE) --no-print-directory -j3 --output-sync=target TEST_LANES=1 GO_TEST_VET=-vet=off test.all
 	@scripts/suite-totals
 
 # Every suite of make test (the Python and JavaScript makefiles add theirs).
@@ -89,8 +89,8 @@ test.js: | test.reproducible
 test.js.dist: | test.js
 test.preview: | test.js.dist
 test.python.dist: | test.python
-test.data: | test.python.dist
-test.dist.reproducible: | test.data
+test.dist.reproducible: | test.python.dist
+test.data: | test.check
 endif
 
 test.begin:
