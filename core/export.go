@@ -344,6 +344,13 @@ func knownProvider(provider string) *Error {
 	if shapeOf(provider) != nil {
 		return nil
 	}
+	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+ProviderList())
+}
+
+// ProviderList is Providers as prose, "anthropic, openai-chat, … or
+// gemini-cache": what the refusal of an unknown provider and the CLI's
+// usage name.
+func ProviderList() string {
 	list := ""
 	for i, p := range Providers {
 		switch {
@@ -354,7 +361,7 @@ func knownProvider(provider string) *Error {
 		}
 		list += p
 	}
-	return newError(CodeMalformedRequest, "provider", "unknown provider "+quote(provider)+"; use "+list)
+	return list
 }
 
 // appendExport writes the provider's request body, a msgpack map.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tinylib/msgp/msgp"
 
@@ -17,7 +18,8 @@ import (
 // The export subcommand (docs/SPEC.md §7.13): the provider's request body
 // of one request.
 
-const exportUsage = `usage: polyloop-assemble export --provider anthropic|openai-chat|openai-responses|openrouter|bedrock-converse|gemini|gemini-cache
+// exportUsage names the providers from core.Providers, the one list.
+var exportUsage = `usage: polyloop-assemble export --provider ` + strings.Join(core.Providers, "|") + `
               [--ttl 5m|1h] [--max-breakpoints N] [--lookback N] [--explicit-breakpoints]
               [--cached-content NAME] [--body FILE] [--engine E] [--wasm PATH] [FILE]
 
@@ -25,7 +27,7 @@ Writes the provider's request body for a request (docs/SPEC.md §7.13), JSON or
 msgpack in FILE or stdin. Flags go before or after FILE.
 
 flags:
-  --provider P             anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache (required)
+  --provider P             ` + core.ProviderList() + ` (required)
   --ttl 5m|1h              Anthropic: the cache_control TTL (default: the provider's, 5m)
   --max-breakpoints N      Anthropic: at most N cache breakpoints, 0 to 4 (default 4)
   --lookback N             Anthropic: a breakpoint N blocks below a wider history gap
@@ -126,7 +128,7 @@ func runExport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if *provider == "" {
-		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider anthropic, openai-chat, openai-responses, openrouter, bedrock-converse, gemini or gemini-cache")
+		return usageErrorOf(stderr, fs.Name(), exportUsage, "give --provider %s", core.ProviderList())
 	}
 	if fs.NArg() > 1 {
 		return usageErrorOf(stderr, fs.Name(), exportUsage, "give one request file (or none for stdin), not %d", fs.NArg())
