@@ -305,6 +305,7 @@ func run(p plan, python, node string) (*Report, error) {
 	fmt.Fprintln(os.Stderr, "benchreport: cache report and export (Go wazero)")
 	measureCaching(rep, p, kinds[0].r)
 	measureLoop(rep, p, kinds[0].r, python, node)
+	measurePool(rep, p, python)
 	measureDataSets(rep, p, python, node)
 	previewGoals(rep)
 	return rep, nil
