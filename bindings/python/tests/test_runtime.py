@@ -368,6 +368,37 @@ def test_too_large_is_answered_before_copying_into_the_module() -> None:
     assert asm.assemble(TINY)["ok"] is True
 
 
+_TRAP_AFTER_FAULTHANDLER = """
+import faulthandler, sys
+import polyloop_assembly as pa
+if sys.argv[1] == "before":
+    faulthandler.enable()
+asm = pa.Assembler(max_instances=1, memory_limit_bytes=32 << 20)
+req = {"observation_template": "{observation}"}
+asm.assemble(req)
+if sys.argv[1] == "after":
+    faulthandler.enable()
+big = dict(req, run_messages=[{"role": "user", "content": [{"type": "text", "text": "x" * (40 << 20)}]}])
+try:
+    asm.assemble(big)
+except pa.AssemblyError as e:
+    print(e.code)
+"""
+
+
+@pytest.mark.parametrize("order", ["before", "after"])
+def test_fatal_signal_handlers_installed_after_the_first_assembler(order: str) -> None:
+    """docs/PYTHON.md, "Failures of the sandbox": a handler of fatal signals installed before the first assembler lets
+    a trap raise ``internal``; installed after it (``faulthandler.enable()``, ``ray.init()``), it ends the process."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}  # the child enables it, or not
+    done = subprocess.run([sys.executable, "-c", _TRAP_AFTER_FAULTHANDLER, order], capture_output=True, text=True, env=env)
+    if order == "before":
+        assert (done.returncode, done.stdout) == (0, "internal\n"), done.stderr
+    else:
+        assert done.returncode == -4, (done.returncode, done.stdout, done.stderr[-2000:])  # SIGILL
+        assert "Fatal Python error: Illegal instruction" in done.stderr
+
+
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_works_in_a_forked_child() -> None:
