@@ -5,7 +5,7 @@
 
 import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
-import { RunReport } from "./caching.js";
+import { RunReport } from "./report.js";
 import { looksLikeLines, requestsOfFile, tooLargeText } from "./files.js";
 import { $, fmt, notice } from "./page.js";
 
