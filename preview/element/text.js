@@ -3,7 +3,8 @@
  * text nodes, never markup), invisible characters marked with their code
  * point, line breaks marked, search hits wrapped, long texts collapsed; and
  * the words and numbers the view writes. Used by the element's render
- * modules and by the page (caching.js, compare.js).
+ * modules and by the page (caching.js, report.js, compare.js); `svg` is `h`
+ * for SVG elements (the report's chart).
  *
  * @module
  */
@@ -40,6 +41,20 @@ export function h(tag, attrs = {}, ...children) {
     el.append(typeof c === "string" ? document.createTextNode(c) : c);
   }
   return el;
+}
+
+/**
+ * Creates an SVG element (in the SVG namespace), its attributes set with
+ * setAttribute; text goes in as textContent, never markup.
+ *
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attrs]
+ * @returns {SVGElement}
+ */
+export function svg(tag, attrs = {}) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return /** @type {SVGElement} */ (e);
 }
 
 /** Whether code point c is one a view marks (INVISIBLE_RANGES, the CLI's
