@@ -82,6 +82,49 @@ export function objectLine(l) {
   return a < b && l[a] === 0x7b && l[b] === 0x7d;
 }
 
+/** How long a slice of work on the page's thread may run before it yields (ms): well under a frame. */
+export const SLICE_MS = 8;
+
+/** Resolves in a new task (the page paints and takes input between slices): scheduler.yield where the
+ * browser has it (the continuation keeps its place in the queue), else a timer. */
+export const nextTask = () =>
+  /** @type {any} */ (globalThis).scheduler?.yield
+    ? /** @type {Promise<void>} */ (/** @type {any} */ (globalThis).scheduler.yield())
+    : new Promise((r) => setTimeout(r, 0));
+
+/**
+ * How a file is read (requestsOfFile's rule): its requests, or the lines
+ * of a JSON-lines file, each to be one request (jsonLine).
+ * @param {Uint8Array} bytes @param {string} name @param {{lines?: boolean}} opts
+ * @returns {{requests: any[]} | {lines: {k: number, line: Uint8Array}[]}}
+ */
+function reading(bytes, name, { lines }) {
+  if (bytes.length > MAX_STRING_UNITS) return { requests: [{ label: name, error: tooLargeText(bytes.length) }] };
+  let i = 0;
+  while (i < bytes.length && isSpace(bytes[i])) i++;
+  const b = bytes[i];
+  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) {
+    const values = lines ? msgpackValues(bytes) : null;
+    if (!values) return { requests: [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }] };
+    return {
+      requests: values.map(([from, to], k) => {
+        const one = bytes.subarray(from, to);
+        return { label: `value ${k + 1} (msgpack)`, bytes: one, raw: one, msgpack: true, line: k + 1, size: one.length };
+      }),
+    };
+  }
+  const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
+  if (!jsonl) return { requests: [jsonRequest(name, bytes)] };
+  // Every line is a request, as --batch reads them: a blank or whitespace-only one is an error (counted,
+  // never dropped); only the empty piece after the file's last LF is no line.
+  const all = linesOf(bytes);
+  if (all.length && all[all.length - 1].line.length === 0) all.pop();
+  return { lines: all };
+}
+
+/** Line k of a JSON-lines file as its request. @param {{k: number, line: Uint8Array}} l */
+const jsonLine = ({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1);
+
 /**
  * Splits a file into requests: msgpack (one request), JSON lines (one per
  * line, blank ones included, as --batch reads them) or JSON text (one request). The module judges each, from
@@ -98,38 +141,51 @@ export function objectLine(l) {
  * @param {string} name
  * @param {{lines?: boolean}} [opts]
  */
-export function requestsOfFile(bytes, name, { lines } = {}) {
-  if (bytes.length > MAX_STRING_UNITS) return [{ label: name, error: tooLargeText(bytes.length) }];
-  let i = 0;
-  while (i < bytes.length && isSpace(bytes[i])) i++;
-  const b = bytes[i];
-  if (b !== 0x7b && b !== 0x5b && ((b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf)) {
-    const values = lines ? msgpackValues(bytes) : null;
-    if (!values) return [{ label: `${name} (msgpack)`, bytes, line: 1, size: bytes.length }];
-    return values.map(([from, to], k) => {
-      const one = bytes.subarray(from, to);
-      return { label: `value ${k + 1} (msgpack)`, bytes: one, raw: one, msgpack: true, line: k + 1, size: one.length };
-    });
+export function requestsOfFile(bytes, name, opts = {}) {
+  const r = reading(bytes, name, opts);
+  return "requests" in r ? r.requests : r.lines.map(jsonLine);
+}
+
+/**
+ * requestsOfFile on the page's thread without holding it: the lines of a
+ * JSON-lines file are decoded in slices of `sliceMs`, the page painting and
+ * taking input between them (a 5 MB file of 2,000 lines is some 30 ms of
+ * decoding). The same requests as requestsOfFile.
+ * @param {Uint8Array} bytes @param {string} name @param {{lines?: boolean}} [opts] @param {number} [sliceMs]
+ */
+export async function requestsOfFileInSlices(bytes, name, opts = {}, sliceMs = SLICE_MS) {
+  const r = reading(bytes, name, opts);
+  if ("requests" in r) return r.requests;
+  const out = [];
+  let t0 = performance.now();
+  for (const l of r.lines) {
+    if (performance.now() - t0 >= sliceMs) {
+      await nextTask();
+      t0 = performance.now();
+    }
+    out.push(jsonLine(l));
   }
-  const jsonl = lines ?? /\.(jsonl|ndjson)$/i.test(name);
-  if (!jsonl) return [jsonRequest(name, bytes)];
-  // Every line is a request, as --batch reads them: a blank or whitespace-only one is an error (counted,
-  // never dropped); only the empty piece after the file's last LF is no line.
-  const all = linesOf(bytes);
-  if (all.length && all[all.length - 1].line.length === 0) all.pop();
-  return all.map(({ k, line }) => jsonRequest(`line ${k + 1}`, line, k + 1));
+  return out;
 }
 
 /** Whether a file could be JSON lines (two or more lines, each one object)
  * or a msgpack stream (two or more maps): then the page offers to open it
- * so. @param {Uint8Array} bytes */
+ * so. Looks at each line's ends only (a 5 MB file costs its line breaks).
+ * @param {Uint8Array} bytes */
 export function looksLikeLines(bytes) {
   if ((bytes[0] >= 0x80 && bytes[0] <= 0x8f) || bytes[0] === 0xde || bytes[0] === 0xdf) {
     const values = msgpackValues(bytes);
     return values !== null && values.length > 1 && values.every(([from]) => isMapByte(bytes[from]));
   }
-  const nonEmpty = linesOf(bytes).filter(({ line }) => !line.every(isSpace));
-  return nonEmpty.length > 1 && nonEmpty.every(({ line }) => objectLine(line));
+  let objects = 0;
+  for (const { line } of linesOf(bytes)) {
+    let a = 0;
+    while (a < line.length && isSpace(line[a])) a++;
+    if (a === line.length) continue; // blank
+    if (!objectLine(line)) return false;
+    objects++;
+  }
+  return objects > 1;
 }
 
 const isMapByte = (/** @type {number} */ b) => (b >= 0x80 && b <= 0x8f) || b === 0xde || b === 0xdf;

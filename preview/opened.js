@@ -6,12 +6,20 @@
 import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
 import { RunReport } from "./report.js";
-import { looksLikeLines, requestsOfFile, tooLargeText } from "./files.js";
+import { looksLikeLines, nextTask, requestsOfFileInSlices, tooLargeText } from "./files.js";
 import { $, fmt, notice } from "./page.js";
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
 const exactInts = (/** @type {string} */ _k, /** @type {any} */ v) =>
   typeof v === "bigint" ? /** @type {any} */ (JSON).rawJSON(String(v)) : v;
+
+/** Resolves once the page has painted (a frame, then a task), or after 100 ms where no frame comes (a
+ * hidden tab). */
+const painted = () =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, 100);
+    requestAnimationFrame(() => setTimeout(() => (clearTimeout(timer), resolve(undefined)), 0));
+  });
 
 /** A request of a file as a side of the comparison: its bytes as the file
  * holds them (the module judges them, as the CLI does), or its error. */
@@ -41,6 +49,8 @@ export class OpenedFile {
    * @type {{line: string, step: string | null} | null} */
   #pending = null;
   #dragDepth = 0;
+  /** The newest open(): an older one still reading its file stops there. */
+  #opening = 0;
   #view;
   #doc;
   #address;
@@ -140,18 +150,24 @@ export class OpenedFile {
   }
 
   /**
-   * Opens a file: its requests (requestsOfFile), the first one loaded.
+   * Opens a file: its requests (files.js), the first one loaded. Never holds
+   * the page's thread long (a 2,000-line, 5 MB file: issue 43): the file's
+   * lines are read in slices, its list is shown and painted, then its first
+   * entry is loaded, each in a task of its own; the verdicts and the cache
+   * report come from the worker. A file opened meanwhile wins.
    * @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file
    * @param {{lines?: boolean, split?: import("./runs.js").Split}} [opts] JSON lines whatever the name (an explicit
    *   choice); how its lines are read into runs (runs.js; default one run's calls)
    */
   async open(file, opts = {}) {
+    const opening = ++this.#opening;
     if (file.size > MAX_STRING_UNITS) {
       notice(`Not opened ${file.name}: ${tooLargeText(file.size)}`, "bad");
       return;
     }
     const bytes = new Uint8Array(await file.arrayBuffer());
-    const requests = /** @type {Request[]} */ (requestsOfFile(bytes, file.name, opts));
+    const requests = /** @type {Request[]} */ (await requestsOfFileInSlices(bytes, file.name, opts));
+    if (opening !== this.#opening) return;
     if (requests.length === 1 && requests[0].error) {
       notice(`Not opened ${file.name}: ${requests[0].error}`, "bad");
       return;
@@ -166,13 +182,19 @@ export class OpenedFile {
     const first = Math.max(0, goalK);
     this.browser.open(/** @type {any} */ (requests), (items, onProgress) => this.#view.verdicts(items, onProgress));
     this.browser.select(first);
-    this.#runSplit.value = opts.split ?? "calls";
-    this.report.open(/** @type {any} */ (requests), /** @type {any} */ (this.#runSplit.value));
     const asLines = /** @type {HTMLButtonElement} */ ($("as-lines"));
     asLines.textContent = requests[0]?.raw ? "Open as JSON lines" : "Open as a msgpack stream";
     let opened = `Opened ${file.name}: ${requests.length === 1 ? "one request" : `${fmt.format(requests.length)} requests (pick one in the list)`}.`;
     if (goal && goalK >= 0) opened += ` The address named line ${goal.line}: shown.`;
     else if (goal) opened += ` The address named line ${goal.line}, which this file does not have: line ${requests[0]?.line ?? 1} shown.`;
+    // The list painted, then the report started (in the worker), then the entry loaded into the editor and
+    // the view.
+    if (requests.length > 1) await painted();
+    if (opening !== this.#opening) return;
+    this.#runSplit.value = opts.split ?? "calls";
+    this.report.open(/** @type {any} */ (requests), /** @type {any} */ (this.#runSplit.value));
+    if (requests.length > 1) await nextTask();
+    if (opening !== this.#opening) return;
     await this.loadPicked(first, opened);
     if (goal && goalK >= 0 && goal.step !== null) this.#address.applyStep(goal.step);
     this.#address.push();

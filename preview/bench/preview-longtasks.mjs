@@ -17,7 +17,7 @@
 
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { asText, trajectory } from "./preview-requests.mjs";
+import { asText, jsonLines2000, trajectory } from "./preview-requests.mjs";
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
@@ -124,8 +124,7 @@ export async function measureLongTasks(page, url, dir, quick) {
   line("keystroke with a 5 MB observation → painted in the editor", out.keystroke_5mb);
   // 2,000 lines of about 2.5 KB (5 MB), read as one run's calls (the page's default).
   const big = [0, 1].map((k) => join(dir, `runs-2000-${k}.jsonl`));
-  for (const [k, path] of big.entries())
-    writeFileSync(path, Array.from({ length: 2000 }, (_, i) => JSON.stringify(trajectory(1 + ((i + k) % 5), 570))).join("\n") + "\n");
+  for (const [k, path] of big.entries()) writeFileSync(path, jsonLines2000(k));
   const runs = [0, 1].map((k) => join(dir, `run-300-${k}.jsonl`));
   for (const [k, path] of runs.entries())
     writeFileSync(path, Array.from({ length: 300 }, (_, i) => JSON.stringify(trajectory(1 + i, 80 + k))).join("\n") + "\n");

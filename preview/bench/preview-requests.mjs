@@ -66,3 +66,13 @@ export const SIZES = [
   { name: "5,000 steps × 200 chars", steps: 5000, stepChars: 200 },
   { name: "16 MB (15,000 steps × 1 KB)", steps: 15000, stepChars: 1000 },
 ];
+
+/**
+ * The never-frozen figure's file (issue 43, item 2): 2,000 JSON lines of
+ * about 2.5 KB (5 MB), one request a line, `k` shifting the step counts so
+ * two files differ. Read as one run's calls (the page's default).
+ * @param {number} [k]
+ */
+export function jsonLines2000(k = 0) {
+  return Array.from({ length: 2000 }, (_, i) => JSON.stringify(trajectory(1 + ((i + k) % 5), 570))).join("\n") + "\n";
+}

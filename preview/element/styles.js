@@ -39,9 +39,9 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .state[data-state="ok"] { color: var(--pv-goal); border-color: var(--pv-goal); }
 .state[data-state="stale"], .state[data-state="error"] { color: var(--pv-bad); border-color: var(--pv-bad); background: var(--pv-bad-bg); }
 .totals { font-variant-numeric: tabular-nums; font-weight: 600; }
-.gauge { position: relative; flex: 0 1 220px; min-width: 140px; height: 20px; border: 1px solid var(--pv-line); border-radius: 10px; background: var(--pv-bg); overflow: hidden; }
+.gauge { position: relative; flex: 0 1 auto; min-width: min(220px, 100%); min-height: 20px; border: 1px solid var(--pv-line); border-radius: 10px; background: var(--pv-bg); overflow: hidden; }
 .gauge .fill { position: absolute; inset: 0 auto 0 0; width: 0; background: var(--pv-goal); opacity: .35; }
-.gauge .label { position: relative; display: block; text-align: center; font-size: 12px; line-height: 18px; font-variant-numeric: tabular-nums; }
+.gauge .label { position: relative; display: block; padding: 0 10px; text-align: center; font-size: 12px; line-height: 18px; font-variant-numeric: tabular-nums; }
 .gauge.warn .fill { background: var(--pv-injection); }
 .gauge.over { border-color: var(--pv-bad); background: var(--pv-bad-bg); }
 .gauge.over .fill { background: var(--pv-bad); opacity: .3; }
@@ -70,7 +70,7 @@ button:focus-visible, .list:focus-visible, .row:focus-visible { outline: 2px sol
 .cache .same { color: var(--pv-goal); }
 .cache .changed { color: var(--pv-bad); }
 .frame { display: flex; flex-direction: column; flex: 1 1 auto; height: 100%; min-height: 0; min-width: 0; }
-.list { flex: 1; min-height: 120px; overflow: auto; position: relative; contain: strict; }
+.list { flex: 1 1 var(--pv-list-height, 0px); min-height: 120px; overflow: auto; position: relative; contain: strict; }
 :host(.stale-view) .list { background: repeating-linear-gradient(135deg, transparent 0 10px, var(--pv-bad-bg) 10px 20px); }
 :host(.stale-view) .list .rows { filter: grayscale(1); }
 .rows { position: relative; width: 100%; }
