@@ -405,7 +405,7 @@ func (w *exportWriter) offAssistant() {
 			}
 		}
 		m := lo
-		for m >= 0 && (w.a.msgs[m].role == RoleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
+		for m >= 0 && (v.Role[m] == roleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
 			m--
 		}
 		if m < 0 {
@@ -451,7 +451,12 @@ type exportWriter struct {
 
 // marked is 1 when block j of message m gets cache_control, else 0.
 func (w *exportWriter) marked(m, j int) int {
-	blk := w.v.BlockStart[m] + j
+	return w.markedBlock(w.v.BlockStart[m] + j)
+}
+
+// markedBlock is 1 when block blk (numbered in the prompt) gets
+// cache_control, else 0.
+func (w *exportWriter) markedBlock(blk int) int {
 	for _, b := range w.bp[:w.nbp] {
 		if b == blk {
 			return 1
@@ -477,11 +482,11 @@ func (w *exportWriter) text(dst []byte, m, j int) []byte {
 // an error.
 func leadingSystem(a *assembly, v *View, who string) (int, *Error) {
 	n, sys := len(a.msgs), 0
-	for sys < n && a.msgs[sys].role == RoleSystem {
+	for sys < n && v.Role[sys] == roleSystem {
 		sys++
 	}
 	for m := sys; m < n; m++ {
-		if a.msgs[m].role == RoleSystem {
+		if v.Role[m] == roleSystem {
 			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), who+" takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
 		}
 	}
@@ -599,9 +604,9 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	return b, wrongType(b, "a JSON value ("+w().JSONValue+")")
 }
 
-// layout is the part of a's view the export reads: the segment ends, a
-// role index per message (its length is the message count; its values
-// unset) and the block starts, in arrays a keeps from call to call.
+// layout is the part of a's view the export reads: the segment ends, the
+// role of each message (an index in shapeRoles: a shape's heads and blocks
+// are by it) and the block starts, in arrays a keeps from call to call.
 func (a *assembly) layout() *View {
 	if a.lay == nil {
 		a.lay = &layoutBuf{}
@@ -610,9 +615,11 @@ func (a *assembly) layout() *View {
 	l.role, l.blockStart = grown(l.role, n), grown(l.blockStart, n+1)
 	l.blockStart[0] = 0
 	for i := range a.msgs {
+		l.role[i] = roleIndex(a.msgs[i].role)
 		l.blockStart[i+1] = l.blockStart[i] + a.msgs[i].blockCount()
 	}
-	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Role: l.role, BlockStart: l.blockStart}
+	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Roles: shapeRoles, Role: l.role,
+		BlockStart: l.blockStart}
 	return &l.view
 }
 

@@ -39,6 +39,22 @@ type shape struct {
 	// too.
 	msgs  [4]string
 	blank bool
+	// one is, by role and mark, a message of one block up to its text: its
+	// head, its list's header (of 2 when its mark is a block) and its
+	// block (made by init from the row).
+	one [3][2]string
+}
+
+// init makes each shape's one from its row.
+func init() {
+	for _, s := range shapes {
+		for r := range s.one {
+			s.one[r] = [2]string{s.heads[r] + "\x91" + s.blocks[r][0], s.heads[r] + "\x91" + s.blocks[r][1]}
+			if s.markBlock {
+				s.one[r][1] = s.heads[r] + "\x92" + s.blocks[r][0]
+			}
+		}
+	}
 }
 
 // The blocks of the providers that keep Anthropic's {type, text} block,
@@ -127,23 +143,16 @@ var geminiCacheShape = shape{
 var Providers = []string{ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter,
 	ProviderBedrockConverse, ProviderGemini, ProviderGeminiCache}
 
+// shapes are the rows of Providers, in its order.
+var shapes = [...]*shape{&anthropicShape, &openAIChatShape, &openAIResponsesShape, &openRouterShape, &bedrockShape,
+	&geminiShape, &geminiCacheShape}
+
 // shapeOf is the row of provider, or nil.
 func shapeOf(provider string) *shape {
-	switch provider {
-	case ProviderAnthropic:
-		return &anthropicShape
-	case ProviderOpenAIChat:
-		return &openAIChatShape
-	case ProviderOpenAIResponses:
-		return &openAIResponsesShape
-	case ProviderOpenRouter:
-		return &openRouterShape
-	case ProviderBedrockConverse:
-		return &bedrockShape
-	case ProviderGemini:
-		return &geminiShape
-	case ProviderGeminiCache:
-		return &geminiCacheShape
+	for i, p := range Providers {
+		if p == provider {
+			return shapes[i]
+		}
 	}
 	return nil
 }
@@ -204,16 +213,52 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 	if w.sys > 0 {
 		dst = w.list(append(dst, s.sysKey...), s, &s.sysBlock, 0, w.sys)
 	}
-	groups := 0
-	for m := lo; m < hi; m = w.end(s, m, hi) {
-		groups++
+	return w.tail(w.messages(dst, s, lo, hi), s, cached), nil
+}
+
+// messages writes the list of the messages [lo, hi): each message, or
+// each run of one role when s joins, its head and its blocks. A message of
+// one block, most of a prompt's, is written in two appends, its head up
+// to its text (s.one) and its text, and its mark when it has one.
+func (w *exportWriter) messages(dst []byte, s *shape, lo, hi int) []byte {
+	role, start := w.v.Role, w.v.BlockStart
+	groups := hi - lo
+	if s.join {
+		groups = 0
+		for m := lo; m < hi; m = w.end(s, m, hi) {
+			groups++
+		}
 	}
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	for m := lo; m < hi; m = w.end(s, m, hi) {
-		r := roleIndex(a.msgs[m].role)
-		dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, w.end(s, m, hi))
+	next, bp := -1, w.bp[:w.nbp] // the next marked block: bp[0]
+	if len(bp) > 0 {
+		next = bp[0]
 	}
-	return w.tail(dst, s, cached), nil
+	for m := lo; m < hi; {
+		r, e := role[m], w.end(s, m, hi)
+		for next >= 0 && next < start[m] {
+			if bp = bp[1:]; len(bp) == 0 {
+				next = -1
+			} else {
+				next = bp[0]
+			}
+		}
+		if e != m+1 || start[e]-start[m] != 1 {
+			dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, e)
+			m = e
+			continue
+		}
+		mark := 0
+		if next == start[m] {
+			mark = 1
+		}
+		dst = w.text(append(dst, s.one[r][mark]...), m, 0)
+		if mark == 1 {
+			dst = append(dst, w.mark...)
+		}
+		m = e
+	}
+	return dst
 }
 
 // tail writes the keys after the messages: OpenAI's cache key (and its
@@ -239,7 +284,7 @@ func (w *exportWriter) tail(dst []byte, s *shape, cached bool) []byte {
 // the end of the run of messages of its role (at most hi) when s joins.
 func (w *exportWriter) end(s *shape, m, hi int) int {
 	e := m + 1
-	for s.join && e < hi && w.a.msgs[e].role == w.a.msgs[m].role {
+	for s.join && e < hi && w.v.Role[e] == w.v.Role[m] {
 		e++
 	}
 	return e
@@ -274,15 +319,27 @@ func (w *exportWriter) list(dst []byte, s *shape, block *[2]string, m, e int) []
 	return dst
 }
 
+// shapeRoles are the roles by their index in a shape's heads and blocks.
+var shapeRoles = []string{RoleUser, RoleAssistant, RoleSystem}
+
+// The indices of the roles in shapeRoles.
+const (
+	roleUser = iota
+	roleAssistant
+	roleSystem
+)
+
 // roleIndex is role's index in a shape's heads and blocks.
+// A role is one of the three (the decoder refuses any other): its length
+// tells which, without comparing its bytes.
 func roleIndex(role string) int {
-	switch role {
-	case RoleUser:
-		return 0
-	case RoleAssistant:
-		return 1
+	switch len(role) {
+	case len(RoleUser):
+		return roleUser
+	case len(RoleAssistant):
+		return roleAssistant
 	}
-	return 2
+	return roleSystem
 }
 
 // The refusals of the joined providers' rules (docs/SPEC.md §7.13 lists them
@@ -315,6 +372,7 @@ const (
 // first offending text in prompt order, then the message groups, then the
 // prompt as a whole.
 func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
+	lits := a.tmpl != nil && a.tmpl.literalsBlank() // else no observation renders blank
 	for m := 0; m < hi; m++ {
 		if m == sys && m < lo {
 			m = lo // [sys, lo) is not sent: the cache holds it
@@ -323,23 +381,24 @@ func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
 			}
 		}
 		msg := &a.msgs[m]
-		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-			var empty, blank bool
-			if msg.kind == kObs {
-				empty = msg.nbytes == 0
-				blank = empty || s.blank && a.tmpl.rendersBlank(msg.text)
-			} else {
-				t := msg.text
-				if msg.kind == kCopy {
-					t = msg.blocks[j].Text
-				}
-				empty = t == ""
-				blank = empty || s.blank && isBlank(t)
+		j := 0 // the offending block
+		switch msg.kind {
+		case kObs:
+			if msg.nbytes != 0 && (!s.blank || !lits || !a.tmpl.rendersBlank(msg.text)) {
+				continue
 			}
-			if blank {
-				return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+s.msgs[0])
+		case kText:
+			if !blankText(msg.text, s.blank) {
+				continue
+			}
+		default:
+			for j = 0; j < len(msg.blocks) && !blankText(msg.blocks[j].Text, s.blank); j++ {
+			}
+			if j == len(msg.blocks) {
+				continue
 			}
 		}
+		return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+s.msgs[0])
 	}
 	if lo == hi {
 		if s.msgs[1] == "" {
@@ -352,7 +411,7 @@ func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
 	}
 	for m := lo; m < hi; {
 		e := m + 1
-		for e < hi && a.msgs[e].role == a.msgs[m].role {
+		for e < hi && v.Role[e] == v.Role[m] {
 			e++
 		}
 		if v.BlockStart[e] == v.BlockStart[m] {
