@@ -3,6 +3,7 @@ package core
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/polyloop/assembly/core/abi"
 	"github.com/polyloop/assembly/core/msgp"
@@ -405,7 +406,7 @@ func (w *exportWriter) offAssistant() {
 			}
 		}
 		m := lo
-		for m >= 0 && (w.a.msgs[m].role == RoleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
+		for m >= 0 && (v.Role[m] == roleAssistant || v.BlockStart[m+1] == v.BlockStart[m]) {
 			m--
 		}
 		if m < 0 {
@@ -451,7 +452,12 @@ type exportWriter struct {
 
 // marked is 1 when block j of message m gets cache_control, else 0.
 func (w *exportWriter) marked(m, j int) int {
-	blk := w.v.BlockStart[m] + j
+	return w.markedBlock(w.v.BlockStart[m] + j)
+}
+
+// markedBlock is 1 when block blk (numbered in the prompt) gets
+// cache_control, else 0.
+func (w *exportWriter) markedBlock(blk int) int {
 	for _, b := range w.bp[:w.nbp] {
 		if b == blk {
 			return 1
@@ -474,18 +480,12 @@ func (w *exportWriter) text(dst []byte, m, j int) []byte {
 
 // leadingSystem is the number of leading system messages, which become
 // the provider's (who's) top-level system; a system message after them is
-// an error.
+// an error. layout found both (v is a's layout).
 func leadingSystem(a *assembly, v *View, who string) (int, *Error) {
-	n, sys := len(a.msgs), 0
-	for sys < n && a.msgs[sys].role == RoleSystem {
-		sys++
+	if m := a.lay.lateSys; m >= 0 {
+		return 0, newError(CodeMalformedRequest, requestPathOf(v, m), who+" takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
 	}
-	for m := sys; m < n; m++ {
-		if a.msgs[m].role == RoleSystem {
-			return 0, newError(CodeMalformedRequest, requestPathOf(v, m), who+" takes system text only before the first user or assistant message (its top-level system), and this system message follows one; make it a user message, or move it to the start of run_messages")
-		}
-	}
-	return sys, nil
+	return a.lay.sys, nil
 }
 
 // requestPathOf is the request path of message m: a run or goal message's.
@@ -599,20 +599,31 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	return b, wrongType(b, "a JSON value ("+w().JSONValue+")")
 }
 
-// layout is the part of a's view the export reads: the segment ends, a
-// role index per message (its length is the message count; its values
-// unset) and the block starts, in arrays a keeps from call to call.
+// layout is the part of a's view the export reads: the segment ends, the
+// role of each message (an index in shapeRoles: a shape's heads and blocks
+// are by it) and the block starts, in arrays a keeps from call to call;
+// and, in a.lay, the leading system messages (leadingSystem).
 func (a *assembly) layout() *View {
 	if a.lay == nil {
 		a.lay = &layoutBuf{}
 	}
 	l, n := a.lay, len(a.msgs)
 	l.role, l.blockStart = grown(l.role, n), grown(l.blockStart, n+1)
-	l.blockStart[0] = 0
+	l.blockStart[0], l.sys, l.lateSys = 0, 0, -1
 	for i := range a.msgs {
+		r := roleIndex(a.msgs[i].role)
+		if r == roleSystem {
+			if l.sys == i {
+				l.sys++
+			} else if l.lateSys < 0 {
+				l.lateSys = i
+			}
+		}
+		l.role[i] = r
 		l.blockStart[i+1] = l.blockStart[i] + a.msgs[i].blockCount()
 	}
-	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Role: l.role, BlockStart: l.blockStart}
+	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Roles: shapeRoles, Role: l.role,
+		BlockStart: l.blockStart}
 	return &l.view
 }
 
@@ -620,12 +631,23 @@ func (a *assembly) layout() *View {
 type layoutBuf struct {
 	view             View
 	role, blockStart []int
+	// sys is the number of leading system messages, lateSys the first
+	// system message after them, or -1 (leadingSystem).
+	sys, lateSys int
 }
 
 // runDigest is the run prefix digest of a's response (docs/SPEC.md §6),
 // from the canonical encoding of the run's messages.
 func (a *assembly) runDigest() string {
-	enc, ends := a.appendMessages(a.enc[:0], a.msgs[:a.goalEnd])
+	// The run's encoding alone first: the last prefix hashed (an
+	// assemble's, an export's) mostly begins with this run.
+	enc, _ := a.appendMessages(a.enc[:0], a.msgs[:a.runEnd])
+	if c := lastDigests.Load(); c != nil && c.count[0] == a.runEnd && c.byteEnd[0] == len(enc) &&
+		equalText(c.prefix[:len(enc)], unsafe.String(unsafe.SliceData(enc), len(enc))) {
+		a.enc = enc
+		return c.digests[0]
+	}
+	enc, ends := a.appendMessages(enc[:0], a.msgs[:a.goalEnd])
 	d := prefixDigests(enc, ends, a.segments())
 	if a.enc = enc; cap(enc) > 1<<20 {
 		a.enc = nil

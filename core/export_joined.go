@@ -39,15 +39,42 @@ type shape struct {
 	// too.
 	msgs  [4]string
 	blank bool
+	// one is, by role and mark, a message of one block up to its text: its
+	// head, its list's header (of 2 when its mark is a block) and its
+	// block, joined when compiled (the constants below).
+	one [3][2]string
 }
+
+// The heads and blocks of the rows, as constants: a shape's one is made of
+// them when compiled, no code at run time.
+const (
+	headUser          = "\x82\xa4role\xa4user\xa7content"
+	headAssistant     = "\x82\xa4role\xa9assistant\xa7content"
+	headSystem        = "\x82\xa4role\xa6system\xa7content"
+	headGeminiUser    = "\x82\xa4role\xa4user\xa5parts"
+	headGeminiModel   = "\x82\xa4role\xa5model\xa5parts"
+	blockText         = "\x82\xa4type\xa4text\xa4text" // {type: text, text}; marked, 3 keys (the mark's last)
+	blockTextMarked   = "\x83\xa4type\xa4text\xa4text"
+	blockInput        = "\x82\xa4type\xaainput_text\xa4text"
+	blockInputMarked  = "\x83\xa4type\xaainput_text\xa4text"
+	blockOutput       = "\x82\xa4type\xaboutput_text\xa4text"
+	blockOutputMarked = "\x83\xa4type\xaboutput_text\xa4text"
+	blockBare         = "\x81\xa4text" // {text}: Bedrock's and Gemini's
+	listOf1, listOf2  = "\x91", "\x92"
+)
 
 // The blocks of the providers that keep Anthropic's {type, text} block,
 // by mark: a map of 2 keys, or 3 (the mark's last).
 var (
-	textBlock   = [2]string{"\x82\xa4type\xa4text\xa4text", "\x83\xa4type\xa4text\xa4text"}
-	inputBlock  = [2]string{"\x82\xa4type\xaainput_text\xa4text", "\x83\xa4type\xaainput_text\xa4text"}
-	outputBlock = [2]string{"\x82\xa4type\xaboutput_text\xa4text", "\x83\xa4type\xaboutput_text\xa4text"}
-	roleHeads   = [3]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content", "\x82\xa4role\xa6system\xa7content"}
+	textBlock   = [2]string{blockText, blockTextMarked}
+	inputBlock  = [2]string{blockInput, blockInputMarked}
+	outputBlock = [2]string{blockOutput, blockOutputMarked}
+	roleHeads   = [3]string{headUser, headAssistant, headSystem}
+	textOne     = [3][2]string{
+		{headUser + listOf1 + blockText, headUser + listOf1 + blockTextMarked},
+		{headAssistant + listOf1 + blockText, headAssistant + listOf1 + blockTextMarked},
+		{headSystem + listOf1 + blockText, headSystem + listOf1 + blockTextMarked},
+	}
 	// cacheControl is Anthropic's mark, by ttl.
 	cacheControl = [3]string{
 		"\xadcache_control\x81\xa4type\xa9ephemeral",
@@ -60,29 +87,36 @@ var (
 
 var anthropicShape = shape{
 	who: "Anthropic", sysKey: "\xa6system", listKey: "\xa8messages", heads: roleHeads,
-	blocks: [3][2]string{textBlock, textBlock, textBlock}, sysBlock: textBlock, marks: cacheControl,
+	blocks: [3][2]string{textBlock, textBlock, textBlock}, sysBlock: textBlock, marks: cacheControl, one: textOne,
 }
 
 var openAIChatShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, openAI: true,
+	one: textOne,
 }
 
 var openAIResponsesShape = shape{
 	listKey: "\xa5input", heads: roleHeads, blocks: [3][2]string{inputBlock, outputBlock, inputBlock}, openAI: true,
+	one: [3][2]string{
+		{headUser + listOf1 + blockInput, headUser + listOf1 + blockInputMarked},
+		{headAssistant + listOf1 + blockOutput, headAssistant + listOf1 + blockOutputMarked},
+		{headSystem + listOf1 + blockInput, headSystem + listOf1 + blockInputMarked},
+	},
 }
 
 var openRouterShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, marks: cacheControl,
+	one: textOne,
 }
 
 // bedrockText is a block of Bedrock and Gemini: {text}.
-var bedrockText = [2]string{"\x81\xa4text", "\x81\xa4text"}
+var bedrockText = [2]string{blockBare, blockBare}
 
 var bedrockShape = shape{
 	who:      "Bedrock's Converse",
 	sysKey:   "\xa6system",
 	listKey:  "\xa8messages",
-	heads:    [3]string{"\x82\xa4role\xa4user\xa7content", "\x82\xa4role\xa9assistant\xa7content"},
+	heads:    [3]string{headUser, headAssistant},
 	blocks:   [3][2]string{bedrockText, bedrockText},
 	sysBlock: bedrockText,
 	marks: [3]string{"\x81\xaacachePoint\x81\xa4type\xa7default",
@@ -91,6 +125,8 @@ var bedrockShape = shape{
 	join:      true,
 	msgs:      [4]string{msgJoinedBlankText, msgJoinedNoMessage, msgJoinedAssistantFirst, msgJoinedEmptyContent},
 	blank:     true,
+	one: [3][2]string{{headUser + listOf1 + blockBare, headUser + listOf2 + blockBare},
+		{headAssistant + listOf1 + blockBare, headAssistant + listOf2 + blockBare}},
 }
 
 // geminiShape: generateContent's systemInstruction {parts} and contents
@@ -99,12 +135,16 @@ var geminiShape = shape{
 	who:      "Gemini's generateContent",
 	sysKey:   "\xb1systemInstruction\x81\xa5parts",
 	listKey:  "\xa8contents",
-	heads:    [3]string{"\x82\xa4role\xa4user\xa5parts", "\x82\xa4role\xa5model\xa5parts"},
+	heads:    [3]string{headGeminiUser, headGeminiModel},
 	blocks:   [3][2]string{bedrockText, bedrockText},
 	sysBlock: bedrockText,
 	join:     true,
 	msgs:     [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
+	one:      geminiOne,
 }
+
+// geminiOne is Gemini's one (no marks).
+var geminiOne = [3][2]string{{headGeminiUser + listOf1 + blockBare}, {headGeminiModel + listOf1 + blockBare}}
 
 // geminiCacheShape: the cachedContents create body (a CachedContent), in
 // generateContent's shapes, of the prompt's stable prefix; no content is
@@ -119,6 +159,7 @@ var geminiCacheShape = shape{
 	join:     true,
 	prefix:   true,
 	msgs:     [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
+	one:      geminiOne,
 }
 
 // Providers is every provider export writes, in the order the docs and the
@@ -127,23 +168,16 @@ var geminiCacheShape = shape{
 var Providers = []string{ProviderAnthropic, ProviderOpenAIChat, ProviderOpenAIResponses, ProviderOpenRouter,
 	ProviderBedrockConverse, ProviderGemini, ProviderGeminiCache}
 
+// shapes are the rows of Providers, in its order.
+var shapes = [...]*shape{&anthropicShape, &openAIChatShape, &openAIResponsesShape, &openRouterShape, &bedrockShape,
+	&geminiShape, &geminiCacheShape}
+
 // shapeOf is the row of provider, or nil.
 func shapeOf(provider string) *shape {
-	switch provider {
-	case ProviderAnthropic:
-		return &anthropicShape
-	case ProviderOpenAIChat:
-		return &openAIChatShape
-	case ProviderOpenAIResponses:
-		return &openAIResponsesShape
-	case ProviderOpenRouter:
-		return &openRouterShape
-	case ProviderBedrockConverse:
-		return &bedrockShape
-	case ProviderGemini:
-		return &geminiShape
-	case ProviderGeminiCache:
-		return &geminiCacheShape
+	for i, p := range Providers {
+		if p == provider {
+			return shapes[i]
+		}
 	}
 	return nil
 }
@@ -187,8 +221,9 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 			w.offAssistant()
 		}
 	}
+	groups := hi - lo // the entries of the list
 	if s.join {
-		err = joinedRules(s, a, v, w.sys, lo, hi)
+		groups, err = joinedRules(s, a, v, w.sys, lo, hi)
 	} else {
 		err = checkProviderRules(provider, a, v, w.sys)
 	}
@@ -204,16 +239,46 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 	if w.sys > 0 {
 		dst = w.list(append(dst, s.sysKey...), s, &s.sysBlock, 0, w.sys)
 	}
-	groups := 0
-	for m := lo; m < hi; m = w.end(s, m, hi) {
-		groups++
-	}
+	return w.tail(w.messages(dst, s, lo, hi, groups), s, cached), nil
+}
+
+// messages writes the list of the messages [lo, hi), of groups entries:
+// each message, or each run of one role when s joins, its head and its
+// blocks. A message of
+// one block, most of a prompt's, is written in two appends, its head up
+// to its text (s.one) and its text, and its mark when it has one.
+func (w *exportWriter) messages(dst []byte, s *shape, lo, hi, groups int) []byte {
+	role, start := w.v.Role, w.v.BlockStart
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	for m := lo; m < hi; m = w.end(s, m, hi) {
-		r := roleIndex(a.msgs[m].role)
-		dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, w.end(s, m, hi))
+	next, bp := -1, w.bp[:w.nbp] // the next marked block: bp[0]
+	if len(bp) > 0 {
+		next = bp[0]
 	}
-	return w.tail(dst, s, cached), nil
+	for m := lo; m < hi; {
+		r, e := role[m], w.end(s, m, hi)
+		for next >= 0 && next < start[m] {
+			if bp = bp[1:]; len(bp) == 0 {
+				next = -1
+			} else {
+				next = bp[0]
+			}
+		}
+		if e != m+1 || start[e]-start[m] != 1 {
+			dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, e)
+			m = e
+			continue
+		}
+		mark := 0
+		if next == start[m] {
+			mark = 1
+		}
+		dst = w.text(append(dst, s.one[r][mark]...), m, 0)
+		if mark == 1 {
+			dst = append(dst, w.mark...)
+		}
+		m = e
+	}
+	return dst
 }
 
 // tail writes the keys after the messages: OpenAI's cache key (and its
@@ -239,7 +304,7 @@ func (w *exportWriter) tail(dst []byte, s *shape, cached bool) []byte {
 // the end of the run of messages of its role (at most hi) when s joins.
 func (w *exportWriter) end(s *shape, m, hi int) int {
 	e := m + 1
-	for s.join && e < hi && w.a.msgs[e].role == w.a.msgs[m].role {
+	for s.join && e < hi && w.v.Role[e] == w.v.Role[m] {
 		e++
 	}
 	return e
@@ -274,15 +339,27 @@ func (w *exportWriter) list(dst []byte, s *shape, block *[2]string, m, e int) []
 	return dst
 }
 
+// shapeRoles are the roles by their index in a shape's heads and blocks.
+var shapeRoles = []string{RoleUser, RoleAssistant, RoleSystem}
+
+// The indices of the roles in shapeRoles.
+const (
+	roleUser = iota
+	roleAssistant
+	roleSystem
+)
+
 // roleIndex is role's index in a shape's heads and blocks.
+// A role is one of the three (the decoder refuses any other): its length
+// tells which, without comparing its bytes.
 func roleIndex(role string) int {
-	switch role {
-	case RoleUser:
-		return 0
-	case RoleAssistant:
-		return 1
+	switch len(role) {
+	case len(RoleUser):
+		return roleUser
+	case len(RoleAssistant):
+		return roleAssistant
 	}
-	return 2
+	return roleSystem
 }
 
 // The refusals of the joined providers' rules (docs/SPEC.md §7.13 lists them
@@ -313,8 +390,9 @@ const (
 // joinedRules checks the rules of a joined provider's API on what the body
 // holds, the sys leading system messages and the messages [lo, hi): the
 // first offending text in prompt order, then the message groups, then the
-// prompt as a whole.
-func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
+// prompt as a whole. It returns the number of groups (runs of one role).
+func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) (groups int, _ *Error) {
+	lits := a.tmpl != nil && a.tmpl.literalsBlank() // else no observation renders blank
 	for m := 0; m < hi; m++ {
 		if m == sys && m < lo {
 			m = lo // [sys, lo) is not sent: the cache holds it
@@ -323,42 +401,43 @@ func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) *Error {
 			}
 		}
 		msg := &a.msgs[m]
-		for j := range v.BlockStart[m+1] - v.BlockStart[m] {
-			var empty, blank bool
-			if msg.kind == kObs {
-				empty = msg.nbytes == 0
-				blank = empty || s.blank && a.tmpl.rendersBlank(msg.text)
-			} else {
-				t := msg.text
-				if msg.kind == kCopy {
-					t = msg.blocks[j].Text
-				}
-				empty = t == ""
-				blank = empty || s.blank && isBlank(t)
+		j := 0 // the offending block
+		switch msg.kind {
+		case kObs:
+			if msg.nbytes != 0 && (!s.blank || !lits || !a.tmpl.rendersBlank(msg.text)) {
+				continue
 			}
-			if blank {
-				return newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+s.msgs[0])
+		case kText:
+			if !blankText(msg.text, s.blank) {
+				continue
+			}
+		default:
+			for j = 0; j < len(msg.blocks) && !blankText(msg.blocks[j].Text, s.blank); j++ {
+			}
+			if j == len(msg.blocks) {
+				continue
 			}
 		}
+		return 0, newError(CodeMalformedRequest, textPath(a, v, m, j), s.who+s.msgs[0])
 	}
 	if lo == hi {
 		if s.msgs[1] == "" {
-			return nil
+			return 0, nil
 		}
-		return newError(CodeMalformedRequest, "request", s.who+s.msgs[1])
+		return 0, newError(CodeMalformedRequest, "request", s.who+s.msgs[1])
 	}
-	if s.msgs[2] != "" && a.msgs[lo].role == RoleAssistant {
-		return newError(CodeMalformedRequest, textPath(a, v, lo, -1), s.who+s.msgs[2])
+	if s.msgs[2] != "" && v.Role[lo] == roleAssistant {
+		return 0, newError(CodeMalformedRequest, textPath(a, v, lo, -1), s.who+s.msgs[2])
 	}
 	for m := lo; m < hi; {
 		e := m + 1
-		for e < hi && a.msgs[e].role == a.msgs[m].role {
+		for e < hi && v.Role[e] == v.Role[m] {
 			e++
 		}
 		if v.BlockStart[e] == v.BlockStart[m] {
-			return newError(CodeMalformedRequest, textPath(a, v, m, -1), s.who+s.msgs[3])
+			return 0, newError(CodeMalformedRequest, textPath(a, v, m, -1), s.who+s.msgs[3])
 		}
-		m = e
+		m, groups = e, groups+1
 	}
-	return nil
+	return groups, nil
 }

@@ -51,11 +51,15 @@ func checkProviderRules(provider string, a *assembly, v *View, sys int) *Error {
 // anthropicRules checks the rules of Anthropic's Messages API.
 func anthropicRules(a *assembly, v *View, sys int) *Error {
 	n := len(a.msgs)
+	lits := a.tmpl != nil && a.tmpl.literalsBlank() // else no observation renders blank
 	for m := range n {
 		msg := &a.msgs[m]
 		switch msg.kind {
 		case kCopy:
 			for j := range msg.blocks {
+				if !blankText(msg.blocks[j].Text, true) {
+					continue
+				}
 				if why := blankMessage(msg.blocks[j].Text); why != "" {
 					return newError(CodeMalformedRequest, textPath(a, v, m, j), why)
 				}
@@ -70,6 +74,9 @@ func anthropicRules(a *assembly, v *View, sys int) *Error {
 				return newError(CodeMalformedRequest, textPath(a, v, m, k-1), msgAnthropicTrailingSpace)
 			}
 		case kText: // one block: an injection (a user's) or a raw_output (its observation follows)
+			if !blankText(msg.text, true) {
+				continue
+			}
 			if why := blankMessage(msg.text); why != "" {
 				return newError(CodeMalformedRequest, textPath(a, v, m, 0), why)
 			}
@@ -77,7 +84,7 @@ func anthropicRules(a *assembly, v *View, sys int) *Error {
 			if msg.nbytes == 0 {
 				return newError(CodeMalformedRequest, textPath(a, v, m, 0), msgAnthropicEmptyText)
 			}
-			if a.tmpl.rendersBlank(msg.text) {
+			if lits && a.tmpl.rendersBlank(msg.text) {
 				return newError(CodeMalformedRequest, textPath(a, v, m, 0), msgAnthropicBlankText)
 			}
 		}
@@ -157,6 +164,13 @@ func isWhiteSpace(r rune) bool {
 	return r == 0x1680 || r >= 0x2000 && r <= 0x200a || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000
 }
 
+// blankText reports whether s is empty or, when blank, may be of white
+// space only: isBlank, unless its first byte is a character of ASCII
+// that is not (most texts), decided without a call.
+func blankText(s string, blank bool) bool {
+	return s == "" || blank && (s[0] <= ' ' || s[0] >= utf8.RuneSelf) && isBlank(s)
+}
+
 // isBlank reports whether every code point of s (valid UTF-8) is white
 // space; true for "".
 func isBlank(s string) bool {
@@ -188,13 +202,8 @@ func endsInWhiteSpace(s string) bool {
 // writes only blank fill around a blank prefix of the observation (a !r or
 // !a field that keeps a code point starts with a quote).
 func (t *Template) rendersBlank(obs string) bool {
-	if !isBlank(t.tail) {
+	if !t.literalsBlank() {
 		return false
-	}
-	for i := range t.fields {
-		if !isBlank(t.fields[i].lit) {
-			return false
-		}
 	}
 	if len(t.fields) == 0 {
 		return true
@@ -225,6 +234,20 @@ func (t *Template) rendersBlank(obs string) bool {
 			if lpad+rpad > 0 && !isBlank(f.fill) || !isBlank(obs[:prefixBytes(obs, keep)]) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// literalsBlank reports whether every literal of t is of white space only
+// (or empty): else no rendering of it is.
+func (t *Template) literalsBlank() bool {
+	if !isBlank(t.tail) {
+		return false
+	}
+	for i := range t.fields {
+		if !isBlank(t.fields[i].lit) {
+			return false
 		}
 	}
 	return true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/polyloop/assembly/core"
 	"github.com/polyloop/assembly/core/abi"
+	plumbing "github.com/polyloop/assembly/internal/engine"
 	"github.com/polyloop/assembly/internal/testing/benchreq"
 	"github.com/polyloop/assembly/wasmhost"
 )
@@ -32,7 +33,6 @@ func cachingCalls(p plan) int {
 // measureCaching adds the two goals; r is the wazero runner.
 func measureCaching(rep *Report, p plan, r *wasmhost.Runner) {
 	n := cachingCalls(p)
-	typical := core.EncodeRequest(benchreq.Typical())
 	// A run: call i is the typical request with its steps cut to i%20+1,
 	// so the prompts extend and break (every 20th call starts over).
 	full := benchreq.Typical()
@@ -62,6 +62,14 @@ func measureCaching(rep *Report, p plan, r *wasmhost.Runner) {
 		return fmt.Sprintf("%.2f× (rounds %.2f – %.2f)", 1/rate[1], 1/rate[2], 1/rate[0])
 	}, 1/rate[1] >= 0.5)
 	fmt.Fprintf(os.Stderr, "benchreport: caching: report/assemble %.2f\n", rate[1])
+	measureExports(rep, p, r)
+}
+
+// measureExports adds a goal per export row: its time over assemble's on
+// the typical request, under wazero (r).
+func measureExports(rep *Report, p plan, r *wasmhost.Runner) {
+	typical := core.EncodeRequest(benchreq.Typical())
+	g := goalTable{rep}
 	for _, e := range exportRows {
 		over := exportVsAssemble(r, p, typical, e.provider, e.options)
 		g.add("export ("+e.name+") vs assemble, typical, wazero", "≤ 1.10×", true, func() string {
@@ -75,7 +83,9 @@ func measureCaching(rep *Report, p plan, r *wasmhost.Runner) {
 // request: each provider, and each option that changes the body's shape.
 var exportRows = []struct{ name, provider, options string }{
 	{"anthropic", "anthropic", ""},
+	{"openai-chat", "openai-chat", ""},
 	{"openai-chat, explicit breakpoints", "openai-chat", "explicit_breakpoints"},
+	{"openai-responses", "openai-responses", ""},
 	{"openai-responses, explicit breakpoints", "openai-responses", "explicit_breakpoints"},
 	{"openrouter", "openrouter", ""},
 	{"bedrock-converse", "bedrock-converse", ""},
@@ -143,4 +153,39 @@ func groupInt(n int) string {
 		return fmt.Sprintf("%d,%03d", n/1000, n%1000)
 	}
 	return fmt.Sprint(n)
+}
+
+// onlyExports measures the export rows alone (-only export), on a wazero
+// runner of the built module: a report of their goals and nothing else.
+func onlyExports(p plan) (*Report, error) {
+	rep := newReport(p)
+	wasm, err := plumbing.LoadModule(plumbing.Config{})
+	if err != nil {
+		return nil, err
+	}
+	rep.Module["raw"], rep.Module["gzip"] = len(wasm), gzipSize(wasm)
+	r, err := wasmhost.New(wasmhost.Options{Module: wasm, MaxInstances: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fmt.Fprintf(os.Stderr, "benchreport: export rows only (Go wazero), module %d B gzipped\n", rep.Module["gzip"])
+	measureExports(rep, p, r)
+	return rep, nil
+}
+
+// printOnly measures the group of figures only names and prints its goals.
+func printOnly(p plan, only string) {
+	if only != "export" {
+		fmt.Fprintf(os.Stderr, "benchreport: -only %q: the one group is export\n", only)
+		os.Exit(2)
+	}
+	rep, err := onlyExports(p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	for _, g := range rep.Goals {
+		fmt.Printf("%-62s %-8s %-28s %v\n", g.Figure, g.Goal, g.Reached, g.Met)
+	}
 }

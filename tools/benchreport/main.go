@@ -60,6 +60,7 @@ func main() {
 	readme := flag.String("readme", "", "README to update between its benchmark markers (empty: none)")
 	previewFrom := flag.String("preview-from", "", "measure nothing: re-render the report recorded in -json with the prompt preview's figures from this output of preview/bench/preview.mjs --json")
 	dataOnly := flag.Bool("data-sets-only", false, "measure only the data-set figures (bindings/python/bench/data_bench.py, bindings/js/bench/messages.mjs)")
+	only := flag.String("only", "", "measure one group of figures and print its goals, writing no report: export (each export row against assemble, wazero)")
 	flag.Parse()
 
 	p := plan{Quick: *quick, Samples: 7, SampleSec: 0.15, Requests: []string{"tiny", "typical", "1MB", "16MB"},
@@ -67,6 +68,10 @@ func main() {
 	if *quick {
 		p = plan{Quick: true, Samples: 3, SampleSec: 0.03, Requests: []string{"tiny", "typical", "1MB"},
 			Histories: []int{10, 1000}, Cold: 1}
+	}
+	if *only != "" {
+		printOnly(p, *only)
+		return
 	}
 	var rep *Report
 	var err error
