@@ -317,11 +317,12 @@ func checkUsageValue(b []byte, depth int) ([]byte, *Error) {
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, p, err := readMapHeader(b)
-		var seen keysSeen
+		seen := keysSeen{keys: n}
 		for i := uint32(0); err == nil && i < n; i++ {
 			var key string
+			at := p
 			if key, p, err = readKey(p); err == nil {
-				if !seen.add(key) {
+				if !seen.add(key, at) {
 					return p, duplicateKey(key)
 				}
 				if p, err = checkUsageValue(p, depth+1); err != nil {
@@ -416,13 +417,14 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		return nil, nil, nil, nil, err
 	}
 	haveUsage := false
-	var seen keysSeen
+	seen := keysSeen{keys: n}
 	for range n {
 		var key string
+		at := b
 		if key, b, err = readKey(b); err != nil {
 			return nil, nil, nil, nil, err
 		}
-		if !seen.add(key) {
+		if !seen.add(key, at) {
 			return nil, nil, nil, nil, duplicateKey(key)
 		}
 		switch key {

@@ -94,13 +94,14 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 	if err != nil {
 		return nil, nil, "", o, err
 	}
-	var seen keysSeen
+	seen := keysSeen{keys: n}
 	for range n {
 		var key string
+		at := b
 		if key, b, err = readKey(b); err != nil {
 			return nil, nil, "", o, err
 		}
-		if !seen.add(key) {
+		if !seen.add(key, at) {
 			return nil, nil, "", o, duplicateKey(key)
 		}
 		switch key {
@@ -185,13 +186,14 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 	if err != nil {
 		return b, err
 	}
-	var seen keysSeen
+	seen := keysSeen{keys: n}
 	for range n {
 		var key string
+		at := b
 		if key, b, err = readKey(b); err != nil {
 			return b, err
 		}
-		if !seen.add(key) {
+		if !seen.add(key, at) {
 			return b, duplicateKey(key)
 		}
 		switch key {
@@ -523,13 +525,14 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 		}
 	}
 	rest := fields
-	var seen keysSeen
+	seen := keysSeen{keys: n}
 	for range n {
 		var key string
+		at := rest
 		if key, rest, err = readKey(rest); err != nil {
 			return 0, nil, err
 		}
-		if !seen.add(key) {
+		if !seen.add(key, at) {
 			return 0, nil, duplicateKey(key)
 		}
 		if slices.Contains(own, key) {
@@ -556,11 +559,12 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, rest, err := readMapHeader(b)
-		var seen keysSeen
+		seen := keysSeen{keys: n}
 		for i := uint32(0); err == nil && i < uint32(n); i++ {
 			var key string
+			at := rest
 			if key, rest, err = readKey(rest); err == nil {
-				if !seen.add(key) {
+				if !seen.add(key, at) {
 					return rest, duplicateKey(key)
 				}
 				if rest, err = checkJSONValue(rest, depth+1); err != nil {

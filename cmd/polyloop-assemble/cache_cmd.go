@@ -64,6 +64,7 @@ func runCache(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ans = core.AppendCompareError(nil, tooLargeRequest(a.read))
 	} else {
 		reqs, usage := a.args()
+		a.items, a.usage = nil, nil // held in reqs and usage now
 		ans = a.patch(callArgs(eng, abi.CallCacheReport, reqs, usage))
 	}
 	if *out == "text" {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	assembly "github.com/polyloop/assembly"
 	"github.com/polyloop/assembly/core"
@@ -93,9 +94,20 @@ func versionText(e engine) string {
 // callArgs is the answer of call c, whose request is a map of its
 // arguments, on args (core.AppendArgs); a wrong count is c's error answer.
 func callArgs(eng engine, c abi.Call, args ...[]byte) []byte {
-	req, err := core.AppendArgs(nil, c, args...)
+	size := 64 // the map's header and the parameters' names
+	for _, a := range args {
+		size += len(a)
+	}
+	req, err := core.AppendArgs(make([]byte, 0, size), c, args...) // sized once: a 64 MB usage is not copied as it grows
 	if err != nil {
 		return core.AppendErrorAnswer(nil, c, err)
+	}
+	if len(req) > 16<<20 {
+		// The inputs read, their msgpack and the arguments are garbage
+		// now; a one-shot process gives their memory back before the
+		// module takes its own, so that a call's peak is not their sum.
+		args = nil
+		debug.FreeOSMemory()
 	}
 	return eng.AppendCall(c, nil, req)
 }

@@ -287,19 +287,26 @@ func (a *runArgs) readUsage(in io.Reader, limit int64) error {
 			return err
 		}
 		var v []byte
+		isBlank := blank(line)
 		switch {
 		case size > limit:
 			a.usageErr[a.nUsage] = &core.Error{Code: core.CodeTooLarge, Path: "usage", Offset: -1,
 				Message: fmt.Sprintf("the usage on line %d of --usage is %s, over the 1 GiB request limit; give the provider's usage object", lineNo, sizeOf(size))}
-		case blank(line):
+		case isBlank:
 		default:
-			var cerr error
-			if v, cerr = wirejson.ToMsgpack(nil, line); cerr != nil {
-				v, a.usageErr[a.nUsage] = nil, &core.Error{Code: core.CodeMalformedRequest, Path: "usage", Offset: -1,
+			// converted in place after the usage kept (keep's append then
+			// copies nothing): a usage of 64 MB is held once, not twice
+			start := len(a.usage)
+			buf, cerr := wirejson.ToMsgpack(a.usage, line)
+			line = nil
+			if cerr == nil {
+				a.usage, v = buf[:start], buf[start:]
+			} else {
+				a.usageErr[a.nUsage] = &core.Error{Code: core.CodeMalformedRequest, Path: "usage", Offset: -1,
 					Message: fmt.Sprintf("line %d of --usage is not JSON (%v); give the provider's usage object as JSON, or null", lineNo, cerr)}
 			}
 		}
-		if size > limit || !blank(line) {
+		if size > limit || !isBlank {
 			if v == nil {
 				v = standInUsage
 			}
