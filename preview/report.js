@@ -189,7 +189,7 @@ export class RunReport {
     const head = h(
       "b",
       {},
-      `Line ${fmt.format(this.entries[p.k].line)} (call ${fmt.format(at.call)} of ${at.many ? `run ${fmt.format(at.run + 1)}` : "the run"}): `,
+      `Line ${fmt.format(this.entries[p.k].line)} (call ${fmt.format(at.call + 1)} of ${at.many ? `run ${fmt.format(at.run + 1)}` : "the run"}): `,
     );
     if (at.run !== this.shownRun && this.complete) {
       this.shownRun = at.run;

@@ -205,7 +205,7 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
     // A break picked: its segment, place and cause; its new characters from the break's char on.
     for (const [k, segment, cause] of PLANTED) {
       await page.evaluate((k) => window.preview.browser.pick(k), k);
-      await page.waitForFunction((k) => document.getElementById("run-call").textContent.startsWith(`Line ${k + 1} (call ${k} `), k);
+      await page.waitForFunction((k) => document.getElementById("run-call").textContent.startsWith(`Line ${k + 1} (call ${k + 1} `), k);
       await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
       const call = await page.evaluate(() => {
         const f = (n) => document.querySelector(`#run-call [data-field="${n}"]`)?.textContent;
@@ -229,7 +229,7 @@ test("the planted run: exactly its three breaks, each call's figures the CLI's",
     }
     // A call that extends the one before: only its last step's two messages are new.
     await page.evaluate(() => window.preview.browser.pick(60));
-    await page.waitForFunction(() => document.getElementById("run-call").textContent.startsWith("Line 61 (call 60 "));
+    await page.waitForFunction(() => document.getElementById("run-call").textContent.startsWith("Line 61 (call 61 "));
     await page.evaluate(() => window.preview.view.whenRendered(window.preview.view.generation));
     const count = await page.evaluate(() => window.preview.view.summary.messages);
     await page.evaluate((n) => window.preview.view.scrollToMessage(n - 1), count);
@@ -478,7 +478,7 @@ test("nothing stale: provider, file and call switched", { skip, timeout: 300_000
         }
         return out;
       }, k);
-      for (const s of shown) assert.ok(s === "" || s.startsWith(`Line ${k + 1} (call ${k} `), `call ${k} shows "${s}"`);
+      for (const s of shown) assert.ok(s === "" || s.startsWith(`Line ${k + 1} (call ${k + 1} `), `call ${k} shows "${s}"`);
     }
     // An edit of the picked call: its highlight ends (the prompt is no longer the call's).
     await page.waitForFunction(() => window.preview.view.shadowRoot.querySelector(".badge.since"));

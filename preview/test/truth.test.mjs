@@ -87,7 +87,7 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       await page.waitForFunction(() => window.preview.report.done);
       await page.locator('#browser-rows [data-entry="1"]').click();
       await page.waitForFunction(() =>
-        /^Line 2 \(call 1 of the run\): .*chars; cacheable/.test(document.getElementById("run-call").textContent),
+        /^Line 2 \(call 2 of the run\): .*chars; cacheable/.test(document.getElementById("run-call").textContent),
       );
       const line = () => page.textContent('#browser-rows [data-entry="1"] .entry-line');
       assert.equal(await line(), "line 2");
@@ -98,7 +98,7 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       await page.waitForFunction(() => document.getElementById("run-call").classList.contains("stale"));
       assert.match(
         await page.textContent("#run-call"),
-        /^Line 2 \(call 1 of the run\): edited: the figures of this call are the file's line/,
+        /^Line 2 \(call 2 of the run\): edited: the figures of this call are the file's line/,
       );
       assert.equal(await page.textContent('#browser-rows [data-entry="0"] .entry-line'), "line 1", "only the edited entry");
       await page.screenshot({ path: `${ARTIFACTS}truth-edited.png` });
