@@ -105,7 +105,7 @@ test("every place and state is true", { skip, timeout: 240_000 }, async (t) => {
       // Another entry picked: the editor holds it, nothing is edited.
       await page.locator('#browser-rows [data-entry="2"]').click();
       await page.waitForFunction(() => document.querySelector('#browser-rows [data-entry="1"] .entry-line')?.textContent === "line 2");
-      await page.waitForFunction(() => /^Line 3 \(call 2 of the run\): /.test(document.getElementById("run-call").textContent));
+      await page.waitForFunction(() => /^Line 3 \(call 3 of the run\): /.test(document.getElementById("run-call").textContent));
       assert.equal(await page.evaluate(() => document.getElementById("run-call").classList.contains("stale")), false);
     });
 
