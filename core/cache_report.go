@@ -502,7 +502,7 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 					e = newError(CodeMalformedRequest, "", "expected a request, found "+typeName(b)+
 						", which no msgpack value starts with: the requests after it cannot be found; send the run's requests as msgpack")
 				}
-				return nil, nil, b, e.within(".requests" + indexSeg(i))
+				return nil, nil, b, e.within2(".requests" + indexSeg(i)) // at the value that cannot be read (docs/SPEC.md §2.1)
 			}
 			errs[i] = e
 		}

@@ -219,8 +219,11 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 				break
 			}
 			rest, e := msgp.Skip(b)
-			if e != nil {
-				return b, endsEarly().within2("body")
+			if e != nil { // cut short, or 0xc1 inside: where, as the fields' own check says it (bodyFields)
+				if _, err = checkJSONValue(b, -1); err == nil {
+					err = endsEarly()
+				}
+				return b, err.within2("body")
 			}
 			o.Body, b = b[:len(b)-len(rest)], rest
 		default:
