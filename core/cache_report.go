@@ -294,9 +294,10 @@ func readUsage(b []byte) (*usageRead, []byte, *Error) {
 	}
 	m, base := v, "" // the usage object and its path
 	var whole []byte // the response, when v is one: it holds the usage under usage (usageMetadata: Gemini)
-	for _, k := range [...]string{"usage", "usageMetadata"} {
-		if u, ok := usageField(v, k); ok && msgp.NextType(u) == msgp.MapType {
-			whole, m, base = v, u, "."+k
+	inner := [...]string{"usage", "usageMetadata"}
+	for i, u := range usageFields(v, inner[:]) { // one pass over a usage of millions of keys
+		if u != nil && msgp.NextType(u) == msgp.MapType {
+			whole, m, base = v, u, "."+inner[i]
 			break
 		}
 	}
