@@ -309,7 +309,8 @@ func readUsage(b []byte) (*usageRead, []byte, *Error) {
 }
 
 // checkUsageValue checks that the usage value at the start of b (skipped
-// whole before) has str keys and nests at most MaxValueDepth levels, and
+// whole before: its maps' headers are true, a duplicate-key set is sized
+// from them) has str keys and nests at most MaxValueDepth levels, and
 // returns the bytes after it.
 func checkUsageValue(b []byte, depth int) ([]byte, *Error) {
 	if depth > abi.MaxValueDepth {
@@ -418,7 +419,7 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		return nil, nil, nil, nil, err
 	}
 	haveUsage := false
-	seen := keysSeen{keys: n}
+	var seen keysSeen // as readExportArgs's
 	for range n {
 		var key string
 		at := b
