@@ -294,9 +294,10 @@ func readUsage(b []byte) (*usageRead, []byte, *Error) {
 	}
 	m, base := v, "" // the usage object and its path
 	var whole []byte // the response, when v is one: it holds the usage under usage (usageMetadata: Gemini)
-	for _, k := range [...]string{"usage", "usageMetadata"} {
-		if u, ok := usageField(v, k); ok && msgp.NextType(u) == msgp.MapType {
-			whole, m, base = v, u, "."+k
+	inner := [...]string{"usage", "usageMetadata"}
+	for i, u := range usageFields(v, inner[:]) { // one pass over a usage of millions of keys
+		if u != nil && msgp.NextType(u) == msgp.MapType {
+			whole, m, base = v, u, "."+inner[i]
 			break
 		}
 	}
@@ -308,7 +309,8 @@ func readUsage(b []byte) (*usageRead, []byte, *Error) {
 }
 
 // checkUsageValue checks that the usage value at the start of b (skipped
-// whole before) has str keys and nests at most MaxValueDepth levels, and
+// whole before: its maps' headers are true, a duplicate-key set is sized
+// from them) has str keys and nests at most MaxValueDepth levels, and
 // returns the bytes after it.
 func checkUsageValue(b []byte, depth int) ([]byte, *Error) {
 	if depth > abi.MaxValueDepth {
@@ -417,7 +419,7 @@ func readCacheArgs(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][]b
 		return nil, nil, nil, nil, err
 	}
 	haveUsage := false
-	seen := keysSeen{keys: n}
+	var seen keysSeen // as readExportArgs's
 	for range n {
 		var key string
 		at := b
@@ -502,7 +504,7 @@ func readRequestsArg(b []byte, fromJSON func([]byte) ([]byte, *Error)) (reqs [][
 					e = newError(CodeMalformedRequest, "", "expected a request, found "+typeName(b)+
 						", which no msgpack value starts with: the requests after it cannot be found; send the run's requests as msgpack")
 				}
-				return nil, nil, b, e.within(".requests" + indexSeg(i))
+				return nil, nil, b, e.within2(".requests" + indexSeg(i)) // at the value that cannot be read (docs/SPEC.md §2.1)
 			}
 			errs[i] = e
 		}

@@ -78,14 +78,15 @@ var missReasonsInside = []string{"system_changed", "messages_changed"}
 // for a bare usage.
 func readUsageShapes(m, whole []byte, base string) (usageRead, *Error) {
 	var u usageRead
+	top := usageFields(m, usageTopKeys)
 	for i := range usageShapes {
 		s := &usageShapes[i]
-		if !hasAny(m, s.mark) {
+		if !hasAny(top, s.mark) {
 			continue
 		}
 		u.known = true
 		for _, p := range s.read {
-			n, _, err := usageCount(m, p, base)
+			n, _, err := usageCount(top, p, base)
 			if err != nil {
 				return u, err
 			}
@@ -95,7 +96,7 @@ func readUsageShapes(m, whole []byte, base string) (usageRead, *Error) {
 			var total int64
 			found := false
 			for _, p := range sum {
-				n, ok, err := usageCount(m, p, base)
+				n, ok, err := usageCount(top, p, base)
 				if err != nil {
 					return u, err
 				}
@@ -133,23 +134,66 @@ func usageMap(m []byte, key string) ([]byte, bool) {
 	return v, ok && msgp.NextType(v) == msgp.MapType
 }
 
-func hasAny(m []byte, keys []string) bool {
+// usageTopKeys are the keys of a usage object the shapes read first: each
+// shape's marking keys, which are also where its counts start.
+var usageTopKeys = func() []string {
+	var keys []string
+	for _, s := range usageShapes {
+		for _, k := range s.mark {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}()
+
+// usageFields is the value of each of keys in the map at the start of b
+// (checked by checkUsageValue; nil where it is not), the last one, as a
+// decoded map holds it: one pass over the map, so that a usage object of
+// millions of keys is read once, not once a key looked up.
+func usageFields(b []byte, keys []string) [][]byte {
+	vals := make([][]byte, len(keys))
+	n, p, _ := readMapHeader(b)
+	for range n {
+		k, after, _ := readKey(p)
+		next, _ := msgp.Skip(after)
+		if i := slices.Index(keys, k); i >= 0 {
+			vals[i] = after[:len(after)-len(next)]
+		}
+		p = next
+	}
+	return vals
+}
+
+// topField is the value of key (one of usageTopKeys) in the usage object
+// whose usageFields are top.
+func topField(top [][]byte, key string) ([]byte, bool) {
+	v := top[slices.Index(usageTopKeys, key)]
+	return v, v != nil
+}
+
+func hasAny(top [][]byte, keys []string) bool {
 	for _, k := range keys {
-		if v, ok := usageField(m, k); ok && v[0] != 0xc0 {
+		if v, ok := topField(top, k); ok && v[0] != 0xc0 {
 			return true
 		}
 	}
 	return false
 }
 
-// usageCount is the count of tokens at path in m (false: none there).
-func usageCount(m []byte, path []string, base string) (int64, bool, *Error) {
-	x, at := m, base
-	for _, k := range path {
+// usageCount is the count of tokens at path in the usage object whose
+// usageFields are top (false: none there).
+func usageCount(top [][]byte, path []string, base string) (int64, bool, *Error) {
+	x, found := topField(top, path[0])
+	if !found {
+		return 0, false, nil
+	}
+	at := base + fieldSeg(path[0])
+	for _, k := range path[1:] {
 		if msgp.NextType(x) != msgp.MapType { // a part that is not a map, or nil: nothing recorded there
 			return 0, false, nil
 		}
-		var found bool
 		if x, found = usageField(x, k); !found {
 			return 0, false, nil
 		}

@@ -147,9 +147,33 @@ func compareSideBytes(b []byte, fromJSON func([]byte) ([]byte, *Error)) (side, r
 	}
 	rest, e := msgp.Skip(b)
 	if e != nil {
-		return nil, b, endsEarly()
+		return nil, b, unskippedError(b)
 	}
 	return b[:len(b)-len(rest)], rest, nil
+}
+
+// unskippedError is the error of a side whose msgpack cannot be skipped
+// (cut short, or the byte 0xc1 inside it): a request's or a prompt form's
+// is the error it gets on its own, at the path of the value being read
+// (docs/SPEC.md §2.1, §7.9), so that a side's 0xc1 is not said to be the
+// end of the request and its path is the value's, not the side's.
+func unskippedError(b []byte) *Error {
+	if len(b) > 0 && msgp.NextType(b) == msgp.MapType {
+		plan := planPrefix
+		if isPromptForm(b) {
+			plan = planPromptForm
+		}
+		sc := getScratch()
+		_, _, err := plan(b, sc)
+		sc.release()
+		if err != nil {
+			return err
+		}
+	}
+	if len(b) > 0 && b[0] == 0xc1 {
+		return wrongType(b, "a request ("+w().Map+")")
+	}
+	return endsEarly()
 }
 
 // emptySide is the error of a side of n bytes that holds no value: none, or

@@ -99,3 +99,31 @@ func TestUsageKeysMemory(t *testing.T) {
 		t.Errorf("reading a usage object of %d keys allocated %.1f bytes a key; want at most 24", n, perKey)
 	}
 }
+
+// TestKeysSeenLyingHeaders: maps whose headers claim 2^32 − 1 keys, nested
+// 60 deep, each holding nine keys then the next, before 1 MB that is no
+// key: the sets cost what their keys need, not what the headers claim
+// (sized from the headers and the bytes after them, they took 8 MB a
+// level: 480 MB for 1 MB of input).
+func TestKeysSeenLyingHeaders(t *testing.T) {
+	var v []byte
+	for range 60 {
+		v = append(v, 0xdf, 0xff, 0xff, 0xff, 0xff)
+		for k := range 8 {
+			v = append(msgp.AppendString(v, "k"+strconv.Itoa(k)), 0xc0)
+		}
+		v = msgp.AppendString(v, "next")
+	}
+	v = append(v, make([]byte, 1<<20)...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := checkJSONValue(v, -1, false) // as export's options do for a body that cannot be skipped
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("no error for maps that lie")
+	}
+	if mb := float64(after.TotalAlloc-before.TotalAlloc) / (1 << 20); mb > 64 {
+		t.Errorf("checking 1 MB of maps that claim 2^32 - 1 keys allocated %.0f MB; want at most 64", mb)
+	}
+}

@@ -94,7 +94,7 @@ func readExportArgs(b []byte, fromJSON func([]byte) ([]byte, *Error), sc *scratc
 	if err != nil {
 		return nil, nil, "", o, err
 	}
-	seen := keysSeen{keys: n}
+	var seen keysSeen // at most a few keys are known: the set is never sized from a header not checked
 	for range n {
 		var key string
 		at := b
@@ -186,7 +186,7 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 	if err != nil {
 		return b, err
 	}
-	seen := keysSeen{keys: n}
+	var seen keysSeen // as readExportArgs's
 	for range n {
 		var key string
 		at := b
@@ -220,8 +220,11 @@ func (o *ExportOptions) read(b []byte) ([]byte, *Error) {
 				break
 			}
 			rest, e := msgp.Skip(b)
-			if e != nil {
-				return b, endsEarly().within2("body")
+			if e != nil { // cut short, or 0xc1 inside: where, as the fields' own check says it (bodyFields)
+				if _, err = checkJSONValue(b, -1, false); err == nil {
+					err = endsEarly()
+				}
+				return b, err.within2("body")
 			}
 			o.Body, b = b[:len(b)-len(rest)], rest
 		default:
@@ -542,7 +545,7 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 			}
 			return 0, nil, newError(CodeMalformedRequest, fieldSeg(key)[1:], what)
 		}
-		if rest, err = checkJSONValue(rest, 0); err != nil {
+		if rest, err = checkJSONValue(rest, 0, true); err != nil {
 			return 0, nil, err.within(fieldSeg(key))
 		}
 	}
@@ -551,15 +554,21 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 
 // checkJSONValue checks the msgpack value at the start of b, a provider's
 // field passed through as it is (nothing of it is rendered), is one JSON
-// can hold, and returns the bytes after it.
-func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
+// can hold, and returns the bytes after it. sized: the value was skipped
+// whole before, so its maps' headers are true (a duplicate-key set is
+// sized from them; else it grows as keys come, so that headers that lie
+// cost nothing).
+func checkJSONValue(b []byte, depth int, sized bool) ([]byte, *Error) {
 	if depth > abi.MaxValueDepth {
 		return b, newError(CodeMalformedRequest, "", abi.MsgValueTooDeep)
 	}
 	switch msgp.NextType(b) {
 	case msgp.MapType:
 		n, rest, err := readMapHeader(b)
-		seen := keysSeen{keys: n}
+		seen := keysSeen{}
+		if sized {
+			seen.keys = n
+		}
 		for i := uint32(0); err == nil && i < uint32(n); i++ {
 			var key string
 			at := rest
@@ -567,7 +576,7 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 				if !seen.add(key, at) {
 					return rest, duplicateKey(key)
 				}
-				if rest, err = checkJSONValue(rest, depth+1); err != nil {
+				if rest, err = checkJSONValue(rest, depth+1, sized); err != nil {
 					err = err.within(fieldSeg(key))
 				}
 			}
@@ -576,7 +585,7 @@ func checkJSONValue(b []byte, depth int) ([]byte, *Error) {
 	case msgp.ArrayType:
 		n, rest, err := readArrayHeader(b)
 		for i := uint32(0); err == nil && i < uint32(n); i++ {
-			if rest, err = checkJSONValue(rest, depth+1); err != nil {
+			if rest, err = checkJSONValue(rest, depth+1, sized); err != nil {
 				err = err.within(indexSeg(int(i)))
 			}
 		}

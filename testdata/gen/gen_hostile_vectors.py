@@ -10,8 +10,9 @@ usage that cannot be read is that call's invalid_usage, never the report's
 error; a request element that cannot even be skipped ends the list, an
 error of the arguments at its index. Each case: its name, the call, the
 call's arguments (msgpack, base64), and the verdict: `error` ({code, path}
-of the whole answer) or `calls` (per call of a report: `ok`, `error` or
-`usage_error`, each {code, path}).
+of the whole answer), `ok` (an answer that is no error) or `calls` (per
+call of a report: `ok`, `error` or `usage_error`, each {code, path}). The
+adversarial matrix of issue 44 is hostile_matrix.py's.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from hostile_matrix import matrix  # noqa: E402
 from reference import Raw, pack  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hostile-vectors", "hostile.json")
@@ -241,6 +243,9 @@ def cases() -> list[dict]:
         report_args([REQ, REQ], [[1], None]),
         calls=[{"usage_error": err("malformed_request", "usage")}, OK],
     )
+    matrix(add)
+    names = [c["name"] for c in out]
+    assert len(names) == len(set(names)), "case names are unique"
     return out
 
 
