@@ -5,7 +5,8 @@
 // worker reports. Text reaches the page as text only (textContent), never
 // markup.
 
-import { fmt, h, svg } from "./element/text.js";
+import { fmt, h } from "./element/text.js";
+import { RunChart, colKey } from "./chart.js";
 import { runIds, runsOf } from "./runs.js";
 
 const pct = (share) => `${(share * 100).toFixed(1)}%`;
@@ -14,6 +15,8 @@ const pct = (share) => `${(share * 100).toFixed(1)}%`;
 const COLUMNS = 400;
 /** How often (ms) the report is drawn again while it comes. */
 const PAINT_MS = 250;
+/** The longest slice (ms) of drawing the chart and table in one task (the rest in the next). */
+const SLICE_MS = 8;
 /** Table rows at most. */
 const TABLE_ROWS = 400;
 
@@ -50,7 +53,7 @@ export class RunReport {
     this.shownRun = 0;
     /** the entry edited in the editor (its call is stale), -1: none */
     this.edited = -1;
-    /** What paintChart and paintTable drew (null: nothing yet), to draw only what changed.
+    /** What paintTable drew (null: nothing yet), to draw only what changed (the chart keeps its own).
      * @type {any} */
     this.drawn = null;
     /** whether every call is reported (`complete`), and drawn (`done`) */
@@ -58,10 +61,17 @@ export class RunReport {
     this.complete = false;
     /** @type {{k: number, gen: number} | null} the entry shown in the view, and its generation */
     this.picked = null;
+    /** Timers: the next paint while the report comes (PAINT_MS), its frame, the rest of a paint cut at SLICE_MS. */
     this.frame = 0;
+    this.raf = 0;
+    this.more = 0;
+    /** The report's job (a new file, a new job: a slice of an older one is dropped). */
+    this.job = 0;
     this.paintedAt = 0;
-    ui.chart.addEventListener("click", (e) => {
-      const k = /** @type {Element} */ (e.target).closest?.("[data-call]")?.getAttribute("data-call");
+    this.chart = new RunChart(ui.chart, (k) => page.pick(k));
+    // A click anywhere on a row of the table opens its call (its line's button, for the keyboard).
+    ui.table.addEventListener("click", (e) => {
+      const k = /** @type {Element} */ (e.target).closest?.("tr[data-call]")?.getAttribute("data-call");
       if (k != null) page.pick(Number(k));
     });
   }
@@ -82,10 +92,14 @@ export class RunReport {
     this.complete = false;
     this.picked = null;
     clearTimeout(this.frame);
-    this.frame = 0;
+    clearTimeout(this.more);
+    cancelAnimationFrame(this.raf);
+    this.frame = this.more = this.raf = 0;
+    const job = ++this.job;
     const on = entries.length > 1 && entries.every((e) => e.raw);
     this.ui.pane.hidden = !on;
-    for (const k of /** @type {const} */ (["totals", "call", "chart", "table"])) this.ui[k].replaceChildren();
+    for (const k of /** @type {const} */ (["totals", "call", "table"])) this.ui[k].replaceChildren();
+    this.chart.clear();
     if (!on) return;
     const runs = runsOf(runIds(entries.length, split));
     if ("error" in runs) {
@@ -94,11 +108,16 @@ export class RunReport {
     }
     this.runs = runs;
     this.ui.totals.textContent = "computing…";
-    this.view.cacheReport(
-      entries.map((e) => (e.msgpack ? { msgpack: /** @type {Uint8Array} */ (e.raw) } : /** @type {Uint8Array} */ (e.raw))),
-      (p) => this.onSlice(p),
-      runs.runs,
-    );
+    // Sent to the worker in a task of its own (not the one that opened the file); a slice of a report before this
+    // one (a file opened before) is dropped.
+    setTimeout(() => {
+      if (job !== this.job) return;
+      this.view.cacheReport(
+        entries.map((e) => (e.msgpack ? { msgpack: /** @type {Uint8Array} */ (e.raw) } : /** @type {Uint8Array} */ (e.raw))),
+        (p) => job === this.job && this.onSlice(p),
+        runs.runs,
+      );
+    }, 0);
   }
 
   /** Entry k's line in the file, as the page writes it (the one numbering of the rows, the report and the address).
@@ -120,16 +139,23 @@ export class RunReport {
     if (error) this.ui.totals.textContent = `no report: ${error.code}: ${error.message}`;
     this.complete = done;
     if (this.picked && this.picked.k >= from && this.picked.k < from + calls.length) this.showCall();
-    // The rows, the chart and its table drawn again at most every PAINT_MS while the report comes, and once it is done.
+    // The rows, the chart and its table drawn again at most every PAINT_MS while the report comes, and once it is
+    // done; once a frame at most (slices that come together are drawn together).
+    if (this.raf) return;
     clearTimeout(this.frame);
+    this.frame = 0;
     const paint = () => {
-      this.frame = 0;
+      this.raf = 0;
       this.paintedAt = performance.now();
       this.page.changed();
       this.paint();
     };
-    if (done || performance.now() - this.paintedAt >= PAINT_MS) requestAnimationFrame(paint);
-    else this.frame = window.setTimeout(paint, PAINT_MS);
+    if (done || performance.now() - this.paintedAt >= PAINT_MS) this.raf = requestAnimationFrame(paint);
+    else
+      this.frame = window.setTimeout(() => {
+        this.frame = 0;
+        if (!this.raf) this.raf = requestAnimationFrame(paint);
+      }, PAINT_MS);
   }
 
   /** Entry k is edited in the editor (-1: none): its call is described as stale. @param {number} k */
@@ -169,6 +195,7 @@ export class RunReport {
       this.shownRun = at.run;
       this.paint();
     } else this.shownRun = at.run;
+    this.chart.show(p.k);
     box.classList.toggle("stale", p.k === this.edited);
     if (!c) {
       this.view.markNew(p.gen, null);
@@ -268,67 +295,38 @@ export class RunReport {
         cacheable: sum("cacheable_prefix_chars") / group.length,
         breaks: group.flatMap((c, i) => (c?.break ? [{ k: a + i, ...c.break }] : [])),
         error: group.some((c) => c?.error),
+        known: group.some((c) => c),
       });
     }
     const lines = (/** @type {{from: number, to: number}} */ c) =>
       c.from === c.to ? `line ${this.lineOf(start + c.from)}` : `lines ${this.lineOf(start + c.from)}–${this.lineOf(start + c.to)}`;
-    this.paintChart(cols, max, breaks, per, start, lines);
-    this.paintTable(cols, per, start, lines);
-    this.done = this.complete;
-  }
-
-  /** @private The chart and its table, drawn incrementally: built once for a run (and its calls a column), then
-   * only the columns whose figures changed are drawn again; the bars' height scale is one transform, so a new
-   * highest call changes one attribute, not every bar. */
-  paintChart(cols, max, breaks, per, start, lines) {
-    const H = 100;
-    const shape = `${start}|${per}|${cols.length}`;
-    let d = this.drawn;
-    if (!d || d.shape !== shape || !this.ui.chart.contains(d.svg)) {
-      const s = svg("svg", { viewBox: `0 0 ${cols.length} ${H + 8}`, preserveAspectRatio: "none", role: "img", class: "chart" });
-      const bars = svg("g", { class: "bars" });
-      const marks = svg("g", { class: "marks" });
-      s.append(bars, marks);
-      d = this.drawn = { shape, svg: s, bars, marks, keys: [], groups: [], markAt: new Map(), max: 0, table: null, rows: [] };
-      this.ui.chart.replaceChildren(s);
-    }
     const label =
       `Cacheable and volatile characters per call, ${per > 1 ? `${fmt.format(per)} calls a column, ` : ""}` +
       `${fmt.format(breaks)} ${breaks === 1 ? "break" : "breaks"}` +
       (breaks ? ` (lines ${cols.flatMap((c) => c.breaks.map((b) => this.lineOf(start + b.k))).join(", ")})` : "") +
       "; the table below lists them.";
-    d.svg.setAttribute("aria-label", label);
-    if (d.max !== max) {
-      d.max = max;
-      d.bars.setAttribute("transform", `translate(0 ${8 + H}) scale(1 ${-H / max})`);
-    }
-    for (const [x, c] of cols.entries()) {
-      const key = colKey(c);
-      if (d.keys[x] === key) continue;
-      d.keys[x] = key;
-      const g = svg("g", { "data-call": start + c.from });
-      g.append(svg("rect", { class: "cacheable", x: x + 0.1, y: 0, width: 0.8, height: c.cacheable }));
-      g.append(svg("rect", { class: "volatile", x: x + 0.1, y: c.cacheable, width: 0.8, height: c.prompt - c.cacheable }));
-      const t = svg("title", {});
-      t.textContent = `${lines(c)}: ${fmt.format(Math.round(c.cacheable))} cacheable of ${fmt.format(Math.round(c.prompt))} chars${c.breaks.length ? `; break: ${c.breaks[0].segment} (${c.breaks[0].cause})` : ""}`;
-      g.append(t);
-      if (d.groups[x]) d.groups[x].replaceWith(g);
-      else d.bars.append(g);
-      d.groups[x] = g;
-      d.markAt.get(x)?.remove();
-      d.markAt.delete(x);
-      if (c.breaks.length) {
-        const m = svg("g", { "data-call": start + c.from });
-        m.append(svg("rect", { class: "break", x, y: 0, width: 1, height: 6, "data-break": start + c.breaks[0].k }));
-        d.marks.append(m);
-        d.markAt.set(x, m);
-      }
-    }
+    const shape = `${start}|${per}|${cols.length}`;
+    if (!this.drawn || this.drawn.shape !== shape || !this.ui.table.contains(this.drawn.table))
+      this.drawn = { shape, table: null, rows: [], rowKeys: [] };
+    // Drawn in slices of at most SLICE_MS (the first paint of a long run builds hundreds of columns and rows):
+    // what is left is drawn in the next task, so no task of the page's thread grows long.
+    const deadline = performance.now() + SLICE_MS;
+    const drawn =
+      this.chart.draw(cols, { max, breaks, per, start, lineOf: (k) => this.lineOf(k), lines, label, deadline }) &&
+      this.paintTable(cols, per, start, lines, deadline);
+    if (this.picked) this.chart.show(this.picked.k);
+    if (!drawn && !this.more)
+      this.more = window.setTimeout(() => {
+        this.more = 0;
+        this.paint();
+      }, 0);
+    this.done = this.complete && drawn;
   }
 
   /** @private The chart's table (at most TABLE_ROWS rows: columns of several calls past it), drawn incrementally
-   * as the chart is (paintChart builds it anew with the chart). */
-  paintTable(cols, per, start, lines) {
+   * as the chart is (built anew when the chart is: a new run or column shape); whether all of it is drawn (false:
+   * the deadline came first). */
+  paintTable(cols, per, start, lines, deadline = Infinity) {
     const d = /** @type {NonNullable<typeof this.drawn>} */ (this.drawn);
     if (!d.table || !this.ui.table.contains(d.table)) {
       const head = h(
@@ -346,14 +344,17 @@ export class RunReport {
       this.ui.table.replaceChildren(d.table);
     }
     for (const [x, c] of cols.slice(0, TABLE_ROWS).entries()) {
+      // The report comes in order: rows are added as their calls come (never drawn empty, then again).
+      if (!c.known) break;
       const key = colKey(c);
       if (d.rowKeys[x] === key) continue;
+      if (performance.now() > deadline) return false;
       d.rowKeys[x] = key;
       const b = c.breaks[0];
       const tr = h(
         "tr",
         b ? { class: "break", "data-call": String(start + c.from) } : { "data-call": String(start + c.from) },
-        h("th", { scope: "row" }, lines(c).replace(/^lines? /, "")),
+        h("th", { scope: "row" }, h("button", { type: "button", class: "open-call" }, lines(c).replace(/^lines? /, ""))),
         h("td", {}, fmt.format(Math.round(c.prompt))),
         h("td", {}, fmt.format(Math.round(c.cacheable))),
         h("td", {}, fmt.format(Math.round(c.prompt - c.cacheable))),
@@ -368,10 +369,6 @@ export class RunReport {
       else d.tbody.append(tr);
       d.rows[x] = tr;
     }
+    return true;
   }
-}
-
-/** What a column of the chart shows, as a key: the same key, nothing to draw again. @param {any} c */
-function colKey(c) {
-  return `${c.from}-${c.to}|${c.prompt}|${c.cacheable}|${c.error}|${c.breaks.map((b) => `${b.k}:${b.segment}:${b.cause}`).join(",")}`;
 }
