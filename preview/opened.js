@@ -6,7 +6,7 @@
 import { MAX_STRING_UNITS } from "./element/binding.js";
 import { EntryBrowser } from "./browser.js";
 import { RunReport } from "./report.js";
-import { looksLikeLines, nextTask, requestsOfFileInSlices, tooLargeText } from "./files.js";
+import { looksLikeLines, requestsOfFileInSlices, tooLargeText } from "./files.js";
 import { $, fmt, notice } from "./page.js";
 
 /** A bigint as its exact JSON number (JSON.rawJSON), never rounded. */
@@ -152,9 +152,10 @@ export class OpenedFile {
   /**
    * Opens a file: its requests (files.js), the first one loaded. Never holds
    * the page's thread long (a 2,000-line, 5 MB file: issue 43): the file's
-   * lines are read in slices, its list is shown and painted, then its first
-   * entry is loaded, each in a task of its own; the verdicts and the cache
-   * report come from the worker. A file opened meanwhile wins.
+   * lines are read in slices, its list is shown and painted, then its report
+   * started and its first entry loaded, each in tasks of their own; the
+   * verdicts and the cache report come from the worker. A file opened
+   * meanwhile wins.
    * @param {{name: string, size: number, arrayBuffer(): Promise<ArrayBuffer>}} file
    * @param {{lines?: boolean, split?: import("./runs.js").Split}} [opts] JSON lines whatever the name (an explicit
    *   choice); how its lines are read into runs (runs.js; default one run's calls)
@@ -187,14 +188,12 @@ export class OpenedFile {
     let opened = `Opened ${file.name}: ${requests.length === 1 ? "one request" : `${fmt.format(requests.length)} requests (pick one in the list)`}.`;
     if (goal && goalK >= 0) opened += ` The address named line ${goal.line}: shown.`;
     else if (goal) opened += ` The address named line ${goal.line}, which this file does not have: line ${requests[0]?.line ?? 1} shown.`;
-    // The list painted, then the report started (in the worker), then the entry loaded into the editor and
-    // the view.
+    // The list painted, then (a task of its own) the report started (in the worker) and the entry loaded
+    // into the editor and the view.
     if (requests.length > 1) await painted();
     if (opening !== this.#opening) return;
     this.#runSplit.value = opts.split ?? "calls";
     this.report.open(/** @type {any} */ (requests), /** @type {any} */ (this.#runSplit.value));
-    if (requests.length > 1) await nextTask();
-    if (opening !== this.#opening) return;
     await this.loadPicked(first, opened);
     if (goal && goalK >= 0 && goal.step !== null) this.#address.applyStep(goal.step);
     this.#address.push();
