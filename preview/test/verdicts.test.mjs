@@ -74,6 +74,8 @@ test("the CLI's verdict survives in the page", { skip, timeout: 180_000 }, async
       ]);
       const want = cli(bytes);
       assert.deepEqual([want.error.code, want.error.path], ["invalid_utf8", "steps[0].raw_output"]);
+      // The example's own save (400 ms after it loads) first: cleared before it, the example would be stored after.
+      await page.waitForFunction(() => localStorage.getItem("polyloop-preview:request") !== null);
       await page.evaluate(() => localStorage.clear());
       await openFile(page, "hello.json", bytes);
       const check = async (what) => {
