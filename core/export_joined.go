@@ -250,31 +250,25 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 func (w *exportWriter) messages(dst []byte, s *shape, lo, hi, groups int) []byte {
 	role, start := w.v.Role, w.v.BlockStart
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	next, bp := -1, w.bp[:w.nbp] // the next marked block: bp[0]
-	if len(bp) > 0 {
-		next = bp[0]
+	bp := w.bp[:w.nbp] // the marked blocks from here on: bp[0] is the next
+	for len(bp) > 0 && bp[0] < start[lo] {
+		bp = bp[1:]
 	}
 	for m := lo; m < hi; {
 		r, e := role[m], w.end(s, m, hi)
-		for next >= 0 && next < start[m] {
-			if bp = bp[1:]; len(bp) == 0 {
-				next = -1
-			} else {
-				next = bp[0]
-			}
-		}
 		if e != m+1 || start[e]-start[m] != 1 {
 			dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, e)
+			for len(bp) > 0 && bp[0] < start[e] {
+				bp = bp[1:]
+			}
 			m = e
 			continue
 		}
-		mark := 0
-		if next == start[m] {
-			mark = 1
-		}
-		dst = w.text(append(dst, s.one[r][mark]...), m, 0)
-		if mark == 1 {
-			dst = append(dst, w.mark...)
+		if len(bp) == 0 || bp[0] != start[m] {
+			dst = w.text(append(dst, s.one[r][0]...), m, 0)
+		} else {
+			dst = append(w.text(append(dst, s.one[r][1]...), m, 0), w.mark...)
+			bp = bp[1:]
 		}
 		m = e
 	}
