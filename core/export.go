@@ -285,20 +285,13 @@ func readUintOpt(b []byte) (uint64, []byte, *Error) {
 // back from the last, so that the cache the previous call wrote stays
 // within the provider's look-back of one of them.
 func breakpoints(v *View, o *ExportOptions, buf *[MaxBreakpoints]int) []int {
-	n := len(v.Role)
-	lastBlock := func(m int) int { return v.BlockStart[m+1] - 1 } // -1 when no block ends there
-	cands := make([]int, 0, 4)
-	if n > 0 {
-		cands = append(cands, lastBlock(n-1))
-	}
-	if v.RunEnd > 0 {
-		cands = append(cands, lastBlock(v.RunEnd-1))
-	}
+	bs := v.BlockStart // the last block of message m: bs[m+1]-1, -1 when no block ends there
+	cands := [4]int{bs[len(v.Role)] - 1, bs[v.RunEnd] - 1, -1, -1}
 	if v.GoalEnd > v.InjectionsEnd {
-		cands = append(cands, lastBlock(v.GoalEnd-1))
+		cands[2] = bs[v.GoalEnd] - 1
 	}
 	if v.InjectionsEnd > v.RunEnd {
-		cands = append(cands, lastBlock(v.InjectionsEnd-1))
+		cands[3] = bs[v.InjectionsEnd] - 1
 	}
 	bp := buf[:0]
 	for _, c := range cands {
@@ -607,21 +600,23 @@ func (a *assembly) layout() *View {
 	if a.lay == nil {
 		a.lay = &layoutBuf{}
 	}
-	l, n := a.lay, len(a.msgs)
-	l.role, l.blockStart = grown(l.role, n), grown(l.blockStart, n+1)
-	l.blockStart[0], l.sys, l.lateSys = 0, 0, -1
-	for i := range a.msgs {
-		r := roleIndex(a.msgs[i].role)
+	l, msgs := a.lay, a.msgs
+	role, start := grown(l.role, len(msgs))[:len(msgs)], grown(l.blockStart, len(msgs)+1)[:len(msgs)+1]
+	sys, late, b := 0, -1, 0 // in locals, and the slices cut to length: no bounds checks in the loop
+	for i := range msgs {
+		r := roleIndex(msgs[i].role)
 		if r == roleSystem {
-			if l.sys == i {
-				l.sys++
-			} else if l.lateSys < 0 {
-				l.lateSys = i
+			if sys == i {
+				sys++
+			} else if late < 0 {
+				late = i
 			}
 		}
-		l.role[i] = r
-		l.blockStart[i+1] = l.blockStart[i] + a.msgs[i].blockCount()
+		role[i], start[i] = r, b
+		b += msgs[i].blockCount()
 	}
+	start[len(msgs)] = b
+	l.role, l.blockStart, l.sys, l.lateSys = role, start, sys, late
 	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Roles: shapeRoles, Role: l.role,
 		BlockStart: l.blockStart}
 	return &l.view
