@@ -635,8 +635,20 @@ type layoutBuf struct {
 // from the canonical encoding of the run's messages.
 func (a *assembly) runDigest() string {
 	// The run's encoding alone first: the last prefix hashed (an
-	// assemble's, an export's) mostly begins with this run.
-	enc, _ := a.appendMessages(a.enc[:0], a.msgs[:a.runEnd])
+	// assemble's, an export's) mostly begins with this run. A message of
+	// one text block (all blocks are) is encoded as the kText message of
+	// its text, the same bytes in fewer appends (but a system message's:
+	// textHead has no system head). Should they differ, the run would not
+	// be found, and is hashed below.
+	enc := a.enc[:0]
+	for i := range a.msgs[:a.runEnd] {
+		m := &a.msgs[i]
+		if m.kind == kCopy && len(m.blocks) == 1 && roleIndex(m.role) != roleSystem {
+			one := outMsg{kind: kText, role: m.role, text: m.blocks[0].Text}
+			m = &one
+		}
+		enc = a.appendMessage(enc, m)
+	}
 	if c := lastDigests.Load(); c != nil && c.count[0] == a.runEnd && c.byteEnd[0] == len(enc) &&
 		equalText(c.prefix[:len(enc)], unsafe.String(unsafe.SliceData(enc), len(enc))) {
 		a.enc = enc

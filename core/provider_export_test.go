@@ -322,13 +322,19 @@ func loadExportVectors(t *testing.T) []exportVector {
 // TestExportVectors: the core answers every export vector as the
 // reference does: an ok body byte for byte, an error by code and path, and
 // by its message where the vector gives one (a provider rule's refusal).
+// Each is asked twice in a row: the second OpenAI body reads its run
+// digest from the digest cache the first filled (runDigest's short way).
 func TestExportVectors(t *testing.T) {
 	for _, c := range loadExportVectors(t) {
 		b := msgp.AppendMapHeader(nil, 3)
 		b = append(msgp.AppendString(b, "request"), c.Request...)
 		b = msgp.AppendString(msgp.AppendString(b, "provider"), c.Provider)
 		b = append(msgp.AppendString(b, "options"), c.Options...)
+		first := exportJSON(t, wirejson.AppendExport(nil, b))
 		got := exportJSON(t, wirejson.AppendExport(nil, b))
+		if string(first) != string(got) {
+			t.Errorf("%s: asked twice, answered\n%.400s\nthen\n%.400s", c.Name, first, got)
+		}
 		if c.Error != nil {
 			var e exportBody
 			if json.Unmarshal(got, &e) != nil || e.Error == nil || e.Error.Code != c.Error.Code || e.Error.Path != c.Error.Path ||
