@@ -415,12 +415,12 @@ func (w *exportWriter) offAssistant() {
 
 // appendBodyHead writes the body map's header, of keys keys and the
 // options' body fields, and those fields.
-func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]byte, *Error) {
+func appendBodyHead(dst []byte, s *shape, o *ExportOptions, keys int) ([]byte, *Error) {
 	var body []byte
 	if o.Body != nil {
 		var n int
 		var err *Error
-		if n, body, err = bodyFields(o.Body, provider, o); err != nil {
+		if n, body, err = bodyFields(o.Body, s, o); err != nil {
 			return nil, err.within2("options.body")
 		}
 		keys += n
@@ -495,25 +495,10 @@ func requestPathOf(v *View, m int) string {
 // bodyFields reads the body map (msgpack): its field count and the bytes of
 // its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
-func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Error) {
+func bodyFields(b []byte, s *shape, o *ExportOptions) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
 	if err != nil {
 		return 0, nil, err
-	}
-	own := []string{"messages", "system", "error"}
-	switch provider {
-	case ProviderOpenAIChat, ProviderOpenAIResponses:
-		own = []string{"messages", "input", "prompt_cache_key", "error"}
-		if o.Explicit {
-			own = append(own, "prompt_cache_options")
-		}
-	case ProviderOpenRouter:
-		own = []string{"messages", "error"}
-	case ProviderGemini, ProviderGeminiCache:
-		own = []string{"contents", "systemInstruction", "error"}
-		if o.hasCachedContent {
-			own = append(own, "cachedContent")
-		}
 	}
 	rest := fields
 	var seen keysSeen
@@ -525,7 +510,8 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 		if !seen.add(key) {
 			return 0, nil, duplicateKey(key)
 		}
-		if slices.Contains(own, key) {
+		// the shape's own keys, and the options' (given only where they apply)
+		if slices.Contains(s.own, key) || key == "prompt_cache_options" && o.Explicit || key == "cachedContent" && o.hasCachedContent {
 			what := "the export writes " + quote(key) + " itself from the prompt; leave it out of the body"
 			if key == "error" {
 				what = "a body field named \"error\" would make the answer read as an error; no provider takes one, leave it out"

@@ -39,6 +39,10 @@ type shape struct {
 	// too.
 	msgs  [4]string
 	blank bool
+	// own are the keys the body writes itself, which the option body may
+	// not hold ("error" too: an answer with it reads as an error); an
+	// option's key is added where it is given (bodyFields).
+	own []string
 	// one is, by role and mark, a message of one block up to its text: its
 	// head, its list's header (of 2 when its mark is a block) and its
 	// block, joined when compiled (the constants below).
@@ -88,11 +92,12 @@ var (
 var anthropicShape = shape{
 	who: "Anthropic", sysKey: "\xa6system", listKey: "\xa8messages", heads: roleHeads,
 	blocks: [3][2]string{textBlock, textBlock, textBlock}, sysBlock: textBlock, marks: cacheControl, one: textOne,
+	own: []string{"messages", "system", "error"},
 }
 
 var openAIChatShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, openAI: true,
-	one: textOne,
+	one: textOne, own: []string{"messages", "input", "prompt_cache_key", "error"},
 }
 
 var openAIResponsesShape = shape{
@@ -102,11 +107,12 @@ var openAIResponsesShape = shape{
 		{headAssistant + listOf1 + blockOutput, headAssistant + listOf1 + blockOutputMarked},
 		{headSystem + listOf1 + blockInput, headSystem + listOf1 + blockInputMarked},
 	},
+	own: []string{"messages", "input", "prompt_cache_key", "error"},
 }
 
 var openRouterShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, marks: cacheControl,
-	one: textOne,
+	one: textOne, own: []string{"messages", "error"},
 }
 
 // bedrockText is a block of Bedrock and Gemini: {text}.
@@ -127,6 +133,7 @@ var bedrockShape = shape{
 	blank:     true,
 	one: [3][2]string{{headUser + listOf1 + blockBare, headUser + listOf2 + blockBare},
 		{headAssistant + listOf1 + blockBare, headAssistant + listOf2 + blockBare}},
+	own: []string{"messages", "system", "error"},
 }
 
 // geminiShape: generateContent's systemInstruction {parts} and contents
@@ -141,6 +148,7 @@ var geminiShape = shape{
 	join:     true,
 	msgs:     [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
 	one:      geminiOne,
+	own:      []string{"contents", "systemInstruction", "error"},
 }
 
 // geminiOne is Gemini's one (no marks).
@@ -160,6 +168,7 @@ var geminiCacheShape = shape{
 	prefix:   true,
 	msgs:     [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
 	one:      geminiOne,
+	own:      []string{"contents", "systemInstruction", "error"},
 }
 
 // Providers is every provider export writes, in the order the docs and the
@@ -233,7 +242,7 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 	if w.sys > 0 {
 		keys++
 	}
-	if dst, err = appendBodyHead(dst, provider, o, keys); err != nil {
+	if dst, err = appendBodyHead(dst, s, o, keys); err != nil {
 		return nil, err
 	}
 	if w.sys > 0 {
