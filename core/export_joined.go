@@ -395,7 +395,7 @@ const (
 // first offending text in prompt order, then the message groups, then the
 // prompt as a whole. It returns the number of groups (runs of one role).
 func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) (groups int, _ *Error) {
-	lits := a.tmpl != nil && a.tmpl.literalsBlank() // else no observation renders blank
+	obsBlank := s.blank && a.tmpl != nil && a.tmpl.literalsBlank() // else no observation is refused as blank
 	for m := 0; m < hi; m++ {
 		if m == sys && m < lo {
 			m = lo // [sys, lo) is not sent: the cache holds it
@@ -405,16 +405,15 @@ func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) (groups int, _
 		}
 		msg := &a.msgs[m]
 		j := 0 // the offending block
-		switch msg.kind {
-		case kObs:
-			if msg.nbytes != 0 && (!s.blank || !lits || !a.tmpl.rendersBlank(msg.text)) {
-				continue
-			}
-		case kText:
+		if msg.kind == kText {
 			if !blankText(msg.text, s.blank) {
 				continue
 			}
-		default:
+		} else if msg.kind == kObs {
+			if msg.nbytes != 0 && !(obsBlank && a.tmpl.rendersBlank(msg.text)) {
+				continue
+			}
+		} else {
 			for j = 0; j < len(msg.blocks) && !blankText(msg.blocks[j].Text, s.blank); j++ {
 			}
 			if j == len(msg.blocks) {
