@@ -290,20 +290,13 @@ func readUintOpt(b []byte) (uint64, []byte, *Error) {
 // back from the last, so that the cache the previous call wrote stays
 // within the provider's look-back of one of them.
 func breakpoints(v *View, o *ExportOptions, buf *[MaxBreakpoints]int) []int {
-	n := len(v.Role)
-	lastBlock := func(m int) int { return v.BlockStart[m+1] - 1 } // -1 when no block ends there
-	cands := make([]int, 0, 4)
-	if n > 0 {
-		cands = append(cands, lastBlock(n-1))
-	}
-	if v.RunEnd > 0 {
-		cands = append(cands, lastBlock(v.RunEnd-1))
-	}
+	bs := v.BlockStart // the last block of message m: bs[m+1]-1, -1 when no block ends there
+	cands := [4]int{bs[len(v.Role)] - 1, bs[v.RunEnd] - 1, -1, -1}
 	if v.GoalEnd > v.InjectionsEnd {
-		cands = append(cands, lastBlock(v.GoalEnd-1))
+		cands[2] = bs[v.GoalEnd] - 1
 	}
 	if v.InjectionsEnd > v.RunEnd {
-		cands = append(cands, lastBlock(v.InjectionsEnd-1))
+		cands[3] = bs[v.InjectionsEnd] - 1
 	}
 	bp := buf[:0]
 	for _, c := range cands {
@@ -427,12 +420,12 @@ func (w *exportWriter) offAssistant() {
 
 // appendBodyHead writes the body map's header, of keys keys and the
 // options' body fields, and those fields.
-func appendBodyHead(dst []byte, provider string, o *ExportOptions, keys int) ([]byte, *Error) {
+func appendBodyHead(dst []byte, s *shape, o *ExportOptions, keys int) ([]byte, *Error) {
 	var body []byte
 	if o.Body != nil {
 		var n int
 		var err *Error
-		if n, body, err = bodyFields(o.Body, provider, o); err != nil {
+		if n, body, err = bodyFields(o.Body, s, o); err != nil {
 			return nil, err.within2("options.body")
 		}
 		keys += n
@@ -507,25 +500,10 @@ func requestPathOf(v *View, m int) string {
 // bodyFields reads the body map (msgpack): its field count and the bytes of
 // its fields, each a value JSON can hold (checkJSONValue), refusing a
 // field the export writes itself.
-func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Error) {
+func bodyFields(b []byte, s *shape, o *ExportOptions) (int, []byte, *Error) {
 	n, fields, err := readMapHeader(b)
 	if err != nil {
 		return 0, nil, err
-	}
-	own := []string{"messages", "system", "error"}
-	switch provider {
-	case ProviderOpenAIChat, ProviderOpenAIResponses:
-		own = []string{"messages", "input", "prompt_cache_key", "error"}
-		if o.Explicit {
-			own = append(own, "prompt_cache_options")
-		}
-	case ProviderOpenRouter:
-		own = []string{"messages", "error"}
-	case ProviderGemini, ProviderGeminiCache:
-		own = []string{"contents", "systemInstruction", "error"}
-		if o.hasCachedContent {
-			own = append(own, "cachedContent")
-		}
 	}
 	rest := fields
 	seen := keysSeen{keys: n}
@@ -538,7 +516,8 @@ func bodyFields(b []byte, provider string, o *ExportOptions) (int, []byte, *Erro
 		if !seen.add(key, at) {
 			return 0, nil, duplicateKey(key)
 		}
-		if slices.Contains(own, key) {
+		// the shape's own keys, and the options' (given only where they apply)
+		if slices.Contains(s.own, key) || key == "prompt_cache_options" && o.Explicit || key == "cachedContent" && o.hasCachedContent {
 			what := "the export writes " + quote(key) + " itself from the prompt; leave it out of the body"
 			if key == "error" {
 				what = "a body field named \"error\" would make the answer read as an error; no provider takes one, leave it out"
@@ -620,21 +599,23 @@ func (a *assembly) layout() *View {
 	if a.lay == nil {
 		a.lay = &layoutBuf{}
 	}
-	l, n := a.lay, len(a.msgs)
-	l.role, l.blockStart = grown(l.role, n), grown(l.blockStart, n+1)
-	l.blockStart[0], l.sys, l.lateSys = 0, 0, -1
-	for i := range a.msgs {
-		r := roleIndex(a.msgs[i].role)
+	l, msgs := a.lay, a.msgs
+	role, start := grown(l.role, len(msgs))[:len(msgs)], grown(l.blockStart, len(msgs)+1)[:len(msgs)+1]
+	sys, late, b := 0, -1, 0 // in locals, and the slices cut to length: no bounds checks in the loop
+	for i := range msgs {
+		r := roleIndex(msgs[i].role)
 		if r == roleSystem {
-			if l.sys == i {
-				l.sys++
-			} else if l.lateSys < 0 {
-				l.lateSys = i
+			if sys == i {
+				sys++
+			} else if late < 0 {
+				late = i
 			}
 		}
-		l.role[i] = r
-		l.blockStart[i+1] = l.blockStart[i] + a.msgs[i].blockCount()
+		role[i], start[i] = r, b
+		b += msgs[i].blockCount()
 	}
+	start[len(msgs)] = b
+	l.role, l.blockStart, l.sys, l.lateSys = role, start, sys, late
 	l.view = View{RunEnd: a.runEnd, InjectionsEnd: a.injEnd, GoalEnd: a.goalEnd, Roles: shapeRoles, Role: l.role,
 		BlockStart: l.blockStart}
 	return &l.view
@@ -653,8 +634,20 @@ type layoutBuf struct {
 // from the canonical encoding of the run's messages.
 func (a *assembly) runDigest() string {
 	// The run's encoding alone first: the last prefix hashed (an
-	// assemble's, an export's) mostly begins with this run.
-	enc, _ := a.appendMessages(a.enc[:0], a.msgs[:a.runEnd])
+	// assemble's, an export's) mostly begins with this run. A message of
+	// one text block (all blocks are) is encoded as the kText message of
+	// its text, the same bytes in fewer appends (but a system message's:
+	// textHead has no system head). Should they differ, the run would not
+	// be found, and is hashed below.
+	enc := a.enc[:0]
+	for i := range a.msgs[:a.runEnd] {
+		m := &a.msgs[i]
+		if m.kind == kCopy && len(m.blocks) == 1 && roleIndex(m.role) != roleSystem {
+			one := outMsg{kind: kText, role: m.role, text: m.blocks[0].Text}
+			m = &one
+		}
+		enc = a.appendMessage(enc, m)
+	}
 	if c := lastDigests.Load(); c != nil && c.count[0] == a.runEnd && c.byteEnd[0] == len(enc) &&
 		equalText(c.prefix[:len(enc)], unsafe.String(unsafe.SliceData(enc), len(enc))) {
 		a.enc = enc

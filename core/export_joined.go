@@ -39,6 +39,10 @@ type shape struct {
 	// too.
 	msgs  [4]string
 	blank bool
+	// own are the keys the body writes itself, which the option body may
+	// not hold ("error" too: an answer with it reads as an error); an
+	// option's key is added where it is given (bodyFields).
+	own []string
 	// one is, by role and mark, a message of one block up to its text: its
 	// head, its list's header (of 2 when its mark is a block) and its
 	// block, joined when compiled (the constants below).
@@ -88,11 +92,12 @@ var (
 var anthropicShape = shape{
 	who: "Anthropic", sysKey: "\xa6system", listKey: "\xa8messages", heads: roleHeads,
 	blocks: [3][2]string{textBlock, textBlock, textBlock}, sysBlock: textBlock, marks: cacheControl, one: textOne,
+	own: []string{"messages", "system", "error"},
 }
 
 var openAIChatShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, openAI: true,
-	one: textOne,
+	one: textOne, own: []string{"messages", "input", "prompt_cache_key", "error"},
 }
 
 var openAIResponsesShape = shape{
@@ -102,11 +107,12 @@ var openAIResponsesShape = shape{
 		{headAssistant + listOf1 + blockOutput, headAssistant + listOf1 + blockOutputMarked},
 		{headSystem + listOf1 + blockInput, headSystem + listOf1 + blockInputMarked},
 	},
+	own: []string{"messages", "input", "prompt_cache_key", "error"},
 }
 
 var openRouterShape = shape{
 	listKey: "\xa8messages", heads: roleHeads, blocks: [3][2]string{textBlock, textBlock, textBlock}, marks: cacheControl,
-	one: textOne,
+	one: textOne, own: []string{"messages", "error"},
 }
 
 // bedrockText is a block of Bedrock and Gemini: {text}.
@@ -127,6 +133,7 @@ var bedrockShape = shape{
 	blank:     true,
 	one: [3][2]string{{headUser + listOf1 + blockBare, headUser + listOf2 + blockBare},
 		{headAssistant + listOf1 + blockBare, headAssistant + listOf2 + blockBare}},
+	own: []string{"messages", "system", "error"},
 }
 
 // geminiShape: generateContent's systemInstruction {parts} and contents
@@ -141,6 +148,7 @@ var geminiShape = shape{
 	join:     true,
 	msgs:     [4]string{msgGeminiEmptyText, msgGeminiNoMessage, "", msgGeminiEmptyContent},
 	one:      geminiOne,
+	own:      []string{"contents", "systemInstruction", "error"},
 }
 
 // geminiOne is Gemini's one (no marks).
@@ -160,6 +168,7 @@ var geminiCacheShape = shape{
 	prefix:   true,
 	msgs:     [4]string{msgGeminiEmptyText, "", "", msgGeminiEmptyContent},
 	one:      geminiOne,
+	own:      []string{"contents", "systemInstruction", "error"},
 }
 
 // Providers is every provider export writes, in the order the docs and the
@@ -233,7 +242,7 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 	if w.sys > 0 {
 		keys++
 	}
-	if dst, err = appendBodyHead(dst, provider, o, keys); err != nil {
+	if dst, err = appendBodyHead(dst, s, o, keys); err != nil {
 		return nil, err
 	}
 	if w.sys > 0 {
@@ -250,31 +259,25 @@ func appendShaped(dst []byte, s *shape, provider string, o *ExportOptions, a *as
 func (w *exportWriter) messages(dst []byte, s *shape, lo, hi, groups int) []byte {
 	role, start := w.v.Role, w.v.BlockStart
 	dst = appendArrayHeader(append(dst, s.listKey...), groups)
-	next, bp := -1, w.bp[:w.nbp] // the next marked block: bp[0]
-	if len(bp) > 0 {
-		next = bp[0]
+	bp := w.bp[:w.nbp] // the marked blocks from here on: bp[0] is the next
+	for len(bp) > 0 && bp[0] < start[lo] {
+		bp = bp[1:]
 	}
 	for m := lo; m < hi; {
 		r, e := role[m], w.end(s, m, hi)
-		for next >= 0 && next < start[m] {
-			if bp = bp[1:]; len(bp) == 0 {
-				next = -1
-			} else {
-				next = bp[0]
-			}
-		}
 		if e != m+1 || start[e]-start[m] != 1 {
 			dst = w.list(append(dst, s.heads[r]...), s, &s.blocks[r], m, e)
+			for len(bp) > 0 && bp[0] < start[e] {
+				bp = bp[1:]
+			}
 			m = e
 			continue
 		}
-		mark := 0
-		if next == start[m] {
-			mark = 1
-		}
-		dst = w.text(append(dst, s.one[r][mark]...), m, 0)
-		if mark == 1 {
-			dst = append(dst, w.mark...)
+		if len(bp) == 0 || bp[0] != start[m] {
+			dst = w.text(append(dst, s.one[r][0]...), m, 0)
+		} else {
+			dst = append(w.text(append(dst, s.one[r][1]...), m, 0), w.mark...)
+			bp = bp[1:]
 		}
 		m = e
 	}
@@ -392,7 +395,7 @@ const (
 // first offending text in prompt order, then the message groups, then the
 // prompt as a whole. It returns the number of groups (runs of one role).
 func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) (groups int, _ *Error) {
-	lits := a.tmpl != nil && a.tmpl.literalsBlank() // else no observation renders blank
+	obsBlank := s.blank && a.tmpl != nil && a.tmpl.literalsBlank() // else no observation is refused as blank
 	for m := 0; m < hi; m++ {
 		if m == sys && m < lo {
 			m = lo // [sys, lo) is not sent: the cache holds it
@@ -402,16 +405,15 @@ func joinedRules(s *shape, a *assembly, v *View, sys, lo, hi int) (groups int, _
 		}
 		msg := &a.msgs[m]
 		j := 0 // the offending block
-		switch msg.kind {
-		case kObs:
-			if msg.nbytes != 0 && (!s.blank || !lits || !a.tmpl.rendersBlank(msg.text)) {
-				continue
-			}
-		case kText:
+		if msg.kind == kText {
 			if !blankText(msg.text, s.blank) {
 				continue
 			}
-		default:
+		} else if msg.kind == kObs {
+			if msg.nbytes != 0 && !(obsBlank && a.tmpl.rendersBlank(msg.text)) {
+				continue
+			}
+		} else {
 			for j = 0; j < len(msg.blocks) && !blankText(msg.blocks[j].Text, s.blank); j++ {
 			}
 			if j == len(msg.blocks) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -322,13 +323,19 @@ func loadExportVectors(t *testing.T) []exportVector {
 // TestExportVectors: the core answers every export vector as the
 // reference does: an ok body byte for byte, an error by code and path, and
 // by its message where the vector gives one (a provider rule's refusal).
+// Each is asked twice in a row: the second OpenAI body reads its run
+// digest from the digest cache the first filled (runDigest's short way).
 func TestExportVectors(t *testing.T) {
 	for _, c := range loadExportVectors(t) {
 		b := msgp.AppendMapHeader(nil, 3)
 		b = append(msgp.AppendString(b, "request"), c.Request...)
 		b = msgp.AppendString(msgp.AppendString(b, "provider"), c.Provider)
 		b = append(msgp.AppendString(b, "options"), c.Options...)
+		first := exportJSON(t, wirejson.AppendExport(nil, b))
 		got := exportJSON(t, wirejson.AppendExport(nil, b))
+		if string(first) != string(got) {
+			t.Errorf("%s: asked twice, answered\n%.400s\nthen\n%.400s", c.Name, first, got)
+		}
 		if c.Error != nil {
 			var e exportBody
 			if json.Unmarshal(got, &e) != nil || e.Error == nil || e.Error.Code != c.Error.Code || e.Error.Path != c.Error.Path ||
@@ -365,6 +372,47 @@ func TestJoinedShapesEncoded(t *testing.T) {
 	for i := range want {
 		if s[i] != want[i] {
 			t.Errorf("string %d: %q, want %q", i, s[i], want[i])
+		}
+	}
+}
+
+// TestExportBodyOwnKeys: the option body may not hold a key the provider's
+// body writes itself (and "error"), and may hold any other, such as one
+// another provider writes. The lists are the providers' documented bodies
+// (docs/SPEC.md §7.13), written out here.
+func TestExportBodyOwnKeys(t *testing.T) {
+	req := core.EncodeRequest(&core.Request{
+		RunMessages:         []core.Message{{Role: "user", Content: []core.Block{{Type: "text", Text: "hi"}}}},
+		GoalMessages:        []core.Message{{Role: "user", Content: []core.Block{{Type: "text", Text: "go"}}}},
+		ObservationTemplate: "{observation}",
+	})
+	for _, tc := range []struct {
+		provider  string
+		options   map[string]any
+		own, free []string
+	}{
+		{"anthropic", nil, []string{"messages", "system", "error"}, []string{"input", "contents", "prompt_cache_key"}},
+		{"openai-chat", nil, []string{"messages", "input", "prompt_cache_key", "error"}, []string{"system", "prompt_cache_options"}},
+		{"openai-chat", map[string]any{"explicit_breakpoints": true}, []string{"prompt_cache_options"}, []string{"system"}},
+		{"openai-responses", nil, []string{"messages", "input", "prompt_cache_key", "error"}, []string{"contents"}},
+		{"openrouter", nil, []string{"messages", "error"}, []string{"system", "input", "prompt_cache_key"}},
+		{"bedrock-converse", nil, []string{"messages", "system", "error"}, []string{"contents", "cachedContent"}},
+		{"gemini", nil, []string{"contents", "systemInstruction", "error"}, []string{"messages", "cachedContent"}},
+		{"gemini", map[string]any{"cached_content": "cachedContents/x"}, []string{"cachedContent"}, []string{"messages"}},
+		{"gemini-cache", nil, []string{"contents", "systemInstruction", "error"}, []string{"system", "cachedContent"}},
+	} {
+		for _, key := range append(tc.own, tc.free...) {
+			options := map[string]any{"body": map[string]any{key: 1}}
+			for k, v := range tc.options {
+				options[k] = v
+			}
+			var body exportBody
+			ans := exportOf(t, req, tc.provider, options)
+			_ = json.Unmarshal(ans, &body)
+			refused := body.Error != nil && body.Error.Code == "malformed_request" && body.Error.Path == "options.body."+key
+			if want := slices.Contains(tc.own, key); refused != want {
+				t.Errorf("%s %v, body key %q: refused %v, want %v: %.200s", tc.provider, tc.options, key, refused, want, ans)
+			}
 		}
 	}
 }
