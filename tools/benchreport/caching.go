@@ -94,7 +94,7 @@ var exportRows = []struct{ name, provider, options string }{
 	{"gemini, cached_content", "gemini", "cached_content"},
 }
 
-// exportVsAssemble is the min, median and max over paired rounds of the
+// exportVsAssemble is the min, median and max over 50 × p.Samples paired rounds of the
 // export's time over assemble's on typical; option, when not "", is given
 // (true, or a cache's name).
 func exportVsAssemble(r *wasmhost.Runner, p plan, typical []byte, provider, option string) [3]float64 {
@@ -109,9 +109,11 @@ func exportVsAssemble(r *wasmhost.Runner, p plan, typical []byte, provider, opti
 	default:
 		export = msgp.AppendBool(msgp.AppendString(msgp.AppendMapHeader(export, 1), option), true)
 	}
+	// Many short rounds (20 calls a side, about 1 ms): the load of a shared
+	// machine changes within a long round, and lands on one side of it only.
 	var buf []byte
-	k := max(1, int(p.SampleSec/30e-6))
-	return pairedRounds(p.Samples, func() {
+	const k = 20
+	return pairedRounds(50*p.Samples, func() {
 		for range k {
 			buf = r.AppendCall(abi.CallAssemble, buf[:0], typical)
 		}

@@ -3,30 +3,56 @@
     python pool_bench.py --json OUT [--quick]
 
 Each round runs, one right after the other (the order turning from round to round), 1, 2 and 8 threads calling
-``assemble_bytes`` of a tiny request on one ``Assembler(max_instances=1)`` for a few seconds. Per round and thread
-count it records the calls per second of all threads together, the calls of the slowest thread over the fastest's,
-and the longest single call (its wait for the instance included). Writes::
+``assemble_bytes`` of a tiny request on one ``Assembler(max_instances=1)`` for a few seconds, and the same on the
+pool as it was before the turns (``_pool.py`` at BEFORE, read with ``git show``: the issue's "no lower than today's").
+Per round and thread count it records the calls per second of all threads together, the calls of the slowest thread
+over the fastest's, and the longest single call (its wait for the instance included). Writes::
 
     {"threads": [{"threads": N, "calls_per_s": [...], "slowest_over_fastest": [...], "longest_call_s": [...],
-                  "over_one_thread": [...]}, ...]}
+                  "over_one_thread": [...], "over_before": [...]}, ...]}
 
-one value per round; ``over_one_thread`` is that round's calls per second over the 1-thread run of the same round (the
-cost of the turns and the queue, on a shared machine a ratio taken side by side).
+one value per round; ``over_one_thread`` is that round's calls per second over the 1-thread run of the same round,
+``over_before`` over the pool before the turns with as many threads in the same round (empty without git).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Tuple
+import types
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
 import msgpack
 
 import polyloop_assembly as pa
 
 COUNTS = (1, 2, 8)
+#: The commit before the pool served waiting threads in turn (2b3d9af): its pool is the one issue 44 measured.
+BEFORE = "2b3d9af^"
+
+
+def pool_before() -> Optional[Any]:
+    """The ``Pool`` class of ``_pool.py`` at BEFORE, loaded inside this package (its relative imports), or None
+    outside a git checkout."""
+    root = Path(__file__).resolve().parents[3]
+    try:
+        src = subprocess.run(
+            ["git", "show", BEFORE + ":bindings/python/src/polyloop_assembly/_pool.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    mod = types.ModuleType("polyloop_assembly._pool_before")
+    mod.__package__ = "polyloop_assembly"
+    exec(compile(src, "_pool.py@" + BEFORE, "exec"), mod.__dict__)
+    return mod.Pool
 
 
 def tiny_wire() -> bytes:
@@ -75,12 +101,24 @@ def main(argv: List[str]) -> None:
     wire = tiny_wire()
     asm = pa.Assembler(max_instances=1)
     asm.assemble_bytes(wire)
-    figures: Dict[int, Dict[str, List[float]]] = {
-        n: {"calls_per_s": [], "slowest_over_fastest": [], "longest_call_s": [], "over_one_thread": []} for n in COUNTS
-    }
+    before = pool_before()
+    old: Optional[Any] = None
+    if before is not None:
+        old = pa.Assembler(max_instances=1)
+        old._pool = before(1)
+        old.assemble_bytes(wire)
+    keys = ("calls_per_s", "slowest_over_fastest", "longest_call_s", "over_one_thread", "over_before")
+    figures: Dict[int, Dict[str, List[float]]] = {n: {k: [] for k in keys} for n in COUNTS}
     for r in range(rounds):
         order = COUNTS if r % 2 == 0 else tuple(reversed(COUNTS))
-        got = {n: crowd(asm, wire, n, seconds) for n in order}
+        got: Dict[int, Tuple[float, float, float]] = {}
+        was: Dict[int, float] = {}
+        for n in order:
+            if old is not None and r % 2 == 1:
+                was[n] = crowd(old, wire, n, seconds)[0]
+            got[n] = crowd(asm, wire, n, seconds)
+            if old is not None and r % 2 == 0:
+                was[n] = crowd(old, wire, n, seconds)[0]
         for n in COUNTS:
             rate, fair, worst = got[n]
             f = figures[n]
@@ -88,9 +126,13 @@ def main(argv: List[str]) -> None:
             f["slowest_over_fastest"].append(fair)
             f["longest_call_s"].append(worst)
             f["over_one_thread"].append(rate / got[1][0])
-        print("pool_bench.py: round %d: %s" % (r + 1, {n: round(got[n][0]) for n in COUNTS}), file=sys.stderr)
+            if n in was:
+                f["over_before"].append(rate / was[n])
+        print("pool_bench.py: round %d: %s, before %s" % (r + 1, {n: round(got[n][0]) for n in COUNTS}, was), file=sys.stderr)
     with open(out, "w") as f:
-        json.dump({"threads": [dict(threads=n, **figures[n]) for n in COUNTS]}, f, indent=1)
+        json.dump(
+            {"before": BEFORE if old is not None else "", "threads": [dict(threads=n, **figures[n]) for n in COUNTS]}, f, indent=1
+        )
 
 
 if __name__ == "__main__":
