@@ -166,7 +166,7 @@ export class EditorDoc {
     this.#replacing = true;
     try {
       if (this.#locked) this.#lock(false);
-      /** @type {any} */ (this.#cmNow).replaceDoc(editor, doc);
+      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: doc }, selection: { anchor: 0 }, scrollIntoView: true });
     } finally {
       this.#replacing = false;
     }

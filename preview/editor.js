@@ -82,54 +82,42 @@ const darkTheme = [
  * @param {boolean} dark
  */
 export function createEditor(parent, doc, onChange, onUpdate, dark) {
-  const hooks = { onChange, onUpdate };
-  const editor = new EditorView({ parent, state: stateOf(doc, hooks, dark ? darkTheme : [], []) });
-  hooksOf.set(editor, hooks);
-  return editor;
-}
-
-/** @type {WeakMap<EditorView, {onChange: (tr: any) => void, onUpdate: (u: any) => void}>} */
-const hooksOf = new WeakMap();
-
-/** The editor's state holding `doc`, its compartments holding `theme` and `lock`. */
-function stateOf(doc, { onChange, onUpdate }, theme, lock) {
-  return EditorState.create({
-    doc,
-    extensions: [
-      languageCompartment.of(languageFor(doc.length)),
-      lintGutter(),
-      themeCompartment.of(theme),
-      lockCompartment.of(lock),
-      EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
-      EditorState.transactionExtender.of((tr) => {
-        if (!tr.docChanged) return null;
-        onChange(tr);
-        // The language follows the size, switched as the document crosses PLAIN_ABOVE.
-        if (tr.startState.doc.length > PLAIN_ABOVE === tr.newDoc.length > PLAIN_ABOVE) return null;
-        return { effects: languageCompartment.reconfigure(languageFor(tr.newDoc.length)) };
-      }),
-      EditorView.updateListener.of((u) => {
-        if (u.docChanged) onUpdate(u);
-      }),
-    ],
+  return new EditorView({
+    parent,
+    state: EditorState.create({
+      doc,
+      extensions: [
+        languageCompartment.of(languageFor(doc.length)),
+        lintGutter(),
+        themeCompartment.of(dark ? darkTheme : []),
+        lockCompartment.of([]),
+        EditorView.contentAttributes.of({ "aria-label": "Request JSON", tabindex: "0" }),
+        EditorState.transactionExtender.of((tr) => {
+          if (!tr.docChanged) return null;
+          onChange(tr);
+          // The language follows the size: plain at once as the document grows past PLAIN_ABOVE (so that the
+          // parse never meets it), highlighted again a task later as it shrinks (highlightIfSmall).
+          if (tr.startState.doc.length > PLAIN_ABOVE || tr.newDoc.length <= PLAIN_ABOVE) return null;
+          return { effects: languageCompartment.reconfigure(PLAIN) };
+        }),
+        EditorView.updateListener.of((u) => {
+          if (!u.docChanged) return;
+          onUpdate(u);
+          if (u.startState.doc.length > PLAIN_ABOVE && u.state.doc.length <= PLAIN_ABOVE) setTimeout(() => highlightIfSmall(u.view));
+        }),
+      ],
+    }),
   });
 }
 
 /**
- * Replaces the whole document (a file opened, an entry picked), the cursor at its start: one transaction, undoable;
- * but from a plain document (over PLAIN_ABOVE) to a highlighted one, a new state, its undo history left behind: the
- * transaction that switches the language there took 130–280 ms in one task with a 5 MB document before it (issue 43).
- * Neither hook is called. @param {EditorView} editor @param {string} doc
+ * Takes the highlighting back if the document is (still) small and plain. Switched in the transaction in which a
+ * multi-megabyte document leaves (a file opened over it, the text deleted), the language took 80–280 ms of one
+ * task (issue 43); a task later the document is the small one alone. @param {EditorView} view
  */
-export function replaceDoc(editor, doc) {
-  const from = editor.state;
-  if (from.doc.length > PLAIN_ABOVE && doc.length <= PLAIN_ABOVE) {
-    const hooks = /** @type {any} */ (hooksOf.get(editor));
-    editor.setState(stateOf(doc, hooks, themeCompartment.get(from) ?? [], lockCompartment.get(from) ?? []));
-    editor.dispatch({ effects: EditorView.scrollIntoView(0) });
-    return;
-  }
-  editor.dispatch({ changes: { from: 0, to: from.doc.length, insert: doc }, selection: { anchor: 0 }, scrollIntoView: true });
+function highlightIfSmall(view) {
+  if (view.state.doc.length <= PLAIN_ABOVE && languageCompartment.get(view.state) === PLAIN)
+    view.dispatch({ effects: languageCompartment.reconfigure(languageFor(view.state.doc.length)) });
 }
 
 /** Switches the editor's colours. @param {EditorView} editor @param {boolean} dark */
